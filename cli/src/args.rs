@@ -1,0 +1,125 @@
+//! The command line, exactly as scripts call it:
+//!
+//! ```text
+//! grade --rubric ID|PATH [--source FILE] [--format human|json|jsonl] [--grades FILE] [--no-record] SESSION...
+//! grade --rubric ID|PATH --source FILE --all [--format ...]
+//! grade --list [--session ID] [--grades FILE] [--format human|json]
+//! grade rubric list|show ...
+//! ```
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "grade",
+    version,
+    about = "Grade AI coding-agent sessions against rubric packs",
+    args_conflicts_with_subcommands = true,
+    after_help = "Examples:\n  grade --rubric cleo-v1 --source .cleo/tasks.db session-123\n  grade --rubric cleo-v1 --source audit.jsonl --all --format jsonl\n  grade --list --session session-123"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    /// Rubric pack: a shipped id (`cleo-v1`, `cleo-v2`), an id found in `--rubric-path`, or a pack folder
+    #[arg(long, value_name = "ID|PATH")]
+    pub rubric: Option<String>,
+
+    /// Audit source: a JSONL audit log or CLEO's tasks.db [default: .cleo/tasks.db]
+    #[arg(long, value_name = "FILE")]
+    pub source: Option<PathBuf>,
+
+    /// Grade every session of the source
+    #[arg(long)]
+    pub all: bool,
+
+    /// Output format
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+
+    /// Grades file to append each result to [default: .cleo/metrics/GRADES.jsonl]
+    #[arg(long, value_name = "FILE")]
+    pub grades: Option<PathBuf>,
+
+    /// Do not append results to the grades file
+    #[arg(long)]
+    pub no_record: bool,
+
+    /// Show, for each rule, the points it gave or took and the entries behind them
+    #[arg(long)]
+    pub explain: bool,
+
+    /// List recorded grades instead of grading
+    #[arg(long)]
+    pub list: bool,
+
+    /// With `--list`: only this session's grades
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+
+    /// Folders holding rubric packs, searched before the shipped ones
+    #[arg(long = "rubric-path", value_name = "DIR", env = "GRADE_RUBRIC_PATH", value_delimiter = ':')]
+    pub rubric_path: Vec<PathBuf>,
+
+    /// Colour in human output
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+
+    /// Sessions to grade, in the order their results are printed
+    #[arg(value_name = "SESSION")]
+    pub sessions: Vec<String>,
+}
+
+impl Cli {
+    pub fn rubric_search_path(&self) -> Vec<PathBuf> {
+        self.rubric_path.clone()
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Human,
+    Json,
+    Jsonl,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Work with rubric packs
+    #[command(subcommand)]
+    Rubric(RubricCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RubricCommand {
+    /// List the shipped packs and those in `--rubric-path` folders
+    List(RubricListArgs),
+    /// Show a pack's dimensions, points and rules in words
+    Show(RubricShowArgs),
+    /// Check a pack and report every problem at once
+    Validate(RubricShowArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RubricListArgs {
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+}
+
+#[derive(Debug, Args)]
+pub struct RubricShowArgs {
+    /// A pack id or folder
+    #[arg(value_name = "ID|PATH")]
+    pub pack: String,
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+}

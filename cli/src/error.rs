@@ -1,0 +1,50 @@
+//! The binary's errors and their exit codes.
+
+use grade_engine::{EvalError, PackError, SourceError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    #[error("{0}")]
+    Usage(String),
+    #[error(transparent)]
+    Pack(#[from] PackError),
+    #[error(transparent)]
+    Source(#[from] SourceError),
+    #[error(transparent)]
+    Eval(#[from] EvalError),
+    #[error("cannot write grades file `{}`: {source}", path.display())]
+    GradesWrite {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot read grades file `{}`: {source}", path.display())]
+    GradesRead {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}:{line}: not a grade result: {message}", path.display())]
+    GradesLine {
+        path: std::path::PathBuf,
+        line: usize,
+        message: String,
+    },
+    #[error("cannot write to standard output: {0}")]
+    Stdout(#[source] std::io::Error),
+    #[error("cannot serialise a result: {0}")]
+    Json(#[source] serde_json::Error),
+    /// A check the user asked for failed; its report is already printed.
+    #[error("{0}")]
+    CheckFailed(String),
+}
+
+impl CliError {
+    /// 1 when a check failed (an invalid pack), 2 for usage and input errors.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            CliError::Pack(PackError::Invalid { .. }) | CliError::CheckFailed(_) => 1,
+            _ => 2,
+        }
+    }
+}

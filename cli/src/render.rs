@@ -1,0 +1,184 @@
+//! Human-readable output: a report a person reads at a glance.
+
+use std::fmt::Write as _;
+use std::io::IsTerminal;
+
+use grade_engine::result::Score;
+use grade_engine::{CompiledPack, GradeResult};
+use serde_json::Value;
+
+use crate::args::ColorChoice;
+
+pub fn use_color(choice: ColorChoice) -> bool {
+    match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal(),
+    }
+}
+
+struct Paint(bool);
+
+impl Paint {
+    fn wrap(&self, code: &str, text: &str) -> String {
+        if self.0 {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_owned()
+        }
+    }
+    fn bold(&self, text: &str) -> String {
+        self.wrap("1", text)
+    }
+    fn dim(&self, text: &str) -> String {
+        self.wrap("2", text)
+    }
+    fn red(&self, text: &str) -> String {
+        self.wrap("31", text)
+    }
+    fn green(&self, text: &str) -> String {
+        self.wrap("32", text)
+    }
+    fn yellow(&self, text: &str) -> String {
+        self.wrap("33", text)
+    }
+}
+
+fn signed(points: Score) -> String {
+    if points.0 > 0.0 {
+        format!("+{points}")
+    } else {
+        points.to_string()
+    }
+}
+
+/// One session's grade: score, percent and letter, each dimension with its evidence, the flags.
+pub fn report(r: &GradeResult, pack: &CompiledPack, color: bool) -> String {
+    let p = Paint(color);
+    let mut out = String::new();
+    let letter = r.grade.as_deref().map(|g| format!(" · grade {g}")).unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "{}  {}/{} ({}%){letter}",
+        p.bold(&r.session_id),
+        r.total_score,
+        r.max_score,
+        grade_engine::entry::js_number(r.percent)
+    );
+    let _ = writeln!(
+        out,
+        "{}",
+        p.dim(&format!(
+            "rubric {} {} · {} entries · graded {}",
+            r.rubric.id, r.rubric.version, r.entry_count, r.timestamp
+        ))
+    );
+    let width = pack
+        .dimensions
+        .iter()
+        .map(|d| d.name.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(12);
+    for (id, dim) in &r.dimensions {
+        let name = pack
+            .dimensions
+            .iter()
+            .find(|d| &d.id == id)
+            .map_or(id.as_str(), |d| d.name.as_str());
+        let score = format!("{:>3}/{}", dim.score.to_string(), dim.max);
+        let score = if dim.score.0 >= dim.max.0 {
+            p.green(&score)
+        } else if dim.score.0 <= 0.0 {
+            p.red(&score)
+        } else {
+            p.yellow(&score)
+        };
+        let _ = writeln!(out, "\n  {:<width$}  {score}", p.bold(name), width = width + if color { 8 } else { 0 });
+        for e in &dim.evidence {
+            let _ = writeln!(out, "    • {e}");
+        }
+        if let Some(traces) = r.explain.as_ref().and_then(|x| x.get(id)) {
+            // Rules that neither scored nor said anything would only hide the ones that did.
+            for t in traces.iter().filter(|t| t.points.0 != 0.0 || !t.evidence.is_empty() || !t.flags.is_empty()) {
+                let places = t
+                    .entries
+                    .iter()
+                    .take(8)
+                    .map(|e| format!("#{} {} {}", e.position, e.operation, e.timestamp))
+                    .collect::<Vec<_>>();
+                let more = t.entries.len().saturating_sub(places.len());
+                let mut line = format!("    {} {:<28} {:>4}", p.dim("rule"), t.rule, signed(t.points));
+                if !places.is_empty() {
+                    let _ = write!(line, "  {}", p.dim(&places.join(", ")));
+                    if more > 0 {
+                        let _ = write!(line, "{}", p.dim(&format!(" and {more} more")));
+                    }
+                }
+                let _ = writeln!(out, "{line}");
+            }
+        }
+    }
+    if !r.flags.is_empty() {
+        let _ = writeln!(out, "\n  {}", p.bold(&format!("Flags ({})", r.flags.len())));
+        for f in &r.flags {
+            let _ = writeln!(out, "    {} {f}", p.red("!"));
+        }
+    }
+    out
+}
+
+/// `grade --list`: one line per recorded grade.
+pub fn grade_table(grades: &[Value]) -> String {
+    if grades.is_empty() {
+        return "no grades recorded\n".to_owned();
+    }
+    let rows: Vec<[String; 5]> = grades
+        .iter()
+        .map(|g| {
+            let text = |k: &str| g.get(k).map(value_text).unwrap_or_default();
+            let percent = match (g.get("totalScore").and_then(Value::as_f64), g.get("maxScore").and_then(Value::as_f64)) {
+                (Some(t), Some(m)) if m > 0.0 => format!("{}%", grade_engine::entry::js_number(grade_engine::result::percent_of(t, m))),
+                _ => String::new(),
+            };
+            let flags = g.get("flags").and_then(Value::as_array).map_or(0, Vec::len);
+            [
+                text("sessionId"),
+                format!("{}/{}", text("totalScore"), text("maxScore")),
+                percent,
+                text("timestamp"),
+                format!("{flags} flag{}", if flags == 1 { "" } else { "s" }),
+            ]
+        })
+        .collect();
+    let headers = ["SESSION", "SCORE", "PERCENT", "TIMESTAMP", "FLAGS"];
+    let mut widths = headers.map(str::len);
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let mut line = |cells: [&str; 5]| {
+        let text = cells
+            .iter()
+            .zip(widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect::<Vec<_>>()
+            .join("  ");
+        out.push_str(text.trim_end());
+        out.push('\n');
+    };
+    line(headers);
+    for row in &rows {
+        line([&row[0], &row[1], &row[2], &row[3], &row[4]]);
+    }
+    out
+}
+
+fn value_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => grade_engine::entry::js_string(other),
+    }
+}

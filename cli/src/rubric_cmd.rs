@@ -1,0 +1,172 @@
+//! `grade rubric list|show|validate`.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use grade_engine::{CompiledPack, PackError, PackOrigin};
+use serde_json::json;
+
+use crate::args::{Format, RubricCommand};
+use crate::error::CliError;
+use crate::write_stdout;
+
+pub fn run(cmd: &RubricCommand, search_path: &[PathBuf]) -> Result<(), CliError> {
+    match cmd {
+        RubricCommand::List(args) => list(search_path, args.format),
+        RubricCommand::Show(args) => {
+            let pack = grade_engine::load_pack(&args.pack, search_path)?;
+            show(&pack, args.format)
+        }
+        RubricCommand::Validate(args) => validate(&args.pack, search_path, args.format),
+    }
+}
+
+fn origin_text(origin: &PackOrigin) -> String {
+    match origin {
+        PackOrigin::Builtin(_) => "shipped".to_owned(),
+        PackOrigin::Folder(dir) => dir.display().to_string(),
+    }
+}
+
+fn list(search_path: &[PathBuf], format: Format) -> Result<(), CliError> {
+    let mut packs = Vec::new();
+    for dir in search_path {
+        let Ok(listing) = std::fs::read_dir(dir) else {
+            return Err(CliError::Usage(format!("rubric path `{}` is not a readable folder", dir.display())));
+        };
+        let mut found: Vec<PathBuf> = listing
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.join("rubric.yaml").is_file())
+            .collect();
+        found.sort();
+        for path in found {
+            packs.push(grade_engine::compile_pack(&grade_engine::PackFiles::read_folder(&path)?));
+        }
+    }
+    for id in grade_engine::builtin_pack_ids() {
+        if let Some(files) = grade_engine::builtin_pack(id) {
+            packs.push(grade_engine::compile_pack(&files));
+        }
+    }
+    let mut rows = Vec::new();
+    for pack in packs {
+        match pack {
+            Ok(p) => rows.push(json!({
+                "id": p.id, "version": p.version, "name": p.name,
+                "dimensions": p.dimensions.len(), "maxScore": p.max_score(),
+                "origin": origin_text(&p.origin),
+            })),
+            Err(PackError::Invalid { origin, problems }) => rows.push(json!({
+                "origin": origin_text(&origin), "invalid": problems.len(),
+            })),
+            Err(other) => return Err(other.into()),
+        }
+    }
+    let out = match format {
+        Format::Human => {
+            let mut out = String::new();
+            for r in &rows {
+                if let Some(n) = r.get("invalid") {
+                    let _ = writeln!(out, "{:<16} invalid ({n} problems; run `grade rubric validate`)  {}", "?", r["origin"].as_str().unwrap_or(""));
+                } else {
+                    let _ = writeln!(
+                        out,
+                        "{:<16} {:<8} {} dimensions, max {:<5} {}",
+                        r["id"].as_str().unwrap_or(""),
+                        r["version"].as_str().unwrap_or(""),
+                        r["dimensions"],
+                        r["maxScore"],
+                        r["origin"].as_str().unwrap_or("")
+                    );
+                }
+            }
+            out
+        }
+        Format::Json | Format::Jsonl => format!("{}\n", serde_json::to_string_pretty(&rows).map_err(CliError::Json)?),
+    };
+    write_stdout(out.as_bytes())
+}
+
+fn show(pack: &CompiledPack, format: Format) -> Result<(), CliError> {
+    let out = match format {
+        Format::Human => {
+            let mut out = String::new();
+            let _ = writeln!(out, "{} {} — {}", pack.id, pack.version, pack.name);
+            if !pack.description.is_empty() {
+                let _ = writeln!(out, "{}", pack.description);
+            }
+            let _ = writeln!(out, "digest {}", pack.digest);
+            let _ = writeln!(out, "max score {}", grade_engine::entry::js_number(pack.max_score()));
+            if !pack.bands.is_empty() {
+                let bands: Vec<String> = pack.bands.iter().map(|b| format!("{} ≥ {}%", b.grade, b.min_percent)).collect();
+                let _ = writeln!(out, "bands {}", bands.join(", "));
+            }
+            for d in &pack.dimensions {
+                let _ = writeln!(
+                    out,
+                    "\n{} ({}) — {} points, starts at {}",
+                    d.name,
+                    d.id,
+                    grade_engine::entry::js_number(d.max),
+                    grade_engine::entry::js_number(d.start)
+                );
+                if !d.description.is_empty() {
+                    let _ = writeln!(out, "  {}", d.description);
+                }
+                for r in &d.rules {
+                    let _ = writeln!(out, "  - {}: {}", r.id, r.doc.trim());
+                }
+            }
+            out
+        }
+        Format::Json | Format::Jsonl => {
+            let dims: Vec<_> = pack
+                .dimensions
+                .iter()
+                .map(|d| json!({
+                    "id": d.id, "name": d.name, "description": d.description, "max": d.max, "start": d.start,
+                    "rules": d.rules.iter().map(|r| json!({"id": r.id, "doc": r.doc.trim()})).collect::<Vec<_>>(),
+                }))
+                .collect();
+            let body = json!({
+                "id": pack.id, "version": pack.version, "name": pack.name, "description": pack.description,
+                "digest": pack.digest, "maxScore": pack.max_score(), "dimensions": dims,
+            });
+            format!("{}\n", serde_json::to_string_pretty(&body).map_err(CliError::Json)?)
+        }
+    };
+    write_stdout(out.as_bytes())
+}
+
+fn validate(spec: &str, search_path: &[PathBuf], format: Format) -> Result<(), CliError> {
+    let files = grade_engine::locate_pack(spec, search_path)?;
+    let (problems, summary) = match grade_engine::compile_pack(&files) {
+        Ok(pack) => (Vec::new(), format!("{} {} is valid", pack.id, pack.version)),
+        Err(PackError::Invalid { problems, .. }) => {
+            let n = problems.len();
+            (problems, format!("{n} problem{}", if n == 1 { "" } else { "s" }))
+        }
+        Err(other) => return Err(other.into()),
+    };
+    let out = match format {
+        Format::Human => {
+            let mut out = String::new();
+            for p in &problems {
+                let _ = writeln!(out, "error: {p}");
+            }
+            let _ = writeln!(out, "{summary}");
+            out
+        }
+        Format::Json | Format::Jsonl => format!(
+            "{}\n",
+            serde_json::to_string_pretty(&json!({"valid": problems.is_empty(), "problems": problems})).map_err(CliError::Json)?
+        ),
+    };
+    write_stdout(out.as_bytes())?;
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(CliError::CheckFailed(format!("rubric pack `{spec}` is invalid")))
+    }
+}

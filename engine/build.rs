@@ -1,0 +1,41 @@
+//! Embeds the shipped packs (`rubrics/*/rubric.yaml` and their `.rhai` scripts) into the
+//! library, so `--rubric cleo-v1` works from any directory.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+fn main() {
+    let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let rubrics = Path::new(&manifest).join("../rubrics");
+    println!("cargo:rerun-if-changed={}", rubrics.display());
+    let mut packs: Vec<_> = std::fs::read_dir(&rubrics)
+        .map(|dir| dir.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.join("rubric.yaml").is_file()).collect())
+        .unwrap_or_default();
+    packs.sort();
+    let mut out = String::from("pub static BUILTIN_PACKS: &[(&str, &[(&str, &str)])] = &[\n");
+    for pack in packs {
+        println!("cargo:rerun-if-changed={}", pack.display());
+        let id = pack.file_name().and_then(|n| n.to_str()).expect("pack folder names are UTF-8");
+        let mut files: Vec<_> = std::fs::read_dir(&pack)
+            .expect("pack folder is readable")
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| {
+                p.is_file()
+                    && p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n == "rubric.yaml" || n.ends_with(".rhai"))
+            })
+            .collect();
+        files.sort();
+        write!(out, "    ({id:?}, &[").unwrap();
+        for file in files {
+            println!("cargo:rerun-if-changed={}", file.display());
+            let name = file.file_name().and_then(|n| n.to_str()).expect("file names are UTF-8");
+            let abs = file.canonicalize().expect("pack file exists");
+            write!(out, "({name:?}, include_str!({:?})), ", abs.display().to_string()).unwrap();
+        }
+        out.push_str("]),\n");
+    }
+    out.push_str("];\n");
+    let dest = Path::new(&std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("builtin_packs.rs");
+    std::fs::write(dest, out).expect("OUT_DIR is writable");
+}

@@ -1,0 +1,209 @@
+//! The audit model: one entry per operation an agent performed, in CLEO's `AuditEntry` shape.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::time::InstantMs;
+
+/// One audited operation.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Entry {
+    /// The timestamp as the source spelled it.
+    pub timestamp: String,
+    /// The instant the timestamp denotes; what rules compare.
+    #[serde(skip)]
+    pub instant: InstantMs,
+    pub session_id: String,
+    pub domain: String,
+    pub operation: String,
+    pub params: Map<String, Value>,
+    pub result: Outcome,
+    pub metadata: Metadata,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// How the operation ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Outcome {
+    pub success: bool,
+    pub exit_code: i64,
+    pub duration: f64,
+}
+
+/// Who and what around the operation; keys CLEO does not define are kept in `extra`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Metadata {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<Value>,
+    pub source: Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gateway: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<Value>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Metadata {
+    /// The metadata key `name`, wherever it is kept.
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        match name {
+            "taskId" => self.task_id.as_ref(),
+            "userId" => self.user_id.as_ref(),
+            "source" => Some(&self.source),
+            "gateway" => self.gateway.as_ref(),
+            "role" => self.role.as_ref(),
+            other => self.extra.get(other),
+        }
+    }
+
+    /// Builds metadata from a JSON object, moving CLEO's known keys to their fields.
+    pub fn from_map(mut map: Map<String, Value>, default_source: &str) -> Self {
+        let mut take = |key: &str| map.remove(key).filter(|v| !v.is_null());
+        let task_id = take("taskId");
+        let user_id = take("userId");
+        let source = take("source").unwrap_or_else(|| Value::String(default_source.to_owned()));
+        let gateway = take("gateway");
+        let role = take("role");
+        Metadata {
+            task_id,
+            user_id,
+            source,
+            gateway,
+            role,
+            extra: map,
+        }
+    }
+}
+
+/// All entries of one session, in the session's order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Session {
+    pub id: String,
+    pub entries: Vec<Entry>,
+}
+
+/// JavaScript truthiness, which CLEO's rubric relies on (`if (e.params?.parent)`).
+pub fn is_truthy(value: Option<&Value>) -> bool {
+    match value {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(Value::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0 && !f.is_nan()),
+        Some(Value::String(s)) => !s.is_empty(),
+        Some(Value::Array(_) | Value::Object(_)) => true,
+    }
+}
+
+/// Whether a character is whitespace to JavaScript's `String.prototype.trim`.
+///
+/// This differs from Rust's `char::is_whitespace` (U+0085 is not JS whitespace, U+FEFF is),
+/// and the reference grader trims with JavaScript.
+pub fn is_js_whitespace(c: char) -> bool {
+    matches!(
+        c,
+        '\u{0009}'..='\u{000D}'
+            | '\u{0020}'
+            | '\u{00A0}'
+            | '\u{1680}'
+            | '\u{2000}'..='\u{200A}'
+            | '\u{2028}'
+            | '\u{2029}'
+            | '\u{202F}'
+            | '\u{205F}'
+            | '\u{3000}'
+            | '\u{FEFF}'
+    )
+}
+
+/// `s.trim()` as JavaScript computes it.
+pub fn js_trim(s: &str) -> &str {
+    s.trim_matches(is_js_whitespace)
+}
+
+/// A value as JavaScript's `String(value)` spells it inside a template literal.
+pub fn js_string(value: &Value) -> String {
+    match value {
+        Value::Null => "null".to_owned(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => match (n.as_i64(), n.as_f64()) {
+            (Some(i), _) => i.to_string(),
+            (None, Some(f)) => js_number(f),
+            (None, None) => n.to_string(),
+        },
+        Value::String(s) => s.clone(),
+        Value::Array(items) => items
+            .iter()
+            .map(|v| if v.is_null() { String::new() } else { js_string(v) })
+            .collect::<Vec<_>>()
+            .join(","),
+        Value::Object(_) => "[object Object]".to_owned(),
+    }
+}
+
+/// A number as JavaScript prints it, for the values rules produce (integers and plain decimals).
+pub fn js_number(f: f64) -> String {
+    if f.is_nan() {
+        "NaN".to_owned()
+    } else if f.is_infinite() {
+        if f > 0.0 { "Infinity" } else { "-Infinity" }.to_owned()
+    } else if f == f.trunc() && f.abs() < 1e21 {
+        format!("{}", f as i128)
+    } else {
+        // Rust's shortest round-trip representation matches JavaScript's for plain decimals.
+        format!("{f}")
+    }
+}
+
+/// Rounds half away from zero on the exact binary value, as JavaScript's `toFixed(0)`
+/// does for non-negative numbers (Rust's `{:.0}` rounds half to even).
+pub fn round_half_up(x: f64) -> f64 {
+    let floor = x.floor();
+    if x - floor >= 0.5 {
+        floor + 1.0
+    } else {
+        floor
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn truthiness_follows_javascript() {
+        for (v, t) in [
+            (json!(""), false),
+            (json!("0"), true),
+            (json!(0), false),
+            (json!(0.5), true),
+            (json!(null), false),
+            (json!([]), true),
+            (json!({}), true),
+            (json!(false), false),
+        ] {
+            assert_eq!(is_truthy(Some(&v)), t, "{v}");
+        }
+        assert!(!is_truthy(None));
+    }
+
+    #[test]
+    fn trim_follows_javascript_not_rust() {
+        assert_eq!(js_trim("\u{FEFF} a \t\n"), "a");
+        assert_eq!(js_trim("\u{0085}a"), "\u{0085}a");
+    }
+
+    #[test]
+    fn half_is_rounded_up_like_to_fixed() {
+        assert_eq!(round_half_up(82.5), 83.0);
+        assert_eq!(round_half_up(87.5), 88.0);
+        assert_eq!(round_half_up(7.4999), 7.0);
+        assert_eq!(format!("{:.0}", 82.5), "82", "the Rust behaviour this guards against");
+    }
+}

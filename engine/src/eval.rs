@@ -1,0 +1,456 @@
+//! Stage 3: grading one session with a compiled pack.
+//!
+//! One pass over the entries records, for every selector, the positions it matches; every
+//! count, first match, window and metric is then read from those lists, so the cost of a
+//! session is (entries × selectors) plus a little per rule.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+
+use crate::entry::{round_half_up, Entry, Session};
+use crate::pack::field::Field;
+use crate::pack::raw::Normalize;
+use crate::pack::template::TemplateValues;
+use crate::pack::{Case, CompiledPack, Condition, Metric, Points, RuleKind, Selector};
+use crate::result::{
+    percent_of, DimensionScore, EntryRef, GradeResult, RubricRef, RuleTrace, Score,
+};
+use crate::script::SessionData;
+use crate::time::{format_iso_millis, InstantMs};
+
+#[derive(Debug, Clone, Copy)]
+pub struct GradeOptions {
+    /// The instant recorded as the grade's `timestamp`.
+    pub now: InstantMs,
+    /// Record, per rule, the points and the entries behind them.
+    pub explain: bool,
+}
+
+impl Default for GradeOptions {
+    fn default() -> Self {
+        GradeOptions {
+            now: crate::time::now_ms(),
+            explain: false,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    #[error("rubric `{pack}`, rule `{rule}`, session `{session}`: the script failed: {message}")]
+    Script {
+        pack: String,
+        rule: String,
+        session: String,
+        message: String,
+    },
+}
+
+/// What the single pass learned about a session.
+struct Facts<'s> {
+    entries: &'s [Entry],
+    /// Per selector id: the (ascending) positions of matching entries.
+    hits: Vec<Vec<u32>>,
+    metrics: Vec<Option<f64>>,
+}
+
+impl CompiledPack {
+    pub fn grade(&self, session: &Session, options: &GradeOptions) -> Result<GradeResult, EvalError> {
+        let entries = session.entries.as_slice();
+        let mut result = GradeResult {
+            session_id: session.id.clone(),
+            task_id: None,
+            total_score: Score(0.0),
+            max_score: Score(self.max_score()),
+            dimensions: IndexMap::with_capacity(self.dimensions.len()),
+            flags: Vec::new(),
+            timestamp: format_iso_millis(options.now),
+            entry_count: entries.len(),
+            evaluator: "auto".to_owned(),
+            rubric: RubricRef {
+                id: self.id.clone(),
+                version: self.version.clone(),
+                digest: self.digest.clone(),
+            },
+            percent: 0.0,
+            grade: None,
+            explain: options.explain.then(IndexMap::new),
+        };
+        if entries.is_empty() {
+            for d in &self.dimensions {
+                result.dimensions.insert(
+                    d.id.clone(),
+                    DimensionScore {
+                        score: Score(0.0),
+                        max: Score(d.max),
+                        evidence: Vec::new(),
+                    },
+                );
+            }
+            result.flags.push(self.empty_flag.clone());
+            result.grade = self.band_for(0.0).map(str::to_owned);
+            return Ok(result);
+        }
+
+        let facts = self.facts(entries);
+        let mut script_data: Option<Arc<SessionData>> = None;
+        let mut total = 0.0;
+        for dimension in &self.dimensions {
+            let mut score = dimension.start;
+            let mut evidence = Vec::new();
+            let mut traces = Vec::new();
+            for rule in &dimension.rules {
+                let before = score;
+                let (flags_before, evidence_before) = (result.flags.len(), evidence.len());
+                let mut witnesses = Vec::new();
+                match &rule.kind {
+                    RuleKind::Session(cases) => {
+                        let ctx = Ctx {
+                            facts: &facts,
+                            score,
+                            entry: None,
+                        };
+                        if let Some(case) =
+                            first_case(cases, &ctx, options.explain.then_some(&mut witnesses))
+                        {
+                            score += apply(case, &ctx, &mut evidence, &mut result.flags);
+                        }
+                    }
+                    RuleKind::ForEach { selector, cases } => {
+                        for &at in &facts.hits[*selector] {
+                            let ctx = Ctx {
+                                facts: &facts,
+                                score,
+                                entry: Some(at),
+                            };
+                            let mut found = Vec::new();
+                            if let Some(case) =
+                                first_case(cases, &ctx, options.explain.then_some(&mut found))
+                            {
+                                let points = apply(case, &ctx, &mut evidence, &mut result.flags);
+                                score += points;
+                                if options.explain && (points != 0.0 || case.evidence.is_some() || case.flag.is_some()) {
+                                    witnesses.push(at);
+                                    witnesses.extend(found);
+                                }
+                            }
+                        }
+                    }
+                    RuleKind::Script { index, .. } => {
+                        let data = script_data
+                            .get_or_insert_with(|| Arc::new(self.script_data(session, &facts)));
+                        let host = self.scripts.as_ref().ok_or_else(|| EvalError::Script {
+                            pack: self.id.clone(),
+                            rule: rule.id.clone(),
+                            session: session.id.clone(),
+                            message: "the pack has no script host".to_owned(),
+                        })?;
+                        let outcome = host.run(*index, data, score).map_err(|message| {
+                            EvalError::Script {
+                                pack: self.id.clone(),
+                                rule: rule.id.clone(),
+                                session: session.id.clone(),
+                                message,
+                            }
+                        })?;
+                        score += outcome.points;
+                        evidence.extend(outcome.evidence);
+                        result.flags.extend(outcome.flags);
+                        witnesses.extend(outcome.entries);
+                    }
+                }
+                if options.explain {
+                    witnesses.sort_unstable();
+                    witnesses.dedup();
+                    traces.push(RuleTrace {
+                        rule: rule.id.clone(),
+                        points: Score(score - before),
+                        evidence: evidence[evidence_before..].to_vec(),
+                        flags: result.flags[flags_before..].to_vec(),
+                        entries: witnesses
+                            .iter()
+                            .filter_map(|&i| entries.get(i as usize).map(|e| entry_ref(i, e)))
+                            .collect(),
+                    });
+                }
+            }
+            let clamped = score.max(dimension.floor).min(dimension.cap);
+            total += clamped;
+            result.dimensions.insert(
+                dimension.id.clone(),
+                DimensionScore {
+                    score: Score(clamped),
+                    max: Score(dimension.max),
+                    evidence,
+                },
+            );
+            if let Some(explain) = result.explain.as_mut() {
+                explain.insert(dimension.id.clone(), traces);
+            }
+        }
+        result.total_score = Score(total);
+        result.percent = percent_of(total, self.max_score());
+        result.grade = self.band_for(result.percent).map(str::to_owned);
+        Ok(result)
+    }
+
+    fn facts<'s>(&self, entries: &'s [Entry]) -> Facts<'s> {
+        let mut hits: Vec<Vec<u32>> = vec![Vec::new(); self.selectors.len()];
+        for (i, entry) in entries.iter().enumerate() {
+            for (s, selector) in self.selectors.iter().enumerate() {
+                if self.matches(selector, entry) {
+                    hits[s].push(i as u32);
+                }
+            }
+        }
+        let metrics = self
+            .metrics
+            .iter()
+            .map(|m| metric_value(m, entries, &hits))
+            .collect();
+        Facts {
+            entries,
+            hits,
+            metrics,
+        }
+    }
+
+    pub(crate) fn matches(&self, selector: &Selector, e: &Entry) -> bool {
+        match selector {
+            Selector::Domain(names) => names.iter().any(|n| *n == e.domain),
+            Selector::Operation(names) => names.iter().any(|n| *n == e.operation),
+            Selector::Success(want) => e.result.success == *want,
+            Selector::ExitCode(codes) => codes.contains(&e.result.exit_code),
+            Selector::Equals(field, value) => field.get(e).equals(value),
+            Selector::OneOf(field, values) => {
+                let v = field.get(e);
+                values.iter().any(|x| v.equals(x))
+            }
+            Selector::Truthy(field, want) => field.get(e).truthy() == *want,
+            Selector::Blank(field, want) => field.get(e).blank() == *want,
+            Selector::Present(field, want) => !field.get(e).is_missing() == *want,
+            Selector::Contains(field, text) => {
+                field.get(e).as_str().is_some_and(|s| s.contains(text.as_str()))
+            }
+            Selector::Ref(id) => self
+                .selectors
+                .get(*id)
+                .is_some_and(|s| self.matches(s, e)),
+            Selector::All(items) => items.iter().all(|s| self.matches(s, e)),
+            Selector::Any(items) => items.iter().any(|s| self.matches(s, e)),
+            Selector::Not(inner) => !self.matches(inner, e),
+        }
+    }
+
+    fn script_data(&self, session: &Session, facts: &Facts<'_>) -> SessionData {
+        SessionData {
+            session_id: session.id.clone(),
+            entries: session.entries.clone(),
+            hits: facts.hits.clone(),
+            metrics: facts.metrics.clone(),
+            selector_ids: Arc::new(name_index(&self.selector_names)),
+            metric_ids: Arc::new(name_index(&self.metric_names)),
+        }
+    }
+}
+
+fn name_index(names: &[String]) -> HashMap<String, usize> {
+    names.iter().enumerate().map(|(i, n)| (n.clone(), i)).collect()
+}
+
+fn entry_ref(index: u32, e: &Entry) -> EntryRef {
+    EntryRef {
+        position: index as usize + 1,
+        timestamp: e.timestamp.clone(),
+        operation: format!("{}.{}", e.domain, e.operation),
+    }
+}
+
+fn metric_value(metric: &Metric, entries: &[Entry], hits: &[Vec<u32>]) -> Option<f64> {
+    match metric {
+        Metric::Ratio { of, over } => {
+            let over = hits[*over].len();
+            (over > 0).then(|| hits[*of].len() as f64 / over as f64)
+        }
+        Metric::Duplicates { of, key, normalize } => {
+            let keys = keys(&hits[*of], entries, key, normalize);
+            let distinct: HashSet<&str> = keys.iter().map(String::as_str).collect();
+            Some((keys.len() - distinct.len()) as f64)
+        }
+        Metric::Distinct { of, key, normalize } => {
+            let keys = keys(&hits[*of], entries, key, normalize);
+            let distinct: HashSet<&str> = keys.iter().map(String::as_str).collect();
+            Some(distinct.len() as f64)
+        }
+    }
+}
+
+/// The normalised keys of the matching entries; missing and empty keys are left out
+/// (CLEO's `.filter(Boolean)`).
+fn keys(positions: &[u32], entries: &[Entry], key: &Field, normalize: &[Normalize]) -> Vec<String> {
+    positions
+        .iter()
+        .filter_map(|&i| key.get(&entries[i as usize]).display())
+        .map(|mut k| {
+            for step in normalize {
+                k = match step {
+                    Normalize::Lowercase => k.to_lowercase(),
+                    Normalize::Trim => crate::entry::js_trim(&k).to_owned(),
+                    Normalize::CollapseWhitespace => k.split_whitespace().collect::<Vec<_>>().join(" "),
+                };
+            }
+            k
+        })
+        .filter(|k| !k.is_empty())
+        .collect()
+}
+
+/// Where a condition is evaluated: the session, the running score, and in `for_each` the entry.
+struct Ctx<'a, 's> {
+    facts: &'a Facts<'s>,
+    score: f64,
+    entry: Option<u32>,
+}
+
+/// The first case whose condition holds; with `witnesses`, the entries behind that case
+/// (not those of cases tried before it) are added.
+fn first_case<'c>(cases: &'c [Case], ctx: &Ctx<'_, '_>, witnesses: Option<&mut Vec<u32>>) -> Option<&'c Case> {
+    let Some(witnesses) = witnesses else {
+        return cases.iter().find(|case| holds(&case.when, ctx, None));
+    };
+    let mut tried = Vec::new();
+    for case in cases {
+        tried.clear();
+        if holds(&case.when, ctx, Some(&mut tried)) {
+            witnesses.extend_from_slice(&tried);
+            return Some(case);
+        }
+    }
+    None
+}
+
+fn within_bounds(value: f64, at_least: Option<f64>, at_most: Option<f64>) -> bool {
+    at_least.map_or(true, |m| value >= m) && at_most.map_or(true, |m| value <= m)
+}
+
+fn holds(condition: &Condition, ctx: &Ctx<'_, '_>, mut witnesses: Option<&mut Vec<u32>>) -> bool {
+    let hits = &ctx.facts.hits;
+    let mut witness = |positions: &[u32]| {
+        if let Some(w) = witnesses.as_deref_mut() {
+            w.extend_from_slice(positions);
+        }
+    };
+    match condition {
+        Condition::Always => true,
+        Condition::Count {
+            selector,
+            at_least,
+            at_most,
+        } => {
+            let found = &hits[*selector];
+            let ok = within_bounds(found.len() as f64, *at_least, *at_most);
+            if ok {
+                witness(found);
+            }
+            ok
+        }
+        Condition::Metric {
+            metric,
+            at_least,
+            at_most,
+        } => ctx.facts.metrics[*metric].is_some_and(|v| within_bounds(v, *at_least, *at_most)),
+        Condition::Score { at_least, at_most } => within_bounds(ctx.score, *at_least, *at_most),
+        Condition::FirstBeforeFirst { first, before } => {
+            let Some(&a) = hits[*first].first() else {
+                return false;
+            };
+            let entries = ctx.facts.entries;
+            match hits[*before].first() {
+                None => {
+                    witness(&[a]);
+                    true
+                }
+                Some(&b) => {
+                    let ok = entries[a as usize].instant <= entries[b as usize].instant;
+                    witness(&[a, b]);
+                    ok
+                }
+            }
+        }
+        Condition::FirstIs { first, is } => {
+            let Some(&a) = hits[*first].first() else {
+                return false;
+            };
+            witness(&[a]);
+            hits[*is].binary_search(&a).is_ok()
+        }
+        Condition::Entry(selector) => ctx
+            .entry
+            .is_some_and(|at| hits[*selector].binary_search(&at).is_ok()),
+        Condition::FollowedBy { selector, within } => {
+            let Some(at) = ctx.entry else { return false };
+            let found = &hits[*selector];
+            let start = found.partition_point(|&j| j <= at);
+            match found.get(start) {
+                Some(&j) if u64::from(j) <= u64::from(at) + u64::from(*within) => {
+                    witness(&[j]);
+                    true
+                }
+                _ => false,
+            }
+        }
+        Condition::PrecededBy { selector, within } => {
+            let Some(at) = ctx.entry else { return false };
+            let found = &hits[*selector];
+            let end = found.partition_point(|&j| j < at);
+            match end.checked_sub(1).and_then(|k| found.get(k)) {
+                Some(&j) if u64::from(j) + u64::from(*within) >= u64::from(at) => {
+                    witness(&[j]);
+                    true
+                }
+                _ => false,
+            }
+        }
+        Condition::All(items) => items.iter().all(|c| holds(c, ctx, witnesses.as_deref_mut())),
+        Condition::Any(items) => items.iter().any(|c| holds(c, ctx, witnesses.as_deref_mut())),
+        Condition::Not(inner) => !holds(inner, ctx, None),
+    }
+}
+
+/// Applies a case's outcome and returns its points.
+fn apply(case: &Case, ctx: &Ctx<'_, '_>, evidence: &mut Vec<String>, flags: &mut Vec<String>) -> f64 {
+    if let Some(t) = &case.evidence {
+        evidence.push(t.render(ctx));
+    }
+    if let Some(t) = &case.flag {
+        flags.push(t.render(ctx));
+    }
+    match &case.points {
+        None => 0.0,
+        Some(Points::Fixed(p)) => *p,
+        // JavaScript's `Math.round`: half rounds up, on the exact binary value.
+        Some(Points::Scaled { metric, times }) => ctx.facts.metrics[*metric]
+            .map_or(0.0, |v| round_half_up(times * v)),
+    }
+}
+
+impl TemplateValues for Ctx<'_, '_> {
+    fn count(&self, selector: usize) -> usize {
+        self.facts.hits[selector].len()
+    }
+    fn metric(&self, metric: usize) -> Option<f64> {
+        self.facts.metrics[metric]
+    }
+    fn score(&self) -> f64 {
+        self.score
+    }
+    fn entry_field(&self, field: &Field) -> Option<String> {
+        let at = self.entry?;
+        field.get(&self.facts.entries[at as usize]).display()
+    }
+    fn entry_position(&self) -> Option<usize> {
+        self.entry.map(|at| at as usize + 1)
+    }
+}

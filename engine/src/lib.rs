@@ -1,0 +1,80 @@
+//! `grade-engine`: grades AI coding-agent sessions against rubric packs.
+//!
+//! A pack is data — `rubric.yaml` plus optional Rhai scripts — and goes through three
+//! stages: [`pack::raw`] (the YAML as written, unknown keys refused), [`pack::compile`]
+//! (references resolved, every problem collected, scripts compiled once) and
+//! [`pack::CompiledPack::grade`] (one session at a time; sessions are independent).
+
+pub mod entry;
+pub mod eval;
+pub mod pack;
+pub mod result;
+pub mod script;
+pub mod source;
+pub mod time;
+
+use std::path::{Path, PathBuf};
+
+pub use entry::{Entry, Session};
+pub use eval::{EvalError, GradeOptions};
+pub use pack::{compile_pack, CompiledPack, PackError, PackFiles, PackOrigin};
+pub use result::GradeResult;
+pub use source::{read_sessions, SessionFilter, SourceError};
+
+mod builtin {
+    include!(concat!(env!("OUT_DIR"), "/builtin_packs.rs"));
+}
+
+/// The ids of the packs built into the library.
+pub fn builtin_pack_ids() -> Vec<&'static str> {
+    builtin::BUILTIN_PACKS.iter().map(|(id, _)| *id).collect()
+}
+
+/// The files of a built-in pack.
+pub fn builtin_pack(id: &str) -> Option<PackFiles> {
+    builtin::BUILTIN_PACKS
+        .iter()
+        .find(|(pack, _)| *pack == id)
+        .map(|(pack, files)| PackFiles {
+            origin: PackOrigin::Builtin((*pack).to_owned()),
+            files: files
+                .iter()
+                .map(|(name, text)| ((*name).to_owned(), (*text).to_owned()))
+                .collect(),
+        })
+}
+
+/// Finds a pack by id or path: a folder path (anything with a `/`, or an existing folder)
+/// is read from disk; otherwise the id is looked up in `search_path` folders, then among
+/// the built-in packs.
+pub fn locate_pack(spec: &str, search_path: &[PathBuf]) -> Result<PackFiles, PackError> {
+    let as_path = Path::new(spec);
+    if spec.contains('/') || spec.contains(std::path::MAIN_SEPARATOR) || spec.starts_with('.') {
+        return PackFiles::read_folder(as_path);
+    }
+    for dir in search_path {
+        let candidate = dir.join(spec);
+        if candidate.join("rubric.yaml").is_file() {
+            return PackFiles::read_folder(&candidate);
+        }
+    }
+    if let Some(files) = builtin_pack(spec) {
+        return Ok(files);
+    }
+    if as_path.join("rubric.yaml").is_file() {
+        return PackFiles::read_folder(as_path);
+    }
+    Err(PackError::Unknown {
+        spec: spec.to_owned(),
+        shipped: builtin_pack_ids()
+            .iter()
+            .map(|id| format!("`{id}`"))
+            .collect::<Vec<_>>()
+            .join(", "),
+    })
+}
+
+/// Locates and compiles a pack.
+pub fn load_pack(spec: &str, search_path: &[PathBuf]) -> Result<CompiledPack, PackError> {
+    compile_pack(&locate_pack(spec, search_path)?)
+}

@@ -1,0 +1,904 @@
+//! Stage 2: from the YAML as written to a pack that can grade. Every problem is collected,
+//! so an author sees all of them at once instead of fixing one per run.
+
+use std::collections::HashSet;
+
+use indexmap::IndexMap;
+
+use super::field::Field;
+use super::raw::{
+    RawCase, RawCondition, RawDimension, RawMetric, RawOutcome, RawPack, RawPoints, RawRule,
+    RawSelector, SelectorRef,
+};
+use super::template::{Template, TemplateScope};
+use super::{
+    Band, Case, CompiledPack, Condition, Dimension, Metric, PackError, PackFiles, Points, Problem,
+    Rule, RuleKind, Selector,
+};
+use crate::script::ScriptHost;
+
+const MANIFEST: &str = "rubric.yaml";
+const DEFAULT_EMPTY_FLAG: &str = "no audit entries found for session";
+
+pub fn compile_pack(files: &PackFiles) -> Result<CompiledPack, PackError> {
+    let manifest_path = files.display_path(MANIFEST);
+    let invalid = |problems| PackError::Invalid {
+        origin: files.origin.clone(),
+        problems,
+    };
+    let Some(text) = files.files.get(MANIFEST) else {
+        return Err(invalid(vec![Problem {
+            file: manifest_path,
+            path: String::new(),
+            line: None,
+            column: None,
+            message: "the pack has no `rubric.yaml`".to_owned(),
+        }]));
+    };
+    let raw: RawPack = match serde_yaml::from_str(text) {
+        Ok(raw) => raw,
+        Err(err) => {
+            let location = err.location();
+            return Err(invalid(vec![Problem {
+                file: manifest_path,
+                path: String::new(),
+                line: location.as_ref().map(|l| l.line()),
+                column: location.as_ref().map(|l| l.column()),
+                message: yaml_message(&err),
+            }]));
+        }
+    };
+    let mut compiler = Compiler {
+        files,
+        manifest_path,
+        problems: Vec::new(),
+        selector_ids: IndexMap::new(),
+        selectors: Vec::new(),
+        metric_ids: IndexMap::new(),
+        scripts: None,
+    };
+    let pack = compiler.pack(raw);
+    if compiler.problems.is_empty() {
+        Ok(pack)
+    } else {
+        Err(invalid(compiler.problems))
+    }
+}
+
+/// serde_yaml's message without the location it also reports separately.
+fn yaml_message(err: &serde_yaml::Error) -> String {
+    let text = err.to_string();
+    match text.find(" at line ") {
+        Some(cut) => text[..cut].to_owned(),
+        None => text,
+    }
+}
+
+struct Compiler<'f> {
+    files: &'f PackFiles,
+    manifest_path: String,
+    problems: Vec<Problem>,
+    selector_ids: IndexMap<String, usize>,
+    /// Compiled selectors by id; `None` until compiled (or when compiling failed).
+    selectors: Vec<Option<Selector>>,
+    metric_ids: IndexMap<String, usize>,
+    scripts: Option<ScriptHost>,
+}
+
+impl Compiler<'_> {
+    fn problem(&mut self, path: impl Into<String>, message: impl Into<String>) {
+        self.problems.push(Problem {
+            file: self.manifest_path.clone(),
+            path: path.into(),
+            line: None,
+            column: None,
+            message: message.into(),
+        });
+    }
+
+    fn pack(&mut self, raw: RawPack) -> CompiledPack {
+        if raw.id.trim().is_empty() {
+            self.problem("id", "the pack id is empty");
+        }
+        if raw.version.trim().is_empty() {
+            self.problem("version", "the pack version is empty");
+        }
+        let bands = self.bands(&raw);
+
+        // Names first, so selectors and metrics may refer to ones declared later.
+        for name in raw.selectors.keys() {
+            let id = self.selectors.len();
+            self.selectors.push(None);
+            self.selector_ids.insert(name.clone(), id);
+        }
+        for (i, (name, selector)) in raw.selectors.iter().enumerate() {
+            let path = format!("selectors.{name}");
+            self.selectors[i] = self.selector(selector, &path);
+        }
+        self.check_selector_cycles();
+
+        for name in raw.metrics.keys() {
+            let id = self.metric_ids.len();
+            self.metric_ids.insert(name.clone(), id);
+        }
+        let metrics: Vec<Metric> = raw
+            .metrics
+            .iter()
+            .filter_map(|(name, metric)| self.metric(metric, &format!("metrics.{name}")))
+            .collect();
+
+        if raw.dimensions.is_empty() {
+            self.problem("dimensions", "a pack needs at least one dimension");
+        }
+        let mut dimension_ids = HashSet::new();
+        let mut rule_ids = HashSet::new();
+        let mut dimensions = Vec::new();
+        for (d, dimension) in raw.dimensions.iter().enumerate() {
+            let path = format!("dimensions[{d}]");
+            if !dimension_ids.insert(dimension.id.clone()) {
+                self.problem(
+                    format!("{path}.id"),
+                    format!("dimension id `{}` is used twice", dimension.id),
+                );
+            }
+            dimensions.push(self.dimension(dimension, &path, &mut rule_ids));
+        }
+
+        let empty_flag = raw
+            .empty_session
+            .map(|e| e.flag)
+            .unwrap_or_else(|| DEFAULT_EMPTY_FLAG.to_owned());
+        let selectors = self
+            .selectors
+            .iter()
+            .map(|s| s.clone().unwrap_or(Selector::All(Vec::new())))
+            .collect();
+        CompiledPack {
+            id: raw.id,
+            version: raw.version,
+            name: raw.name,
+            description: raw.description,
+            digest: self.files.digest(),
+            origin: self.files.origin.clone(),
+            bands,
+            empty_flag,
+            selectors,
+            selector_names: self.selector_ids.keys().cloned().collect(),
+            metrics,
+            metric_names: self.metric_ids.keys().cloned().collect(),
+            dimensions,
+            scripts: self.scripts.take(),
+        }
+    }
+
+    fn bands(&mut self, raw: &RawPack) -> Vec<Band> {
+        let mut bands = Vec::new();
+        let mut seen = HashSet::new();
+        for (i, band) in raw.bands.iter().enumerate() {
+            let path = format!("bands[{i}]");
+            if !(0.0..=100.0).contains(&band.min_percent) {
+                self.problem(
+                    format!("{path}.min_percent"),
+                    format!("`min_percent` {} is outside 0..=100", band.min_percent),
+                );
+            }
+            if let Some(prev) = bands.last().map(|b: &Band| b.min_percent) {
+                if band.min_percent >= prev {
+                    self.problem(
+                        format!("{path}.min_percent"),
+                        format!(
+                            "score bands must be listed from the highest down, but `{}` ({}%) follows a band at {prev}%",
+                            band.grade, band.min_percent
+                        ),
+                    );
+                }
+            }
+            if !seen.insert(band.grade.clone()) {
+                self.problem(
+                    format!("{path}.grade"),
+                    format!("grade `{}` is used twice", band.grade),
+                );
+            }
+            bands.push(Band {
+                grade: band.grade.clone(),
+                min_percent: band.min_percent,
+            });
+        }
+        bands
+    }
+
+    fn selector_ref(&mut self, r: &SelectorRef, path: &str) -> Option<usize> {
+        match r {
+            SelectorRef::Name(name) => self.named_selector(name, path),
+            SelectorRef::Inline(raw) => {
+                let compiled = self.selector(raw, path)?;
+                self.selectors.push(Some(compiled));
+                Some(self.selectors.len() - 1)
+            }
+        }
+    }
+
+    fn named_selector(&mut self, name: &str, path: &str) -> Option<usize> {
+        match self.selector_ids.get(name) {
+            Some(&id) => Some(id),
+            None => {
+                let known = self
+                    .selector_ids
+                    .keys()
+                    .map(|k| format!("`{k}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let known = if known.is_empty() {
+                    "the pack declares none".to_owned()
+                } else {
+                    format!("declared: {known}")
+                };
+                self.problem(path, format!("unknown selector `{name}` ({known})"));
+                None
+            }
+        }
+    }
+
+    fn selector(&mut self, raw: &RawSelector, path: &str) -> Option<Selector> {
+        let mut parts = Vec::new();
+        let mut ok = true;
+        if let Some(domain) = &raw.domain {
+            parts.push(Selector::Domain(domain.0.clone()));
+        }
+        if let Some(operation) = &raw.operation {
+            parts.push(Selector::Operation(operation.0.clone()));
+        }
+        if let Some(success) = raw.success {
+            parts.push(Selector::Success(success));
+        }
+        if let Some(codes) = &raw.exit_code {
+            parts.push(Selector::ExitCode(codes.0.clone()));
+        }
+        let tests: Vec<&str> = [
+            ("equals", raw.equals.is_some()),
+            ("one_of", raw.one_of.is_some()),
+            ("truthy", raw.truthy.is_some()),
+            ("blank", raw.blank.is_some()),
+            ("present", raw.present.is_some()),
+            ("contains", raw.contains.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, set)| set.then_some(name))
+        .collect();
+        match (&raw.field, tests.as_slice()) {
+            (None, []) => {}
+            (None, some) => {
+                ok = false;
+                self.problem(
+                    path,
+                    format!("`{}` tests a field, so the selector needs `field`", some[0]),
+                );
+            }
+            (Some(field), []) => {
+                ok = false;
+                self.problem(
+                    format!("{path}.field"),
+                    format!("field `{field}` is named but not tested (add `equals`, `one_of`, `truthy`, `blank`, `present` or `contains`)"),
+                );
+            }
+            (Some(field), [_]) => match Field::parse(field) {
+                Ok(field) => parts.push(if let Some(v) = &raw.equals {
+                    Selector::Equals(field, v.clone())
+                } else if let Some(vs) = &raw.one_of {
+                    Selector::OneOf(field, vs.clone())
+                } else if let Some(b) = raw.truthy {
+                    Selector::Truthy(field, b)
+                } else if let Some(b) = raw.blank {
+                    Selector::Blank(field, b)
+                } else if let Some(b) = raw.present {
+                    Selector::Present(field, b)
+                } else {
+                    Selector::Contains(field, raw.contains.clone().unwrap_or_default())
+                }),
+                Err(message) => {
+                    ok = false;
+                    self.problem(format!("{path}.field"), message);
+                }
+            },
+            (Some(_), many) => {
+                ok = false;
+                self.problem(
+                    path,
+                    format!(
+                        "one `field` takes one test, but this selector has {} (split it with `all`)",
+                        many.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", ")
+                    ),
+                );
+            }
+        }
+        if let Some(name) = &raw.is {
+            match self.named_selector(name, &format!("{path}.is")) {
+                Some(id) => parts.push(Selector::Ref(id)),
+                None => ok = false,
+            }
+        }
+        for (key, list) in [("all", &raw.all), ("any", &raw.any)] {
+            let Some(list) = list else { continue };
+            let mut items = Vec::new();
+            for (i, item) in list.iter().enumerate() {
+                match self.selector_item(item, &format!("{path}.{key}[{i}]")) {
+                    Some(s) => items.push(s),
+                    None => ok = false,
+                }
+            }
+            parts.push(if key == "all" {
+                Selector::All(items)
+            } else {
+                Selector::Any(items)
+            });
+        }
+        if let Some(inner) = &raw.not {
+            match self.selector_item(inner, &format!("{path}.not")) {
+                Some(s) => parts.push(Selector::Not(Box::new(s))),
+                None => ok = false,
+            }
+        }
+        if !ok {
+            return None;
+        }
+        match parts.len() {
+            0 => {
+                self.problem(
+                    path,
+                    "the selector is empty (to match every entry, write `all: []`)",
+                );
+                None
+            }
+            1 => parts.pop(),
+            _ => Some(Selector::All(parts)),
+        }
+    }
+
+    /// A selector inside `all`/`any`/`not`: a name becomes a reference, a map is compiled in place.
+    fn selector_item(&mut self, item: &SelectorRef, path: &str) -> Option<Selector> {
+        match item {
+            SelectorRef::Name(name) => self.named_selector(name, path).map(Selector::Ref),
+            SelectorRef::Inline(raw) => self.selector(raw, path),
+        }
+    }
+
+    fn check_selector_cycles(&mut self) {
+        fn refs(s: &Selector, out: &mut Vec<usize>) {
+            match s {
+                Selector::Ref(id) => out.push(*id),
+                Selector::All(items) | Selector::Any(items) => {
+                    items.iter().for_each(|i| refs(i, out))
+                }
+                Selector::Not(inner) => refs(inner, out),
+                _ => {}
+            }
+        }
+        let named = self.selector_ids.len();
+        let edges: Vec<Vec<usize>> = (0..named)
+            .map(|id| {
+                let mut out = Vec::new();
+                if let Some(s) = &self.selectors[id] {
+                    refs(s, &mut out);
+                }
+                out
+            })
+            .collect();
+        // Colours: 0 unvisited, 1 on the stack, 2 done.
+        let mut colour = vec![0u8; named];
+        let mut reported = HashSet::new();
+        for start in 0..named {
+            let mut stack = vec![(start, 0usize)];
+            let mut trail = vec![start];
+            if colour[start] != 0 {
+                continue;
+            }
+            colour[start] = 1;
+            while let Some((node, next)) = stack.last_mut() {
+                let node = *node;
+                if let Some(&to) = edges[node].get(*next) {
+                    *next += 1;
+                    if to >= named {
+                        continue;
+                    }
+                    match colour[to] {
+                        0 => {
+                            colour[to] = 1;
+                            stack.push((to, 0));
+                            trail.push(to);
+                        }
+                        1 if reported.insert(to) => {
+                            let names: Vec<String> = trail
+                                [trail.iter().position(|&n| n == to).unwrap_or(0)..]
+                                .iter()
+                                .chain(std::iter::once(&to))
+                                .map(|&n| format!("`{}`", self.selector_ids.get_index(n).map_or("", |(k, _)| k)))
+                                .collect();
+                            let name = self.selector_ids.get_index(to).map_or("", |(k, _)| k).to_owned();
+                            self.problem(
+                                format!("selectors.{name}"),
+                                format!("selectors refer to each other in a cycle: {}", names.join(" → ")),
+                            );
+                        }
+                        _ => {}
+                    }
+                } else {
+                    colour[node] = 2;
+                    stack.pop();
+                    trail.pop();
+                }
+            }
+        }
+    }
+
+    fn metric(&mut self, raw: &RawMetric, path: &str) -> Option<Metric> {
+        let kinds = [
+            raw.ratio.is_some(),
+            raw.duplicates.is_some(),
+            raw.distinct.is_some(),
+        ];
+        if kinds.iter().filter(|k| **k).count() != 1 {
+            self.problem(
+                path,
+                "a metric is exactly one of `ratio`, `duplicates` or `distinct`",
+            );
+            return None;
+        }
+        if let Some(ratio) = &raw.ratio {
+            let of = self.selector_ref(&ratio.of, &format!("{path}.ratio.of"));
+            let over = self.selector_ref(&ratio.over, &format!("{path}.ratio.over"));
+            return Some(Metric::Ratio { of: of?, over: over? });
+        }
+        let (keyed, which) = match (&raw.duplicates, &raw.distinct) {
+            (Some(k), _) => (k, "duplicates"),
+            (_, Some(k)) => (k, "distinct"),
+            _ => return None,
+        };
+        let of = self.selector_ref(&keyed.of, &format!("{path}.{which}.of"));
+        let key = match Field::parse(&keyed.key) {
+            Ok(field) => Some(field),
+            Err(message) => {
+                self.problem(format!("{path}.{which}.key"), message);
+                None
+            }
+        };
+        let (of, key, normalize) = (of?, key?, keyed.normalize.clone());
+        Some(if which == "duplicates" {
+            Metric::Duplicates { of, key, normalize }
+        } else {
+            Metric::Distinct { of, key, normalize }
+        })
+    }
+
+    fn dimension(
+        &mut self,
+        raw: &RawDimension,
+        path: &str,
+        rule_ids: &mut HashSet<String>,
+    ) -> Dimension {
+        if raw.id.trim().is_empty() {
+            self.problem(format!("{path}.id"), "the dimension id is empty");
+        }
+        if !(raw.max > 0.0) {
+            self.problem(
+                format!("{path}.max"),
+                format!("`max` must be above 0, not {}", raw.max),
+            );
+        }
+        let floor = raw.floor.unwrap_or(0.0);
+        let cap = raw.cap.unwrap_or(raw.max);
+        if floor > cap {
+            self.problem(
+                format!("{path}.floor"),
+                format!("`floor` {floor} is above the cap {cap}"),
+            );
+        }
+        if raw.rules.is_empty() {
+            self.problem(format!("{path}.rules"), "a dimension needs at least one rule");
+        }
+        let mut rules = Vec::new();
+        for (r, rule) in raw.rules.iter().enumerate() {
+            let rule_path = format!("{path}.rules[{r}]");
+            if !rule_ids.insert(rule.id.clone()) {
+                self.problem(
+                    format!("{rule_path}.id"),
+                    format!("rule id `{}` is used twice in the pack", rule.id),
+                );
+            }
+            if let Some(kind) = self.rule(rule, &rule_path) {
+                rules.push(Rule {
+                    id: rule.id.clone(),
+                    doc: rule.doc.clone(),
+                    kind,
+                });
+            }
+        }
+        Dimension {
+            id: raw.id.clone(),
+            name: raw.name.clone().unwrap_or_else(|| raw.id.clone()),
+            description: raw.description.clone().unwrap_or_default(),
+            max: raw.max,
+            start: raw.start,
+            floor,
+            cap,
+            rules,
+        }
+    }
+
+    fn rule(&mut self, raw: &RawRule, path: &str) -> Option<RuleKind> {
+        let shorthand = raw.when.is_some()
+            || raw.points.is_some()
+            || raw.evidence.is_some()
+            || raw.flag.is_some()
+            || raw.otherwise.is_some();
+        let forms = [raw.script.is_some(), raw.cases.is_some(), shorthand];
+        if forms.iter().filter(|f| **f).count() != 1 {
+            self.problem(
+                path,
+                "a rule is exactly one of: `script`, `cases`, or a single case (`when` with `points`/`evidence`/`flag`, and optionally `otherwise`)",
+            );
+            return None;
+        }
+        if raw.doc.trim().is_empty() {
+            self.problem(format!("{path}.doc"), "the rule has no `doc`; say what it checks");
+        }
+        if let Some(file) = &raw.script {
+            if raw.for_each.is_some() {
+                self.problem(
+                    format!("{path}.for_each"),
+                    "a script rule sees the whole session; drop `for_each` and loop in the script",
+                );
+                return None;
+            }
+            return self.script(file, &format!("{path}.script"));
+        }
+        let for_each = match &raw.for_each {
+            Some(r) => Some(self.selector_ref(r, &format!("{path}.for_each"))?),
+            None => None,
+        };
+        let has_entry = for_each.is_some();
+        let cases = if let Some(cases) = &raw.cases {
+            if cases.is_empty() {
+                self.problem(format!("{path}.cases"), "`cases` is empty");
+            }
+            cases
+                .iter()
+                .enumerate()
+                .filter_map(|(i, case)| self.case(case, &format!("{path}.cases[{i}]"), has_entry))
+                .collect::<Vec<_>>()
+        } else {
+            let mut cases = Vec::new();
+            let when = match &raw.when {
+                Some(c) => self.condition(c, &format!("{path}.when"), has_entry),
+                None => Some(Condition::Always),
+            };
+            let outcome = self.outcome(
+                raw.points.as_ref(),
+                raw.evidence.as_deref(),
+                raw.flag.as_deref(),
+                path,
+                has_entry,
+            );
+            if let (Some(when), Some((points, evidence, flag))) = (when, outcome) {
+                cases.push(Case {
+                    when,
+                    points,
+                    evidence,
+                    flag,
+                });
+            }
+            if let Some(RawOutcome {
+                points,
+                evidence,
+                flag,
+            }) = &raw.otherwise
+            {
+                if raw.when.is_none() {
+                    self.problem(
+                        format!("{path}.otherwise"),
+                        "`otherwise` needs a `when` to be the alternative of",
+                    );
+                }
+                let opath = format!("{path}.otherwise");
+                if let Some((points, evidence, flag)) =
+                    self.outcome(points.as_ref(), evidence.as_deref(), flag.as_deref(), &opath, has_entry)
+                {
+                    cases.push(Case {
+                        when: Condition::Always,
+                        points,
+                        evidence,
+                        flag,
+                    });
+                }
+            }
+            cases
+        };
+        Some(match for_each {
+            Some(selector) => RuleKind::ForEach { selector, cases },
+            None => RuleKind::Session(cases),
+        })
+    }
+
+    fn case(&mut self, raw: &RawCase, path: &str, has_entry: bool) -> Option<Case> {
+        let when = match &raw.when {
+            Some(c) => self.condition(c, &format!("{path}.when"), has_entry),
+            None => Some(Condition::Always),
+        };
+        let outcome = self.outcome(
+            raw.points.as_ref(),
+            raw.evidence.as_deref(),
+            raw.flag.as_deref(),
+            path,
+            has_entry,
+        );
+        let (points, evidence, flag) = outcome?;
+        Some(Case {
+            when: when?,
+            points,
+            evidence,
+            flag,
+        })
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn outcome(
+        &mut self,
+        points: Option<&RawPoints>,
+        evidence: Option<&str>,
+        flag: Option<&str>,
+        path: &str,
+        has_entry: bool,
+    ) -> Option<(Option<Points>, Option<Template>, Option<Template>)> {
+        let mut ok = true;
+        let points = match points {
+            None => None,
+            Some(RawPoints::Fixed(p)) => Some(Points::Fixed(*p)),
+            Some(RawPoints::Scaled(s)) => match self.metric_ids.get(&s.metric) {
+                Some(&metric) => Some(Points::Scaled {
+                    metric,
+                    times: s.times,
+                }),
+                None => {
+                    ok = false;
+                    self.problem(
+                        format!("{path}.points.metric"),
+                        format!("unknown metric `{}`", s.metric),
+                    );
+                    None
+                }
+            },
+        };
+        let evidence = evidence.and_then(|t| {
+            let parsed = self.template(t, &format!("{path}.evidence"), has_entry);
+            ok &= parsed.is_some();
+            parsed
+        });
+        let flag = flag.and_then(|t| {
+            let parsed = self.template(t, &format!("{path}.flag"), has_entry);
+            ok &= parsed.is_some();
+            parsed
+        });
+        ok.then_some((points, evidence, flag))
+    }
+
+    fn template(&mut self, text: &str, path: &str, has_entry: bool) -> Option<Template> {
+        let mut scope = Scope {
+            compiler: self,
+            has_entry,
+        };
+        match Template::parse(text, &mut scope) {
+            Ok(t) => Some(t),
+            Err(problems) => {
+                for p in problems {
+                    self.problem(path, p);
+                }
+                None
+            }
+        }
+    }
+
+    fn condition(&mut self, raw: &RawCondition, path: &str, has_entry: bool) -> Option<Condition> {
+        let subjects: Vec<&str> = [
+            ("count", raw.count.is_some()),
+            ("metric", raw.metric.is_some()),
+            (
+                "score_at_least/score_at_most",
+                raw.score_at_least.is_some() || raw.score_at_most.is_some(),
+            ),
+            ("first", raw.first.is_some()),
+            ("entry", raw.entry.is_some()),
+            ("followed_by", raw.followed_by.is_some()),
+            ("preceded_by", raw.preceded_by.is_some()),
+            ("all", raw.all.is_some()),
+            ("any", raw.any.is_some()),
+            ("not", raw.not.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, set)| set.then_some(name))
+        .collect();
+        if subjects.len() != 1 {
+            self.problem(
+                path,
+                if subjects.is_empty() {
+                    "the condition tests nothing (use `count`, `metric`, `score_at_least`, `first`, `entry`, `followed_by`, `preceded_by`, `all`, `any` or `not`)".to_owned()
+                } else {
+                    format!(
+                        "a condition tests one thing, but this one has {} (combine them with `all`)",
+                        subjects.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ")
+                    )
+                },
+            );
+            return None;
+        }
+        let subject = subjects[0];
+        let bounded = matches!(subject, "count" | "metric");
+        if !bounded && (raw.at_least.is_some() || raw.at_most.is_some()) {
+            self.problem(path, format!("`at_least`/`at_most` bound a `count` or `metric`, not `{subject}`"));
+        }
+        let windowed = matches!(subject, "followed_by" | "preceded_by");
+        if !windowed && raw.within.is_some() {
+            self.problem(format!("{path}.within"), "`within` belongs to `followed_by` or `preceded_by`");
+        }
+        if subject != "first" && (raw.before_first.is_some() || raw.is.is_some()) {
+            self.problem(path, "`before_first` and `is` belong to `first`");
+        }
+        if matches!(subject, "entry" | "followed_by" | "preceded_by") && !has_entry {
+            self.problem(
+                format!("{path}.{subject}"),
+                format!("`{subject}` looks at one entry, so it works only in a `for_each` rule"),
+            );
+            return None;
+        }
+        match subject {
+            "count" => {
+                let selector = self.selector_ref(raw.count.as_ref()?, &format!("{path}.count"))?;
+                let at_least = if raw.at_least.is_none() && raw.at_most.is_none() {
+                    Some(1.0)
+                } else {
+                    raw.at_least
+                };
+                Some(Condition::Count {
+                    selector,
+                    at_least,
+                    at_most: raw.at_most,
+                })
+            }
+            "metric" => {
+                let name = raw.metric.as_deref()?;
+                let Some(&metric) = self.metric_ids.get(name) else {
+                    self.problem(format!("{path}.metric"), format!("unknown metric `{name}`"));
+                    return None;
+                };
+                if raw.at_least.is_none() && raw.at_most.is_none() {
+                    self.problem(path, "a `metric` condition needs `at_least` or `at_most`");
+                    return None;
+                }
+                Some(Condition::Metric {
+                    metric,
+                    at_least: raw.at_least,
+                    at_most: raw.at_most,
+                })
+            }
+            "score_at_least/score_at_most" => Some(Condition::Score {
+                at_least: raw.score_at_least,
+                at_most: raw.score_at_most,
+            }),
+            "first" => {
+                let first = self.selector_ref(raw.first.as_ref()?, &format!("{path}.first"));
+                match (&raw.before_first, &raw.is) {
+                    (Some(b), None) => {
+                        let before = self.selector_ref(b, &format!("{path}.before_first"));
+                        Some(Condition::FirstBeforeFirst {
+                            first: first?,
+                            before: before?,
+                        })
+                    }
+                    (None, Some(i)) => {
+                        let is = self.selector_ref(i, &format!("{path}.is"));
+                        Some(Condition::FirstIs {
+                            first: first?,
+                            is: is?,
+                        })
+                    }
+                    _ => {
+                        self.problem(path, "`first` takes exactly one of `before_first` or `is`");
+                        None
+                    }
+                }
+            }
+            "entry" => Some(Condition::Entry(
+                self.selector_ref(raw.entry.as_ref()?, &format!("{path}.entry"))?,
+            )),
+            "followed_by" | "preceded_by" => {
+                let target = if subject == "followed_by" {
+                    raw.followed_by.as_ref()?
+                } else {
+                    raw.preceded_by.as_ref()?
+                };
+                let selector = self.selector_ref(target, &format!("{path}.{subject}"));
+                let Some(within) = raw.within.filter(|w| *w > 0) else {
+                    self.problem(
+                        format!("{path}.within"),
+                        format!("`{subject}` needs `within`: how many entries to look at (1 or more)"),
+                    );
+                    return None;
+                };
+                let selector = selector?;
+                Some(if subject == "followed_by" {
+                    Condition::FollowedBy { selector, within }
+                } else {
+                    Condition::PrecededBy { selector, within }
+                })
+            }
+            "all" | "any" => {
+                let list = if subject == "all" { raw.all.as_ref()? } else { raw.any.as_ref()? };
+                let mut items = Vec::new();
+                let mut ok = true;
+                for (i, c) in list.iter().enumerate() {
+                    match self.condition(c, &format!("{path}.{subject}[{i}]"), has_entry) {
+                        Some(c) => items.push(c),
+                        None => ok = false,
+                    }
+                }
+                ok.then(|| if subject == "all" { Condition::All(items) } else { Condition::Any(items) })
+            }
+            "not" => Some(Condition::Not(Box::new(self.condition(
+                raw.not.as_ref()?,
+                &format!("{path}.not"),
+                has_entry,
+            )?))),
+            _ => None,
+        }
+    }
+
+    fn script(&mut self, file: &str, path: &str) -> Option<RuleKind> {
+        let Some(source) = self.files.files.get(file) else {
+            let known: Vec<String> = self
+                .files
+                .files
+                .keys()
+                .filter(|k| k.ends_with(".rhai"))
+                .map(|k| format!("`{k}`"))
+                .collect();
+            self.problem(
+                path,
+                format!(
+                    "script `{file}` is not in the pack ({})",
+                    if known.is_empty() { "it has no `.rhai` files".to_owned() } else { format!("it has {}", known.join(", ")) }
+                ),
+            );
+            return None;
+        };
+        let host = self.scripts.get_or_insert_with(ScriptHost::new);
+        match host.compile(file, source) {
+            Ok(index) => Some(RuleKind::Script { index }),
+            Err(err) => {
+                self.problems.push(Problem {
+                    file: self.files.display_path(file),
+                    path: String::new(),
+                    line: err.line,
+                    column: err.column,
+                    message: err.message,
+                });
+                None
+            }
+        }
+    }
+}
+
+/// Resolves template placeholders against the compiler's names.
+struct Scope<'c, 'f> {
+    compiler: &'c mut Compiler<'f>,
+    has_entry: bool,
+}
+
+impl TemplateScope for Scope<'_, '_> {
+    fn selector(&mut self, name: &str) -> Option<usize> {
+        self.compiler.selector_ids.get(name).copied()
+    }
+    fn metric(&self, name: &str) -> Option<usize> {
+        self.compiler.metric_ids.get(name).copied()
+    }
+    fn has_entry(&self) -> bool {
+        self.has_entry
+    }
+}

@@ -1,0 +1,194 @@
+//! Field paths into an entry (`params.title`, `metadata.gateway`, `result.exitCode`, …),
+//! resolved once when a pack compiles.
+
+use serde_json::Value;
+
+use crate::entry::{js_string, js_trim, Entry};
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Field {
+    Timestamp,
+    SessionId,
+    Domain,
+    Operation,
+    Success,
+    ExitCode,
+    Duration,
+    Error,
+    Params(Vec<String>),
+    Metadata(String, Vec<String>),
+}
+
+/// The value of a field in one entry, borrowed where it can be.
+#[derive(Debug, Clone, Copy)]
+pub enum FieldValue<'a> {
+    Missing,
+    Str(&'a str),
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Json(&'a Value),
+}
+
+pub const FIELD_ROOTS: &str = "`timestamp`, `sessionId`, `domain`, `operation`, `result.success`, `result.exitCode`, `result.duration`, `error`, `params.…`, `metadata.…`";
+
+impl Field {
+    pub fn parse(path: &str) -> Result<Field, String> {
+        let mut parts = path.split('.');
+        let root = parts.next().unwrap_or_default();
+        let rest: Vec<String> = parts.map(str::to_owned).collect();
+        if rest.iter().any(String::is_empty) {
+            return Err(format!("field path `{path}` has an empty segment"));
+        }
+        let plain = |field: Field| {
+            if rest.is_empty() {
+                Ok(field)
+            } else {
+                Err(format!("field `{root}` has no sub-fields, so `{path}` refers to nothing"))
+            }
+        };
+        match root {
+            "timestamp" => plain(Field::Timestamp),
+            "sessionId" => plain(Field::SessionId),
+            "domain" => plain(Field::Domain),
+            "operation" => plain(Field::Operation),
+            "error" => plain(Field::Error),
+            "result" => match rest.as_slice() {
+                [one] if one == "success" => Ok(Field::Success),
+                [one] if one == "exitCode" => Ok(Field::ExitCode),
+                [one] if one == "duration" => Ok(Field::Duration),
+                _ => Err(format!(
+                    "`{path}` is not a result field (use `result.success`, `result.exitCode` or `result.duration`)"
+                )),
+            },
+            "params" if !rest.is_empty() => Ok(Field::Params(rest)),
+            "metadata" if !rest.is_empty() => {
+                let mut rest = rest;
+                let key = rest.remove(0);
+                Ok(Field::Metadata(key, rest))
+            }
+            _ => Err(format!("unknown field path `{path}` (paths start with {FIELD_ROOTS})")),
+        }
+    }
+
+    pub fn get<'e>(&self, e: &'e Entry) -> FieldValue<'e> {
+        match self {
+            Field::Timestamp => FieldValue::Str(&e.timestamp),
+            Field::SessionId => FieldValue::Str(&e.session_id),
+            Field::Domain => FieldValue::Str(&e.domain),
+            Field::Operation => FieldValue::Str(&e.operation),
+            Field::Success => FieldValue::Bool(e.result.success),
+            Field::ExitCode => FieldValue::Int(e.result.exit_code),
+            Field::Duration => FieldValue::Float(e.result.duration),
+            Field::Error => e.error.as_deref().map_or(FieldValue::Missing, FieldValue::Str),
+            Field::Params(path) => {
+                let mut parts = path.iter();
+                let first = parts.next().and_then(|k| e.params.get(k));
+                descend(first, parts)
+            }
+            Field::Metadata(key, path) => descend(e.metadata.get(key), path.iter()),
+        }
+    }
+}
+
+fn descend<'e, 'p>(
+    mut value: Option<&'e Value>,
+    path: impl Iterator<Item = &'p String>,
+) -> FieldValue<'e> {
+    for key in path {
+        value = value.and_then(|v| v.get(key.as_str()));
+    }
+    match value {
+        None | Some(Value::Null) => FieldValue::Missing,
+        Some(v) => FieldValue::Json(v),
+    }
+}
+
+impl<'a> FieldValue<'a> {
+    pub fn is_missing(self) -> bool {
+        matches!(self, FieldValue::Missing)
+    }
+
+    pub fn as_str(self) -> Option<&'a str> {
+        match self {
+            FieldValue::Str(s) => Some(s),
+            FieldValue::Json(Value::String(s)) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// JavaScript truthiness.
+    pub fn truthy(self) -> bool {
+        match self {
+            FieldValue::Missing => false,
+            FieldValue::Str(s) => !s.is_empty(),
+            FieldValue::Bool(b) => b,
+            FieldValue::Int(i) => i != 0,
+            FieldValue::Float(f) => f != 0.0 && !f.is_nan(),
+            FieldValue::Json(v) => crate::entry::is_truthy(Some(v)),
+        }
+    }
+
+    /// Falsy, or a string that is empty once trimmed (CLEO's "without description").
+    pub fn blank(self) -> bool {
+        !self.truthy() || self.as_str().is_some_and(|s| js_trim(s).is_empty())
+    }
+
+    pub fn equals(self, expected: &Value) -> bool {
+        match (self, expected) {
+            (FieldValue::Missing, Value::Null) => true,
+            (FieldValue::Str(s), Value::String(t)) => s == t,
+            (FieldValue::Bool(b), Value::Bool(c)) => b == *c,
+            (FieldValue::Int(i), Value::Number(n)) => {
+                n.as_i64() == Some(i) || n.as_f64() == Some(i as f64)
+            }
+            (FieldValue::Float(f), Value::Number(n)) => n.as_f64() == Some(f),
+            (FieldValue::Json(Value::Number(a)), Value::Number(b)) => a.as_f64() == b.as_f64(),
+            (FieldValue::Json(v), other) => v == other,
+            _ => false,
+        }
+    }
+
+    /// The value as text in an evidence or flag message, as JavaScript would print it.
+    pub fn display(self) -> Option<String> {
+        match self {
+            FieldValue::Missing => None,
+            FieldValue::Str(s) => Some(s.to_owned()),
+            FieldValue::Bool(b) => Some(b.to_string()),
+            FieldValue::Int(i) => Some(i.to_string()),
+            FieldValue::Float(f) => Some(crate::entry::js_number(f)),
+            FieldValue::Json(v) => Some(js_string(v)),
+        }
+    }
+
+    /// The value as JSON, for scripts and explanations.
+    pub fn to_json(self) -> Value {
+        match self {
+            FieldValue::Missing => Value::Null,
+            FieldValue::Str(s) => Value::String(s.to_owned()),
+            FieldValue::Bool(b) => Value::Bool(b),
+            FieldValue::Int(i) => Value::from(i),
+            FieldValue::Float(f) => Value::from(f),
+            FieldValue::Json(v) => v.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_resolve_or_explain_why_not() {
+        assert_eq!(Field::parse("params.title").unwrap(), Field::Params(vec!["title".into()]));
+        assert_eq!(
+            Field::parse("metadata.gateway").unwrap(),
+            Field::Metadata("gateway".into(), vec![])
+        );
+        assert_eq!(Field::parse("result.exitCode").unwrap(), Field::ExitCode);
+        assert!(Field::parse("params").unwrap_err().contains("unknown field path"));
+        assert!(Field::parse("domain.x").unwrap_err().contains("no sub-fields"));
+        assert!(Field::parse("result.code").is_err());
+        assert!(Field::parse("params..x").is_err());
+    }
+}

@@ -1,0 +1,307 @@
+//! Rubric packs: a folder with `rubric.yaml` and optional `.rhai` scripts.
+//!
+//! Stages: [`raw`] (the YAML as written) → [`compile`] (every reference resolved, every
+//! problem collected, scripts compiled once) → [`CompiledPack`], which grades any number
+//! of sessions.
+
+pub mod compile;
+pub mod field;
+pub mod raw;
+pub mod template;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::script::ScriptHost;
+use field::Field;
+use template::Template;
+
+pub use compile::compile_pack;
+
+/// The files of a pack and where they came from.
+#[derive(Debug, Clone)]
+pub struct PackFiles {
+    pub origin: PackOrigin,
+    /// File name (relative to the pack folder) → content. Holds `rubric.yaml` and `*.rhai`.
+    pub files: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PackOrigin {
+    /// Shipped inside the binary.
+    Builtin(String),
+    Folder(PathBuf),
+}
+
+impl std::fmt::Display for PackOrigin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PackOrigin::Builtin(id) => write!(f, "built-in `{id}`"),
+            PackOrigin::Folder(path) => write!(f, "`{}`", path.display()),
+        }
+    }
+}
+
+impl PackFiles {
+    /// Reads `rubric.yaml` and the `.rhai` scripts of a pack folder.
+    pub fn read_folder(dir: &Path) -> Result<PackFiles, PackError> {
+        let io = |path: &Path, source| PackError::Io {
+            path: path.to_owned(),
+            source,
+        };
+        let manifest = dir.join("rubric.yaml");
+        if !manifest.is_file() {
+            return Err(PackError::NoManifest {
+                dir: dir.to_owned(),
+            });
+        }
+        let mut files = BTreeMap::new();
+        let listing = std::fs::read_dir(dir).map_err(|e| io(dir, e))?;
+        for item in listing {
+            let item = item.map_err(|e| io(dir, e))?;
+            let path = item.path();
+            let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+                continue;
+            };
+            if name == "rubric.yaml" || (name.ends_with(".rhai") && path.is_file()) {
+                let text = std::fs::read_to_string(&path).map_err(|e| io(&path, e))?;
+                files.insert(name.to_owned(), text);
+            }
+        }
+        Ok(PackFiles {
+            origin: PackOrigin::Folder(dir.to_owned()),
+            files,
+        })
+    }
+
+    /// `sha256:` over every file's name and content, in name order: two results with the
+    /// same digest were graded by the same rubric text.
+    pub fn digest(&self) -> String {
+        let mut hasher = Sha256::new();
+        for (name, text) in &self.files {
+            hasher.update((name.len() as u64).to_le_bytes());
+            hasher.update(name.as_bytes());
+            hasher.update((text.len() as u64).to_le_bytes());
+            hasher.update(text.as_bytes());
+        }
+        let digest = hasher.finalize();
+        let mut out = String::with_capacity(7 + 64);
+        out.push_str("sha256:");
+        for byte in digest {
+            out.push_str(&format!("{byte:02x}"));
+        }
+        out
+    }
+
+    /// Where a file of this pack lives, for messages.
+    pub fn display_path(&self, file: &str) -> String {
+        match &self.origin {
+            PackOrigin::Builtin(id) => format!("rubrics/{id}/{file}"),
+            PackOrigin::Folder(dir) => dir.join(file).display().to_string(),
+        }
+    }
+}
+
+/// One problem found in a pack, with its place.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Problem {
+    /// The file, as a path a user can open.
+    pub file: String,
+    /// Where in `rubric.yaml`, as a key path (`dimensions[2].rules[0].for_each`).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub column: Option<usize>,
+    pub message: String,
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+            if let Some(column) = self.column {
+                write!(f, ":{column}")?;
+            }
+        }
+        if !self.path.is_empty() {
+            write!(f, ": `{}`", self.path)?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PackError {
+    #[error("unknown rubric `{spec}` (shipped: {shipped}; or give the path of a pack folder)")]
+    Unknown { spec: String, shipped: String },
+    #[error("`{}` has no `rubric.yaml`, so it is not a rubric pack", dir.display())]
+    NoManifest { dir: PathBuf },
+    #[error("cannot read `{}`: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("rubric pack {origin} is invalid ({} problem{}): {}", problems.len(), if problems.len() == 1 { "" } else { "s" }, problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+    Invalid {
+        origin: PackOrigin,
+        problems: Vec<Problem>,
+    },
+}
+
+/// A pack ready to grade: references resolved, templates parsed, scripts compiled.
+pub struct CompiledPack {
+    pub id: String,
+    pub version: String,
+    pub name: String,
+    pub description: String,
+    pub digest: String,
+    pub origin: PackOrigin,
+    pub bands: Vec<Band>,
+    pub empty_flag: String,
+    /// Every selector the pack uses: the named ones first, in declaration order.
+    pub(crate) selectors: Vec<Selector>,
+    pub(crate) selector_names: Vec<String>,
+    pub(crate) metrics: Vec<Metric>,
+    pub metric_names: Vec<String>,
+    pub dimensions: Vec<Dimension>,
+    pub(crate) scripts: Option<ScriptHost>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Band {
+    pub grade: String,
+    pub min_percent: f64,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) enum Selector {
+    Domain(Vec<String>),
+    Operation(Vec<String>),
+    Success(bool),
+    ExitCode(Vec<i64>),
+    Equals(Field, serde_json::Value),
+    OneOf(Field, Vec<serde_json::Value>),
+    Truthy(Field, bool),
+    Blank(Field, bool),
+    Present(Field, bool),
+    Contains(Field, String),
+    Ref(usize),
+    All(Vec<Selector>),
+    Any(Vec<Selector>),
+    Not(Box<Selector>),
+}
+
+#[derive(Debug, Clone)]
+pub(crate) enum Metric {
+    Ratio {
+        of: usize,
+        over: usize,
+    },
+    Duplicates {
+        of: usize,
+        key: Field,
+        normalize: Vec<raw::Normalize>,
+    },
+    Distinct {
+        of: usize,
+        key: Field,
+        normalize: Vec<raw::Normalize>,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub(crate) enum Condition {
+    Always,
+    Count {
+        selector: usize,
+        at_least: Option<f64>,
+        at_most: Option<f64>,
+    },
+    Metric {
+        metric: usize,
+        at_least: Option<f64>,
+        at_most: Option<f64>,
+    },
+    Score {
+        at_least: Option<f64>,
+        at_most: Option<f64>,
+    },
+    FirstBeforeFirst {
+        first: usize,
+        before: usize,
+    },
+    FirstIs {
+        first: usize,
+        is: usize,
+    },
+    Entry(usize),
+    FollowedBy {
+        selector: usize,
+        within: u32,
+    },
+    PrecededBy {
+        selector: usize,
+        within: u32,
+    },
+    All(Vec<Condition>),
+    Any(Vec<Condition>),
+    Not(Box<Condition>),
+}
+
+#[derive(Debug, Clone)]
+pub(crate) enum Points {
+    Fixed(f64),
+    Scaled { metric: usize, times: f64 },
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Case {
+    pub when: Condition,
+    pub points: Option<Points>,
+    pub evidence: Option<Template>,
+    pub flag: Option<Template>,
+}
+
+pub struct Dimension {
+    pub id: String,
+    pub name: String,
+    pub description: String,
+    pub max: f64,
+    pub start: f64,
+    pub floor: f64,
+    pub cap: f64,
+    pub rules: Vec<Rule>,
+}
+
+pub struct Rule {
+    pub id: String,
+    pub doc: String,
+    pub(crate) kind: RuleKind,
+}
+
+pub(crate) enum RuleKind {
+    Session(Vec<Case>),
+    ForEach { selector: usize, cases: Vec<Case> },
+    Script { index: usize },
+}
+
+impl CompiledPack {
+    /// The most a session can score: the sum of the dimensions' maxima.
+    pub fn max_score(&self) -> f64 {
+        self.dimensions.iter().map(|d| d.max).sum()
+    }
+
+    /// The letter for a percentage: the first band (highest first) whose minimum it reaches.
+    pub fn band_for(&self, percent: f64) -> Option<&str> {
+        self.bands
+            .iter()
+            .find(|b| percent >= b.min_percent)
+            .map(|b| b.grade.as_str())
+    }
+}

@@ -1,0 +1,369 @@
+//! Stage 1: `rubric.yaml` exactly as written. Unknown keys are refused here, so a typo
+//! never silently disables a rule.
+
+use std::fmt;
+
+use indexmap::IndexMap;
+use serde::de::{self, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPack {
+    pub id: String,
+    pub version: String,
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// Letter grades, highest first.
+    #[serde(default)]
+    pub bands: Vec<RawBand>,
+    /// What a session without entries gets.
+    #[serde(default)]
+    pub empty_session: Option<RawEmptySession>,
+    /// Named selectors, referred to by rules, conditions, metrics and other selectors.
+    #[serde(default)]
+    pub selectors: IndexMap<String, RawSelector>,
+    /// Named values computed once per session.
+    #[serde(default)]
+    pub metrics: IndexMap<String, RawMetric>,
+    pub dimensions: Vec<RawDimension>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawBand {
+    pub grade: String,
+    pub min_percent: f64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawEmptySession {
+    pub flag: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawDimension {
+    pub id: String,
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub description: Option<String>,
+    pub max: f64,
+    #[serde(default)]
+    pub start: f64,
+    #[serde(default)]
+    pub floor: Option<f64>,
+    #[serde(default)]
+    pub cap: Option<f64>,
+    pub rules: Vec<RawRule>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRule {
+    pub id: String,
+    /// What the rule checks and why, in words; `grade rubric show` prints it.
+    pub doc: String,
+    /// Evaluate the rule once per matching entry instead of once per session.
+    #[serde(default)]
+    pub for_each: Option<SelectorRef>,
+    /// A Rhai script (a file of the pack) that decides the rule's outcome.
+    #[serde(default)]
+    pub script: Option<String>,
+    /// Outcomes tried in order; the first whose `when` holds applies.
+    #[serde(default)]
+    pub cases: Option<Vec<RawCase>>,
+    /// Shorthand for a single case: `when` plus its outcome, and `otherwise`.
+    #[serde(default)]
+    pub when: Option<RawCondition>,
+    #[serde(default)]
+    pub points: Option<RawPoints>,
+    #[serde(default)]
+    pub evidence: Option<String>,
+    #[serde(default)]
+    pub flag: Option<String>,
+    #[serde(default)]
+    pub otherwise: Option<RawOutcome>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCase {
+    #[serde(default)]
+    pub when: Option<RawCondition>,
+    #[serde(default)]
+    pub points: Option<RawPoints>,
+    #[serde(default)]
+    pub evidence: Option<String>,
+    #[serde(default)]
+    pub flag: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawOutcome {
+    #[serde(default)]
+    pub points: Option<RawPoints>,
+    #[serde(default)]
+    pub evidence: Option<String>,
+    #[serde(default)]
+    pub flag: Option<String>,
+}
+
+/// A number of points, or a metric scaled and rounded (`{metric: ratio, times: 15}`).
+#[derive(Debug)]
+pub enum RawPoints {
+    Fixed(f64),
+    Scaled(RawScaled),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawScaled {
+    pub metric: String,
+    pub times: f64,
+}
+
+impl<'de> Deserialize<'de> for RawPoints {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawPoints;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a number or a map `{metric, times}`")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<RawPoints, E> {
+                Ok(RawPoints::Fixed(v as f64))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<RawPoints, E> {
+                Ok(RawPoints::Fixed(v as f64))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<RawPoints, E> {
+                Ok(RawPoints::Fixed(v))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<RawPoints, A::Error> {
+                RawScaled::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(RawPoints::Scaled)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A condition over the session (or, in a `for_each` rule, over one entry and its neighbours).
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawCondition {
+    /// How many entries match a selector; with `at_least` / `at_most` (default: at least 1).
+    #[serde(default)]
+    pub count: Option<SelectorRef>,
+    /// A named metric's value; with `at_least` / `at_most`. False when the metric is undefined.
+    #[serde(default)]
+    pub metric: Option<String>,
+    #[serde(default)]
+    pub at_least: Option<f64>,
+    #[serde(default)]
+    pub at_most: Option<f64>,
+    /// The dimension's running score, before this rule.
+    #[serde(default)]
+    pub score_at_least: Option<f64>,
+    #[serde(default)]
+    pub score_at_most: Option<f64>,
+    /// The first entry (in session order) that matches a selector; with `before_first` or `is`.
+    #[serde(default)]
+    pub first: Option<SelectorRef>,
+    /// Holds when no entry matches this selector, or its first match is not earlier in time.
+    #[serde(default)]
+    pub before_first: Option<SelectorRef>,
+    /// Holds when the `first` entry also matches this selector.
+    #[serde(default)]
+    pub is: Option<SelectorRef>,
+    /// In `for_each`: the current entry matches this selector.
+    #[serde(default)]
+    pub entry: Option<SelectorRef>,
+    /// In `for_each`: one of the next `within` entries matches.
+    #[serde(default)]
+    pub followed_by: Option<SelectorRef>,
+    /// In `for_each`: one of the previous `within` entries matches.
+    #[serde(default)]
+    pub preceded_by: Option<SelectorRef>,
+    #[serde(default)]
+    pub within: Option<u32>,
+    #[serde(default)]
+    pub all: Option<Vec<RawCondition>>,
+    #[serde(default)]
+    pub any: Option<Vec<RawCondition>>,
+    #[serde(default)]
+    pub not: Option<Box<RawCondition>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMetric {
+    /// `count(of) / count(over)`; undefined when `over` matches nothing.
+    #[serde(default)]
+    pub ratio: Option<RawRatio>,
+    /// How many matching entries repeat an earlier one's key (`total - distinct`).
+    #[serde(default)]
+    pub duplicates: Option<RawKeyed>,
+    /// How many distinct keys the matching entries have.
+    #[serde(default)]
+    pub distinct: Option<RawKeyed>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRatio {
+    pub of: SelectorRef,
+    pub over: SelectorRef,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawKeyed {
+    pub of: SelectorRef,
+    /// A field path such as `params.title`; entries where it is missing or empty are skipped.
+    pub key: String,
+    #[serde(default)]
+    pub normalize: Vec<Normalize>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Normalize {
+    Lowercase,
+    Trim,
+    CollapseWhitespace,
+}
+
+/// Matches entries. Keys of one map must all hold.
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawSelector {
+    /// The entry's domain is this one (or one of these).
+    #[serde(default)]
+    pub domain: Option<Names>,
+    #[serde(default)]
+    pub operation: Option<Names>,
+    #[serde(default)]
+    pub success: Option<bool>,
+    #[serde(default)]
+    pub exit_code: Option<Codes>,
+    /// A field path (`params.title`, `metadata.gateway`, `error`, …) tested by the keys below.
+    #[serde(default)]
+    pub field: Option<String>,
+    #[serde(default)]
+    pub equals: Option<Value>,
+    #[serde(default)]
+    pub one_of: Option<Vec<Value>>,
+    /// JavaScript truthiness: not missing, null, false, 0 or "".
+    #[serde(default)]
+    pub truthy: Option<bool>,
+    /// Missing, falsy, or a string that is empty once trimmed.
+    #[serde(default)]
+    pub blank: Option<bool>,
+    #[serde(default)]
+    pub present: Option<bool>,
+    /// The field is a string containing this text.
+    #[serde(default)]
+    pub contains: Option<String>,
+    /// Another named selector.
+    #[serde(default)]
+    pub is: Option<String>,
+    #[serde(default)]
+    pub all: Option<Vec<SelectorRef>>,
+    #[serde(default)]
+    pub any: Option<Vec<SelectorRef>>,
+    #[serde(default)]
+    pub not: Option<Box<SelectorRef>>,
+}
+
+/// A selector by name, or written in place.
+#[derive(Debug)]
+pub enum SelectorRef {
+    Name(String),
+    Inline(Box<RawSelector>),
+}
+
+impl<'de> Deserialize<'de> for SelectorRef {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = SelectorRef;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a selector name or a selector map")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<SelectorRef, E> {
+                Ok(SelectorRef::Name(v.to_owned()))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SelectorRef, A::Error> {
+                RawSelector::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(|s| SelectorRef::Inline(Box::new(s)))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// One name or a list of names.
+#[derive(Debug, Clone)]
+pub struct Names(pub Vec<String>);
+
+impl<'de> Deserialize<'de> for Names {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Names;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a name or a list of names")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Names, E> {
+                Ok(Names(vec![v.to_owned()]))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Names, A::Error> {
+                let mut out = Vec::new();
+                while let Some(name) = seq.next_element::<String>()? {
+                    out.push(name);
+                }
+                Ok(Names(out))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// One exit code or a list of them.
+#[derive(Debug, Clone)]
+pub struct Codes(pub Vec<i64>);
+
+impl<'de> Deserialize<'de> for Codes {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Codes;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an integer or a list of integers")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Codes, E> {
+                Ok(Codes(vec![v]))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Codes, E> {
+                i64::try_from(v)
+                    .map(|v| Codes(vec![v]))
+                    .map_err(|_| E::custom("exit code out of range"))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Codes, A::Error> {
+                let mut out = Vec::new();
+                while let Some(code) = seq.next_element::<i64>()? {
+                    out.push(code);
+                }
+                Ok(Codes(out))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}

@@ -1,0 +1,178 @@
+//! Evidence and flag texts with placeholders, parsed and checked when the pack compiles.
+//!
+//! `{count.NAME}` a selector's count · `{metric.NAME}` a metric's value ·
+//! `{percent.NAME}` a metric × 100, rounded half up · `{score}` the dimension's running score ·
+//! in `for_each` rules `{entry.PATH}` or `{entry.PATH|fallback}` a field of the entry
+//! (fallback when missing or null) and `{entry.position}` its 1-based place in the session.
+//! `{{` and `}}` are literal braces.
+
+use super::field::Field;
+
+#[derive(Debug, Clone)]
+pub struct Template {
+    segments: Vec<Segment>,
+}
+
+#[derive(Debug, Clone)]
+pub enum Segment {
+    Text(String),
+    Count(usize),
+    Metric(usize),
+    Percent(usize),
+    Score,
+    EntryField { field: Field, fallback: Option<String> },
+    EntryPosition,
+}
+
+/// Names a template may refer to, and whether an entry is in reach.
+pub trait TemplateScope {
+    fn selector(&mut self, name: &str) -> Option<usize>;
+    fn metric(&self, name: &str) -> Option<usize>;
+    fn has_entry(&self) -> bool;
+}
+
+/// What the evaluator supplies when a template is rendered.
+pub trait TemplateValues {
+    fn count(&self, selector: usize) -> usize;
+    fn metric(&self, metric: usize) -> Option<f64>;
+    fn score(&self) -> f64;
+    fn entry_field(&self, field: &Field) -> Option<String>;
+    fn entry_position(&self) -> Option<usize>;
+}
+
+impl Template {
+    /// Parses `text`, reporting every placeholder that refers to nothing.
+    pub fn parse(text: &str, scope: &mut dyn TemplateScope) -> Result<Template, Vec<String>> {
+        let mut segments = Vec::new();
+        let mut problems = Vec::new();
+        let mut literal = String::new();
+        let mut chars = text.char_indices().peekable();
+        while let Some((at, c)) = chars.next() {
+            match c {
+                '{' if chars.peek().map(|&(_, n)| n) == Some('{') => {
+                    chars.next();
+                    literal.push('{');
+                }
+                '}' if chars.peek().map(|&(_, n)| n) == Some('}') => {
+                    chars.next();
+                    literal.push('}');
+                }
+                '{' => {
+                    let rest = &text[at + 1..];
+                    let Some(end) = rest.find('}') else {
+                        problems.push(format!("unclosed `{{` in `{text}` (write `{{{{` for a literal brace)"));
+                        break;
+                    };
+                    let name = &rest[..end];
+                    for _ in 0..name.chars().count() + 1 {
+                        chars.next();
+                    }
+                    match placeholder(name, scope) {
+                        Ok(segment) => {
+                            if !literal.is_empty() {
+                                segments.push(Segment::Text(std::mem::take(&mut literal)));
+                            }
+                            segments.push(segment);
+                        }
+                        Err(problem) => problems.push(problem),
+                    }
+                }
+                '}' => problems.push(format!(
+                    "unmatched `}}` in `{text}` (write `}}}}` for a literal brace)"
+                )),
+                other => literal.push(other),
+            }
+        }
+        if !literal.is_empty() {
+            segments.push(Segment::Text(literal));
+        }
+        if problems.is_empty() {
+            Ok(Template { segments })
+        } else {
+            Err(problems)
+        }
+    }
+
+    pub fn render(&self, values: &dyn TemplateValues) -> String {
+        let mut out = String::new();
+        for segment in &self.segments {
+            match segment {
+                Segment::Text(text) => out.push_str(text),
+                Segment::Count(sel) => out.push_str(&values.count(*sel).to_string()),
+                Segment::Metric(m) => match values.metric(*m) {
+                    Some(v) => out.push_str(&crate::entry::js_number(v)),
+                    None => out.push_str("undefined"),
+                },
+                Segment::Percent(m) => match values.metric(*m) {
+                    Some(v) => out.push_str(&crate::entry::js_number(crate::entry::round_half_up(
+                        v * 100.0,
+                    ))),
+                    None => out.push_str("undefined"),
+                },
+                Segment::Score => out.push_str(&crate::entry::js_number(values.score())),
+                Segment::EntryField { field, fallback } => {
+                    match (values.entry_field(field), fallback) {
+                        (Some(text), _) => out.push_str(&text),
+                        (None, Some(fallback)) => out.push_str(fallback),
+                        (None, None) => out.push_str("undefined"),
+                    }
+                }
+                Segment::EntryPosition => {
+                    if let Some(p) = values.entry_position() {
+                        out.push_str(&p.to_string());
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Selectors this template counts, so the evaluator knows what to tally.
+    pub fn segments(&self) -> &[Segment] {
+        &self.segments
+    }
+}
+
+fn placeholder(name: &str, scope: &mut dyn TemplateScope) -> Result<Segment, String> {
+    let (name, fallback) = match name.split_once('|') {
+        Some((n, f)) => (n.trim(), Some(f.to_owned())),
+        None => (name.trim(), None),
+    };
+    let entry_only = |scope: &dyn TemplateScope, segment: Segment| {
+        if scope.has_entry() {
+            Ok(segment)
+        } else {
+            Err(format!(
+                "placeholder `{{{name}}}` needs an entry, and only `for_each` rules have one"
+            ))
+        }
+    };
+    if fallback.is_some() && !name.starts_with("entry.") {
+        return Err(format!(
+            "placeholder `{{{name}|…}}` has a fallback, which only `entry.` fields take"
+        ));
+    }
+    match name.split_once('.') {
+        None if name == "score" => Ok(Segment::Score),
+        Some(("count", sel)) => scope
+            .selector(sel)
+            .map(Segment::Count)
+            .ok_or_else(|| format!("placeholder `{{{name}}}` refers to no selector `{sel}`")),
+        Some(("metric", m)) => scope
+            .metric(m)
+            .map(Segment::Metric)
+            .ok_or_else(|| format!("placeholder `{{{name}}}` refers to no metric `{m}`")),
+        Some(("percent", m)) => scope
+            .metric(m)
+            .map(Segment::Percent)
+            .ok_or_else(|| format!("placeholder `{{{name}}}` refers to no metric `{m}`")),
+        Some(("entry", "position")) => entry_only(scope, Segment::EntryPosition),
+        Some(("entry", path)) => {
+            let field = Field::parse(path).map_err(|e| format!("placeholder `{{{name}}}`: {e}"))?;
+            entry_only(scope, Segment::EntryField { field, fallback })
+        }
+        _ => Err(format!(
+            "unknown placeholder `{{{name}}}` (use `count.SELECTOR`, `metric.NAME`, `percent.NAME`, `score`, `entry.FIELD` or `entry.position`)"
+        )),
+    }
+}

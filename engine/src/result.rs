@@ -1,0 +1,92 @@
+//! The grade of one session: a superset of CLEO's `GradeResult`.
+
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize, Serializer};
+
+/// A score: printed as an integer when it is one, so CLEO-shaped results stay byte-identical.
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Default, Deserialize)]
+#[serde(transparent)]
+pub struct Score(pub f64);
+
+impl Serialize for Score {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let v = self.0;
+        if v.fract() == 0.0 && v.abs() < 9.0e15 {
+            s.serialize_i64(v as i64)
+        } else {
+            s.serialize_f64(v)
+        }
+    }
+}
+
+impl std::fmt::Display for Score {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&crate::entry::js_number(self.0))
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GradeResult {
+    pub session_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<String>,
+    pub total_score: Score,
+    pub max_score: Score,
+    pub dimensions: IndexMap<String, DimensionScore>,
+    pub flags: Vec<String>,
+    pub timestamp: String,
+    pub entry_count: usize,
+    pub evaluator: String,
+    pub rubric: RubricRef,
+    pub percent: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grade: Option<String>,
+    /// Why each point was given or taken; only with `--explain`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explain: Option<IndexMap<String, Vec<RuleTrace>>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DimensionScore {
+    pub score: Score,
+    pub max: Score,
+    pub evidence: Vec<String>,
+}
+
+/// Names exactly what graded a result: the pack, its version, and a digest of its files.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RubricRef {
+    pub id: String,
+    pub version: String,
+    pub digest: String,
+}
+
+/// What one rule did to a dimension, and the entries behind it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RuleTrace {
+    pub rule: String,
+    pub points: Score,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub evidence: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flags: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub entries: Vec<EntryRef>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EntryRef {
+    /// 1-based place of the entry in its session.
+    pub position: usize,
+    pub timestamp: String,
+    pub operation: String,
+}
+
+/// `percent` rounded to two decimals, half up.
+pub fn percent_of(total: f64, max: f64) -> f64 {
+    if max <= 0.0 {
+        return 0.0;
+    }
+    crate::entry::round_half_up(total / max * 10_000.0) / 100.0
+}
