@@ -1,0 +1,129 @@
+//! The shipped CLEO packs against what CLEO's own grader gives, session for session and
+//! string for string (the corpus is a copy of `../shared/conformance`).
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+fn corpus(file: &str) -> std::path::PathBuf {
+    fixture(&format!("conformance/{file}"))
+}
+
+fn session_ids() -> Vec<String> {
+    std::fs::read_to_string(corpus("sessions.txt"))
+        .expect("sessions.txt exists")
+        .lines()
+        .map(str::to_owned)
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+fn expected(file: &str) -> Vec<Value> {
+    json_lines(&std::fs::read_to_string(corpus(file)).expect("expected file exists"))
+}
+
+fn grade_corpus(pack: &str, source: &std::path::Path) -> Vec<Value> {
+    let ids = session_ids();
+    let source = source.to_str().expect("utf-8 path");
+    let mut args = vec!["--rubric", pack, "--source", source, "--format", "jsonl", "--no-record"];
+    args.extend(ids.iter().map(String::as_str));
+    let out = run(&args);
+    assert_eq!(code(&out), 0, "grade failed: {}", stderr(&out));
+    json_lines(&stdout(&out))
+}
+
+fn assert_conforms(pack: &str, source: &std::path::Path, expected_file: &str) {
+    let actual = grade_corpus(pack, source);
+    let expected = expected(expected_file);
+    assert_eq!(expected.len(), 301);
+    let problems = compare_with_expected(&expected, &actual);
+    assert!(
+        problems.is_empty(),
+        "{} of 301 sessions differ from CLEO's grader, first ones:\n{}",
+        problems.len(),
+        problems.iter().take(20).cloned().collect::<Vec<_>>().join("\n")
+    );
+    let schema = grade_schema();
+    for r in &actual {
+        assert_valid_grade(&schema, r);
+    }
+}
+
+#[test]
+fn cleo_v1_matches_the_reference_grader_on_every_corpus_session() {
+    assert_conforms("cleo-v1", &corpus("audit.jsonl"), "cleo-v1.expected.jsonl");
+}
+
+#[test]
+fn cleo_v2_matches_the_reference_grader_on_every_corpus_session() {
+    assert_conforms("cleo-v2", &corpus("audit.jsonl"), "cleo-v2.expected.jsonl");
+}
+
+/// Writes the corpus into a CLEO-layout `tasks.db` the way CLEO's audit middleware does
+/// (and as `jsonl_to_cleo_db.py` does): no exit code, no role, success as 0/1.
+pub fn write_cleo_db(jsonl: &std::path::Path, db: &std::path::Path) {
+    let conn = rusqlite::Connection::open(db).expect("create db");
+    conn.execute_batch(
+        "CREATE TABLE audit_log (
+          id text PRIMARY KEY, timestamp text DEFAULT (datetime('now')) NOT NULL, action text NOT NULL,
+          task_id text NOT NULL, actor text DEFAULT 'system' NOT NULL, details_json text DEFAULT '{}',
+          before_json text, after_json text, domain text, operation text, session_id text, request_id text,
+          duration_ms integer, success integer, source text, gateway text, error_message text);",
+    )
+    .expect("create table");
+    let text = std::fs::read_to_string(jsonl).expect("read corpus");
+    let tx = conn.unchecked_transaction().expect("begin");
+    {
+        let mut insert = tx
+            .prepare("INSERT INTO audit_log VALUES (?,?,?,?,?,?,NULL,NULL,?,?,?,NULL,?,?,?,?,?)")
+            .expect("prepare");
+        for (n, line) in text.lines().enumerate() {
+            let e: Value = serde_json::from_str(line).expect("corpus line is JSON");
+            let m = &e["metadata"];
+            let r = &e["result"];
+            insert
+                .execute(rusqlite::params![
+                    format!("{:032x}", n + 1),
+                    e["timestamp"].as_str(),
+                    e["operation"].as_str(),
+                    m["taskId"].as_str().unwrap_or("system"),
+                    m["userId"].as_str().unwrap_or("agent"),
+                    e["params"].to_string(),
+                    e["domain"].as_str(),
+                    e["operation"].as_str(),
+                    e["sessionId"].as_str(),
+                    r["duration"].as_i64(),
+                    i64::from(r["success"].as_bool().unwrap_or(false)),
+                    m["source"].as_str(),
+                    m["gateway"].as_str(),
+                    e["error"].as_str(),
+                ])
+                .expect("insert");
+        }
+    }
+    tx.commit().expect("commit");
+}
+
+#[test]
+fn cleo_v1_from_a_cleo_database_matches_the_reference_database_results() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("tasks.db");
+    write_cleo_db(&corpus("audit.jsonl"), &db);
+    assert_conforms("cleo-v1", &db, "cleo-v1.sqlite.expected.jsonl");
+}
+
+#[test]
+fn a_database_is_read_from_the_default_place_without_source() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir_all(dir.path().join(".cleo")).expect("mkdir");
+    write_cleo_db(&corpus("audit.jsonl"), &dir.path().join(".cleo/tasks.db"));
+    let out = run_in(dir.path(), &["--rubric", "cleo-v1", "--format", "jsonl", "--no-record", "session-7-00001"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let results = json_lines(&stdout(&out));
+    let expected: Vec<Value> = expected("cleo-v1.sqlite.expected.jsonl")
+        .into_iter()
+        .filter(|r| r["sessionId"] == "session-7-00001")
+        .collect();
+    assert_eq!(compare_with_expected(&expected, &results), Vec::<String>::new());
+}

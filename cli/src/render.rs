@@ -116,6 +116,9 @@ pub fn report(r: &GradeResult, pack: &CompiledPack, color: bool) -> String {
                     }
                 }
                 let _ = writeln!(out, "{line}");
+                for f in &t.flags {
+                    let _ = writeln!(out, "      {} {}", p.red("!"), p.dim(f));
+                }
             }
         }
     }

@@ -54,6 +54,9 @@ struct Facts<'s> {
     /// Per selector id: the (ascending) positions of matching entries.
     hits: Vec<Vec<u32>>,
     metrics: Vec<Option<f64>>,
+    /// Per metric, the entries that moved it (only with `explain`): the `over` entries
+    /// outside `of` for a ratio, the repeats for duplicates, the first of each key for distinct.
+    metric_witnesses: Vec<Vec<u32>>,
 }
 
 impl CompiledPack {
@@ -94,7 +97,7 @@ impl CompiledPack {
             return Ok(result);
         }
 
-        let facts = self.facts(entries);
+        let facts = self.facts(entries, options.explain);
         let mut script_data: Option<Arc<SessionData>> = None;
         let mut total = 0.0;
         for dimension in &self.dimensions {
@@ -196,7 +199,7 @@ impl CompiledPack {
         Ok(result)
     }
 
-    fn facts<'s>(&self, entries: &'s [Entry]) -> Facts<'s> {
+    fn facts<'s>(&self, entries: &'s [Entry], explain: bool) -> Facts<'s> {
         let mut hits: Vec<Vec<u32>> = vec![Vec::new(); self.selectors.len()];
         for (i, entry) in entries.iter().enumerate() {
             for (s, selector) in self.selectors.iter().enumerate() {
@@ -210,17 +213,26 @@ impl CompiledPack {
             .iter()
             .map(|m| metric_value(m, entries, &hits))
             .collect();
+        let metric_witnesses = if explain {
+            self.metrics
+                .iter()
+                .map(|m| metric_witnesses(m, entries, &hits))
+                .collect()
+        } else {
+            Vec::new()
+        };
         Facts {
             entries,
             hits,
             metrics,
+            metric_witnesses,
         }
     }
 
     pub(crate) fn matches(&self, selector: &Selector, e: &Entry) -> bool {
         match selector {
-            Selector::Domain(names) => names.iter().any(|n| *n == e.domain),
-            Selector::Operation(names) => names.iter().any(|n| *n == e.operation),
+            Selector::Domain(names) => names.contains(&e.domain),
+            Selector::Operation(names) => names.contains(&e.operation),
             Selector::Success(want) => e.result.success == *want,
             Selector::ExitCode(codes) => codes.contains(&e.result.exit_code),
             Selector::Equals(field, value) => field.get(e).equals(value),
@@ -230,7 +242,7 @@ impl CompiledPack {
             }
             Selector::Truthy(field, want) => field.get(e).truthy() == *want,
             Selector::Blank(field, want) => field.get(e).blank() == *want,
-            Selector::Present(field, want) => !field.get(e).is_missing() == *want,
+            Selector::Present(field, want) => field.get(e).is_missing() != *want,
             Selector::Contains(field, text) => {
                 field.get(e).as_str().is_some_and(|s| s.contains(text.as_str()))
             }
@@ -287,24 +299,49 @@ fn metric_value(metric: &Metric, entries: &[Entry], hits: &[Vec<u32>]) -> Option
     }
 }
 
+fn metric_witnesses(metric: &Metric, entries: &[Entry], hits: &[Vec<u32>]) -> Vec<u32> {
+    match metric {
+        Metric::Ratio { of, over } => hits[*over]
+            .iter()
+            .copied()
+            .filter(|i| hits[*of].binary_search(i).is_err())
+            .collect(),
+        Metric::Duplicates { of, key, normalize } | Metric::Distinct { of, key, normalize } => {
+            let want_repeats = matches!(metric, Metric::Duplicates { .. });
+            let mut seen = HashSet::new();
+            hits[*of]
+                .iter()
+                .copied()
+                .filter(|&i| {
+                    let Some(k) = normalized_key(&entries[i as usize], key, normalize) else {
+                        return false;
+                    };
+                    seen.insert(k) != want_repeats
+                })
+                .collect()
+        }
+    }
+}
+
 /// The normalised keys of the matching entries; missing and empty keys are left out
 /// (CLEO's `.filter(Boolean)`).
 fn keys(positions: &[u32], entries: &[Entry], key: &Field, normalize: &[Normalize]) -> Vec<String> {
     positions
         .iter()
-        .filter_map(|&i| key.get(&entries[i as usize]).display())
-        .map(|mut k| {
-            for step in normalize {
-                k = match step {
-                    Normalize::Lowercase => k.to_lowercase(),
-                    Normalize::Trim => crate::entry::js_trim(&k).to_owned(),
-                    Normalize::CollapseWhitespace => k.split_whitespace().collect::<Vec<_>>().join(" "),
-                };
-            }
-            k
-        })
-        .filter(|k| !k.is_empty())
+        .filter_map(|&i| normalized_key(&entries[i as usize], key, normalize))
         .collect()
+}
+
+fn normalized_key(entry: &Entry, key: &Field, normalize: &[Normalize]) -> Option<String> {
+    let mut k = key.get(entry).display()?;
+    for step in normalize {
+        k = match step {
+            Normalize::Lowercase => k.to_lowercase(),
+            Normalize::Trim => crate::entry::js_trim(&k).to_owned(),
+            Normalize::CollapseWhitespace => k.split_whitespace().collect::<Vec<_>>().join(" "),
+        };
+    }
+    (!k.is_empty()).then_some(k)
 }
 
 /// Where a condition is evaluated: the session, the running score, and in `for_each` the entry.
@@ -314,25 +351,28 @@ struct Ctx<'a, 's> {
     entry: Option<u32>,
 }
 
-/// The first case whose condition holds; with `witnesses`, the entries behind that case
-/// (not those of cases tried before it) are added.
+/// The first case whose condition holds; with `witnesses`, the entries behind it are added.
 fn first_case<'c>(cases: &'c [Case], ctx: &Ctx<'_, '_>, witnesses: Option<&mut Vec<u32>>) -> Option<&'c Case> {
     let Some(witnesses) = witnesses else {
         return cases.iter().find(|case| holds(&case.when, ctx, None));
     };
+    // When the applied case has no entries of its own (an `otherwise`), the entries that
+    // made the earlier cases fail are what explains it.
+    let mut failed = Vec::new();
     let mut tried = Vec::new();
     for case in cases {
         tried.clear();
         if holds(&case.when, ctx, Some(&mut tried)) {
-            witnesses.extend_from_slice(&tried);
+            witnesses.extend_from_slice(if tried.is_empty() { &failed } else { &tried });
             return Some(case);
         }
+        failed.extend_from_slice(&tried);
     }
     None
 }
 
 fn within_bounds(value: f64, at_least: Option<f64>, at_most: Option<f64>) -> bool {
-    at_least.map_or(true, |m| value >= m) && at_most.map_or(true, |m| value <= m)
+    at_least.is_none_or(|m| value >= m) && at_most.is_none_or(|m| value <= m)
 }
 
 fn holds(condition: &Condition, ctx: &Ctx<'_, '_>, mut witnesses: Option<&mut Vec<u32>>) -> bool {
@@ -350,17 +390,19 @@ fn holds(condition: &Condition, ctx: &Ctx<'_, '_>, mut witnesses: Option<&mut Ve
             at_most,
         } => {
             let found = &hits[*selector];
-            let ok = within_bounds(found.len() as f64, *at_least, *at_most);
-            if ok {
-                witness(found);
-            }
-            ok
+            witness(found);
+            within_bounds(found.len() as f64, *at_least, *at_most)
         }
         Condition::Metric {
             metric,
             at_least,
             at_most,
-        } => ctx.facts.metrics[*metric].is_some_and(|v| within_bounds(v, *at_least, *at_most)),
+        } => {
+            if let Some(w) = ctx.facts.metric_witnesses.get(*metric) {
+                witness(w);
+            }
+            ctx.facts.metrics[*metric].is_some_and(|v| within_bounds(v, *at_least, *at_most))
+        }
         Condition::Score { at_least, at_most } => within_bounds(ctx.score, *at_least, *at_most),
         Condition::FirstBeforeFirst { first, before } => {
             let Some(&a) = hits[*first].first() else {

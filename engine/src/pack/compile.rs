@@ -478,7 +478,8 @@ impl Compiler<'_> {
         if raw.id.trim().is_empty() {
             self.problem(format!("{path}.id"), "the dimension id is empty");
         }
-        if !(raw.max > 0.0) {
+        // NaN is not above 0 either.
+        if raw.max.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
             self.problem(
                 format!("{path}.max"),
                 format!("`max` must be above 0, not {}", raw.max),
@@ -486,6 +487,13 @@ impl Compiler<'_> {
         }
         let floor = raw.floor.unwrap_or(0.0);
         let cap = raw.cap.unwrap_or(raw.max);
+        // Scores stay within [0, max]: results and their schema rely on it.
+        if floor < 0.0 {
+            self.problem(format!("{path}.floor"), format!("`floor` {floor} is below 0"));
+        }
+        if cap > raw.max {
+            self.problem(format!("{path}.cap"), format!("`cap` {cap} is above the dimension's max {}", raw.max));
+        }
         if floor > cap {
             self.problem(
                 format!("{path}.floor"),

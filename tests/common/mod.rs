@@ -1,0 +1,113 @@
+//! Helpers shared by the integration tests: run the binary, read fixtures, check schemas.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+pub fn fixture(rel: &str) -> PathBuf {
+    repo_root().join("tests/fixtures").join(rel)
+}
+
+pub fn grade_bin() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_grade"));
+    cmd.env_remove("GRADE_RUBRIC_PATH").env("NO_COLOR", "1");
+    cmd
+}
+
+/// Runs `grade` with `args` in `dir` and returns its output.
+pub fn run_in(dir: &Path, args: &[&str]) -> Output {
+    grade_bin()
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("the grade binary runs")
+}
+
+pub fn run(args: &[&str]) -> Output {
+    run_in(&repo_root(), args)
+}
+
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+pub fn code(out: &Output) -> i32 {
+    out.status.code().unwrap_or(-1)
+}
+
+pub fn json_lines(text: &str) -> Vec<Value> {
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect()
+}
+
+/// The validator of `schemas/grade.schema.json`.
+pub fn grade_schema() -> jsonschema::Validator {
+    let text = std::fs::read_to_string(repo_root().join("schemas/grade.schema.json"))
+        .expect("schemas/grade.schema.json exists");
+    let schema: Value = serde_json::from_str(&text).expect("the schema is JSON");
+    jsonschema::validator_for(&schema).expect("the schema is a valid JSON Schema")
+}
+
+/// Panics with every violation when `result` does not validate against the grade schema.
+pub fn assert_valid_grade(validator: &jsonschema::Validator, result: &Value) {
+    let errors: Vec<String> = validator
+        .iter_errors(result)
+        .map(|e| format!("{} at {}", e, e.instance_path))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "result for {} violates schemas/grade.schema.json: {errors:#?}",
+        result["sessionId"]
+    );
+}
+
+/// Compares per session as the reference `compare_grades.py` does; returns the mismatches.
+pub fn compare_with_expected(expected: &[Value], actual: &[Value]) -> Vec<String> {
+    let by_id: std::collections::HashMap<&str, &Value> = actual
+        .iter()
+        .map(|r| (r["sessionId"].as_str().unwrap_or_default(), r))
+        .collect();
+    let mut problems = Vec::new();
+    for exp in expected {
+        let id = exp["sessionId"].as_str().unwrap_or_default();
+        let Some(act) = by_id.get(id) else {
+            problems.push(format!("{id}: no result"));
+            continue;
+        };
+        for key in ["totalScore", "maxScore", "entryCount", "flags"] {
+            if !same_number_or_value(&exp[key], &act[key]) {
+                problems.push(format!("{id}: {key}: expected {}, got {}", exp[key], act[key]));
+            }
+        }
+        if let Some(dims) = exp["dimensions"].as_object() {
+            for (name, e) in dims {
+                let a = &act["dimensions"][name];
+                for key in ["score", "max", "evidence"] {
+                    if !same_number_or_value(&e[key], &a[key]) {
+                        problems.push(format!("{id}: {name}.{key}: expected {}, got {}", e[key], a[key]));
+                    }
+                }
+            }
+        }
+    }
+    problems
+}
+
+fn same_number_or_value(a: &Value, b: &Value) -> bool {
+    match (a.as_f64(), b.as_f64()) {
+        (Some(x), Some(y)) => x == y,
+        _ => a == b,
+    }
+}
