@@ -3,7 +3,8 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use grade_engine::{CompiledPack, PackError, PackOrigin};
+use grade_engine::pack::{Problem, Severity};
+use grade_engine::{CompiledPack, PackError, PackFiles, PackOrigin};
 use serde_json::json;
 
 use crate::args::{Format, RubricCommand};
@@ -139,34 +140,75 @@ fn show(pack: &CompiledPack, format: Format) -> Result<(), CliError> {
     write_stdout(out.as_bytes())
 }
 
+fn plural(n: usize, word: &str) -> String {
+    format!("{n} {word}{}", if n == 1 { "" } else { "s" })
+}
+
 fn validate(spec: &str, search_path: &[PathBuf], format: Format) -> Result<(), CliError> {
     let files = grade_engine::locate_pack(spec, search_path)?;
-    let (problems, summary) = match grade_engine::compile_pack(&files) {
-        Ok(pack) => (Vec::new(), format!("{} {} is valid", pack.id, pack.version)),
-        Err(PackError::Invalid { problems, .. }) => {
-            let n = problems.len();
-            (problems, format!("{n} problem{}", if n == 1 { "" } else { "s" }))
-        }
-        Err(other) => return Err(other.into()),
-    };
+    let validation = grade_engine::validate_pack(&files);
+    let errors = validation.problems.iter().filter(|p| p.severity == Severity::Error).count();
+    let warnings = validation.problems.len() - errors;
     let out = match format {
         Format::Human => {
             let mut out = String::new();
-            for p in &problems {
-                let _ = writeln!(out, "error: {p}");
+            for p in &validation.problems {
+                out.push_str(&describe_problem(p, &files));
             }
-            let _ = writeln!(out, "{summary}");
+            let verdict = match &validation.pack {
+                Some(pack) => format!("{} {} is valid", pack.id, pack.version),
+                None => format!("{spec} is invalid"),
+            };
+            let _ = writeln!(out, "{verdict}: {}, {}", plural(errors, "error"), plural(warnings, "warning"));
             out
         }
         Format::Json | Format::Jsonl => format!(
             "{}\n",
-            serde_json::to_string_pretty(&json!({"valid": problems.is_empty(), "problems": problems})).map_err(CliError::Json)?
+            serde_json::to_string_pretty(&json!({
+                "valid": validation.pack.is_some(),
+                "errors": errors,
+                "warnings": warnings,
+                "problems": validation.problems,
+            }))
+            .map_err(CliError::Json)?
         ),
     };
     write_stdout(out.as_bytes())?;
-    if problems.is_empty() {
+    if validation.pack.is_some() {
         Ok(())
     } else {
-        Err(CliError::CheckFailed(format!("rubric pack `{spec}` is invalid")))
+        Err(CliError::CheckFailed(format!("rubric pack `{spec}` is invalid ({})", plural(errors, "error"))))
     }
+}
+
+/// A problem as compilers print one: the message, its place, and the line with a caret.
+pub fn describe_problem(p: &Problem, files: &PackFiles) -> String {
+    let mut out = String::new();
+    let label = match p.severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+    };
+    let _ = writeln!(out, "{label}: {}", p.message);
+    let mut place = p.file.clone();
+    if let Some(line) = p.line {
+        let _ = write!(place, ":{line}");
+        if let Some(column) = p.column {
+            let _ = write!(place, ":{column}");
+        }
+    }
+    if p.path.is_empty() {
+        let _ = writeln!(out, "  --> {place}");
+    } else {
+        let _ = writeln!(out, "  --> {place} (at `{}`)", p.path);
+    }
+    let text = files.files.iter().find(|(name, _)| files.display_path(name) == p.file).map(|(_, t)| t);
+    if let (Some(text), Some(line), Some(column)) = (text, p.line, p.column) {
+        if let Some(snippet) = grade_engine::pack::locate::snippet(text, grade_engine::pack::locate::Place { line, column }) {
+            for l in snippet.lines() {
+                let _ = writeln!(out, "   {l}");
+            }
+        }
+    }
+    out.push('\n');
+    out
 }

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 pub use entry::{Entry, Session};
 pub use eval::{EvalError, GradeOptions};
-pub use pack::{compile_pack, CompiledPack, PackError, PackFiles, PackOrigin};
+pub use pack::{compile_pack, validate_pack, CompiledPack, PackError, PackFiles, PackOrigin, Validation};
 pub use result::GradeResult;
 pub use source::{read_sessions, SessionFilter, SourceError};
 

@@ -7,45 +7,72 @@ use indexmap::IndexMap;
 
 use super::field::Field;
 use super::raw::{
-    RawCase, RawCondition, RawDimension, RawMetric, RawOutcome, RawPack, RawPoints, RawRule,
+    Lenient, RawCase, RawCondition, RawDimension, RawMetric, RawOutcome, RawPack, RawPoints, RawRule,
     RawSelector, SelectorRef,
 };
 use super::template::{Template, TemplateScope};
+use super::locate::Places;
 use super::{
     Band, Case, CompiledPack, Condition, Dimension, Metric, PackError, PackFiles, Points, Problem,
-    Rule, RuleKind, Selector,
+    Rule, RuleKind, Selector, Severity,
 };
 use crate::script::ScriptHost;
 
 const MANIFEST: &str = "rubric.yaml";
 const DEFAULT_EMPTY_FLAG: &str = "no audit entries found for session";
 
+/// A pack that compiled, or every error found; with the warnings of the static checks.
+pub struct Validation {
+    pub pack: Option<CompiledPack>,
+    /// Errors and warnings, each with its place.
+    pub problems: Vec<Problem>,
+}
+
+/// Compiles a pack, failing with every error found.
 pub fn compile_pack(files: &PackFiles) -> Result<CompiledPack, PackError> {
+    let validation = validate_pack(files);
+    match validation.pack {
+        Some(pack) => Ok(pack),
+        None => Err(PackError::Invalid {
+            origin: files.origin.clone(),
+            problems: validation
+                .problems
+                .into_iter()
+                .filter(|p| p.severity == Severity::Error)
+                .collect(),
+        }),
+    }
+}
+
+/// Compiles a pack and runs the static checks: everything `grade rubric validate` reports.
+pub fn validate_pack(files: &PackFiles) -> Validation {
     let manifest_path = files.display_path(MANIFEST);
-    let invalid = |problems| PackError::Invalid {
-        origin: files.origin.clone(),
+    let failed = |problems| Validation {
+        pack: None,
         problems,
     };
     let Some(text) = files.files.get(MANIFEST) else {
-        return Err(invalid(vec![Problem {
+        return failed(vec![Problem {
+            severity: Severity::Error,
             file: manifest_path,
             path: String::new(),
             line: None,
             column: None,
             message: "the pack has no `rubric.yaml`".to_owned(),
-        }]));
+        }]);
     };
     let raw: RawPack = match serde_yaml::from_str(text) {
         Ok(raw) => raw,
         Err(err) => {
             let location = err.location();
-            return Err(invalid(vec![Problem {
+            return failed(vec![Problem {
+                severity: Severity::Error,
                 file: manifest_path,
                 path: String::new(),
                 line: location.as_ref().map(|l| l.line()),
                 column: location.as_ref().map(|l| l.column()),
                 message: yaml_message(&err),
-            }]));
+            }]);
         }
     };
     let mut compiler = Compiler {
@@ -58,11 +85,23 @@ pub fn compile_pack(files: &PackFiles) -> Result<CompiledPack, PackError> {
         scripts: None,
     };
     let pack = compiler.pack(raw);
-    if compiler.problems.is_empty() {
-        Ok(pack)
+    let mut problems = compiler.problems;
+    let pack = if problems.is_empty() {
+        problems.extend(super::lint::lint(&pack, &files.display_path(MANIFEST)));
+        Some(pack)
     } else {
-        Err(invalid(compiler.problems))
+        None
+    };
+    let places = Places::read(text);
+    let manifest = files.display_path(MANIFEST);
+    for p in problems.iter_mut().filter(|p| p.line.is_none() && p.file == manifest) {
+        let prefer_key = p.message.starts_with("unknown field") || p.message.contains("used twice");
+        if let Some(place) = places.find(&p.path, prefer_key) {
+            p.line = Some(place.line);
+            p.column = Some(place.column);
+        }
     }
+    Validation { pack, problems }
 }
 
 /// serde_yaml's message without the location it also reports separately.
@@ -88,12 +127,31 @@ struct Compiler<'f> {
 impl Compiler<'_> {
     fn problem(&mut self, path: impl Into<String>, message: impl Into<String>) {
         self.problems.push(Problem {
+            severity: Severity::Error,
             file: self.manifest_path.clone(),
             path: path.into(),
             line: None,
             column: None,
             message: message.into(),
         });
+    }
+
+    /// The item, or `None` after reporting why it did not deserialize.
+    fn lenient<'r, T>(&mut self, item: &'r Lenient<T>, path: &str) -> Option<&'r T> {
+        match item {
+            Lenient::Ok(item) => Some(item),
+            Lenient::Err { path: inner, message } => {
+                let full = if inner.is_empty() {
+                    path.to_owned()
+                } else if inner.starts_with('[') {
+                    format!("{path}{inner}")
+                } else {
+                    format!("{path}.{inner}")
+                };
+                self.problem(full, message.clone());
+                None
+            }
+        }
     }
 
     fn pack(&mut self, raw: RawPack) -> CompiledPack {
@@ -113,7 +171,9 @@ impl Compiler<'_> {
         }
         for (i, (name, selector)) in raw.selectors.iter().enumerate() {
             let path = format!("selectors.{name}");
-            self.selectors[i] = self.selector(selector, &path);
+            if let Some(selector) = self.lenient(selector, &path) {
+                self.selectors[i] = self.selector(selector, &path);
+            }
         }
         self.check_selector_cycles();
 
@@ -124,7 +184,11 @@ impl Compiler<'_> {
         let metrics: Vec<Metric> = raw
             .metrics
             .iter()
-            .filter_map(|(name, metric)| self.metric(metric, &format!("metrics.{name}")))
+            .filter_map(|(name, metric)| {
+                let path = format!("metrics.{name}");
+                let metric = self.lenient(metric, &path)?;
+                self.metric(metric, &path)
+            })
             .collect();
 
         if raw.dimensions.is_empty() {
@@ -135,6 +199,9 @@ impl Compiler<'_> {
         let mut dimensions = Vec::new();
         for (d, dimension) in raw.dimensions.iter().enumerate() {
             let path = format!("dimensions[{d}]");
+            let Some(dimension) = self.lenient(dimension, &path) else {
+                continue;
+            };
             if !dimension_ids.insert(dimension.id.clone()) {
                 self.problem(
                     format!("{path}.id"),
@@ -176,6 +243,9 @@ impl Compiler<'_> {
         let mut seen = HashSet::new();
         for (i, band) in raw.bands.iter().enumerate() {
             let path = format!("bands[{i}]");
+            let Some(band) = self.lenient(band, &path) else {
+                continue;
+            };
             if !(0.0..=100.0).contains(&band.min_percent) {
                 self.problem(
                     format!("{path}.min_percent"),
@@ -506,6 +576,9 @@ impl Compiler<'_> {
         let mut rules = Vec::new();
         for (r, rule) in raw.rules.iter().enumerate() {
             let rule_path = format!("{path}.rules[{r}]");
+            let Some(rule) = self.lenient(rule, &rule_path) else {
+                continue;
+            };
             if !rule_ids.insert(rule.id.clone()) {
                 self.problem(
                     format!("{rule_path}.id"),
@@ -514,6 +587,7 @@ impl Compiler<'_> {
             }
             if let Some(kind) = self.rule(rule, &rule_path) {
                 rules.push(Rule {
+                    path: rule_path.clone(),
                     id: rule.id.clone(),
                     doc: rule.doc.clone(),
                     kind,
@@ -521,6 +595,7 @@ impl Compiler<'_> {
             }
         }
         Dimension {
+            path: path.to_owned(),
             id: raw.id.clone(),
             name: raw.name.clone().unwrap_or_else(|| raw.id.clone()),
             description: raw.description.clone().unwrap_or_default(),
@@ -559,10 +634,11 @@ impl Compiler<'_> {
             }
             return self.script(file, &format!("{path}.script"));
         }
-        let for_each = match &raw.for_each {
-            Some(r) => Some(self.selector_ref(r, &format!("{path}.for_each"))?),
-            None => None,
-        };
+        // A bad `for_each` must not hide the problems of the outcomes below it.
+        let for_each = raw
+            .for_each
+            .as_ref()
+            .map(|r| self.selector_ref(r, &format!("{path}.for_each")));
         let has_entry = for_each.is_some();
         let cases = if let Some(cases) = &raw.cases {
             if cases.is_empty() {
@@ -588,6 +664,7 @@ impl Compiler<'_> {
             );
             if let (Some(when), Some((points, evidence, flag))) = (when, outcome) {
                 cases.push(Case {
+                    path: path.to_owned(),
                     when,
                     points,
                     evidence,
@@ -611,6 +688,7 @@ impl Compiler<'_> {
                     self.outcome(points.as_ref(), evidence.as_deref(), flag.as_deref(), &opath, has_entry)
                 {
                     cases.push(Case {
+                        path: opath.clone(),
                         when: Condition::Always,
                         points,
                         evidence,
@@ -621,7 +699,10 @@ impl Compiler<'_> {
             cases
         };
         Some(match for_each {
-            Some(selector) => RuleKind::ForEach { selector, cases },
+            Some(selector) => RuleKind::ForEach {
+                selector: selector?,
+                cases,
+            },
             None => RuleKind::Session(cases),
         })
     }
@@ -640,6 +721,7 @@ impl Compiler<'_> {
         );
         let (points, evidence, flag) = outcome?;
         Some(Case {
+            path: path.to_owned(),
             when: when?,
             points,
             evidence,
@@ -881,6 +963,7 @@ impl Compiler<'_> {
             Ok(index) => Some(RuleKind::Script { index }),
             Err(err) => {
                 self.problems.push(Problem {
+                    severity: Severity::Error,
                     file: self.files.display_path(file),
                     path: String::new(),
                     line: err.line,

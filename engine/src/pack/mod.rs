@@ -6,6 +6,8 @@
 
 pub mod compile;
 pub mod field;
+pub mod lint;
+pub mod locate;
 pub mod raw;
 pub mod template;
 
@@ -18,7 +20,7 @@ use crate::script::ScriptHost;
 use field::Field;
 use template::Template;
 
-pub use compile::compile_pack;
+pub use compile::{compile_pack, validate_pack, Validation};
 
 /// The files of a pack and where they came from.
 #[derive(Debug, Clone)]
@@ -104,9 +106,19 @@ impl PackFiles {
     }
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// The pack cannot be used.
+    Error,
+    /// The pack works, but something in it is probably not what its author meant.
+    Warning,
+}
+
 /// One problem found in a pack, with its place.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Problem {
+    pub severity: Severity,
     /// The file, as a path a user can open.
     pub file: String,
     /// Where in `rubric.yaml`, as a key path (`dimensions[2].rules[0].for_each`).
@@ -262,6 +274,8 @@ pub(crate) enum Points {
 
 #[derive(Debug, Clone)]
 pub(crate) struct Case {
+    /// Where the case is written (`…rules[1].cases[0]`, the rule itself, or `…otherwise`).
+    pub path: String,
     pub when: Condition,
     pub points: Option<Points>,
     pub evidence: Option<Template>,
@@ -269,6 +283,8 @@ pub(crate) struct Case {
 }
 
 pub struct Dimension {
+    /// Where the dimension is written in `rubric.yaml` (`dimensions[0]`).
+    pub path: String,
     pub id: String,
     pub name: String,
     pub description: String,
@@ -282,6 +298,8 @@ pub struct Dimension {
 pub struct Rule {
     pub id: String,
     pub doc: String,
+    /// Where the rule is written in `rubric.yaml` (`dimensions[0].rules[2]`).
+    pub path: String,
     pub(crate) kind: RuleKind,
 }
 

@@ -5,8 +5,49 @@ use std::fmt;
 
 use indexmap::IndexMap;
 use serde::de::{self, MapAccess, SeqAccess, Visitor};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
+
+/// An item that failed to deserialize is kept as its error instead of ending the parse, so
+/// one run reports the problems of every dimension, rule, selector and metric.
+#[derive(Debug)]
+pub enum Lenient<T> {
+    Ok(T),
+    Err {
+        /// Where inside the item, as a key path (empty for the item itself).
+        path: String,
+        message: String,
+    },
+}
+
+impl<'de, T: DeserializeOwned> Deserialize<'de> for Lenient<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = serde_yaml::Value::deserialize(d)?;
+        Ok(match serde_path_to_error::deserialize::<_, T>(value) {
+            Ok(item) => Lenient::Ok(item),
+            Err(err) => {
+                let inner = err.path().to_string();
+                let message = err.into_inner().to_string();
+                let mut path = if inner == "." { String::new() } else { inner };
+                // serde names an unknown key only in the message; the key is the place.
+                if let Some(key) = message
+                    .strip_prefix("unknown field `")
+                    .and_then(|rest| rest.split('`').next())
+                {
+                    // serde_path_to_error already ends the path with the key when it saw it.
+                    if !(path == key || path.ends_with(&format!(".{key}"))) {
+                        if !path.is_empty() {
+                            path.push('.');
+                        }
+                        path.push_str(key);
+                    }
+                }
+                Lenient::Err { path, message }
+            }
+        })
+    }
+}
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -18,17 +59,17 @@ pub struct RawPack {
     pub description: String,
     /// Letter grades, highest first.
     #[serde(default)]
-    pub bands: Vec<RawBand>,
+    pub bands: Vec<Lenient<RawBand>>,
     /// What a session without entries gets.
     #[serde(default)]
     pub empty_session: Option<RawEmptySession>,
     /// Named selectors, referred to by rules, conditions, metrics and other selectors.
     #[serde(default)]
-    pub selectors: IndexMap<String, RawSelector>,
+    pub selectors: IndexMap<String, Lenient<RawSelector>>,
     /// Named values computed once per session.
     #[serde(default)]
-    pub metrics: IndexMap<String, RawMetric>,
-    pub dimensions: Vec<RawDimension>,
+    pub metrics: IndexMap<String, Lenient<RawMetric>>,
+    pub dimensions: Vec<Lenient<RawDimension>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -59,7 +100,7 @@ pub struct RawDimension {
     pub floor: Option<f64>,
     #[serde(default)]
     pub cap: Option<f64>,
-    pub rules: Vec<RawRule>,
+    pub rules: Vec<Lenient<RawRule>>,
 }
 
 #[derive(Debug, Deserialize)]
