@@ -25,11 +25,27 @@ fn main() {
                     && p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n == "rubric.yaml" || n.ends_with(".rhai"))
             })
             .collect();
+        // Test fixtures travel with the pack, so `grade rubric test cleo-v1` works anywhere.
+        let tests = pack.join("tests");
+        if tests.is_dir() {
+            let mut stack = vec![tests];
+            while let Some(dir) = stack.pop() {
+                println!("cargo:rerun-if-changed={}", dir.display());
+                for entry in std::fs::read_dir(&dir).expect("tests folder is readable").filter_map(Result::ok) {
+                    let path = entry.path();
+                    if path.is_dir() {
+                        stack.push(path);
+                    } else {
+                        files.push(path);
+                    }
+                }
+            }
+        }
         files.sort();
         write!(out, "    ({id:?}, &[").unwrap();
         for file in files {
             println!("cargo:rerun-if-changed={}", file.display());
-            let name = file.file_name().and_then(|n| n.to_str()).expect("file names are UTF-8");
+            let name = file.strip_prefix(&pack).expect("inside the pack").to_str().expect("file names are UTF-8");
             let abs = file.canonicalize().expect("pack file exists");
             write!(out, "({name:?}, include_str!({:?})), ", abs.display().to_string()).unwrap();
         }

@@ -107,6 +107,39 @@ pub enum RubricCommand {
     Show(RubricShowArgs),
     /// Check a pack and report every problem at once
     Validate(RubricShowArgs),
+    /// Run a pack's own test fixtures and compare with their expectations
+    Test(RubricTestArgs),
+    /// Scaffold a new pack folder that validates and passes its own test
+    New(RubricNewArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RubricTestArgs {
+    /// A pack id or folder
+    #[arg(value_name = "ID|PATH")]
+    pub pack: String,
+    /// Write the expectations from the current results instead of comparing
+    #[arg(long)]
+    pub update: bool,
+    /// Print, for each rule, in how many fixture sessions it awarded, deducted or flagged
+    #[arg(long)]
+    pub coverage: bool,
+    /// Fail when fewer than this percentage of rules ever fire
+    #[arg(long, value_name = "PERCENT")]
+    pub min_coverage: Option<f64>,
+}
+
+#[derive(Debug, Args)]
+pub struct RubricNewArgs {
+    /// Name of the new pack; also its folder and id
+    #[arg(value_name = "NAME")]
+    pub name: String,
+    /// Start from an existing pack (id or folder) instead of the template
+    #[arg(long, value_name = "ID|PATH")]
+    pub from: Option<String>,
+    /// Folder to create the pack in
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub dir: PathBuf,
 }
 
 #[derive(Debug, Args)]

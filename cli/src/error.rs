@@ -30,6 +30,12 @@ pub enum CliError {
         line: usize,
         message: String,
     },
+    #[error("cannot access `{}`: {source}", path.display())]
+    Io {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("cannot write to standard output: {0}")]
     Stdout(#[source] std::io::Error),
     #[error("cannot serialise a result: {0}")]

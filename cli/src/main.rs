@@ -6,8 +6,10 @@
 mod args;
 mod error;
 mod grades;
+mod pack_tests;
 mod render;
 mod rubric_cmd;
+mod scaffold;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -103,10 +105,21 @@ fn run(cli: Cli) -> Result<(), CliError> {
         explain: cli.explain,
         ..GradeOptions::default()
     };
-    let results: Vec<GradeResult> = ordered
-        .par_iter()
-        .map(|s| pack.grade(s, &options))
-        .collect::<Result<_, _>>()?;
+    // A rule that fails on one session (a runaway script) must not cost the others their
+    // grade: report it, grade the rest, and fail the run at the end.
+    let outcomes: Vec<Result<GradeResult, grade_engine::EvalError>> =
+        ordered.par_iter().map(|s| pack.grade(s, &options)).collect();
+    let mut results = Vec::with_capacity(outcomes.len());
+    let mut failed = 0;
+    for outcome in outcomes {
+        match outcome {
+            Ok(r) => results.push(r),
+            Err(err) => {
+                failed += 1;
+                eprintln!("error: {err}");
+            }
+        }
+    }
 
     if !cli.no_record {
         let path = cli.grades.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_GRADES));
@@ -138,7 +151,15 @@ fn run(cli: Cli) -> Result<(), CliError> {
             }
         }
     }
-    write_stdout(&out)
+    write_stdout(&out)?;
+    if failed > 0 {
+        return Err(CliError::CheckFailed(format!(
+            "{failed} of {} session{} could not be graded",
+            ordered.len(),
+            if ordered.len() == 1 { "" } else { "s" }
+        )));
+    }
+    Ok(())
 }
 
 fn source_path(given: Option<&Path>) -> Result<PathBuf, CliError> {

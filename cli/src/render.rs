@@ -63,7 +63,7 @@ pub fn report(r: &GradeResult, pack: &CompiledPack, color: bool) -> String {
         p.bold(&r.session_id),
         r.total_score,
         r.max_score,
-        grade_engine::entry::js_number(r.percent)
+        r.percent
     );
     let _ = writeln!(
         out,

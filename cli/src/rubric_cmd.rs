@@ -19,6 +19,8 @@ pub fn run(cmd: &RubricCommand, search_path: &[PathBuf]) -> Result<(), CliError>
             show(&pack, args.format)
         }
         RubricCommand::Validate(args) => validate(&args.pack, search_path, args.format),
+        RubricCommand::Test(args) => crate::pack_tests::run(args, search_path),
+        RubricCommand::New(args) => crate::scaffold::run(args, search_path),
     }
 }
 

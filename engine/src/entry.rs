@@ -160,6 +160,18 @@ pub fn js_number(f: f64) -> String {
     }
 }
 
+/// A message from another library in our style: lowercase first letter (`Too many
+/// operations` → `too many operations`), unless it starts with an acronym (`E_NOT_FOUND`).
+pub fn lowercase_first(message: &str) -> String {
+    let mut chars = message.chars();
+    match (chars.next(), chars.next()) {
+        (Some(first), Some(second)) if first.is_uppercase() && !second.is_uppercase() => {
+            first.to_lowercase().chain(message[first.len_utf8()..].chars()).collect()
+        }
+        _ => message.to_owned(),
+    }
+}
+
 /// Rounds half away from zero on the exact binary value, as JavaScript's `toFixed(0)`
 /// does for non-negative numbers (Rust's `{:.0}` rounds half to even).
 pub fn round_half_up(x: f64) -> f64 {

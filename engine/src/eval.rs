@@ -77,7 +77,7 @@ impl CompiledPack {
                 version: self.version.clone(),
                 digest: self.digest.clone(),
             },
-            percent: 0.0,
+            percent: Score(0.0),
             grade: None,
             explain: options.explain.then(IndexMap::new),
         };
@@ -194,8 +194,8 @@ impl CompiledPack {
             }
         }
         result.total_score = Score(total);
-        result.percent = percent_of(total, self.max_score());
-        result.grade = self.band_for(result.percent).map(str::to_owned);
+        result.percent = Score(percent_of(total, self.max_score()));
+        result.grade = self.band_for(result.percent.0).map(str::to_owned);
         Ok(result)
     }
 

@@ -30,7 +30,7 @@ pub fn builtin_pack_ids() -> Vec<&'static str> {
     builtin::BUILTIN_PACKS.iter().map(|(id, _)| *id).collect()
 }
 
-/// The files of a built-in pack.
+/// The files of a built-in pack (its `tests/` fixtures are in [`builtin_pack_tests`]).
 pub fn builtin_pack(id: &str) -> Option<PackFiles> {
     builtin::BUILTIN_PACKS
         .iter()
@@ -39,9 +39,24 @@ pub fn builtin_pack(id: &str) -> Option<PackFiles> {
             origin: PackOrigin::Builtin((*pack).to_owned()),
             files: files
                 .iter()
+                .filter(|(name, _)| !name.starts_with("tests/"))
                 .map(|(name, text)| ((*name).to_owned(), (*text).to_owned()))
                 .collect(),
         })
+}
+
+/// The test fixtures shipped with a built-in pack: path under `tests/` → content.
+pub fn builtin_pack_tests(id: &str) -> Vec<(&'static str, &'static str)> {
+    builtin::BUILTIN_PACKS
+        .iter()
+        .find(|(pack, _)| *pack == id)
+        .map(|(_, files)| {
+            files
+                .iter()
+                .filter_map(|(name, text)| name.strip_prefix("tests/").map(|n| (n, *text)))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Finds a pack by id or path: a folder path (anything with a `/`, or an existing folder)

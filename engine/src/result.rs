@@ -39,7 +39,7 @@ pub struct GradeResult {
     pub entry_count: usize,
     pub evaluator: String,
     pub rubric: RubricRef,
-    pub percent: f64,
+    pub percent: Score,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grade: Option<String>,
     /// Why each point was given or taken; only with `--explain`.

@@ -118,7 +118,7 @@ impl ScriptHost {
                 Err(ScriptCompileError {
                     line: position.line(),
                     column: position.position(),
-                    message: format!("rhai syntax error: {}", err.0),
+                    message: format!("rhai syntax error: {}", crate::entry::lowercase_first(&err.0.to_string())),
                 })
             }
         }
@@ -140,7 +140,7 @@ impl ScriptHost {
         let value = self
             .engine
             .eval_ast_with_scope::<Dynamic>(&mut scope, ast)
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| crate::entry::lowercase_first(&e.to_string()))?;
         outcome_from(value)
     }
 }

@@ -107,10 +107,17 @@ pub fn validate_pack(files: &PackFiles) -> Validation {
 /// serde_yaml's message without the location it also reports separately.
 fn yaml_message(err: &serde_yaml::Error) -> String {
     let text = err.to_string();
-    match text.find(" at line ") {
-        Some(cut) => text[..cut].to_owned(),
-        None => text,
-    }
+    // Only a trailing "at line N column M" repeats the location; one inside the message
+    // ("while scanning a quoted scalar at line 7 column 28") is part of what went wrong.
+    let trimmed = match (err.location(), text.rfind(" at line ")) {
+        (Some(location), Some(cut))
+            if text[cut..] == format!(" at line {} column {}", location.line(), location.column()) =>
+        {
+            &text[..cut]
+        }
+        _ => text.as_str(),
+    };
+    crate::entry::lowercase_first(trimmed)
 }
 
 struct Compiler<'f> {
@@ -905,12 +912,19 @@ impl Compiler<'_> {
                     raw.preceded_by.as_ref()?
                 };
                 let selector = self.selector_ref(target, &format!("{path}.{subject}"));
-                let Some(within) = raw.within.filter(|w| *w > 0) else {
-                    self.problem(
-                        format!("{path}.within"),
-                        format!("`{subject}` needs `within`: how many entries to look at (1 or more)"),
-                    );
-                    return None;
+                let within = match raw.within {
+                    Some(0) => {
+                        self.problem(format!("{path}.within"), "`within` must be 1 or more: it counts the entries to look at");
+                        return None;
+                    }
+                    Some(w) => w,
+                    None => {
+                        self.problem(
+                            path,
+                            format!("`{subject}` needs `within`: how many entries to look at (1 or more)"),
+                        );
+                        return None;
+                    }
                 };
                 let selector = selector?;
                 Some(if subject == "followed_by" {

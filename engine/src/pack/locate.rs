@@ -168,6 +168,14 @@ impl MarkedEventReceiver for Recorder {
 
 /// The source line of a place with a caret under it, as compilers print it.
 pub fn snippet(text: &str, place: Place) -> Option<String> {
+    // Parsers report an unexpected end of file one line past the last; show the last line.
+    let count = text.lines().count();
+    let place = if place.line > count && count > 0 {
+        let last = text.lines().last()?;
+        Place { line: count, column: last.chars().count() + 1 }
+    } else {
+        place
+    };
     let line = text.lines().nth(place.line.checked_sub(1)?)?;
     let start = line
         .char_indices()

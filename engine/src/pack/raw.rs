@@ -297,7 +297,8 @@ pub struct RawSelector {
     /// A field path (`params.title`, `metadata.gateway`, `error`, …) tested by the keys below.
     #[serde(default)]
     pub field: Option<String>,
-    #[serde(default)]
+    /// `equals: null` tests for null (or a missing field), so an explicit null is kept.
+    #[serde(default, deserialize_with = "present_value")]
     pub equals: Option<Value>,
     #[serde(default)]
     pub one_of: Option<Vec<Value>>,
@@ -407,4 +408,9 @@ impl<'de> Deserialize<'de> for Codes {
         }
         d.deserialize_any(V)
     }
+}
+
+/// `Some` for any written value, `null` included; a missing key stays `None` via `default`.
+fn present_value<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
 }
