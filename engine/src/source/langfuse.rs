@@ -31,7 +31,7 @@ pub fn read_langfuse(path: &Path, filter: &SessionFilter) -> Result<SourceRead, 
     let doc: Value = serde_json::from_slice(&text).map_err(|err| SourceError::BadLine {
         path: path.to_owned(),
         line: err.line() as u64,
-        message: format!("not valid JSON: {}", super::describe_json_error(&err)),
+        message: format!("not a Langfuse trace, which is one JSON document: {}", super::describe_json_error(&err)),
     })?;
     let not = |reason: String| SourceError::NotLangfuse {
         path: path.to_owned(),
@@ -314,6 +314,6 @@ mod tests {
             assert!(err.contains("is not a Langfuse trace"), "{err}");
         }
         let err = read("{\n  \"trace\": ,\n}").unwrap_err().to_string();
-        assert!(err.contains(":2: not valid JSON"), "{err}");
+        assert!(err.contains(":2: not a Langfuse trace, which is one JSON document: expected value"), "{err}");
     }
 }
