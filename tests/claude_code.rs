@@ -349,3 +349,30 @@ fn the_cleo_pack_grades_a_transcript_too() {
     assert_eq!(result["rubric"]["id"], "cleo-v1");
     assert_eq!(result["totalScore"], 50);
 }
+
+/// A long session stays within the script operation budget: no rule may be quadratic in
+/// the number of calls.
+#[test]
+fn a_long_session_grades_within_the_script_budget() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("long.jsonl");
+    let mut body = String::new();
+    for i in 0..2500u32 {
+        let file = format!("/w/src/f{}.py", (i * 7919) % 300);
+        let (name, input) = match i % 10 {
+            0..=3 => ("Read", serde_json::json!({ "file_path": file })),
+            4 | 5 => ("Edit", serde_json::json!({ "file_path": file, "old_string": "a", "new_string": "b" })),
+            6..=8 => ("Bash", serde_json::json!({ "command": format!("python -m pytest {file} && cat {file}") })),
+            _ => ("Grep", serde_json::json!({ "pattern": format!("x{i}") })),
+        };
+        let timestamp = format!("2025-10-01T{:02}:{:02}:{:02}.000Z", i / 3600, (i / 60) % 60, i % 60);
+        let call = serde_json::json!({"type": "assistant", "sessionId": "long", "uuid": format!("a{i}"), "timestamp": timestamp, "cwd": "/w",
+            "message": {"id": format!("m{i}"), "role": "assistant", "content": [{"type": "tool_use", "id": format!("t{i}"), "name": name, "input": input}]}});
+        let result = serde_json::json!({"type": "user", "sessionId": "long", "uuid": format!("r{i}"), "timestamp": timestamp, "cwd": "/w",
+            "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("t{i}"), "content": "ok", "is_error": i % 13 == 0}]}});
+        body.push_str(&format!("{call}\n{result}\n"));
+    }
+    std::fs::write(&path, body).expect("writable");
+    let out = grade(&["--rubric", PACK, "--source", path.to_str().expect("UTF-8"), "--all", "--format", "json", "--no-record"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
