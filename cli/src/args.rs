@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! grade --rubric ID|PATH [--source FILE] [--format human|json|jsonl] [--grades FILE] [--no-record] SESSION...
-//! grade --rubric ID|PATH --source FILE --all [--format ...]
+//! grade --rubric ID|PATH --source FILE|DIR [--source-format FORMAT] --all [--format ...]
 //! grade --list [--session ID] [--grades FILE] [--format human|json]
 //! grade rubric list|show ...
 //! ```
@@ -17,19 +17,23 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
     version,
     about = "Grade AI coding-agent sessions against rubric packs",
     args_conflicts_with_subcommands = true,
-    after_help = "Examples:\n  grade --rubric cleo-v1 --source .cleo/tasks.db session-123\n  grade --rubric cleo-v1 --source audit.jsonl --all --format jsonl\n  grade --list --session session-123"
+    after_help = "Examples:\n  grade --rubric cleo-v1 --source .cleo/tasks.db session-123\n  grade --rubric claude-code-v1 --source ~/.claude/projects/my-project --all\n  grade --rubric cleo-v1 --source audit.jsonl --all --format jsonl\n  grade --list --session session-123"
 )]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
 
-    /// Rubric pack: a shipped id (`cleo-v1`, `cleo-v2`), an id found in `--rubric-path`, or a pack folder
+    /// Rubric pack: a shipped id (`cleo-v1`, `cleo-v2`, `claude-code-v1`), an id found in `--rubric-path`, or a pack folder
     #[arg(long, value_name = "ID|PATH")]
     pub rubric: Option<String>,
 
-    /// Audit source: a JSONL audit log or CLEO's tasks.db [default: .cleo/tasks.db]
-    #[arg(long, value_name = "FILE")]
+    /// Source: a CLEO audit log or tasks.db, a Claude Code transcript or project folder, or a Langfuse trace [default: .cleo/tasks.db]
+    #[arg(long, value_name = "FILE|DIR")]
     pub source: Option<PathBuf>,
+
+    /// Read the source as this format instead of detecting it from its content
+    #[arg(long, value_enum, default_value_t = SourceFormatArg::Auto)]
+    pub source_format: SourceFormatArg,
 
     /// Grade every session of the source
     #[arg(long)]
@@ -83,6 +87,33 @@ pub enum Format {
     Human,
     Json,
     Jsonl,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SourceFormatArg {
+    /// Detect from the content
+    Auto,
+    /// A CLEO audit log, one entry per line
+    CleoJsonl,
+    /// CLEO's tasks.db
+    CleoDb,
+    /// A Claude Code transcript, `{"loglines": [...]}` file or project folder
+    ClaudeCode,
+    /// A Langfuse trace download or API trace response
+    Langfuse,
+}
+
+impl SourceFormatArg {
+    pub fn format(self) -> Option<grade_engine::SourceFormat> {
+        use grade_engine::SourceFormat;
+        match self {
+            SourceFormatArg::Auto => None,
+            SourceFormatArg::CleoJsonl => Some(SourceFormat::Jsonl),
+            SourceFormatArg::CleoDb => Some(SourceFormat::CleoDb),
+            SourceFormatArg::ClaudeCode => Some(SourceFormat::ClaudeCode),
+            SourceFormatArg::Langfuse => Some(SourceFormat::Langfuse),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -77,7 +77,11 @@ fn run(cli: Cli) -> Result<(), CliError> {
     } else {
         SessionFilter::only(cli.sessions.iter().cloned())
     };
-    let mut sessions = grade_engine::read_sessions(&source, &filter)?;
+    let read = grade_engine::read_source(&source, cli.source_format.format(), &filter)?;
+    for warning in &read.warnings {
+        eprintln!("warning: {warning}");
+    }
+    let mut sessions = read.sessions;
 
     // Results come out in the order asked; a session without entries still gets a grade.
     let ordered: Vec<Session> = if cli.all {

@@ -1,15 +1,23 @@
-//! Where audit entries come from: a JSONL audit log or CLEO's `tasks.db`.
+//! Where audit entries come from: a CLEO audit log (JSONL) or `tasks.db`, a Claude Code
+//! transcript or project folder, or a Langfuse trace. `docs/sources.md` lists how each
+//! maps to entries.
 
+mod claude_code;
 mod jsonl;
+mod langfuse;
 mod sqlite;
 
 use std::collections::HashSet;
-use std::io::Read;
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
 
 use crate::entry::Session;
 
+pub use claude_code::{read_claude_code, read_claude_code_folder};
 pub use jsonl::read_jsonl;
+pub use langfuse::read_langfuse;
 pub use sqlite::read_cleo_db;
 
 /// Which sessions to read from a source.
@@ -37,8 +45,26 @@ impl SessionFilter {
 /// The kinds of source the engine reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SourceFormat {
+    /// A CLEO audit log: one `AuditEntry` per line.
     Jsonl,
+    /// CLEO's `tasks.db`.
     CleoDb,
+    /// A Claude Code transcript (`<session>.jsonl`, or the `{"loglines": [...]}` wrapper).
+    ClaudeCode,
+    /// A Langfuse trace: the UI's `{trace, observations}` download or the API's trace response.
+    Langfuse,
+}
+
+impl SourceFormat {
+    /// How the format is named on the command line (`--source-format`).
+    pub fn name(self) -> &'static str {
+        match self {
+            SourceFormat::Jsonl => "cleo-jsonl",
+            SourceFormat::CleoDb => "cleo-db",
+            SourceFormat::ClaudeCode => "claude-code",
+            SourceFormat::Langfuse => "langfuse",
+        }
+    }
 }
 
 /// Why a source could not be read. Every variant names the file, and the line or row.
@@ -50,7 +76,7 @@ pub enum SourceError {
         #[source]
         source: std::io::Error,
     },
-    #[error("`{path}` is neither a SQLite database nor a JSONL audit log: {reason}")]
+    #[error("`{path}` is not a source grade can read (tried a CLEO database, a CLEO audit log, a Claude Code transcript and a Langfuse trace): {reason}")]
     UnknownFormat { path: PathBuf, reason: String },
     #[error("{path}:{line}: {message}")]
     BadLine {
@@ -74,21 +100,70 @@ pub enum SourceError {
         #[source]
         source: rusqlite::Error,
     },
+    #[error("`{path}` is not a Langfuse trace: {reason}")]
+    NotLangfuse { path: PathBuf, reason: String },
+    #[error("`{path}` is a folder, and only Claude Code project folders can be read as a source (format `{format}` was asked for)")]
+    FolderNotClaudeCode { path: PathBuf, format: &'static str },
+    #[error("folder `{path}` holds no `*.jsonl` transcripts")]
+    EmptyFolder { path: PathBuf },
+}
+
+/// Something in a source that was skipped or guessed, with its place; reading went on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceWarning {
+    pub path: PathBuf,
+    pub place: Place,
+    pub message: String,
+}
+
+/// Where in a file a warning points.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Place {
+    /// The whole file.
+    File,
+    /// A 1-based line.
+    Line(u64),
+    /// An item of a JSON document, such as `loglines[3]` (0-based, as in JSON).
+    Item(String),
+}
+
+impl std::fmt::Display for SourceWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.place {
+            Place::File => write!(f, "{}: {}", self.path.display(), self.message),
+            Place::Line(line) => write!(f, "{}:{line}: {}", self.path.display(), self.message),
+            Place::Item(item) => write!(f, "{}: `{item}`: {}", self.path.display(), self.message),
+        }
+    }
+}
+
+/// The sessions of a source, and what was skipped while reading them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SourceRead {
+    pub sessions: Vec<Session>,
+    pub warnings: Vec<SourceWarning>,
 }
 
 const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
+/// How many non-blank lines detection looks at before giving up.
+const DETECT_LINES: usize = 32;
 
-/// Tells a SQLite database from a JSONL log by the file's first bytes.
+/// Tells the formats apart by content: a SQLite header is a CLEO database; otherwise the
+/// first JSON lines are read (a Claude Code record, a CLEO audit entry, a `{loglines}` or
+/// Langfuse document on one line), and if the first line is not JSON on its own, the whole
+/// file as one JSON document (a pretty-printed `{loglines}` wrapper or Langfuse trace).
+/// An empty file is an (empty) CLEO audit log, as before.
 pub fn detect_format(path: &Path) -> Result<SourceFormat, SourceError> {
     let io = |source| SourceError::Io {
         path: path.to_owned(),
         source,
     };
-    let mut file = std::fs::File::open(path).map_err(io)?;
+    let file = std::fs::File::open(path).map_err(io)?;
+    let mut reader = BufReader::new(file);
     let mut head = [0u8; 16];
     let mut filled = 0;
     while filled < head.len() {
-        let n = file.read(&mut head[filled..]).map_err(io)?;
+        let n = reader.read(&mut head[filled..]).map_err(io)?;
         if n == 0 {
             break;
         }
@@ -97,23 +172,201 @@ pub fn detect_format(path: &Path) -> Result<SourceFormat, SourceError> {
     if filled == head.len() && &head == SQLITE_MAGIC {
         return Ok(SourceFormat::CleoDb);
     }
-    let first = head[..filled]
-        .iter()
-        .copied()
-        .find(|b| !b.is_ascii_whitespace());
-    match first {
-        Some(b'{') | None => Ok(SourceFormat::Jsonl),
-        Some(_) => Err(SourceError::UnknownFormat {
+    let mut reader = std::io::Cursor::new(head[..filled].to_vec()).chain(reader);
+    let mut line = Vec::new();
+    let mut seen = 0;
+    let mut first_problem: Option<String> = None;
+    let mut line_no = 0u64;
+    while seen < DETECT_LINES {
+        line.clear();
+        if reader.read_until(b'\n', &mut line).map_err(io)? == 0 {
+            break;
+        }
+        line_no += 1;
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        seen += 1;
+        match serde_json::from_slice::<Value>(&line) {
+            Ok(Value::Object(map)) => {
+                if let Some(format) = classify(&map) {
+                    return Ok(format);
+                }
+                first_problem.get_or_insert_with(|| {
+                    format!("line {line_no} is a JSON object with none of the keys of a known record")
+                });
+            }
+            Ok(other) => {
+                first_problem.get_or_insert_with(|| {
+                    format!("line {line_no} is a JSON {}, not an object", json_kind(&other))
+                });
+            }
+            Err(err) => {
+                if seen == 1 && line.iter().find(|b| !b.is_ascii_whitespace()).is_some_and(|b| matches!(b, b'{' | b'[')) {
+                    // Perhaps a pretty-printed document: read it whole.
+                    let text = std::fs::read(path).map_err(io)?;
+                    match serde_json::from_slice::<Value>(&text) {
+                        Ok(Value::Object(map)) => {
+                            if let Some(format) = classify(&map) {
+                                return Ok(format);
+                            }
+                            return Err(SourceError::UnknownFormat {
+                                path: path.to_owned(),
+                                reason: "it is one JSON object, but without `loglines` (Claude Code) or `trace` and `observations` (Langfuse)".to_owned(),
+                            });
+                        }
+                        Ok(other) => {
+                            return Err(SourceError::UnknownFormat {
+                                path: path.to_owned(),
+                                reason: format!("it is one JSON {}, not an object", json_kind(&other)),
+                            })
+                        }
+                        Err(_) => {}
+                    }
+                }
+                first_problem.get_or_insert_with(|| format!("line {line_no} is not valid JSON: {}", describe_json_error(&err)));
+            }
+        }
+    }
+    match first_problem {
+        None => Ok(SourceFormat::Jsonl),
+        Some(reason) => Err(SourceError::UnknownFormat {
             path: path.to_owned(),
-            reason: "it has no SQLite header and its first line does not start with `{`".to_owned(),
+            reason: format!("it has no SQLite header, and {reason}"),
         }),
     }
 }
 
-/// Reads the sessions of a source, detecting its format.
+/// Which format a top-level JSON object belongs to, if any.
+fn classify(map: &Map<String, Value>) -> Option<SourceFormat> {
+    let has = |key: &str| map.contains_key(key);
+    if map.get("loglines").is_some_and(Value::is_array) {
+        return Some(SourceFormat::ClaudeCode);
+    }
+    if map.get("observations").is_some_and(Value::is_array)
+        && (map.get("trace").is_some_and(Value::is_object) || has("id"))
+    {
+        return Some(SourceFormat::Langfuse);
+    }
+    if has("domain") || has("operation") {
+        return Some(SourceFormat::Jsonl);
+    }
+    let typed = map.get("type").is_some_and(Value::is_string);
+    if has("parentUuid")
+        || has("leafUuid")
+        || has("isSidechain")
+        || (typed && (has("message") || has("uuid") || has("sessionId") || has("timestamp")))
+    {
+        return Some(SourceFormat::ClaudeCode);
+    }
+    None
+}
+
+pub(crate) fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// serde_json's message without its trailing "at line 1 column N"; the column is kept.
+pub(crate) fn describe_json_error(err: &serde_json::Error) -> String {
+    let text = err.to_string();
+    let message = match text.rfind(" at line ") {
+        Some(cut) => &text[..cut],
+        None => text.as_str(),
+    };
+    format!("{message} (column {})", err.column())
+}
+
+/// Reads the sessions of a source, detecting its format; warnings are dropped
+/// (use [`read_source`] to get them).
 pub fn read_sessions(path: &Path, filter: &SessionFilter) -> Result<Vec<Session>, SourceError> {
-    match detect_format(path)? {
-        SourceFormat::Jsonl => read_jsonl(path, filter),
-        SourceFormat::CleoDb => read_cleo_db(path, filter),
+    read_source(path, None, filter).map(|read| read.sessions)
+}
+
+/// Reads the sessions of a source, in `format` or the detected one. A folder is a Claude
+/// Code project folder: every `*.jsonl` in it (and its subfolders, where Claude Code keeps
+/// subagent transcripts) is read, and sessions are gathered by their `sessionId`.
+pub fn read_source(
+    path: &Path,
+    format: Option<SourceFormat>,
+    filter: &SessionFilter,
+) -> Result<SourceRead, SourceError> {
+    if path.is_dir() {
+        if let Some(other) = format.filter(|f| *f != SourceFormat::ClaudeCode) {
+            return Err(SourceError::FolderNotClaudeCode {
+                path: path.to_owned(),
+                format: other.name(),
+            });
+        }
+        return claude_code::read_claude_code_folder(path, format.is_some(), filter);
+    }
+    let format = match format {
+        Some(format) => format,
+        None => detect_format(path)?,
+    };
+    match format {
+        SourceFormat::Jsonl => Ok(SourceRead {
+            sessions: read_jsonl(path, filter)?,
+            warnings: Vec::new(),
+        }),
+        SourceFormat::CleoDb => Ok(SourceRead {
+            sessions: read_cleo_db(path, filter)?,
+            warnings: Vec::new(),
+        }),
+        SourceFormat::ClaudeCode => read_claude_code(&[path.to_owned()], filter),
+        SourceFormat::Langfuse => read_langfuse(path, filter),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write as _;
+
+    fn file_with(text: &str) -> tempfile::NamedTempFile {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(text.as_bytes()).unwrap();
+        f
+    }
+
+    #[test]
+    fn formats_are_told_apart_by_content() {
+        let cases = [
+            (r#"{"timestamp":"2026-03-01T00:00:00Z","sessionId":"s","domain":"tasks","operation":"find","result":{"success":true}}"#, SourceFormat::Jsonl),
+            ("", SourceFormat::Jsonl),
+            (r#"{"type":"summary","summary":"x","leafUuid":"u"}"#, SourceFormat::ClaudeCode),
+            ("\"junk\"\n{\"type\":\"user\",\"sessionId\":\"s\",\"message\":{}}", SourceFormat::ClaudeCode),
+            ("{\n  \"loglines\": []\n}\n", SourceFormat::ClaudeCode),
+            ("{\n  \"trace\": {\"id\": \"t\"},\n  \"observations\": []\n}", SourceFormat::Langfuse),
+            (r#"{"id":"t","timestamp":"2026-03-01T00:00:00Z","observations":[]}"#, SourceFormat::Langfuse),
+        ];
+        for (text, want) in cases {
+            let f = file_with(text);
+            assert_eq!(detect_format(f.path()).unwrap(), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn an_unknown_file_says_what_was_tried() {
+        for text in ["hello\n", "{\"silly\": \"this\"}\n", "[1, 2]\n", "{\n \"a\": 1\n}\n"] {
+            let f = file_with(text);
+            let err = detect_format(f.path()).unwrap_err().to_string();
+            assert!(err.contains("tried a CLEO database, a CLEO audit log, a Claude Code transcript and a Langfuse trace"), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_folder_is_only_a_claude_code_source() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = read_source(dir.path(), Some(SourceFormat::Langfuse), &SessionFilter::All).unwrap_err();
+        assert!(matches!(err, SourceError::FolderNotClaudeCode { .. }), "{err}");
+        let err = read_source(dir.path(), None, &SessionFilter::All).unwrap_err();
+        assert!(matches!(err, SourceError::EmptyFolder { .. }), "{err}");
     }
 }

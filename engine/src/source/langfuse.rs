@@ -1,0 +1,319 @@
+//! Langfuse traces: the UI's `{"trace": …, "observations": […]}` download, or the public
+//! API's trace response (`GET /api/public/traces/{id}`: the trace with `observations`).
+//!
+//! The trace itself becomes a first entry (domain `trace`, operation its name, params its
+//! input), then every observation, ordered by start time (parents before children at the
+//! same instant): domain the observation type lowercased (`tool`, `generation`, `span`,
+//! `agent`, `event`, …), operation its name, params its input. An observation fails when
+//! its level is `ERROR`; its status message is then the entry's error. The session is the
+//! trace's `sessionId`, else the trace id. `docs/sources.md` has the full mapping.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::{json_kind, Place, SessionFilter, SourceError, SourceRead, SourceWarning};
+use crate::entry::{Entry, Metadata, Outcome, Session};
+use crate::time::{parse_timestamp, InstantMs};
+
+/// `metadata.source` of every entry read from a trace.
+pub const SOURCE: &str = "langfuse";
+/// How many times a JSON text nested in a string is decoded (Langfuse stores OpenTelemetry
+/// attributes as JSON strings, sometimes twice encoded).
+const DECODE_DEPTH: usize = 3;
+
+pub fn read_langfuse(path: &Path, filter: &SessionFilter) -> Result<SourceRead, SourceError> {
+    let text = std::fs::read(path).map_err(|source| SourceError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    let doc: Value = serde_json::from_slice(&text).map_err(|err| SourceError::BadLine {
+        path: path.to_owned(),
+        line: err.line() as u64,
+        message: format!("not a Langfuse trace, which is one JSON document: {}", super::describe_json_error(&err)),
+    })?;
+    let not = |reason: String| SourceError::NotLangfuse {
+        path: path.to_owned(),
+        reason,
+    };
+    let Value::Object(mut doc) = doc else {
+        return Err(not(format!("it is a JSON {}, not an object", json_kind(&doc))));
+    };
+    // The download keeps observations beside the trace; the API response inside it.
+    let (trace, observations, prefix) = match doc.remove("trace") {
+        Some(Value::Object(mut trace)) => {
+            let observations = match doc.remove("observations") {
+                Some(obs) => obs,
+                None => trace.remove("observations").unwrap_or(Value::Array(Vec::new())),
+            };
+            trace.remove("observations");
+            (trace, observations, "observations")
+        }
+        Some(other) => return Err(not(format!("`trace` is a JSON {}, not an object", json_kind(&other)))),
+        None => {
+            let Some(observations) = doc.remove("observations") else {
+                return Err(not("it has neither `trace` nor `observations`".to_owned()));
+            };
+            (doc, observations, "observations")
+        }
+    };
+    let Value::Array(observations) = observations else {
+        return Err(not(format!("`observations` is a JSON {}, not an array", json_kind(&observations))));
+    };
+    let Some(trace_id) = trace.get("id").and_then(Value::as_str).map(str::to_owned) else {
+        return Err(not("the trace has no `id`".to_owned()));
+    };
+    let session_id = trace
+        .get("sessionId")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map_or_else(|| trace_id.clone(), str::to_owned);
+
+    let mut warnings = Vec::new();
+    if !filter.wants(&session_id) {
+        return Ok(SourceRead { sessions: Vec::new(), warnings });
+    }
+    let user_id = trace.get("userId").filter(|v| !v.is_null()).cloned();
+    let mut entries = Vec::with_capacity(observations.len() + 1);
+
+    let trace_time = trace.get("timestamp").and_then(Value::as_str);
+    match trace_time.map(|t| (t, parse_timestamp(t))) {
+        Some((text, Ok(instant))) => {
+            let mut extra = Map::new();
+            extra.insert("traceId".into(), trace_id.as_str().into());
+            for key in ["output", "tags", "release", "version", "environment"] {
+                if let Some(v) = trace.get(key).filter(|v| !v.is_null()) {
+                    extra.insert(key.into(), decode(v.clone()));
+                }
+            }
+            if let Some(v) = trace.get("metadata").filter(|v| !v.is_null()) {
+                extra.insert("traceMetadata".into(), decode(v.clone()));
+            }
+            if let Some(Value::Array(scores)) = trace.get("scores") {
+                extra.insert("scores".into(), Value::Array(scores.clone()));
+            }
+            entries.push(Entry {
+                timestamp: text.to_owned(),
+                instant,
+                session_id: session_id.clone(),
+                domain: "trace".to_owned(),
+                operation: trace.get("name").and_then(Value::as_str).unwrap_or("trace").to_owned(),
+                params: params_of(trace.get("input")),
+                result: Outcome {
+                    success: true,
+                    exit_code: 0,
+                    duration: trace.get("latency").and_then(Value::as_f64).map_or(0.0, |s| s * 1000.0),
+                },
+                metadata: Metadata {
+                    source: SOURCE.into(),
+                    user_id: user_id.clone(),
+                    extra,
+                    ..Metadata::default()
+                },
+                error: None,
+            });
+        }
+        Some((_, Err(err))) => warnings.push(SourceWarning {
+            path: path.to_owned(),
+            place: Place::Item("trace.timestamp".to_owned()),
+            message: format!("the trace entry is left out: {err}"),
+        }),
+        None => warnings.push(SourceWarning {
+            path: path.to_owned(),
+            place: Place::Item("trace".to_owned()),
+            message: "the trace has no `timestamp`; the trace entry is left out".to_owned(),
+        }),
+    }
+
+    // Depth in the observation tree, so a parent starting with its child comes first.
+    let parent_of: HashMap<&str, &str> = observations
+        .iter()
+        .filter_map(|o| Some((o.get("id")?.as_str()?, o.get("parentObservationId")?.as_str()?)))
+        .collect();
+    let depth = |id: Option<&str>| {
+        let mut depth = 0usize;
+        let mut at = id;
+        while let Some(parent) = at.and_then(|a| parent_of.get(a)) {
+            depth += 1;
+            if depth > parent_of.len() {
+                break; // a cycle
+            }
+            at = Some(parent);
+        }
+        depth
+    };
+
+    let mut ordered: Vec<(InstantMs, usize, usize, Entry)> = Vec::with_capacity(observations.len());
+    for (i, observation) in observations.iter().enumerate() {
+        let place = Place::Item(format!("{prefix}[{i}]"));
+        let mut warn = |message: String| {
+            warnings.push(SourceWarning {
+                path: path.to_owned(),
+                place: place.clone(),
+                message,
+            })
+        };
+        let Value::Object(o) = observation else {
+            warn(format!("skipped: a JSON {}, not an observation", json_kind(observation)));
+            continue;
+        };
+        let Some(start) = o.get("startTime").and_then(Value::as_str) else {
+            warn("skipped: the observation has no `startTime`".to_owned());
+            continue;
+        };
+        let instant = match parse_timestamp(start) {
+            Ok(instant) => instant,
+            Err(err) => {
+                warn(format!("skipped: field `startTime`: {err}"));
+                continue;
+            }
+        };
+        let end = o
+            .get("endTime")
+            .and_then(Value::as_str)
+            .and_then(|t| parse_timestamp(t).ok());
+        let kind = o.get("type").and_then(Value::as_str).unwrap_or("OBSERVATION");
+        let level = o.get("level").and_then(Value::as_str).unwrap_or("DEFAULT");
+        let failed = level.eq_ignore_ascii_case("ERROR");
+        let status = o.get("statusMessage").and_then(Value::as_str).filter(|s| !s.is_empty());
+        let id = o.get("id").and_then(Value::as_str);
+
+        let mut extra = Map::new();
+        extra.insert("traceId".into(), trace_id.as_str().into());
+        if let Some(id) = id {
+            extra.insert("observationId".into(), id.into());
+        }
+        extra.insert("type".into(), kind.into());
+        extra.insert("level".into(), level.into());
+        for key in ["parentObservationId", "statusMessage", "model", "endTime", "completionStartTime", "usageDetails", "costDetails", "environment"] {
+            if let Some(v) = o.get(key).filter(|v| !v.is_null()) {
+                extra.insert(key.into(), v.clone());
+            }
+        }
+        if let Some(v) = o.get("output").filter(|v| !v.is_null()) {
+            extra.insert("output".into(), decode(v.clone()));
+        }
+        if let Some(v) = o.get("metadata").filter(|v| !v.is_null()) {
+            extra.insert("observationMetadata".into(), decode(v.clone()));
+        }
+        let entry = Entry {
+            timestamp: start.to_owned(),
+            instant,
+            session_id: session_id.clone(),
+            domain: kind.to_lowercase(),
+            operation: o.get("name").and_then(Value::as_str).unwrap_or(kind).to_owned(),
+            params: params_of(o.get("input")),
+            result: Outcome {
+                success: !failed,
+                exit_code: i64::from(failed),
+                duration: end.map_or(0.0, |e| (e - instant).max(0) as f64),
+            },
+            metadata: Metadata {
+                source: SOURCE.into(),
+                user_id: user_id.clone(),
+                extra,
+                ..Metadata::default()
+            },
+            error: failed.then(|| status.unwrap_or("level ERROR").to_owned()),
+        };
+        ordered.push((instant, depth(id), i, entry));
+    }
+    ordered.sort_by_key(|(instant, depth, i, _)| (*instant, *depth, *i));
+    entries.extend(ordered.into_iter().map(|(_, _, _, e)| e));
+    Ok(SourceRead {
+        sessions: vec![Session {
+            id: session_id,
+            entries,
+        }],
+        warnings,
+    })
+}
+
+/// A value with JSON texts nested in strings decoded (only strings that look like a JSON
+/// object, array or string are tried; anything else is kept as written).
+fn decode(mut value: Value) -> Value {
+    for _ in 0..DECODE_DEPTH {
+        let Value::String(text) = &value else { break };
+        let trimmed = text.trim_start();
+        if !(trimmed.starts_with('{') || trimmed.starts_with('[') || trimmed.starts_with('"')) {
+            break;
+        }
+        match serde_json::from_str::<Value>(text) {
+            Ok(inner) => value = inner,
+            Err(_) => break,
+        }
+    }
+    value
+}
+
+/// An input as params: its keys when it is an object, else `{"input": value}`.
+fn params_of(input: Option<&Value>) -> Map<String, Value> {
+    match input.filter(|v| !v.is_null()).cloned().map(decode) {
+        None => Map::new(),
+        Some(Value::Object(map)) => map,
+        Some(other) => {
+            let mut map = Map::new();
+            map.insert("input".into(), other);
+            map
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write as _;
+
+    fn read(text: &str) -> Result<SourceRead, SourceError> {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(text.as_bytes()).unwrap();
+        read_langfuse(f.path(), &SessionFilter::All)
+    }
+
+    #[test]
+    fn observations_become_entries_in_start_order() {
+        let read = read(
+            r#"{"trace": {"id": "t1", "name": "run", "timestamp": "2025-12-04T14:51:22.000Z", "sessionId": null, "input": "\"{\\\"q\\\": 1}\""},
+               "observations": [
+                 {"id": "c", "type": "TOOL", "name": "get_weather", "parentObservationId": "p", "startTime": "2025-12-04T14:51:23.000Z", "endTime": "2025-12-04T14:51:23.250Z", "input": "{\"city\": \"Berlin\"}", "output": "sunny", "level": "DEFAULT"},
+                 {"id": "p", "type": "SPAN", "name": "running 1 tool", "startTime": "2025-12-04T14:51:23.000Z", "level": "DEFAULT"},
+                 {"id": "e", "type": "GENERATION", "name": "chat", "startTime": "2025-12-04T14:51:24.000Z", "level": "ERROR", "statusMessage": "rate limited", "input": [{"role": "user"}]},
+                 "junk"
+               ]}"#,
+        )
+        .unwrap();
+        let [session] = read.sessions.as_slice() else { panic!("one session") };
+        assert_eq!(session.id, "t1", "no sessionId: the trace id");
+        let ops: Vec<_> = session.entries.iter().map(|e| format!("{}.{}", e.domain, e.operation)).collect();
+        assert_eq!(ops, ["trace.run", "span.running 1 tool", "tool.get_weather", "generation.chat"]);
+        assert_eq!(session.entries[0].params["q"], 1, "twice-encoded input decoded");
+        let tool = &session.entries[2];
+        assert_eq!(tool.params["city"], "Berlin");
+        assert_eq!(tool.result.duration, 250.0);
+        assert_eq!(tool.metadata.get("output"), Some(&Value::from("sunny")));
+        let failed = &session.entries[3];
+        assert!(!failed.result.success);
+        assert_eq!(failed.error.as_deref(), Some("rate limited"));
+        assert!(failed.params["input"].is_array());
+        assert_eq!(read.warnings.len(), 1);
+        assert!(read.warnings[0].to_string().contains("`observations[3]`"), "{}", read.warnings[0]);
+    }
+
+    #[test]
+    fn the_api_response_and_a_session_id_are_read() {
+        let read = read(r#"{"id": "t2", "sessionId": "chat-7", "timestamp": "2025-12-04T14:51:22Z", "observations": [{"type": "EVENT", "name": "e", "startTime": "2025-12-04T14:51:22Z"}]}"#).unwrap();
+        assert_eq!(read.sessions[0].id, "chat-7");
+        assert_eq!(read.sessions[0].entries.len(), 2);
+    }
+
+    #[test]
+    fn what_is_not_a_trace_is_an_error() {
+        for text in ["[]", r#"{"a": 1}"#, r#"{"trace": {"timestamp": "2025-12-04T14:51:22Z"}, "observations": []}"#, r#"{"trace": {"id": "x"}, "observations": {}}"#] {
+            let err = read(text).unwrap_err().to_string();
+            assert!(err.contains("is not a Langfuse trace"), "{err}");
+        }
+        let err = read("{\n  \"trace\": ,\n}").unwrap_err().to_string();
+        assert!(err.contains(":2: not a Langfuse trace, which is one JSON document: expected value"), "{err}");
+    }
+}
