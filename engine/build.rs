@@ -1,4 +1,5 @@
-//! Embeds the shipped packs (`rubrics/*/rubric.yaml` and their `.rhai` scripts) into the
+//! Embeds the shipped packs (`rubrics/*/rubric.yaml`, `.rhai` scripts, `.prompt.md` templates
+//! and `tests/` fixtures) into the
 //! library, so `--rubric cleo-v1` works from any directory.
 
 use std::fmt::Write as _;
@@ -22,7 +23,9 @@ fn main() {
             .map(|e| e.path())
             .filter(|p| {
                 p.is_file()
-                    && p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n == "rubric.yaml" || n.ends_with(".rhai"))
+                    && p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                        n == "rubric.yaml" || n.ends_with(".rhai") || n.ends_with(".prompt.md")
+                    })
             })
             .collect();
         // Test fixtures travel with the pack, so `grade rubric test cleo-v1` works anywhere.

@@ -99,18 +99,31 @@ fn the_schema_is_valid_and_every_property_has_a_description() {
     assert!(missing.is_empty(), "properties without a description: {missing:#?}");
 }
 
-/// The fields of `pub struct NAME` in raw.rs, as serde reads them (no renames are used there).
+/// The fields of `pub struct NAME` in raw.rs, as serde reads them (`rename = "x"` included).
 fn struct_fields(source: &str, name: &str) -> BTreeSet<String> {
     let start = source
         .find(&format!("pub struct {name} {{"))
         .unwrap_or_else(|| panic!("raw.rs declares `pub struct {name}`"));
     let body = &source[start..];
     let body = &body[..body.find("\n}").expect("the struct ends")];
-    body.lines()
-        .filter_map(|line| line.trim().strip_prefix("pub "))
-        .filter_map(|rest| rest.split_once(':').map(|(field, _)| field.trim().to_owned()))
-        .filter(|field| !field.starts_with("struct"))
-        .collect()
+    let mut fields = BTreeSet::new();
+    let mut rename: Option<String> = None;
+    for line in body.lines().map(str::trim) {
+        if line.starts_with("#[serde(") {
+            if let Some(at) = line.find("rename = \"") {
+                let rest = &line[at + "rename = \"".len()..];
+                rename = rest.split('"').next().map(str::to_owned);
+            }
+            continue;
+        }
+        let Some(rest) = line.strip_prefix("pub ") else { continue };
+        let Some((field, _)) = rest.split_once(':') else { continue };
+        if field.starts_with("struct") {
+            continue;
+        }
+        fields.insert(rename.take().unwrap_or_else(|| field.trim().to_owned()));
+    }
+    fields
 }
 
 fn schema_keys(schema: &Value, pointer: &str) -> BTreeSet<String> {
@@ -148,6 +161,9 @@ fn the_schema_has_exactly_the_keys_of_the_loader_structs() {
         ("RawRatio", "/$defs/metric/properties/ratio"),
         ("RawKeyed", "/$defs/keyed"),
         ("RawSelector", "/$defs/selector"),
+        ("RawAggregate", "/properties/aggregate"),
+        ("RawJudge", "/properties/judge"),
+        ("RawCategory", "/$defs/dimension/properties/categories/items"),
     ];
     let mut mismatches = Vec::new();
     for (name, pointer) in pairs {

@@ -55,6 +55,30 @@ pub struct Cli {
     #[arg(long)]
     pub explain: bool,
 
+    /// A judge's scores for the pack's judged dimensions (one JSON object, or an array with one per chunk); `-` reads stdin
+    #[arg(long, value_name = "FILE", conflicts_with = "judge_cmd")]
+    pub judgment: Option<PathBuf>,
+
+    /// Ask this command for the judgment: it gets each chunk's scorer prompt on stdin and prints a judgment
+    #[arg(long, value_name = "CMD")]
+    pub judge_cmd: Option<String>,
+
+    /// Seconds the judge command may take per chunk
+    #[arg(long, value_name = "SECONDS", default_value_t = 300)]
+    pub judge_timeout: u64,
+
+    /// Print the pack's scorer prompt for each session (one per chunk of a long session) instead of grading
+    #[arg(long, conflicts_with_all = ["judgment", "judge_cmd"])]
+    pub print_prompt: bool,
+
+    /// Print each graded session as score bodies for an observability tool instead of as results
+    #[arg(long, value_enum, value_name = "TARGET")]
+    pub emit: Option<EmitTarget>,
+
+    /// With `--emit langfuse`: a JSON object mapping score names to Langfuse score-config ids
+    #[arg(long, value_name = "FILE", requires = "emit")]
+    pub config_ids: Option<PathBuf>,
+
     /// List recorded grades instead of grading
     #[arg(long)]
     pub list: bool,
@@ -128,6 +152,30 @@ pub enum Command {
     /// Work with rubric packs
     #[command(subcommand)]
     Rubric(RubricCommand),
+    /// Send score bodies (from `--emit langfuse`) to a server
+    Push(PushArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EmitTarget {
+    /// Langfuse score bodies (`POST /api/public/scores`), one JSON object per line
+    Langfuse,
+}
+
+#[derive(Debug, Args)]
+pub struct PushArgs {
+    /// Score bodies to send to Langfuse (JSON lines or an array); `-` reads stdin. Uses LANGFUSE_PUBLIC_KEY, LANGFUSE_SECRET_KEY and LANGFUSE_HOST
+    #[arg(long, value_name = "FILE|-")]
+    pub langfuse: PathBuf,
+    /// Attempts per score when the server answers 429 or 5xx, or cannot be reached
+    #[arg(long, default_value_t = 4)]
+    pub attempts: u32,
+    /// Wait before the first retry; each further retry waits twice as long
+    #[arg(long, value_name = "MS", default_value_t = 500)]
+    pub backoff_ms: u64,
+    /// Seconds to wait for each response
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    pub timeout: u64,
 }
 
 #[derive(Debug, Subcommand)]
@@ -142,6 +190,10 @@ pub enum RubricCommand {
     Test(RubricTestArgs),
     /// Scaffold a new pack folder that validates and passes its own test
     New(RubricNewArgs),
+    /// Print the Langfuse score-config bodies of a weighted pack (`POST /api/public/score-configs`)
+    ScoreConfigs(RubricShowArgs),
+    /// Print the JSON Schema a judgment for a pack must satisfy
+    JudgmentSchema(RubricShowArgs),
 }
 
 #[derive(Debug, Args)]

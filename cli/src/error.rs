@@ -36,6 +36,12 @@ pub enum CliError {
         #[source]
         source: std::io::Error,
     },
+    #[error(transparent)]
+    Judgment(#[from] grade_engine::judgment::JudgmentError),
+    #[error("{0}")]
+    Judge(String),
+    #[error("{0}")]
+    Push(String),
     #[error("cannot write to standard output: {0}")]
     Stdout(#[source] std::io::Error),
     #[error("cannot serialise a result: {0}")]

@@ -6,6 +6,8 @@
 mod args;
 mod error;
 mod grades;
+mod judge;
+mod langfuse;
 mod pack_tests;
 mod render;
 mod rubric_cmd;
@@ -16,10 +18,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Parser;
-use grade_engine::{GradeOptions, GradeResult, Session, SessionFilter};
+use grade_engine::judgment::Judgment;
+use grade_engine::{CompiledPack, GradeOptions, GradeResult, Session, SessionFilter};
 use rayon::prelude::*;
 
-use args::{Cli, Command, Format};
+use args::{Cli, Command, EmitTarget, Format};
 use error::CliError;
 
 /// Where CLEO keeps its database, relative to the project folder.
@@ -48,8 +51,10 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<(), CliError> {
     let search_path = cli.rubric_search_path();
-    if let Some(Command::Rubric(cmd)) = &cli.command {
-        return rubric_cmd::run(cmd, &search_path);
+    match &cli.command {
+        Some(Command::Rubric(cmd)) => return rubric_cmd::run(cmd, &search_path),
+        Some(Command::Push(args)) => return langfuse::push(args),
+        None => {}
     }
     if cli.list {
         return list_grades(&cli);
@@ -70,18 +75,27 @@ fn run(cli: Cli) -> Result<(), CliError> {
             "name the sessions to grade, or pass `--all` to grade every session of the source".to_owned(),
         ));
     }
-    let pack = grade_engine::load_pack(spec, &search_path)?;
-    let source = source_path(cli.source.as_deref())?;
-    let filter = if cli.all {
-        SessionFilter::All
-    } else {
-        SessionFilter::only(cli.sessions.iter().cloned())
-    };
-    let read = grade_engine::read_source(&source, cli.source_format.format(), &filter)?;
-    for warning in &read.warnings {
-        eprintln!("warning: {warning}");
+    if cli.judgment.is_some() && (cli.all || cli.sessions.len() != 1) {
+        return Err(CliError::Usage("a `--judgment` judges one session: name exactly one".to_owned()));
     }
-    let mut sessions = read.sessions;
+    let pack = grade_engine::load_pack(spec, &search_path)?;
+    // With a judgment and no source, the grade rests on the judgment alone.
+    let judgment_only = cli.judgment.is_some() && cli.source.is_none();
+    let (source, mut sessions) = if judgment_only {
+        (PathBuf::new(), Vec::new())
+    } else {
+        let source = source_path(cli.source.as_deref())?;
+        let filter = if cli.all {
+            SessionFilter::All
+        } else {
+            SessionFilter::only(cli.sessions.iter().cloned())
+        };
+        let read = grade_engine::read_source(&source, cli.source_format.format(), &filter)?;
+        for warning in &read.warnings {
+            eprintln!("warning: {warning}");
+        }
+        (source, read.sessions)
+    };
 
     // Results come out in the order asked; a session without entries still gets a grade.
     let ordered: Vec<Session> = if cli.all {
@@ -98,12 +112,18 @@ fn run(cli: Cli) -> Result<(), CliError> {
             })
             .collect()
     };
-    for s in ordered.iter().filter(|s| s.entries.is_empty()) {
-        eprintln!(
-            "warning: session `{}` has no entries in `{}`; it gets the empty-session grade",
-            s.id,
-            source.display()
-        );
+    if cli.print_prompt {
+        return print_prompts(&pack, &ordered, cli.format);
+    }
+    let judgments = judgments(&cli, &pack, &ordered)?;
+    if judgments.iter().all(Option::is_none) {
+        for s in ordered.iter().filter(|s| s.entries.is_empty()) {
+            eprintln!(
+                "warning: session `{}` has no entries in `{}`; it gets the empty-session grade",
+                s.id,
+                source.display()
+            );
+        }
     }
     let options = GradeOptions {
         explain: cli.explain,
@@ -111,8 +131,11 @@ fn run(cli: Cli) -> Result<(), CliError> {
     };
     // A rule that fails on one session (a runaway script) must not cost the others their
     // grade: report it, grade the rest, and fail the run at the end.
-    let outcomes: Vec<Result<GradeResult, grade_engine::EvalError>> =
-        ordered.par_iter().map(|s| pack.grade(s, &options)).collect();
+    let outcomes: Vec<Result<GradeResult, grade_engine::EvalError>> = ordered
+        .par_iter()
+        .zip(judgments.par_iter())
+        .map(|(s, j)| pack.grade_with(s, j.as_ref(), &options))
+        .collect();
     let mut results = Vec::with_capacity(outcomes.len());
     let mut failed = 0;
     for outcome in outcomes {
@@ -130,18 +153,112 @@ fn run(cli: Cli) -> Result<(), CliError> {
         grades::append(&path, &results)?;
     }
     let mut out = Vec::new();
+    if let Some(EmitTarget::Langfuse) = cli.emit {
+        let config_ids = match &cli.config_ids {
+            Some(path) => langfuse::read_config_ids(path)?,
+            None => Default::default(),
+        };
+        for r in &results {
+            let session = ordered.iter().find(|s| s.id == r.session_id);
+            let trace = session.and_then(trace_id);
+            for body in langfuse::score_bodies(&pack, r, trace.as_deref(), &config_ids) {
+                serde_json::to_writer(&mut out, &body).map_err(CliError::Json)?;
+                out.push(b'\n');
+            }
+        }
+    } else {
+        render_results(&mut out, &results, &pack, &cli)?;
+    }
+    write_stdout(&out)?;
+    if failed > 0 {
+        return Err(CliError::CheckFailed(format!(
+            "{failed} of {} session{} could not be graded",
+            ordered.len(),
+            if ordered.len() == 1 { "" } else { "s" }
+        )));
+    }
+    Ok(())
+}
+
+/// The Langfuse trace a session came from, when its source names one.
+fn trace_id(session: &Session) -> Option<String> {
+    session
+        .entries
+        .iter()
+        .find_map(|e| e.metadata.get("traceId").and_then(|v| v.as_str()).map(str::to_owned))
+}
+
+/// One judgment per session: from `--judgment`, from `--judge-cmd`, or none.
+fn judgments(cli: &Cli, pack: &CompiledPack, sessions: &[Session]) -> Result<Vec<Option<Judgment>>, CliError> {
+    if let Some(path) = &cli.judgment {
+        let (text, origin) = if path.as_os_str() == "-" {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+                .map_err(|source| CliError::Io { path: path.clone(), source })?;
+            (text, "stdin".to_owned())
+        } else {
+            let text = std::fs::read_to_string(path).map_err(|source| CliError::Io { path: path.clone(), source })?;
+            (text, path.display().to_string())
+        };
+        return Ok(vec![Some(grade_engine::judgment::parse_judgment(&text, &origin, pack)?)]);
+    }
+    if let Some(cmd) = &cli.judge_cmd {
+        let timeout = std::time::Duration::from_secs(cli.judge_timeout);
+        return sessions
+            .iter()
+            .map(|s| judge::judge(pack, s, cmd, timeout).map(Some))
+            .collect();
+    }
+    Ok(vec![None; sessions.len()])
+}
+
+fn print_prompts(pack: &CompiledPack, sessions: &[Session], format: Format) -> Result<(), CliError> {
+    let judge = pack.judge.as_ref().ok_or_else(|| {
+        CliError::Usage(format!("rubric `{}` has no judge prompt (only packs with judged dimensions, like `langfuse-v1`, do)", pack.id))
+    })?;
+    let mut out = String::new();
+    let mut all = Vec::new();
+    for s in sessions {
+        let prompts = grade_engine::prompt::render_prompts(pack, judge, s);
+        let n = prompts.len();
+        for (i, p) in prompts.into_iter().enumerate() {
+            if format == Format::Human {
+                out.push_str(&format!("===== session `{}`, prompt {} of {n} =====\n", s.id, i + 1));
+                out.push_str(&p);
+                if !p.ends_with('\n') {
+                    out.push('\n');
+                }
+            } else {
+                all.push(serde_json::json!({"sessionId": s.id, "chunk": i + 1, "chunks": n, "prompt": p}));
+            }
+        }
+    }
+    match format {
+        Format::Human => {}
+        Format::Json => out = format!("{}\n", serde_json::to_string_pretty(&all).map_err(CliError::Json)?),
+        Format::Jsonl => {
+            for p in &all {
+                out.push_str(&serde_json::to_string(p).map_err(CliError::Json)?);
+                out.push('\n');
+            }
+        }
+    }
+    write_stdout(out.as_bytes())
+}
+
+fn render_results(out: &mut Vec<u8>, results: &[GradeResult], pack: &CompiledPack, cli: &Cli) -> Result<(), CliError> {
     match cli.format {
         Format::Jsonl => {
-            for r in &results {
-                serde_json::to_writer(&mut out, r).map_err(CliError::Json)?;
+            for r in results {
+                serde_json::to_writer(&mut *out, r).map_err(CliError::Json)?;
                 out.push(b'\n');
             }
         }
         Format::Json => {
-            if let [one] = results.as_slice() {
-                serde_json::to_writer_pretty(&mut out, one).map_err(CliError::Json)?;
+            if let [one] = results {
+                serde_json::to_writer_pretty(&mut *out, one).map_err(CliError::Json)?;
             } else {
-                serde_json::to_writer_pretty(&mut out, &results).map_err(CliError::Json)?;
+                serde_json::to_writer_pretty(&mut *out, &results).map_err(CliError::Json)?;
             }
             out.push(b'\n');
         }
@@ -151,17 +268,9 @@ fn run(cli: Cli) -> Result<(), CliError> {
                 if i > 0 {
                     out.push(b'\n');
                 }
-                out.extend_from_slice(render::report(r, &pack, color).as_bytes());
+                out.extend_from_slice(render::report(r, pack, color).as_bytes());
             }
         }
-    }
-    write_stdout(&out)?;
-    if failed > 0 {
-        return Err(CliError::CheckFailed(format!(
-            "{failed} of {} session{} could not be graded",
-            ordered.len(),
-            if ordered.len() == 1 { "" } else { "s" }
-        )));
     }
     Ok(())
 }

@@ -94,9 +94,19 @@ pub fn report(r: &GradeResult, pack: &CompiledPack, color: bool) -> String {
         } else {
             p.yellow(&score)
         };
-        let _ = writeln!(out, "\n  {:<width$}  {score}", p.bold(name), width = width + if color { 8 } else { 0 });
+        let mut extra = String::new();
+        if let Some(label) = &dim.label {
+            let _ = write!(extra, "  {label}");
+        }
+        if let Some(weight) = dim.weight {
+            let _ = write!(extra, "  {}", p.dim(&format!("× weight {}", grade_engine::entry::js_number(weight))));
+        }
+        let _ = writeln!(out, "\n  {:<width$}  {score}{extra}", p.bold(name), width = width + if color { 8 } else { 0 });
         for e in &dim.evidence {
             let _ = writeln!(out, "    • {e}");
+        }
+        if let Some(rationale) = dim.rationale.as_deref().filter(|r| !r.is_empty()) {
+            let _ = writeln!(out, "    {} {rationale}", p.dim("rationale:"));
         }
         if let Some(traces) = r.explain.as_ref().and_then(|x| x.get(id)) {
             // Rules that neither scored nor said anything would only hide the ones that did.

@@ -3,7 +3,8 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use grade_engine::pack::{Problem, Severity};
+use grade_engine::entry::js_number;
+use grade_engine::pack::{DimensionKind, Problem, Severity};
 use grade_engine::{CompiledPack, PackError, PackFiles, PackOrigin};
 use serde_json::json;
 
@@ -21,7 +22,37 @@ pub fn run(cmd: &RubricCommand, search_path: &[PathBuf]) -> Result<(), CliError>
         RubricCommand::Validate(args) => validate(&args.pack, search_path, args.format),
         RubricCommand::Test(args) => crate::pack_tests::run(args, search_path),
         RubricCommand::New(args) => crate::scaffold::run(args, search_path),
+        RubricCommand::ScoreConfigs(args) => {
+            let pack = grade_engine::load_pack(&args.pack, search_path)?;
+            let configs = crate::langfuse::score_configs(&pack)?;
+            print_json_list(&configs, args.format)
+        }
+        RubricCommand::JudgmentSchema(args) => {
+            let pack = grade_engine::load_pack(&args.pack, search_path)?;
+            if pack.judge.is_none() {
+                return Err(CliError::Usage(format!("rubric `{}` has no judged dimensions, so it takes no judgment", pack.id)));
+            }
+            let schema = grade_engine::judgment::judgment_schema(&pack);
+            write_stdout(format!("{}\n", serde_json::to_string_pretty(&schema).map_err(CliError::Json)?).as_bytes())
+        }
     }
+}
+
+/// A list of JSON bodies: an array (`human`, `json`) or one per line (`jsonl`).
+fn print_json_list(items: &[serde_json::Value], format: Format) -> Result<(), CliError> {
+    let mut out = String::new();
+    match format {
+        Format::Jsonl => {
+            for item in items {
+                out.push_str(&serde_json::to_string(item).map_err(CliError::Json)?);
+                out.push('\n');
+            }
+        }
+        Format::Human | Format::Json => {
+            out = format!("{}\n", serde_json::to_string_pretty(items).map_err(CliError::Json)?);
+        }
+    }
+    write_stdout(out.as_bytes())
 }
 
 fn origin_text(origin: &PackOrigin) -> String {
@@ -79,7 +110,7 @@ fn list(search_path: &[PathBuf], format: Format) -> Result<(), CliError> {
                         r["id"].as_str().unwrap_or(""),
                         r["version"].as_str().unwrap_or(""),
                         r["dimensions"],
-                        r["maxScore"],
+                        r["maxScore"].as_f64().map(js_number).unwrap_or_default(),
                         r["origin"].as_str().unwrap_or("")
                     );
                 }
@@ -100,20 +131,25 @@ fn show(pack: &CompiledPack, format: Format) -> Result<(), CliError> {
                 let _ = writeln!(out, "{}", pack.description);
             }
             let _ = writeln!(out, "digest {}", pack.digest);
-            let _ = writeln!(out, "max score {}", grade_engine::entry::js_number(pack.max_score()));
+            let _ = writeln!(out, "max score {}", js_number(pack.max_score()));
+            if let Some((id, description)) = &pack.aggregate {
+                let _ = writeln!(out, "total `{id}`: {description} (Σ weight × normalised score)");
+            }
             if !pack.bands.is_empty() {
                 let bands: Vec<String> = pack.bands.iter().map(|b| format!("{} ≥ {}%", b.grade, b.min_percent)).collect();
                 let _ = writeln!(out, "bands {}", bands.join(", "));
             }
             for d in &pack.dimensions {
-                let _ = writeln!(
-                    out,
-                    "\n{} ({}) — {} points, starts at {}",
-                    d.name,
-                    d.id,
-                    grade_engine::entry::js_number(d.max),
-                    grade_engine::entry::js_number(d.start)
-                );
+                let weight = d.weight.map(|w| format!(", weight {}", js_number(w))).unwrap_or_default();
+                let scale = match &d.kind {
+                    DimensionKind::Points => format!("{} points, starts at {}", js_number(d.max), js_number(d.start)),
+                    DimensionKind::Numeric { min } => format!("judged, numeric {}–{}", js_number(*min), js_number(d.max)),
+                    DimensionKind::Categorical { categories } => format!(
+                        "judged, categorical: {}",
+                        categories.iter().map(|(l, v)| format!("{l} {}", js_number(*v))).collect::<Vec<_>>().join(", ")
+                    ),
+                };
+                let _ = writeln!(out, "\n{} ({}) — {scale}{weight}", d.name, d.id);
                 if !d.description.is_empty() {
                     let _ = writeln!(out, "  {}", d.description);
                 }

@@ -13,7 +13,9 @@ use crate::entry::{round_half_up, Entry, Session};
 use crate::pack::field::Field;
 use crate::pack::raw::Normalize;
 use crate::pack::template::TemplateValues;
-use crate::pack::{Case, CompiledPack, Condition, Metric, Points, RuleKind, Selector};
+use crate::judgment::Judgment;
+use crate::pack::raw::Scoring;
+use crate::pack::{Case, CompiledPack, Condition, Dimension, DimensionKind, Metric, Points, RuleKind, Selector};
 use crate::result::{
     percent_of, DimensionScore, EntryRef, GradeResult, RubricRef, RuleTrace, Score,
 };
@@ -39,6 +41,12 @@ impl Default for GradeOptions {
 
 #[derive(Debug, thiserror::Error)]
 pub enum EvalError {
+    #[error("rubric `{pack}` scores {dimensions} from a judgment, and session `{session}` has none (give `--judgment FILE` or `--judge-cmd CMD`)")]
+    NoJudgment {
+        pack: String,
+        session: String,
+        dimensions: String,
+    },
     #[error("rubric `{pack}`, rule `{rule}`, session `{session}`: the script failed: {message}")]
     Script {
         pack: String,
@@ -60,7 +68,26 @@ struct Facts<'s> {
 }
 
 impl CompiledPack {
+    /// Grades a session with a pack that has no judged dimensions.
     pub fn grade(&self, session: &Session, options: &GradeOptions) -> Result<GradeResult, EvalError> {
+        self.grade_with(session, None, options)
+    }
+
+    /// Grades a session; judged dimensions take their scores from `judgment`.
+    pub fn grade_with(
+        &self,
+        session: &Session,
+        judgment: Option<&Judgment>,
+        options: &GradeOptions,
+    ) -> Result<GradeResult, EvalError> {
+        let judged: Vec<&str> = self.judged_dimensions().map(|d| d.id.as_str()).collect();
+        if judgment.is_none() && !judged.is_empty() {
+            return Err(EvalError::NoJudgment {
+                pack: self.id.clone(),
+                session: session.id.clone(),
+                dimensions: judged.iter().map(|d| format!("`{d}`")).collect::<Vec<_>>().join(", "),
+            });
+        }
         let entries = session.entries.as_slice();
         let mut result = GradeResult {
             session_id: session.id.clone(),
@@ -81,14 +108,15 @@ impl CompiledPack {
             grade: None,
             explain: options.explain.then(IndexMap::new),
         };
-        if entries.is_empty() {
+        // With a judgment, the grade rests on it even when the source has no entries.
+        if entries.is_empty() && judgment.is_none() {
             for d in &self.dimensions {
                 result.dimensions.insert(
                     d.id.clone(),
                     DimensionScore {
                         score: Score(0.0),
                         max: Score(d.max),
-                        evidence: Vec::new(),
+                        ..DimensionScore::default()
                     },
                 );
             }
@@ -101,6 +129,15 @@ impl CompiledPack {
         let mut script_data: Option<Arc<SessionData>> = None;
         let mut total = 0.0;
         for dimension in &self.dimensions {
+            if let (Some(judgment), true) = (judgment, dimension.kind.is_judged()) {
+                let scored = judged_score(dimension, judgment);
+                total += match self.scoring {
+                    Scoring::Points => scored.score.0,
+                    Scoring::Weighted => scored.weight.unwrap_or(0.0) * scored.normalized.unwrap_or(0.0),
+                };
+                result.dimensions.insert(dimension.id.clone(), scored);
+                continue;
+            }
             let mut score = dimension.start;
             let mut evidence = Vec::new();
             let mut traces = Vec::new();
@@ -180,15 +217,22 @@ impl CompiledPack {
                 }
             }
             let clamped = score.max(dimension.floor).min(dimension.cap);
-            total += clamped;
-            result.dimensions.insert(
-                dimension.id.clone(),
-                DimensionScore {
-                    score: Score(clamped),
-                    max: Score(dimension.max),
-                    evidence,
-                },
-            );
+            let mut scored = DimensionScore {
+                score: Score(clamped),
+                max: Score(dimension.max),
+                evidence,
+                ..DimensionScore::default()
+            };
+            total += match self.scoring {
+                Scoring::Points => clamped,
+                Scoring::Weighted => {
+                    let normalized = clamped / dimension.max;
+                    scored.normalized = Some(normalized);
+                    scored.weight = dimension.weight;
+                    dimension.weight.unwrap_or(0.0) * normalized
+                }
+            };
+            result.dimensions.insert(dimension.id.clone(), scored);
             if let Some(explain) = result.explain.as_mut() {
                 explain.insert(dimension.id.clone(), traces);
             }
@@ -265,6 +309,32 @@ impl CompiledPack {
             selector_ids: Arc::new(name_index(&self.selector_names)),
             metric_ids: Arc::new(name_index(&self.metric_names)),
         }
+    }
+}
+
+/// A judged dimension's result: the judge's score (within the dimension's range), its
+/// category label, the normalised value and the weight.
+fn judged_score(dimension: &Dimension, judgment: &Judgment) -> DimensionScore {
+    let judged = judgment.dimensions.get(&dimension.id);
+    let raw = judged.map_or(dimension.start, |j| j.score);
+    let score = raw.max(dimension.floor).min(dimension.cap);
+    let label = match &dimension.kind {
+        DimensionKind::Categorical { categories } => categories
+            .iter()
+            .find(|(_, v)| *v == score)
+            .map(|(l, _)| l.clone()),
+        _ => None,
+    };
+    let span = dimension.cap - dimension.floor;
+    let normalized = if span > 0.0 { (score - dimension.floor) / span } else { 0.0 };
+    DimensionScore {
+        score: Score(score),
+        max: Score(dimension.max),
+        evidence: judged.map(|j| j.evidence.clone()).unwrap_or_default(),
+        label,
+        normalized: Some(normalized),
+        weight: dimension.weight,
+        rationale: judged.map(|j| j.rationale.clone()),
     }
 }
 

@@ -7,7 +7,9 @@
 
 pub mod entry;
 pub mod eval;
+pub mod judgment;
 pub mod pack;
+pub mod prompt;
 pub mod result;
 pub mod script;
 pub mod source;

@@ -47,11 +47,23 @@ pub struct GradeResult {
     pub explain: Option<IndexMap<String, Vec<RuleTrace>>>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct DimensionScore {
     pub score: Score,
     pub max: Score,
     pub evidence: Vec<String>,
+    /// A categorical dimension's category.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// In a weighted pack: the score on 0–1 (`(score - min) / (max - min)`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub normalized: Option<f64>,
+    /// In a weighted pack: the dimension's share of the total.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight: Option<f64>,
+    /// A judged dimension: why the judge gave this score.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rationale: Option<String>,
 }
 
 /// Names exactly what graded a result: the pack, its version, and a digest of its files.

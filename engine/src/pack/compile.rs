@@ -7,14 +7,14 @@ use indexmap::IndexMap;
 
 use super::field::Field;
 use super::raw::{
-    Lenient, RawCase, RawCondition, RawDimension, RawMetric, RawOutcome, RawPack, RawPoints, RawRule,
-    RawSelector, SelectorRef,
+    DimensionType, Lenient, RawCase, RawCondition, RawDimension, RawMetric, RawOutcome, RawPack, RawPoints, RawRule,
+    RawSelector, Scoring, SelectorRef,
 };
 use super::template::{Template, TemplateScope};
 use super::locate::Places;
 use super::{
-    Band, Case, CompiledPack, Condition, Dimension, Metric, PackError, PackFiles, Points, Problem,
-    Rule, RuleKind, Selector, Severity,
+    Band, Case, CompiledPack, Condition, Dimension, DimensionKind, Judge, Metric, PackError,
+    PackFiles, Points, Problem, Rule, RuleKind, Selector, Severity,
 };
 use crate::script::ScriptHost;
 
@@ -215,9 +215,18 @@ impl Compiler<'_> {
                     format!("dimension id `{}` is used twice", dimension.id),
                 );
             }
-            dimensions.push(self.dimension(dimension, &path, &mut rule_ids));
+            dimensions.push(self.dimension(dimension, &path, raw.scoring, &mut rule_ids));
         }
 
+        let judge = self.judge(&raw, &dimensions);
+        let aggregate = match (&raw.aggregate, raw.scoring) {
+            (Some(a), Scoring::Weighted) => Some((a.id.clone(), a.description.clone().unwrap_or_default())),
+            (Some(_), Scoring::Points) => {
+                self.problem("aggregate", "`aggregate` names the weighted total, so it needs `scoring: weighted`");
+                None
+            }
+            (None, _) => None,
+        };
         let empty_flag = raw
             .empty_session
             .map(|e| e.flag)
@@ -241,8 +250,50 @@ impl Compiler<'_> {
             metrics,
             metric_names: self.metric_ids.keys().cloned().collect(),
             dimensions,
+            scoring: raw.scoring,
+            aggregate,
+            judge,
             scripts: self.scripts.take(),
         }
+    }
+
+    fn judge(&mut self, raw: &RawPack, dimensions: &[Dimension]) -> Option<Judge> {
+        let judged = dimensions.iter().any(|d| d.kind.is_judged());
+        let Some(judge) = &raw.judge else {
+            if judged {
+                self.problem("dimensions", "the pack has judged dimensions, so it needs a `judge` with a `prompt` template");
+            }
+            return None;
+        };
+        if !judged {
+            self.problem("judge", "`judge` asks for judged dimensions, and the pack has none (`type: numeric` or `categorical`)");
+        }
+        if judge.chunk_tokens == 0 || judge.chunk_tokens > judge.budget_tokens {
+            self.problem("judge.chunk_tokens", format!("`chunk_tokens` must be between 1 and `budget_tokens` ({})", judge.budget_tokens));
+        }
+        let Some(template) = self.files.files.get(&judge.prompt) else {
+            self.problem(
+                "judge.prompt",
+                format!("prompt template `{}` is not in the pack (templates are files named `*.prompt.md`)", judge.prompt),
+            );
+            return None;
+        };
+        if let Err(problem) = crate::prompt::check_template(template) {
+            self.problems.push(Problem {
+                severity: Severity::Error,
+                file: self.files.display_path(&judge.prompt),
+                path: String::new(),
+                line: None,
+                column: None,
+                message: problem,
+            });
+        }
+        Some(Judge {
+            prompt_file: judge.prompt.clone(),
+            template: template.clone(),
+            budget_tokens: judge.budget_tokens,
+            chunk_tokens: judge.chunk_tokens,
+        })
     }
 
     fn bands(&mut self, raw: &RawPack) -> Vec<Band> {
@@ -550,26 +601,49 @@ impl Compiler<'_> {
         &mut self,
         raw: &RawDimension,
         path: &str,
+        scoring: Scoring,
         rule_ids: &mut HashSet<String>,
     ) -> Dimension {
         if raw.id.trim().is_empty() {
             self.problem(format!("{path}.id"), "the dimension id is empty");
         }
+        match (scoring, raw.weight) {
+            (Scoring::Weighted, None) => self.problem(
+                path,
+                format!("dimension `{}` needs a `weight`: the pack is `scoring: weighted`", raw.id),
+            ),
+            (Scoring::Weighted, Some(w)) if !(0.0..=1.0).contains(&w) => self.problem(
+                format!("{path}.weight"),
+                format!("`weight` {w} is outside 0..=1"),
+            ),
+            (Scoring::Points, Some(_)) => self.problem(
+                format!("{path}.weight"),
+                "`weight` only counts in a pack with `scoring: weighted`",
+            ),
+            _ => {}
+        }
+        if raw.kind != DimensionType::Points {
+            return self.judged_dimension(raw, path, scoring);
+        }
+        let Some(max) = raw.max else {
+            self.problem(path, format!("dimension `{}` needs a `max`: the most its rules can give", raw.id));
+            return self.placeholder_dimension(raw, path);
+        };
         // NaN is not above 0 either.
-        if raw.max.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
-            self.problem(
-                format!("{path}.max"),
-                format!("`max` must be above 0, not {}", raw.max),
-            );
+        if max.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
+            self.problem(format!("{path}.max"), format!("`max` must be above 0, not {max}"));
+        }
+        if raw.min.is_some() || !raw.categories.is_empty() {
+            self.problem(path, "`min` and `categories` belong to judged dimensions (`type: numeric` or `type: categorical`)");
         }
         let floor = raw.floor.unwrap_or(0.0);
-        let cap = raw.cap.unwrap_or(raw.max);
+        let cap = raw.cap.unwrap_or(max);
         // Scores stay within [0, max]: results and their schema rely on it.
         if floor < 0.0 {
             self.problem(format!("{path}.floor"), format!("`floor` {floor} is below 0"));
         }
-        if cap > raw.max {
-            self.problem(format!("{path}.cap"), format!("`cap` {cap} is above the dimension's max {}", raw.max));
+        if cap > max {
+            self.problem(format!("{path}.cap"), format!("`cap` {cap} is above the dimension's max {max}"));
         }
         if floor > cap {
             self.problem(
@@ -604,13 +678,96 @@ impl Compiler<'_> {
         Dimension {
             path: path.to_owned(),
             id: raw.id.clone(),
+            kind: DimensionKind::Points,
+            weight: raw.weight,
             name: raw.name.clone().unwrap_or_else(|| raw.id.clone()),
             description: raw.description.clone().unwrap_or_default(),
-            max: raw.max,
+            max,
             start: raw.start,
             floor,
             cap,
             rules,
+        }
+    }
+
+    /// A dimension whose score a judge gives: a number in a range, or a category.
+    fn judged_dimension(&mut self, raw: &RawDimension, path: &str, scoring: Scoring) -> Dimension {
+        if scoring != Scoring::Weighted {
+            self.problem(
+                format!("{path}.type"),
+                "judged dimensions are normalised and weighted, so the pack needs `scoring: weighted`",
+            );
+        }
+        if !raw.rules.is_empty() {
+            self.problem(format!("{path}.rules"), "a judged dimension has no rules: its score comes from the judgment");
+        }
+        let (kind, min, max) = if raw.kind == DimensionType::Categorical {
+            if raw.categories.is_empty() {
+                self.problem(path, "a categorical dimension needs `categories` (label and value)");
+            }
+            let mut labels = HashSet::new();
+            let mut values = Vec::new();
+            for (i, c) in raw.categories.iter().enumerate() {
+                if !labels.insert(c.label.clone()) {
+                    self.problem(format!("{path}.categories[{i}].label"), format!("category `{}` is used twice", c.label));
+                }
+                if values.contains(&c.value) {
+                    self.problem(format!("{path}.categories[{i}].value"), format!("category value {} is used twice", c.value));
+                }
+                values.push(c.value);
+            }
+            if raw.min.is_some() {
+                self.problem(format!("{path}.min"), "a categorical dimension takes its range from its categories");
+            }
+            let min = values.iter().copied().fold(f64::INFINITY, f64::min);
+            let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            if let Some(given) = raw.max.filter(|m| *m != max) {
+                self.problem(format!("{path}.max"), format!("`max` {given} differs from the largest category value {max}"));
+            }
+            if values.iter().any(|v| *v < 0.0) {
+                self.problem(format!("{path}.categories"), "category values must be 0 or more");
+            }
+            let categories = raw.categories.iter().map(|c| (c.label.clone(), c.value)).collect();
+            (DimensionKind::Categorical { categories }, min.min(0.0).max(0.0), if max > 0.0 { max } else { 1.0 })
+        } else {
+            if !raw.categories.is_empty() {
+                self.problem(format!("{path}.categories"), "`categories` belong to `type: categorical`");
+            }
+            let (min, max) = (raw.min.unwrap_or(0.0), raw.max.unwrap_or(1.0));
+            if min.partial_cmp(&max) != Some(std::cmp::Ordering::Less) || min < 0.0 {
+                self.problem(format!("{path}.max"), format!("a numeric dimension needs 0 ≤ `min` < `max`, not {min}..{max}"));
+            }
+            (DimensionKind::Numeric { min }, min, max)
+        };
+        Dimension {
+            path: path.to_owned(),
+            id: raw.id.clone(),
+            kind,
+            weight: raw.weight,
+            name: raw.name.clone().unwrap_or_else(|| raw.id.clone()),
+            description: raw.description.clone().unwrap_or_default(),
+            max,
+            start: min,
+            floor: min,
+            cap: max,
+            rules: Vec::new(),
+        }
+    }
+
+    /// Stands in for a dimension that could not be compiled, so later checks still run.
+    fn placeholder_dimension(&mut self, raw: &RawDimension, path: &str) -> Dimension {
+        Dimension {
+            path: path.to_owned(),
+            id: raw.id.clone(),
+            kind: DimensionKind::Points,
+            weight: raw.weight,
+            name: raw.id.clone(),
+            description: String::new(),
+            max: 1.0,
+            start: 0.0,
+            floor: 0.0,
+            cap: 1.0,
+            rules: Vec::new(),
         }
     }
 

@@ -16,7 +16,16 @@ pub fn lint(pack: &CompiledPack, file: &str) -> Vec<Problem> {
             message,
         })
     };
-    for dimension in &pack.dimensions {
+    if pack.scoring == super::raw::Scoring::Weighted {
+        let sum: f64 = pack.dimensions.iter().filter_map(|d| d.weight).sum();
+        if (sum - 1.0).abs() > 1e-9 {
+            warn(
+                "dimensions".to_owned(),
+                format!("the weights sum to {}, not 1, so the total ranges over 0..{}", js_number(sum), js_number(sum)),
+            );
+        }
+    }
+    for dimension in pack.dimensions.iter().filter(|d| !d.kind.is_judged()) {
         let (mut lo, mut hi, mut known) = (dimension.start, dimension.start, true);
         for rule in &dimension.rules {
             let cases = match &rule.kind {

@@ -26,7 +26,7 @@ pub use compile::{compile_pack, validate_pack, Validation};
 #[derive(Debug, Clone)]
 pub struct PackFiles {
     pub origin: PackOrigin,
-    /// File name (relative to the pack folder) → content. Holds `rubric.yaml` and `*.rhai`.
+    /// File name (relative to the pack folder) → content: see [`is_pack_file`].
     pub files: BTreeMap<String, String>,
 }
 
@@ -44,6 +44,12 @@ impl std::fmt::Display for PackOrigin {
             PackOrigin::Folder(path) => write!(f, "`{}`", path.display()),
         }
     }
+}
+
+/// The files that make up a pack's behaviour (and its digest): the manifest, Rhai scripts
+/// and judge prompt templates. READMEs and test fixtures are not among them.
+pub fn is_pack_file(name: &str) -> bool {
+    name == "rubric.yaml" || name.ends_with(".rhai") || name.ends_with(".prompt.md")
 }
 
 impl PackFiles {
@@ -67,7 +73,7 @@ impl PackFiles {
             let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
                 continue;
             };
-            if name == "rubric.yaml" || (name.ends_with(".rhai") && path.is_file()) {
+            if is_pack_file(name) && path.is_file() {
                 let text = std::fs::read_to_string(&path).map_err(|e| io(&path, e))?;
                 files.insert(name.to_owned(), text);
             }
@@ -182,6 +188,10 @@ pub struct CompiledPack {
     pub(crate) metrics: Vec<Metric>,
     pub metric_names: Vec<String>,
     pub dimensions: Vec<Dimension>,
+    pub scoring: raw::Scoring,
+    /// The id and description of a weighted pack's total (`overall_quality`).
+    pub aggregate: Option<(String, String)>,
+    pub judge: Option<Judge>,
     pub(crate) scripts: Option<ScriptHost>,
 }
 
@@ -282,10 +292,39 @@ pub(crate) struct Case {
     pub flag: Option<Template>,
 }
 
+/// How a dimension is scored.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DimensionKind {
+    /// By the pack's rules.
+    Points,
+    /// By a judge: a number within `min..=max`.
+    Numeric { min: f64 },
+    /// By a judge: one of these categories (label, value).
+    Categorical { categories: Vec<(String, f64)> },
+}
+
+impl DimensionKind {
+    pub fn is_judged(&self) -> bool {
+        !matches!(self, DimensionKind::Points)
+    }
+}
+
+/// How a judge is asked for a pack's judged dimensions.
+#[derive(Debug, Clone)]
+pub struct Judge {
+    pub prompt_file: String,
+    pub template: String,
+    pub budget_tokens: u64,
+    pub chunk_tokens: u64,
+}
+
 pub struct Dimension {
     /// Where the dimension is written in `rubric.yaml` (`dimensions[0]`).
     pub path: String,
     pub id: String,
+    pub kind: DimensionKind,
+    /// Share of the total in a weighted pack.
+    pub weight: Option<f64>,
     pub name: String,
     pub description: String,
     pub max: f64,
@@ -310,9 +349,26 @@ pub(crate) enum RuleKind {
 }
 
 impl CompiledPack {
-    /// The most a session can score: the sum of the dimensions' maxima.
+    /// The most a session can score: the sum of the dimensions' maxima, or of the weights
+    /// in a weighted pack (1 when they sum to 1, as they should).
     pub fn max_score(&self) -> f64 {
-        self.dimensions.iter().map(|d| d.max).sum()
+        match self.scoring {
+            raw::Scoring::Points => self.dimensions.iter().map(|d| d.max).sum(),
+            raw::Scoring::Weighted => {
+                let sum: f64 = self.dimensions.iter().filter_map(|d| d.weight).sum();
+                // 0.3 + 0.2 + … in binary is 0.9999999999999999; the author meant 1.
+                if (sum - 1.0).abs() < 1e-9 {
+                    1.0
+                } else {
+                    sum
+                }
+            }
+        }
+    }
+
+    /// The dimensions a judge scores.
+    pub fn judged_dimensions(&self) -> impl Iterator<Item = &Dimension> {
+        self.dimensions.iter().filter(|d| d.kind.is_judged())
     }
 
     /// The letter for a percentage: the first band (highest first) whose minimum it reaches.

@@ -69,7 +69,74 @@ pub struct RawPack {
     /// Named values computed once per session.
     #[serde(default)]
     pub metrics: IndexMap<String, Lenient<RawMetric>>,
+    /// `points` (default): the total is the sum of the dimension scores. `weighted`: the
+    /// total is Σ weight × normalised score, each dimension normalised to 0–1.
+    #[serde(default)]
+    pub scoring: Scoring,
+    /// For weighted packs: the name and description of the total (a Langfuse score name).
+    #[serde(default)]
+    pub aggregate: Option<RawAggregate>,
+    /// For packs with judged dimensions: how to ask a judge for them.
+    #[serde(default)]
+    pub judge: Option<RawJudge>,
     pub dimensions: Vec<Lenient<RawDimension>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scoring {
+    #[default]
+    Points,
+    Weighted,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawAggregate {
+    pub id: String,
+    #[serde(default)]
+    pub description: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawJudge {
+    /// The scorer prompt template, a file of the pack (`*.prompt.md`).
+    pub prompt: String,
+    /// Above this estimated size (tokens ≈ characters / 4) a session is cut into chunks.
+    #[serde(default = "default_budget_tokens")]
+    pub budget_tokens: u64,
+    /// The size each chunk aims at.
+    #[serde(default = "default_chunk_tokens")]
+    pub chunk_tokens: u64,
+}
+
+fn default_budget_tokens() -> u64 {
+    80_000
+}
+
+fn default_chunk_tokens() -> u64 {
+    70_000
+}
+
+/// How a dimension gets its score.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DimensionType {
+    /// From the pack's rules.
+    #[default]
+    Points,
+    /// A judge's number within `min`..=`max`.
+    Numeric,
+    /// A judge's choice among `categories`.
+    Categorical,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCategory {
+    pub label: String,
+    pub value: f64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -93,13 +160,27 @@ pub struct RawDimension {
     pub name: Option<String>,
     #[serde(default)]
     pub description: Option<String>,
-    pub max: f64,
+    /// Required for `points`; `numeric` defaults to 1, `categorical` to its largest value.
+    #[serde(default)]
+    pub max: Option<f64>,
+    /// The smallest score of a `numeric` dimension (default 0).
+    #[serde(default)]
+    pub min: Option<f64>,
+    #[serde(default, rename = "type")]
+    pub kind: DimensionType,
+    #[serde(default)]
+    pub categories: Vec<RawCategory>,
+    /// Share of the total in a `weighted` pack.
+    #[serde(default)]
+    pub weight: Option<f64>,
     #[serde(default)]
     pub start: f64,
     #[serde(default)]
     pub floor: Option<f64>,
     #[serde(default)]
     pub cap: Option<f64>,
+    /// The rules of a `points` dimension; judged dimensions have none.
+    #[serde(default)]
     pub rules: Vec<Lenient<RawRule>>,
 }
 

@@ -1,0 +1,300 @@
+//! Langfuse: score-config bodies for a weighted pack, score bodies for a graded session,
+//! and `grade push`, which sends score bodies to a Langfuse server.
+//!
+//! Bodies follow Langfuse's public API (`POST /api/public/score-configs`,
+//! `POST /api/public/scores`); the tests check them against Langfuse's own OpenAPI schemas.
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::Path;
+use std::time::Duration;
+
+use grade_engine::judgment::json_number;
+use grade_engine::pack::DimensionKind;
+use grade_engine::{CompiledPack, GradeResult};
+use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha256};
+
+use crate::args::PushArgs;
+use crate::error::CliError;
+
+/// The score-config bodies of a weighted pack: one per dimension, and the aggregate.
+pub fn score_configs(pack: &CompiledPack) -> Result<Vec<Value>, CliError> {
+    if pack.scoring != grade_engine::pack::raw::Scoring::Weighted {
+        return Err(CliError::Usage(format!(
+            "rubric `{}` is not a weighted pack; Langfuse score configs describe weighted dimensions (like `langfuse-v1`)",
+            pack.id
+        )));
+    }
+    let mut out = Vec::new();
+    for d in &pack.dimensions {
+        let mut body = Map::new();
+        body.insert("name".into(), json!(d.id));
+        match &d.kind {
+            DimensionKind::Categorical { categories } => {
+                body.insert("dataType".into(), json!("CATEGORICAL"));
+                body.insert(
+                    "categories".into(),
+                    Value::Array(categories.iter().map(|(label, value)| json!({"label": label, "value": json_number(*value)})).collect()),
+                );
+            }
+            _ => {
+                body.insert("dataType".into(), json!("NUMERIC"));
+                body.insert("minValue".into(), json_number(d.floor));
+                body.insert("maxValue".into(), json_number(d.max));
+            }
+        }
+        if !d.description.is_empty() {
+            body.insert("description".into(), json!(d.description.trim()));
+        }
+        out.push(Value::Object(body));
+    }
+    if let Some((id, description)) = &pack.aggregate {
+        let mut body = json!({"name": id, "dataType": "NUMERIC", "minValue": 0, "maxValue": json_number(pack.max_score())});
+        if !description.is_empty() {
+            body["description"] = json!(description);
+        }
+        out.push(body);
+    }
+    Ok(out)
+}
+
+/// A stable id for a score: the same session, rubric text and score name give the same id,
+/// so a re-run overwrites its scores in Langfuse instead of adding new ones.
+pub fn score_id(session: &str, digest: &str, name: &str) -> String {
+    let mut hasher = Sha256::new();
+    for part in [session, digest, name] {
+        hasher.update((part.len() as u64).to_le_bytes());
+        hasher.update(part.as_bytes());
+    }
+    let hex: String = hasher.finalize().iter().take(16).map(|b| format!("{b:02x}")).collect();
+    format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32])
+}
+
+/// Reads `{"score name": "config id"}`.
+pub fn read_config_ids(path: &Path) -> Result<HashMap<String, String>, CliError> {
+    let text = std::fs::read_to_string(path).map_err(|source| CliError::Io { path: path.to_owned(), source })?;
+    let value: Value = serde_json::from_str(&text)
+        .map_err(|e| CliError::Usage(format!("config ids `{}` are not JSON: {e}", path.display())))?;
+    let Value::Object(map) = value else {
+        return Err(CliError::Usage(format!(
+            "config ids `{}` must be an object mapping score names to config ids",
+            path.display()
+        )));
+    };
+    map.into_iter()
+        .map(|(k, v)| match v {
+            Value::String(id) => Ok((k, id)),
+            other => Err(CliError::Usage(format!("config id of `{k}` in `{}` is not a string: {other}", path.display()))),
+        })
+        .collect()
+}
+
+/// The score bodies of one graded session: one per dimension and, for a weighted pack,
+/// the aggregate. Attached to the session's Langfuse trace when the source names one,
+/// else to the session.
+pub fn score_bodies(
+    pack: &CompiledPack,
+    result: &GradeResult,
+    trace_id: Option<&str>,
+    config_ids: &HashMap<String, String>,
+) -> Vec<Value> {
+    let body = |name: &str, value: Value, data_type: &str, comment: Option<String>, evidence: &[String]| {
+        let mut b = Map::new();
+        b.insert("id".into(), json!(score_id(&result.session_id, &result.rubric.digest, name)));
+        match trace_id {
+            Some(trace) => b.insert("traceId".into(), json!(trace)),
+            None => b.insert("sessionId".into(), json!(result.session_id)),
+        };
+        b.insert("name".into(), json!(name));
+        b.insert("value".into(), value);
+        b.insert("dataType".into(), json!(data_type));
+        if let Some(comment) = comment.filter(|c| !c.is_empty()) {
+            b.insert("comment".into(), json!(comment));
+        }
+        if let Some(config) = config_ids.get(name) {
+            b.insert("configId".into(), json!(config));
+        }
+        b.insert(
+            "metadata".into(),
+            json!({
+                "rubric": result.rubric.id,
+                "rubricVersion": result.rubric.version,
+                "rubricDigest": result.rubric.digest,
+                "evidence": evidence,
+            }),
+        );
+        Value::Object(b)
+    };
+    let mut out = Vec::new();
+    for d in &pack.dimensions {
+        let Some(scored) = result.dimensions.get(&d.id) else { continue };
+        let (value, data_type) = match (&d.kind, &scored.label) {
+            // Langfuse takes a categorical value as its label.
+            (DimensionKind::Categorical { .. }, Some(label)) => (json!(label), "CATEGORICAL"),
+            _ => (json!(scored.score.0), "NUMERIC"),
+        };
+        let comment = scored.rationale.clone().or_else(|| (!scored.evidence.is_empty()).then(|| scored.evidence.join("; ")));
+        out.push(body(&d.id, value, data_type, comment, &scored.evidence));
+    }
+    if let Some((id, description)) = &pack.aggregate {
+        out.push(body(id, json!(result.total_score.0), "NUMERIC", Some(description.clone()), &[]));
+    }
+    out
+}
+
+/// Where to send scores, from the Langfuse SDK's own variables.
+struct Server {
+    host: String,
+    authorization: String,
+}
+
+fn server_from_env() -> Result<Server, CliError> {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    let (Some(public), Some(secret)) = (var("LANGFUSE_PUBLIC_KEY"), var("LANGFUSE_SECRET_KEY")) else {
+        return Err(CliError::Usage(
+            "`grade push --langfuse` needs LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY (and LANGFUSE_HOST for a self-hosted server)".to_owned(),
+        ));
+    };
+    let host = var("LANGFUSE_HOST").unwrap_or_else(|| "https://cloud.langfuse.com".to_owned());
+    let token = base64(format!("{public}:{secret}").as_bytes());
+    Ok(Server {
+        host: host.trim_end_matches('/').to_owned(),
+        authorization: format!("Basic {token}"),
+    })
+}
+
+fn base64(bytes: &[u8]) -> String {
+    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = (u32::from(chunk[0]) << 16)
+            | (u32::from(chunk.get(1).copied().unwrap_or(0)) << 8)
+            | u32::from(chunk.get(2).copied().unwrap_or(0));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(TABLE[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// Reads score bodies: JSON lines, or one JSON array.
+fn read_bodies(path: &Path) -> Result<Vec<Value>, CliError> {
+    let mut text = String::new();
+    if path.as_os_str() == "-" {
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|source| CliError::Io { path: path.to_owned(), source })?;
+    } else {
+        text = std::fs::read_to_string(path).map_err(|source| CliError::Io { path: path.to_owned(), source })?;
+    }
+    let shown = if path.as_os_str() == "-" { "stdin".to_owned() } else { path.display().to_string() };
+    if text.trim_start().starts_with('[') {
+        return serde_json::from_str(&text).map_err(|e| CliError::Usage(format!("{shown}: not a JSON array of score bodies: {e}")));
+    }
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let body: Value = serde_json::from_str(line).map_err(|e| CliError::Usage(format!("{shown}:{}: not a score body: {e}", n + 1)))?;
+        if body.get("name").and_then(Value::as_str).is_none() || body.get("value").is_none() {
+            return Err(CliError::Usage(format!("{shown}:{}: a score body needs `name` and `value`", n + 1)));
+        }
+        out.push(body);
+    }
+    Ok(out)
+}
+
+/// `grade push --langfuse FILE|-`.
+pub fn push(args: &PushArgs) -> Result<(), CliError> {
+    let bodies = read_bodies(&args.langfuse)?;
+    let server = server_from_env()?;
+    let agent = ureq::AgentBuilder::new()
+        .timeout(Duration::from_secs(args.timeout))
+        .build();
+    let url = format!("{}/api/public/scores", server.host);
+    let mut retried = 0;
+    for body in &bodies {
+        let name = body["name"].as_str().unwrap_or_default();
+        let payload = body.to_string();
+        let mut attempt = 1;
+        loop {
+            let response = agent
+                .post(&url)
+                .set("Authorization", &server.authorization)
+                .set("Content-Type", "application/json")
+                .send_string(&payload);
+            let wait = match response {
+                Ok(_) => break,
+                Err(ureq::Error::Status(401, _)) => {
+                    return Err(CliError::Push(format!(
+                        "Langfuse at `{}` rejected the keys (401 unauthorized): check LANGFUSE_PUBLIC_KEY, LANGFUSE_SECRET_KEY and LANGFUSE_HOST",
+                        server.host
+                    )))
+                }
+                Err(ureq::Error::Status(code, response)) if code == 429 || code >= 500 => {
+                    let retry_after = response
+                        .header("Retry-After")
+                        .and_then(|s| s.trim().parse::<u64>().ok())
+                        .map(|s| Duration::from_secs(s.min(60)));
+                    (format!("{code} {}", response.status_text()), retry_after)
+                }
+                Err(ureq::Error::Status(code, response)) => {
+                    let text = response.into_string().unwrap_or_default();
+                    return Err(CliError::Push(format!(
+                        "Langfuse refused score `{name}` ({code}): {}",
+                        grade_engine::judgment::quote_start(&text, 200)
+                    )));
+                }
+                Err(ureq::Error::Transport(t)) => (t.to_string(), None),
+            };
+            if attempt >= args.attempts {
+                return Err(CliError::Push(format!(
+                    "could not send score `{name}` to `{url}` after {attempt} attempts: {}",
+                    wait.0
+                )));
+            }
+            let backoff = Duration::from_millis(args.backoff_ms.saturating_mul(1 << (attempt - 1).min(16)));
+            std::thread::sleep(wait.1.unwrap_or(backoff));
+            attempt += 1;
+            retried += 1;
+        }
+    }
+    crate::write_stdout(
+        format!(
+            "pushed {} score{} to {} ({} retr{})\n",
+            bodies.len(),
+            if bodies.len() == 1 { "" } else { "s" },
+            server.host,
+            retried,
+            if retried == 1 { "y" } else { "ies" }
+        )
+        .as_bytes(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_matches_the_standard_alphabet() {
+        assert_eq!(base64(b"pk-lf-1:sk-lf-2"), "cGstbGYtMTpzay1sZi0y");
+        assert_eq!(base64(b"a"), "YQ==");
+        assert_eq!(base64(b"ab"), "YWI=");
+    }
+
+    #[test]
+    fn score_ids_are_stable_and_distinct() {
+        let a = score_id("s1", "sha256:x", "goal_achievement");
+        assert_eq!(a, score_id("s1", "sha256:x", "goal_achievement"));
+        assert_ne!(a, score_id("s1", "sha256:y", "goal_achievement"));
+        assert_ne!(a, score_id("s1", "sha256:x", "overall_quality"));
+        assert_eq!(a.len(), 36);
+    }
+}
