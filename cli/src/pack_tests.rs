@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use grade_engine::judgment::Judgment;
 use grade_engine::result::Score;
 use grade_engine::{CompiledPack, GradeOptions, GradeResult, PackOrigin, SessionFilter};
 use serde_json::Value;
@@ -25,7 +26,12 @@ struct Fixture {
     name: String,
     source: PathBuf,
     expected: PathBuf,
+    /// For packs with judged dimensions: `NAME.judgments.json`, an object mapping each
+    /// session id of the fixture to its judgment (one object, or an array of chunks).
+    judgments: PathBuf,
 }
+
+const JUDGMENTS_SUFFIX: &str = ".judgments.json";
 
 /// Built-in packs carry their fixtures inside the binary; they are written to a private
 /// temporary folder to be read like any other source, and removed afterwards.
@@ -75,9 +81,20 @@ pub fn run(args: &RubricTestArgs, search_path: &[PathBuf]) -> Result<(), CliErro
     for fixture in &fixtures {
         let sessions = grade_engine::read_sessions(&fixture.source, &SessionFilter::All)?;
         let options = GradeOptions { now: 0, explain: true };
+        let judgments = read_judgments(&fixture.judgments, &pack)?;
         let mut actual = Vec::new();
         for session in &sessions {
-            let result = pack.grade(session, &options)?;
+            let judgment = judgments.get(&session.id);
+            if judgment.is_none() && pack.judge.is_some() {
+                return Err(CliError::Usage(format!(
+                    "{}: session `{}` has no judgment in `{}`, and rubric `{}` scores dimensions from one",
+                    fixture.name,
+                    session.id,
+                    fixture.judgments.display(),
+                    pack.id
+                )));
+            }
+            let result = pack.grade_with(session, judgment, &options)?;
             coverage.record(&result);
             actual.push(result);
         }
@@ -155,6 +172,25 @@ pub fn run(args: &RubricTestArgs, search_path: &[PathBuf]) -> Result<(), CliErro
     Ok(())
 }
 
+fn read_judgments(path: &Path, pack: &CompiledPack) -> Result<BTreeMap<String, Judgment>, CliError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
+        Err(source) => return Err(CliError::Io { path: path.to_owned(), source }),
+    };
+    let shown = path.display().to_string();
+    let Ok(Value::Object(map)) = serde_json::from_str::<Value>(&text) else {
+        return Err(CliError::Usage(format!("{shown}: judgments are a JSON object mapping session ids to judgments")));
+    };
+    map.into_iter()
+        .map(|(session, judgment)| {
+            let origin = format!("{shown} (session `{session}`)");
+            let parsed = grade_engine::judgment::parse_judgment(&judgment.to_string(), &origin, pack)?;
+            Ok((session, parsed))
+        })
+        .collect()
+}
+
 fn plural_s(n: usize) -> &'static str {
     if n == 1 {
         ""
@@ -179,13 +215,19 @@ fn discover(dir: &Path) -> Result<Vec<Fixture>, CliError> {
                 continue;
             }
             let Some(name) = path.file_name().and_then(|n| n.to_str()) else { continue };
-            if name.ends_with(EXPECTED_SUFFIX) || name.ends_with(".md") || name.ends_with(".txt") || name.starts_with('.') {
+            if name.ends_with(EXPECTED_SUFFIX)
+                || name.ends_with(JUDGMENTS_SUFFIX)
+                || name.ends_with(".md")
+                || name.ends_with(".txt")
+                || name.starts_with('.')
+            {
                 continue;
             }
             let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
             let expected = path.with_file_name(format!("{stem}{EXPECTED_SUFFIX}"));
+            let judgments = path.with_file_name(format!("{stem}{JUDGMENTS_SUFFIX}"));
             let shown = path.strip_prefix(dir.parent().unwrap_or(dir)).unwrap_or(&path).display().to_string();
-            fixtures.push(Fixture { name: shown, source: path, expected });
+            fixtures.push(Fixture { name: shown, source: path, expected, judgments });
         }
     }
     fixtures.sort_by(|a, b| a.name.cmp(&b.name));
