@@ -262,7 +262,7 @@ fn broken_packs() -> Vec<(&'static str, String)> {
         ("for_each is a number", pack_with_rule("", "- id: r\n  doc: d\n  for_each: 5\n  points: -1")),
         ("unknown normalize step", pack_with_rule(&format!("{TASKS}metrics:\n  m: {{ duplicates: {{ of: task_op, key: params.title, normalize: [shout] }} }}\n"), ok_rule)),
         ("normalize is not a list", pack_with_rule(&format!("{TASKS}metrics:\n  m: {{ distinct: {{ of: task_op, key: params.title, normalize: lowercase }} }}\n"), ok_rule)),
-        ("missing pack id", format!("version: '1'\nname: Test\ndimensions:\n  - id: d\n    max: 10\n    rules:\n      - {{ id: r, doc: d, evidence: e }}\n")),
+        ("missing pack id", "version: '1'\nname: Test\ndimensions:\n  - id: d\n    max: 10\n    rules:\n      - { id: r, doc: d, evidence: e }\n".to_string()),
         ("missing dimensions", format!("{HEAD}{TASKS}")),
         ("missing dimension max", format!("{HEAD}dimensions:\n  - id: d\n    rules:\n      - {{ id: r, doc: d, evidence: e }}\n")),
         ("missing rule doc", pack_with_rule(TASKS, "- id: r\n  when: { count: task_op }\n  points: 1")),
@@ -304,7 +304,10 @@ fn broken_packs_are_refused_by_both_the_schema_and_the_loader() {
 }
 
 /// Valid packs that use the less common shapes: both the schema and the loader accept them.
-fn unusual_packs() -> Vec<(&'static str, String, Vec<(&'static str, &'static str)>)> {
+/// A valid-but-unusual pack: its name, `rubric.yaml`, and extra files (name, content).
+type UnusualPack = (&'static str, String, Vec<(&'static str, &'static str)>);
+
+fn unusual_packs() -> Vec<UnusualPack> {
     vec![
         (
             "inline selector maps everywhere",
@@ -345,15 +348,13 @@ fn unusual_packs() -> Vec<(&'static str, String, Vec<(&'static str, &'static str
         ),
         (
             "every top-level and dimension key, with nulls for optional keys",
-            format!(
-                "id: full\nversion: 2.1.0\nname: Full\ndescription: All keys.\n\
-                 bands:\n  - {{ grade: A, min_percent: 90 }}\n  - {{ grade: F, min_percent: 0 }}\n\
+            "id: full\nversion: 2.1.0\nname: Full\ndescription: All keys.\n\
+                 bands:\n  - { grade: A, min_percent: 90 }\n  - { grade: F, min_percent: 0 }\n\
                  empty_session:\n  flag: nothing was recorded\n\
-                 selectors:\n  t: {{ domain: tasks, success: ~ }}\n\
-                 metrics: {{}}\n\
+                 selectors:\n  t: { domain: tasks, success: ~ }\n\
+                 metrics: {}\n\
                  dimensions:\n  - id: d\n    name: ~\n    description: ~\n    max: 10\n    start: 10\n    floor: 2\n    cap: 9.5\n    rules:\n\
-                 \x20     - id: r\n        doc: d\n        when: {{ count: t }}\n        points: -1\n        flag: ~\n        otherwise: ~\n"
-            ),
+                 \x20     - id: r\n        doc: d\n        when: { count: t }\n        points: -1\n        flag: ~\n        otherwise: ~\n".to_string(),
             vec![],
         ),
         (

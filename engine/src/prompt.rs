@@ -226,9 +226,9 @@ fn output_format(pack: &CompiledPack) -> String {
             _ => format!("{}-{}", crate::entry::js_number(d.start), crate::entry::js_number(d.max)),
         };
         let comma = if i + 1 < judged.len() { "," } else { "" };
-        let _ = write!(
+        let _ = writeln!(
             out,
-            "  \"{}\": {{ \"score\": {score}, \"evidence\": [\"...\"], \"rationale\": \"1-2 sentences\" }}{comma}\n",
+            "  \"{}\": {{ \"score\": {score}, \"evidence\": [\"...\"], \"rationale\": \"1-2 sentences\" }}{comma}",
             d.id
         );
     }

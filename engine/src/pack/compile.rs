@@ -719,7 +719,6 @@ impl Compiler<'_> {
             if raw.min.is_some() {
                 self.problem(format!("{path}.min"), "a categorical dimension takes its range from its categories");
             }
-            let min = values.iter().copied().fold(f64::INFINITY, f64::min);
             let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             if let Some(given) = raw.max.filter(|m| *m != max) {
                 self.problem(format!("{path}.max"), format!("`max` {given} differs from the largest category value {max}"));
@@ -728,7 +727,9 @@ impl Compiler<'_> {
                 self.problem(format!("{path}.categories"), "category values must be 0 or more");
             }
             let categories = raw.categories.iter().map(|c| (c.label.clone(), c.value)).collect();
-            (DimensionKind::Categorical { categories }, min.min(0.0).max(0.0), if max > 0.0 { max } else { 1.0 })
+            // A category normalises as value / largest value (the design's value / 3), so
+            // the range always starts at 0.
+            (DimensionKind::Categorical { categories }, 0.0, if max > 0.0 { max } else { 1.0 })
         } else {
             if !raw.categories.is_empty() {
                 self.problem(format!("{path}.categories"), "`categories` belong to `type: categorical`");
