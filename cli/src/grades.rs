@@ -35,11 +35,12 @@ pub fn append(path: &Path, results: &[GradeResult]) -> Result<(), CliError> {
     file.sync_data().map_err(fail)
 }
 
-/// Reads recorded grades; a missing file has none.
-pub fn read(path: &Path) -> Result<Vec<Value>, CliError> {
+/// The JSON values of a JSON-lines file with their line numbers, or `None` when the file
+/// does not exist; blank lines are skipped, and a line that is not JSON is an error naming it.
+pub fn read_json_lines(path: &Path) -> Result<Option<Vec<(usize, Value)>>, CliError> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(source) => {
             return Err(CliError::GradesRead {
                 path: path.to_owned(),
@@ -57,10 +58,20 @@ pub fn read(path: &Path) -> Result<Vec<Value>, CliError> {
             line: n + 1,
             message: e.to_string(),
         })?;
+        out.push((n + 1, value));
+    }
+    Ok(Some(out))
+}
+
+/// Reads recorded grades; a missing file has none.
+pub fn read(path: &Path) -> Result<Vec<Value>, CliError> {
+    let lines = read_json_lines(path)?.unwrap_or_default();
+    let mut out = Vec::with_capacity(lines.len());
+    for (line, value) in lines {
         if !value.is_object() || value.get("sessionId").is_none() {
             return Err(CliError::GradesLine {
                 path: path.to_owned(),
-                line: n + 1,
+                line,
                 message: "an object with a `sessionId` was expected".to_owned(),
             });
         }

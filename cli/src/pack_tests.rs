@@ -271,24 +271,7 @@ pub fn write_expected(path: &Path, results: &[GradeResult]) -> Result<(), CliErr
 }
 
 fn read_expected(path: &Path) -> Result<Option<Vec<Value>>, CliError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => return Err(CliError::Io { path: path.to_owned(), source }),
-    };
-    let mut out = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let value: Value = serde_json::from_str(line).map_err(|e| CliError::GradesLine {
-            path: path.to_owned(),
-            line: n + 1,
-            message: e.to_string(),
-        })?;
-        out.push(value);
-    }
-    Ok(Some(out))
+    Ok(crate::grades::read_json_lines(path)?.map(|lines| lines.into_iter().map(|(_, v)| v).collect()))
 }
 
 fn same(a: &Value, b: &Value) -> bool {
