@@ -455,3 +455,45 @@ fn push_stops_with_a_clear_error_on_401_400_and_missing_keys() {
     assert_eq!(code(&out), 2);
     assert!(stderr(&out).contains("needs LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY"), "{}", stderr(&out));
 }
+
+#[test]
+fn every_real_transcript_and_trace_renders_a_scorer_prompt() {
+    let real = repo_root().join("rubrics/claude-code-v1/tests/real");
+    let mut files = Vec::new();
+    let mut stack = vec![real];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if path.is_dir() {
+                stack.push(path);
+            } else if (name.ends_with(".jsonl") || name.ends_with(".json")) && !name.contains(".expected.") {
+                files.push(path);
+            }
+        }
+    }
+    assert!(files.len() >= 10, "{files:?}");
+    for file in files {
+        let out = run(&["--rubric", "langfuse-v1", "--source", file.to_str().unwrap(), "--all", "--print-prompt", "--format", "json"]);
+        assert_eq!(code(&out), 0, "{}: {}", file.display(), stderr(&out));
+        let prompts: Vec<Value> = serde_json::from_str(&stdout(&out)).unwrap();
+        assert!(!prompts.is_empty(), "{}", file.display());
+        for p in &prompts {
+            let text = p["prompt"].as_str().unwrap();
+            assert!(!text.contains("{{"), "{}: unfilled placeholder", file.display());
+        }
+    }
+}
+
+#[test]
+fn weights_that_do_not_sum_to_one_are_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = dir.path().join("lopsided");
+    std::fs::create_dir(&pack).unwrap();
+    let yaml = std::fs::read_to_string(repo_root().join("rubrics/langfuse-v1/rubric.yaml")).unwrap();
+    std::fs::write(pack.join("rubric.yaml"), yaml.replace("weight: 0.30", "weight: 0.40")).unwrap();
+    std::fs::copy(repo_root().join("rubrics/langfuse-v1/scorer.prompt.md"), pack.join("scorer.prompt.md")).unwrap();
+    let out = run(&["rubric", "validate", pack.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "a warning keeps the pack valid: {}", stdout(&out));
+    assert!(stdout(&out).contains("warning: the weights sum to 1.1, not 1"), "{}", stdout(&out));
+}
