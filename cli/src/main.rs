@@ -14,11 +14,18 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Parser;
+use grade_engine::source::StreamError;
 use grade_engine::{GradeOptions, GradeResult, Session, SessionFilter};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 
 use args::{Cli, Command, Format};
 use error::CliError;
+
+/// Sessions are parsed on one thread and graded and freed on another, the pattern glibc's
+/// allocator handles worst (it spent about half of a large run in malloc and free).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// Where CLEO keeps its database, relative to the project folder.
 const DEFAULT_SOURCE: &str = ".cleo/tasks.db";
@@ -75,13 +82,67 @@ fn run(cli: Cli) -> Result<(), CliError> {
     } else {
         SessionFilter::only(cli.sessions.iter().cloned())
     };
-    let mut sessions = grade_engine::read_sessions(&source, &filter)?;
+    let options = GradeOptions {
+        explain: cli.explain,
+        ..GradeOptions::default()
+    };
+    // JSON lines that are only printed are written by the threads that grade.
+    let lines_only = cli.format == Format::Jsonl && cli.no_record;
 
-    // Results come out in the order asked; a session without entries still gets a grade.
-    let ordered: Vec<Session> = if cli.all {
-        sessions
+    let results: Vec<GradeResult> = if cli.all {
+        // Streamed: sessions are graded as soon as they are read whole, so memory follows the
+        // sessions open at once rather than the size of the source.
+        let bar = progress_bar();
+        let report = |done: u64, total: u64| {
+            if let Some(bar) = &bar {
+                bar.set_length(total);
+                bar.set_position(done);
+            }
+        };
+        let graded = grade_engine::source::map_sessions(
+            &source,
+            &filter,
+            bar.is_some().then_some(&report as grade_engine::source::Progress<'_>),
+            |session| -> Result<Graded, CliError> {
+                let result = pack.grade(&session, &options)?;
+                Ok(if lines_only {
+                    let mut line = serde_json::to_vec(&result).map_err(CliError::Json)?;
+                    line.push(b'\n');
+                    Graded::Line(line)
+                } else {
+                    Graded::Result(Box::new(result))
+                })
+            },
+        )
+        .map_err(|e| match e {
+            StreamError::Source(e) => CliError::Source(e),
+            StreamError::Session(e) => e,
+        });
+        if let Some(bar) = &bar {
+            bar.finish_and_clear();
+        }
+        let graded = graded?;
+        if lines_only {
+            let mut out = Vec::with_capacity(graded.iter().map(Graded::len).sum());
+            for g in graded {
+                if let Graded::Line(line) = g {
+                    out.extend_from_slice(&line);
+                }
+            }
+            return write_stdout(&out);
+        }
+        graded
+            .into_iter()
+            .filter_map(|g| match g {
+                Graded::Result(r) => Some(*r),
+                Graded::Line(_) => None,
+            })
+            .collect()
     } else {
-        cli.sessions
+        let mut sessions = grade_engine::read_sessions(&source, &filter)?;
+        // Results come out in the order asked; a session without entries still gets a grade.
+        let ordered: Vec<Session> = cli
+            .sessions
             .iter()
             .map(|id| match sessions.iter().position(|s| &s.id == id) {
                 Some(i) => sessions.swap_remove(i),
@@ -90,23 +151,19 @@ fn run(cli: Cli) -> Result<(), CliError> {
                     entries: Vec::new(),
                 },
             })
-            .collect()
+            .collect();
+        for s in ordered.iter().filter(|s| s.entries.is_empty()) {
+            eprintln!(
+                "warning: session `{}` has no entries in `{}`; it gets the empty-session grade",
+                s.id,
+                source.display()
+            );
+        }
+        ordered
+            .par_iter()
+            .map(|s| pack.grade(s, &options))
+            .collect::<Result<_, _>>()?
     };
-    for s in ordered.iter().filter(|s| s.entries.is_empty()) {
-        eprintln!(
-            "warning: session `{}` has no entries in `{}`; it gets the empty-session grade",
-            s.id,
-            source.display()
-        );
-    }
-    let options = GradeOptions {
-        explain: cli.explain,
-        ..GradeOptions::default()
-    };
-    let results: Vec<GradeResult> = ordered
-        .par_iter()
-        .map(|s| pack.grade(s, &options))
-        .collect::<Result<_, _>>()?;
 
     if !cli.no_record {
         let path = cli.grades.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_GRADES));
@@ -139,6 +196,35 @@ fn run(cli: Cli) -> Result<(), CliError> {
         }
     }
     write_stdout(&out)
+}
+
+/// A session graded by a streamed run: its JSON line, or the result itself.
+enum Graded {
+    Line(Vec<u8>),
+    Result(Box<GradeResult>),
+}
+
+impl Graded {
+    fn len(&self) -> usize {
+        match self {
+            Graded::Line(line) => line.len(),
+            Graded::Result(_) => 0,
+        }
+    }
+}
+
+/// A progress bar on stderr, only when stderr is a terminal (silent when piped or logged).
+fn progress_bar() -> Option<ProgressBar> {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::with_draw_target(Some(1), ProgressDrawTarget::stderr_with_hz(10));
+    bar.set_style(
+        ProgressStyle::with_template("grading {wide_bar} {percent:>3}% {elapsed}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    Some(bar)
 }
 
 fn source_path(given: Option<&Path>) -> Result<PathBuf, CliError> {

@@ -2,6 +2,7 @@
 
 mod jsonl;
 mod sqlite;
+mod stream;
 
 use std::collections::HashSet;
 use std::io::Read;
@@ -11,6 +12,7 @@ use crate::entry::Session;
 
 pub use jsonl::read_jsonl;
 pub use sqlite::read_cleo_db;
+pub use stream::{map_sessions, Progress, StreamError};
 
 /// Which sessions to read from a source.
 #[derive(Debug, Clone)]
