@@ -130,10 +130,10 @@ pub fn read_jsonl(path: &Path, filter: &SessionFilter) -> Result<Vec<Session>, S
     let mut sessions: Vec<Session> = Vec::new();
     let mut index_of: HashMap<String, usize> = HashMap::new();
     while let Some(chunk) = chunks.next_chunk()? {
-        let parsed = parse_chunk(&chunk, |e: &Entry| filter.wants(&e.session_id).then_some(()));
+        let parsed = parse_chunk(&chunk, |e: Entry| filter.wants(&e.session_id).then_some(e));
         let parsed = unwrap_pieces(parsed, &chunk, path)?;
         chunks.recycle(chunk);
-        for (entry, ()) in parsed.into_iter().flatten() {
+        for entry in parsed.into_iter().flatten() {
             let slot = match index_of.get(&entry.session_id) {
                 Some(&slot) => slot,
                 None => {
@@ -204,25 +204,18 @@ impl Batches for JsonlBatches<'_> {
             return Ok(None);
         };
         let filter = &self.filter;
-        // `Some(None)`: the session is wanted but the first pass did not see it.
-        let parsed = parse_chunk(&chunk, |e: &Entry| {
-            if !filter.wants(&e.session_id) {
+        // A wanted session the first pass did not see gets `u32::MAX`: the log changed.
+        let parsed = parse_chunk(&chunk, |entry: Entry| {
+            if !filter.wants(&entry.session_id) {
                 return None;
             }
-            Some(table.lookup(&e.session_id))
+            let session = table.lookup(&entry.session_id).unwrap_or(u32::MAX);
+            Some(Item { session, entry })
         });
-        let parsed = unwrap_pieces(parsed, &chunk, &self.path)?;
+        let items = unwrap_pieces(parsed, &chunk, &self.path)?;
         self.chunks.recycle(chunk);
-        let mut items = Vec::with_capacity(parsed.len());
-        for piece in parsed {
-            let mut out = Vec::with_capacity(piece.len());
-            for (entry, session) in piece {
-                let Some(session) = session else {
-                    return Err(self.changed());
-                };
-                out.push(Item { session, entry });
-            }
-            items.push(out);
+        if items.iter().flatten().any(|i| i.session == u32::MAX) {
+            return Err(self.changed());
         }
         if let Some(p) = self.progress {
             p(self.size + self.chunks.consumed, 2 * self.size);
@@ -385,14 +378,14 @@ fn is_blank(line: &[u8]) -> bool {
 
 /// What a piece of a chunk parsed into: the kept entries, or the first bad line (its index
 /// within the piece and the message).
-type PieceResult<K> = Result<Vec<(Entry, K)>, (usize, String)>;
+type PieceResult<T> = Result<Vec<T>, (usize, String)>;
 
-/// Parses the lines of a chunk in parallel; `keep` decides which entries to keep and
-/// attaches what the caller needs with them.
-fn parse_chunk<K, F>(chunk: &Chunk, keep: F) -> Vec<(usize, PieceResult<K>)>
+/// Parses the lines of a chunk in parallel; `keep` decides which entries to keep and turns
+/// them into what the caller collects (built in place, so entries are moved once).
+fn parse_chunk<T, F>(chunk: &Chunk, keep: F) -> Vec<(usize, PieceResult<T>)>
 where
-    K: Send,
-    F: Fn(&Entry) -> Option<K> + Sync,
+    T: Send,
+    F: Fn(Entry) -> Option<T> + Sync,
 {
     let pieces = split_lines(chunk);
     let mut offsets = Vec::with_capacity(pieces.len());
@@ -414,8 +407,8 @@ where
                     Ok(e) => e,
                     Err(message) => return (offset, Err((i, message))),
                 };
-                if let Some(k) = keep(&entry) {
-                    kept.push((entry, k));
+                if let Some(t) = keep(entry) {
+                    kept.push(t);
                 }
             }
             (offset, Ok(kept))
@@ -425,11 +418,11 @@ where
 
 /// The kept entries of a parsed chunk, piece by piece in file order, or the error of its
 /// first bad line.
-fn unwrap_pieces<K>(
-    parsed: Vec<(usize, PieceResult<K>)>,
+fn unwrap_pieces<T>(
+    parsed: Vec<(usize, PieceResult<T>)>,
     chunk: &Chunk,
     path: &Path,
-) -> Result<Vec<Vec<(Entry, K)>>, SourceError> {
+) -> Result<Vec<Vec<T>>, SourceError> {
     let mut out = Vec::with_capacity(parsed.len());
     for (offset, result) in parsed {
         match result {

@@ -156,6 +156,10 @@ where
             if remaining[s] == 0 {
                 return Err(batches.changed().into());
             }
+            if open[s].capacity() == 0 {
+                // The session's size is known: no regrowth, no moving entries again.
+                open[s].reserve_exact(remaining[s] as usize);
+            }
             open[s].push(item.entry);
             remaining[s] -= 1;
             if remaining[s] == 0 {
