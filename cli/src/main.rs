@@ -104,7 +104,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
             &filter,
             bar.is_some().then_some(&report as grade_engine::source::Progress<'_>),
             |session| -> Result<Graded, CliError> {
-                let result = pack.grade(&session, &options)?;
+                let result = pack.grade_owned(session, &options)?;
                 Ok(if lines_only {
                     let mut line = serde_json::to_vec(&result).map_err(CliError::Json)?;
                     line.push(b'\n');

@@ -58,9 +58,71 @@ struct Facts<'s> {
 
 impl CompiledPack {
     pub fn grade(&self, session: &Session, options: &GradeOptions) -> Result<GradeResult, EvalError> {
-        let entries = session.entries.as_slice();
+        let facts = self.facts(&session.entries);
+        let mut script_data: Option<Arc<SessionData>> = None;
+        self.grade_facts(&session.id, &facts, &mut script_data, &|| self.script_data(session, &facts), options)
+    }
+
+    /// [`CompiledPack::grade`] for a session the caller no longer needs: a pack with scripts
+    /// hands the entries to its scripts instead of copying them for every session.
+    pub fn grade_owned(&self, session: Session, options: &GradeOptions) -> Result<GradeResult, EvalError> {
+        if self.scripts.is_none() {
+            return self.grade(&session, options);
+        }
+        let Session { id, entries } = session;
+        let Facts { hits, metrics, .. } = self.facts(&entries);
+        let (selector_ids, metric_ids) = self.name_indexes();
+        let data = Arc::new(SessionData {
+            session_id: id,
+            entries,
+            hits: hits.clone(),
+            metrics: metrics.clone(),
+            selector_ids,
+            metric_ids,
+        });
+        let facts = Facts {
+            entries: &data.entries,
+            hits,
+            metrics,
+        };
+        let mut script_data = Some(Arc::clone(&data));
+        self.grade_facts(&data.session_id, &facts, &mut script_data, &|| unreachable!("the session data is ready"), options)
+    }
+
+    /// The name → index maps scripts look selectors and metrics up in, built once per pack
+    /// and thread rather than once per session. A pack is known by its address and digest.
+    fn name_indexes(&self) -> NameIndexes {
+        thread_local! {
+            static CACHE: std::cell::RefCell<Option<(usize, String, NameIndexes)>> = const { std::cell::RefCell::new(None) };
+        }
+        let key = self as *const CompiledPack as usize;
+        CACHE.with(|cache| {
+            let mut cache = cache.borrow_mut();
+            if let Some((k, digest, maps)) = cache.as_ref() {
+                if *k == key && *digest == self.digest {
+                    return maps.clone();
+                }
+            }
+            let maps = (
+                Arc::new(name_index(&self.selector_names)),
+                Arc::new(name_index(&self.metric_names)),
+            );
+            *cache = Some((key, self.digest.clone(), maps.clone()));
+            maps
+        })
+    }
+
+    fn grade_facts(
+        &self,
+        session_id: &str,
+        facts: &Facts<'_>,
+        script_data: &mut Option<Arc<SessionData>>,
+        make_script_data: &dyn Fn() -> SessionData,
+        options: &GradeOptions,
+    ) -> Result<GradeResult, EvalError> {
+        let entries = facts.entries;
         let mut result = GradeResult {
-            session_id: session.id.clone(),
+            session_id: session_id.to_owned(),
             task_id: None,
             total_score: Score(0.0),
             max_score: Score(self.max_score()),
@@ -94,8 +156,6 @@ impl CompiledPack {
             return Ok(result);
         }
 
-        let facts = self.facts(entries);
-        let mut script_data: Option<Arc<SessionData>> = None;
         let mut total = 0.0;
         for dimension in &self.dimensions {
             let mut score = dimension.start;
@@ -108,7 +168,7 @@ impl CompiledPack {
                 match &rule.kind {
                     RuleKind::Session(cases) => {
                         let ctx = Ctx {
-                            facts: &facts,
+                            facts,
                             score,
                             entry: None,
                         };
@@ -121,7 +181,7 @@ impl CompiledPack {
                     RuleKind::ForEach { selector, cases } => {
                         for &at in &facts.hits[*selector] {
                             let ctx = Ctx {
-                                facts: &facts,
+                                facts,
                                 score,
                                 entry: Some(at),
                             };
@@ -139,19 +199,18 @@ impl CompiledPack {
                         }
                     }
                     RuleKind::Script { index, .. } => {
-                        let data = script_data
-                            .get_or_insert_with(|| Arc::new(self.script_data(session, &facts)));
+                        let data = script_data.get_or_insert_with(|| Arc::new(make_script_data()));
                         let host = self.scripts.as_ref().ok_or_else(|| EvalError::Script {
                             pack: self.id.clone(),
                             rule: rule.id.clone(),
-                            session: session.id.clone(),
+                            session: session_id.to_owned(),
                             message: "the pack has no script host".to_owned(),
                         })?;
                         let outcome = host.run(*index, data, score).map_err(|message| {
                             EvalError::Script {
                                 pack: self.id.clone(),
                                 rule: rule.id.clone(),
-                                session: session.id.clone(),
+                                session: session_id.to_owned(),
                                 message,
                             }
                         })?;
@@ -198,9 +257,14 @@ impl CompiledPack {
 
     fn facts<'s>(&self, entries: &'s [Entry]) -> Facts<'s> {
         let mut hits: Vec<Vec<u32>> = vec![Vec::new(); self.selectors.len()];
+        // Per entry, what the selectors before the current one decided: a reference to an
+        // earlier selector (`all: [task_added, …]`) reads it instead of matching again.
+        let mut matched = vec![false; self.selectors.len()];
         for (i, entry) in entries.iter().enumerate() {
             for (s, selector) in self.selectors.iter().enumerate() {
-                if self.matches(selector, entry) {
+                let hit = self.matches_known(selector, entry, &matched[..s]);
+                matched[s] = hit;
+                if hit {
                     hits[s].push(i as u32);
                 }
             }
@@ -214,6 +278,21 @@ impl CompiledPack {
             entries,
             hits,
             metrics,
+        }
+    }
+
+    /// [`CompiledPack::matches`], reading references to the selectors in `known` (the
+    /// decisions already taken for this entry) instead of matching them again.
+    fn matches_known(&self, selector: &Selector, e: &Entry, known: &[bool]) -> bool {
+        match selector {
+            Selector::Ref(id) => match known.get(*id) {
+                Some(&hit) => hit,
+                None => self.selectors.get(*id).is_some_and(|s| self.matches_known(s, e, known)),
+            },
+            Selector::All(items) => items.iter().all(|s| self.matches_known(s, e, known)),
+            Selector::Any(items) => items.iter().any(|s| self.matches_known(s, e, known)),
+            Selector::Not(inner) => !self.matches_known(inner, e, known),
+            other => self.matches(other, e),
         }
     }
 
@@ -255,6 +334,8 @@ impl CompiledPack {
         }
     }
 }
+
+type NameIndexes = (Arc<HashMap<String, usize>>, Arc<HashMap<String, usize>>);
 
 fn name_index(names: &[String]) -> HashMap<String, usize> {
     names.iter().enumerate().map(|(i, n)| (n.clone(), i)).collect()
