@@ -19,11 +19,18 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use grade_engine::judgment::Judgment;
-use grade_engine::{CompiledPack, GradeOptions, GradeResult, Session, SessionFilter};
+use grade_engine::source::{SourceFormat, StreamError};
+use grade_engine::{CompiledPack, EvalError, GradeOptions, GradeResult, Session, SessionFilter};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 
 use args::{Cli, Command, EmitTarget, Format};
 use error::CliError;
+
+/// Sessions are parsed on one thread and graded and freed on another, the pattern glibc's
+/// allocator handles worst (it spent about half of a large run in malloc and free).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// Where CLEO keeps its database, relative to the project folder.
 const DEFAULT_SOURCE: &str = ".cleo/tasks.db";
@@ -79,63 +86,87 @@ fn run(cli: Cli) -> Result<(), CliError> {
         return Err(CliError::Usage("a `--judgment` judges one session: name exactly one".to_owned()));
     }
     let pack = grade_engine::load_pack(spec, &search_path)?;
-    // With a judgment and no source, the grade rests on the judgment alone.
-    let judgment_only = cli.judgment.is_some() && cli.source.is_none();
-    let (source, mut sessions) = if judgment_only {
-        (PathBuf::new(), Vec::new())
-    } else {
-        let source = source_path(cli.source.as_deref())?;
-        let filter = if cli.all {
-            SessionFilter::All
-        } else {
-            SessionFilter::only(cli.sessions.iter().cloned())
-        };
-        let read = grade_engine::read_source(&source, cli.source_format.format(), &filter)?;
-        for warning in &read.warnings {
-            eprintln!("warning: {warning}");
-        }
-        (source, read.sessions)
-    };
-
-    // Results come out in the order asked; a session without entries still gets a grade.
-    let ordered: Vec<Session> = if cli.all {
-        sessions
-    } else {
-        cli.sessions
-            .iter()
-            .map(|id| match sessions.iter().position(|s| &s.id == id) {
-                Some(i) => sessions.swap_remove(i),
-                None => Session {
-                    id: id.clone(),
-                    entries: Vec::new(),
-                },
-            })
-            .collect()
-    };
-    if cli.print_prompt {
-        return print_prompts(&pack, &ordered, cli.format);
-    }
-    let judgments = judgments(&cli, &pack, &ordered)?;
-    if judgments.iter().all(Option::is_none) {
-        for s in ordered.iter().filter(|s| s.entries.is_empty()) {
-            eprintln!(
-                "warning: session `{}` has no entries in `{}`; it gets the empty-session grade",
-                s.id,
-                source.display()
-            );
-        }
-    }
     let options = GradeOptions {
         explain: cli.explain,
         ..GradeOptions::default()
     };
+    // With a judgment and no source, the grade rests on the judgment alone.
+    let judgment_only = cli.judgment.is_some() && cli.source.is_none();
+    let source = if judgment_only { PathBuf::new() } else { source_path(cli.source.as_deref())? };
+    let filter = if cli.all {
+        SessionFilter::All
+    } else {
+        SessionFilter::only(cli.sessions.iter().cloned())
+    };
+
+    // A whole CLEO log graded by rules alone is streamed: sessions are graded as soon as they
+    // are read whole, so memory follows the sessions open at once, not the size of the source.
+    let format = if judgment_only || source.is_dir() {
+        None
+    } else {
+        Some(match cli.source_format.format() {
+            Some(format) => format,
+            None => grade_engine::source::detect_format(&source)?,
+        })
+    };
+    let streamable = cli.all
+        && matches!(format, Some(SourceFormat::Jsonl | SourceFormat::CleoDb))
+        && cli.judge_cmd.is_none()
+        && !cli.print_prompt
+        && cli.emit.is_none();
+    let (outcomes, sessions): (Vec<Result<GradeResult, EvalError>>, Vec<Session>) = if streamable {
+        match stream_grades(&pack, &source, &options, cli.format == Format::Jsonl && cli.no_record)? {
+            Streamed::Printed { failed, total } => return finish(failed, total),
+            Streamed::Outcomes(outcomes) => (outcomes, Vec::new()),
+        }
+    } else {
+        let mut sessions = if judgment_only {
+            Vec::new()
+        } else {
+            let read = grade_engine::read_source(&source, cli.source_format.format(), &filter)?;
+            for warning in &read.warnings {
+                eprintln!("warning: {warning}");
+            }
+            read.sessions
+        };
+        // Results come out in the order asked; a session without entries still gets a grade.
+        let ordered: Vec<Session> = if cli.all {
+            sessions
+        } else {
+            cli.sessions
+                .iter()
+                .map(|id| match sessions.iter().position(|s| &s.id == id) {
+                    Some(i) => sessions.swap_remove(i),
+                    None => Session {
+                        id: id.clone(),
+                        entries: Vec::new(),
+                    },
+                })
+                .collect()
+        };
+        if cli.print_prompt {
+            return print_prompts(&pack, &ordered, cli.format);
+        }
+        let judgments = judgments(&cli, &pack, &ordered)?;
+        if judgments.iter().all(Option::is_none) {
+            for s in ordered.iter().filter(|s| s.entries.is_empty()) {
+                eprintln!(
+                    "warning: session `{}` has no entries in `{}`; it gets the empty-session grade",
+                    s.id,
+                    source.display()
+                );
+            }
+        }
+        let outcomes = ordered
+            .par_iter()
+            .zip(judgments.par_iter())
+            .map(|(s, j)| pack.grade_with(s, j.as_ref(), &options))
+            .collect();
+        (outcomes, ordered)
+    };
+
     // A rule that fails on one session (a runaway script) must not cost the others their
     // grade: report it, grade the rest, and fail the run at the end.
-    let outcomes: Vec<Result<GradeResult, grade_engine::EvalError>> = ordered
-        .par_iter()
-        .zip(judgments.par_iter())
-        .map(|(s, j)| pack.grade_with(s, j.as_ref(), &options))
-        .collect();
     let mut results = Vec::with_capacity(outcomes.len());
     let mut failed = 0;
     for outcome in outcomes {
@@ -147,6 +178,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
             }
         }
     }
+    let total = results.len() + failed;
 
     if !cli.no_record {
         let path = cli.grades.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_GRADES));
@@ -159,7 +191,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
             None => Default::default(),
         };
         for r in &results {
-            let session = ordered.iter().find(|s| s.id == r.session_id);
+            let session = sessions.iter().find(|s| s.id == r.session_id);
             let trace = session.and_then(trace_id);
             for body in langfuse::score_bodies(&pack, r, trace.as_deref(), &config_ids) {
                 serde_json::to_writer(&mut out, &body).map_err(CliError::Json)?;
@@ -170,14 +202,106 @@ fn run(cli: Cli) -> Result<(), CliError> {
         render_results(&mut out, &results, &pack, &cli)?;
     }
     write_stdout(&out)?;
-    if failed > 0 {
-        return Err(CliError::CheckFailed(format!(
-            "{failed} of {} session{} could not be graded",
-            ordered.len(),
-            if ordered.len() == 1 { "" } else { "s" }
-        )));
+    finish(failed, total)
+}
+
+/// The end of a grading run: it fails when a session could not be graded.
+fn finish(failed: usize, total: usize) -> Result<(), CliError> {
+    if failed == 0 {
+        return Ok(());
     }
-    Ok(())
+    let plural = if total == 1 { "" } else { "s" };
+    Err(CliError::CheckFailed(format!("{failed} of {total} session{plural} could not be graded")))
+}
+
+/// What a streamed run produced: lines already printed (and how many sessions failed), or
+/// the outcomes to record and print.
+enum Streamed {
+    Printed { failed: usize, total: usize },
+    Outcomes(Vec<Result<GradeResult, EvalError>>),
+}
+
+/// A session graded by a streamed run: its JSON line, the result itself, or why it failed.
+enum Graded {
+    Line(Vec<u8>),
+    Result(Box<GradeResult>),
+    Failed(EvalError),
+}
+
+fn stream_grades(pack: &CompiledPack, source: &Path, options: &GradeOptions, lines_only: bool) -> Result<Streamed, CliError> {
+    let bar = progress_bar();
+    let report = |done: u64, total: u64| {
+        if let Some(bar) = &bar {
+            bar.set_length(total);
+            bar.set_position(done);
+        }
+    };
+    let graded = grade_engine::source::map_sessions(
+        source,
+        &SessionFilter::All,
+        bar.is_some().then_some(&report as grade_engine::source::Progress<'_>),
+        |session| -> Result<Graded, CliError> {
+            Ok(match pack.grade_owned(session, None, options) {
+                // JSON lines that are only printed are written by the threads that grade.
+                Ok(result) if lines_only => {
+                    let mut line = serde_json::to_vec(&result).map_err(CliError::Json)?;
+                    line.push(b'\n');
+                    Graded::Line(line)
+                }
+                Ok(result) => Graded::Result(Box::new(result)),
+                Err(err) => Graded::Failed(err),
+            })
+        },
+    )
+    .map_err(|e| match e {
+        StreamError::Source(e) => CliError::Source(e),
+        StreamError::Session(e) => e,
+    });
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    let graded = graded?;
+    if !lines_only {
+        return Ok(Streamed::Outcomes(
+            graded
+                .into_iter()
+                .filter_map(|g| match g {
+                    Graded::Result(r) => Some(Ok(*r)),
+                    Graded::Failed(e) => Some(Err(e)),
+                    Graded::Line(_) => None,
+                })
+                .collect(),
+        ));
+    }
+    let mut out = Vec::with_capacity(graded.iter().map(|g| if let Graded::Line(l) = g { l.len() } else { 0 }).sum());
+    let total = graded.len();
+    let mut failed = 0;
+    for g in graded {
+        match g {
+            Graded::Line(line) => out.extend_from_slice(&line),
+            Graded::Failed(err) => {
+                failed += 1;
+                eprintln!("error: {err}");
+            }
+            Graded::Result(_) => {}
+        }
+    }
+    write_stdout(&out)?;
+    Ok(Streamed::Printed { failed, total })
+}
+
+/// A progress bar on stderr, only when stderr is a terminal (silent when piped or logged).
+fn progress_bar() -> Option<ProgressBar> {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::with_draw_target(Some(1), ProgressDrawTarget::stderr_with_hz(10));
+    bar.set_style(
+        ProgressStyle::with_template("grading {wide_bar} {percent:>3}% {elapsed}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    Some(bar)
 }
 
 /// The Langfuse trace a session came from, when its source names one.

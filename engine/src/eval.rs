@@ -4,7 +4,7 @@
 //! count, first match, window and metric is then read from those lists, so the cost of a
 //! session is (entries × selectors) plus a little per rule.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use indexmap::IndexMap;
@@ -80,17 +80,71 @@ impl CompiledPack {
         judgment: Option<&Judgment>,
         options: &GradeOptions,
     ) -> Result<GradeResult, EvalError> {
-        let judged: Vec<&str> = self.judged_dimensions().map(|d| d.id.as_str()).collect();
+        self.check_judgment(&session.id, judgment)?;
+        let facts = self.facts(&session.entries, options.explain);
+        let mut script_data: Option<Arc<SessionData>> = None;
+        let make = || Arc::new(self.script_data(session, &facts));
+        self.grade_facts(&session.id, &facts, judgment, &mut script_data, &make, options)
+    }
+
+    /// [`CompiledPack::grade_with`] for a session the caller no longer needs: a pack with
+    /// scripts hands the entries to its scripts instead of copying them for every session.
+    pub fn grade_owned(
+        &self,
+        session: Session,
+        judgment: Option<&Judgment>,
+        options: &GradeOptions,
+    ) -> Result<GradeResult, EvalError> {
+        if self.scripts.is_none() {
+            return self.grade_with(&session, judgment, options);
+        }
+        self.check_judgment(&session.id, judgment)?;
+        let Session { id, entries } = session;
+        let Facts { hits, metrics, metric_witnesses, .. } = self.facts(&entries, options.explain);
+        let data = Arc::new(SessionData {
+            session_id: id,
+            entries,
+            hits: hits.clone(),
+            metrics: metrics.clone(),
+            selector_ids: Arc::clone(&self.selector_index),
+            metric_ids: Arc::clone(&self.metric_index),
+        });
+        let facts = Facts {
+            entries: &data.entries,
+            hits,
+            metrics,
+            metric_witnesses,
+        };
+        let mut script_data = Some(Arc::clone(&data));
+        let ready = || Arc::clone(&data);
+        self.grade_facts(&data.session_id, &facts, judgment, &mut script_data, &ready, options)
+    }
+
+    /// A pack with judged dimensions grades nothing without a judgment.
+    fn check_judgment(&self, session_id: &str, judgment: Option<&Judgment>) -> Result<(), EvalError> {
+        let judged: Vec<String> = self.judged_dimensions().map(|d| format!("`{}`", d.id)).collect();
         if judgment.is_none() && !judged.is_empty() {
             return Err(EvalError::NoJudgment {
                 pack: self.id.clone(),
-                session: session.id.clone(),
-                dimensions: judged.iter().map(|d| format!("`{d}`")).collect::<Vec<_>>().join(", "),
+                session: session_id.to_owned(),
+                dimensions: judged.join(", "),
             });
         }
-        let entries = session.entries.as_slice();
+        Ok(())
+    }
+
+    fn grade_facts(
+        &self,
+        session_id: &str,
+        facts: &Facts<'_>,
+        judgment: Option<&Judgment>,
+        script_data: &mut Option<Arc<SessionData>>,
+        make_script_data: &dyn Fn() -> Arc<SessionData>,
+        options: &GradeOptions,
+    ) -> Result<GradeResult, EvalError> {
+        let entries = facts.entries;
         let mut result = GradeResult {
-            session_id: session.id.clone(),
+            session_id: session_id.to_owned(),
             task_id: None,
             total_score: Score(0.0),
             max_score: Score(self.max_score()),
@@ -125,8 +179,6 @@ impl CompiledPack {
             return Ok(result);
         }
 
-        let facts = self.facts(entries, options.explain);
-        let mut script_data: Option<Arc<SessionData>> = None;
         let mut total = 0.0;
         for dimension in &self.dimensions {
             if let (Some(judgment), true) = (judgment, dimension.kind.is_judged()) {
@@ -148,7 +200,7 @@ impl CompiledPack {
                 match &rule.kind {
                     RuleKind::Session(cases) => {
                         let ctx = Ctx {
-                            facts: &facts,
+                            facts,
                             score,
                             entry: None,
                         };
@@ -161,7 +213,7 @@ impl CompiledPack {
                     RuleKind::ForEach { selector, cases } => {
                         for &at in &facts.hits[*selector] {
                             let ctx = Ctx {
-                                facts: &facts,
+                                facts,
                                 score,
                                 entry: Some(at),
                             };
@@ -179,19 +231,18 @@ impl CompiledPack {
                         }
                     }
                     RuleKind::Script { index, .. } => {
-                        let data = script_data
-                            .get_or_insert_with(|| Arc::new(self.script_data(session, &facts)));
+                        let data = script_data.get_or_insert_with(make_script_data);
                         let host = self.scripts.as_ref().ok_or_else(|| EvalError::Script {
                             pack: self.id.clone(),
                             rule: rule.id.clone(),
-                            session: session.id.clone(),
+                            session: session_id.to_owned(),
                             message: "the pack has no script host".to_owned(),
                         })?;
                         let outcome = host.run(*index, data, score).map_err(|message| {
                             EvalError::Script {
                                 pack: self.id.clone(),
                                 rule: rule.id.clone(),
-                                session: session.id.clone(),
+                                session: session_id.to_owned(),
                                 message,
                             }
                         })?;
@@ -245,9 +296,14 @@ impl CompiledPack {
 
     fn facts<'s>(&self, entries: &'s [Entry], explain: bool) -> Facts<'s> {
         let mut hits: Vec<Vec<u32>> = vec![Vec::new(); self.selectors.len()];
+        // Per entry, what the selectors before the current one decided: a reference to an
+        // earlier selector (`all: [task_added, …]`) reads it instead of matching again.
+        let mut matched = vec![false; self.selectors.len()];
         for (i, entry) in entries.iter().enumerate() {
             for (s, selector) in self.selectors.iter().enumerate() {
-                if self.matches(selector, entry) {
+                let hit = self.matches_known(selector, entry, &matched[..s]);
+                matched[s] = hit;
+                if hit {
                     hits[s].push(i as u32);
                 }
             }
@@ -270,6 +326,21 @@ impl CompiledPack {
             hits,
             metrics,
             metric_witnesses,
+        }
+    }
+
+    /// [`CompiledPack::matches`], reading references to the selectors in `known` (the
+    /// decisions already taken for this entry) instead of matching them again.
+    fn matches_known(&self, selector: &Selector, e: &Entry, known: &[bool]) -> bool {
+        match selector {
+            Selector::Ref(id) => match known.get(*id) {
+                Some(&hit) => hit,
+                None => self.selectors.get(*id).is_some_and(|s| self.matches_known(s, e, known)),
+            },
+            Selector::All(items) => items.iter().all(|s| self.matches_known(s, e, known)),
+            Selector::Any(items) => items.iter().any(|s| self.matches_known(s, e, known)),
+            Selector::Not(inner) => !self.matches_known(inner, e, known),
+            other => self.matches(other, e),
         }
     }
 
@@ -306,8 +377,8 @@ impl CompiledPack {
             entries: session.entries.clone(),
             hits: facts.hits.clone(),
             metrics: facts.metrics.clone(),
-            selector_ids: Arc::new(name_index(&self.selector_names)),
-            metric_ids: Arc::new(name_index(&self.metric_names)),
+            selector_ids: Arc::clone(&self.selector_index),
+            metric_ids: Arc::clone(&self.metric_index),
         }
     }
 }
@@ -336,10 +407,6 @@ fn judged_score(dimension: &Dimension, judgment: &Judgment) -> DimensionScore {
         weight: dimension.weight,
         rationale: judged.map(|j| j.rationale.clone()),
     }
-}
-
-fn name_index(names: &[String]) -> HashMap<String, usize> {
-    names.iter().enumerate().map(|(i, n)| (n.clone(), i)).collect()
 }
 
 fn entry_ref(index: u32, e: &Entry) -> EntryRef {

@@ -184,9 +184,11 @@ pub struct CompiledPack {
     pub empty_flag: String,
     /// Every selector the pack uses: the named ones first, in declaration order.
     pub(crate) selectors: Vec<Selector>,
-    pub(crate) selector_names: Vec<String>,
     pub(crate) metrics: Vec<Metric>,
     pub metric_names: Vec<String>,
+    /// Name → id of the named selectors and metrics, built once for scripts to look up.
+    pub(crate) selector_index: std::sync::Arc<std::collections::HashMap<String, usize>>,
+    pub(crate) metric_index: std::sync::Arc<std::collections::HashMap<String, usize>>,
     pub dimensions: Vec<Dimension>,
     pub scoring: raw::Scoring,
     /// The id and description of a weighted pack's total (`overall_quality`).

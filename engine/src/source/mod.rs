@@ -6,6 +6,7 @@ mod claude_code;
 mod jsonl;
 mod langfuse;
 mod sqlite;
+mod stream;
 
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Read};
@@ -19,6 +20,7 @@ pub use claude_code::{read_claude_code, read_claude_code_folder};
 pub use jsonl::read_jsonl;
 pub use langfuse::read_langfuse;
 pub use sqlite::read_cleo_db;
+pub use stream::{map_sessions, Progress, StreamError};
 
 /// Which sessions to read from a source.
 #[derive(Debug, Clone)]

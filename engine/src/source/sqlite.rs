@@ -5,11 +5,14 @@
 //! which would leave its not-found rule unable to fire).
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
+use rayon::prelude::*;
 use rusqlite::{Connection, OpenFlags};
 use serde_json::{Map, Value};
 
+use super::stream::{Batches, Item, Progress, SessionTable};
 use super::{SessionFilter, SourceError};
 use crate::entry::{Entry, Metadata, Outcome, Session};
 use crate::time::parse_timestamp;
@@ -43,11 +46,9 @@ pub fn read_cleo_db(path: &Path, filter: &SessionFilter) -> Result<Vec<Session>,
     check_layout(&conn, path)?;
 
     let has_actor = column_names(&conn, path)?.iter().any(|c| c == "actor");
-    let actor = if has_actor { "actor" } else { "NULL" };
     let mut sql = format!(
-        "SELECT rowid, id, timestamp, action, task_id, {actor}, details_json, domain, operation, \
-         session_id, duration_ms, success, source, gateway, error_message FROM audit_log \
-         WHERE session_id IS NOT NULL"
+        "SELECT {} FROM audit_log WHERE session_id IS NOT NULL",
+        entry_columns(has_actor)
     );
     let wanted: Vec<&String> = match filter {
         SessionFilter::All => Vec::new(),
@@ -180,32 +181,65 @@ fn quote_list(items: &[&str]) -> String {
 
 type RowError = (Option<String>, String);
 
+/// The columns `map_row` reads, in its order, after `rowid`.
+fn entry_columns(has_actor: bool) -> String {
+    let actor = if has_actor { "actor" } else { "NULL" };
+    format!(
+        "rowid, id, timestamp, action, task_id, {actor}, details_json, domain, operation, \
+         session_id, duration_ms, success, source, gateway, error_message"
+    )
+}
+
+/// Maps a row (columns as [`entry_columns`] lists them) to an entry, as CLEO's
+/// `queryAudit` does. Only the texts an entry keeps are copied; `id` and `action` are read
+/// only when needed.
 fn map_row(row: &rusqlite::Row<'_>) -> Result<Entry, RowError> {
-    let text = |i: usize| -> Result<Option<String>, RowError> {
-        row.get::<_, Option<String>>(i)
-            .map_err(|e| (None, format!("column {i}: {e}")))
+    use rusqlite::types::ValueRef;
+    // The row's `id`, for messages.
+    let id = || -> Option<String> {
+        match row.get_ref(1) {
+            Ok(ValueRef::Text(t)) => Some(String::from_utf8_lossy(t).into_owned()),
+            Ok(ValueRef::Integer(i)) => Some(i.to_string()),
+            _ => None,
+        }
     };
-    let id = text(1)?;
-    let fail = |message: String| (id.clone(), message);
-    let timestamp = text(2)?.ok_or_else(|| fail("`timestamp` is NULL".to_owned()))?;
+    let fail = |message: String| (id(), message);
+    let text = |i: usize| -> Result<Option<&str>, RowError> {
+        match row.get_ref(i) {
+            Ok(ValueRef::Null) => Ok(None),
+            Ok(ValueRef::Text(t)) => std::str::from_utf8(t)
+                .map(Some)
+                .map_err(|e| fail(format!("column {i}: {e}"))),
+            Ok(other) => Err(fail(format!(
+                "column {i}: Invalid column type {} at index: {i}, name: {}",
+                other.data_type(),
+                row.as_ref().column_name(i).unwrap_or("?")
+            ))),
+            Err(e) => Err(fail(format!("column {i}: {e}"))),
+        }
+    };
+    let owned = |i: usize| -> Result<Option<String>, RowError> { Ok(text(i)?.map(str::to_owned)) };
+    let timestamp = owned(2)?.ok_or_else(|| fail("`timestamp` is NULL".to_owned()))?;
     let instant = parse_timestamp(&timestamp).map_err(|e| fail(format!("`timestamp`: {e}")))?;
-    let action = text(3)?;
     let task_id = text(4)?;
-    let actor = text(5)?;
+    let actor = owned(5)?;
     let details = text(6)?;
-    let domain = text(7)?;
-    let operation = text(8)?;
-    let session_id = text(9)?.ok_or_else(|| fail("`session_id` is NULL".to_owned()))?;
+    let domain = owned(7)?;
+    let operation = match owned(8)? {
+        Some(op) => op,
+        None => owned(3)?.ok_or_else(|| fail("both `operation` and `action` are NULL".to_owned()))?,
+    };
+    let session_id = owned(9)?.ok_or_else(|| fail("`session_id` is NULL".to_owned()))?;
     let duration: Option<f64> = row
         .get(10)
         .map_err(|e| fail(format!("`duration_ms`: {e}")))?;
     let success: Option<i64> = row.get(11).map_err(|e| fail(format!("`success`: {e}")))?;
-    let source = text(12)?;
-    let gateway = text(13)?;
-    let error = text(14)?;
+    let source = owned(12)?;
+    let gateway = owned(13)?;
+    let error = owned(14)?;
 
-    let params = match details.as_deref() {
-        None | Some("") => Map::new(),
+    let params = match details {
+        None | Some("") | Some("{}") => Map::new(),
         Some(json) => match serde_json::from_str::<Value>(json) {
             Ok(Value::Object(map)) => map,
             Ok(Value::Null) => Map::new(),
@@ -223,35 +257,207 @@ fn map_row(row: &rusqlite::Row<'_>) -> Result<Entry, RowError> {
     };
     let metadata = Metadata {
         task_id: task_id
-            .filter(|t| t != "system" && t != "unknown")
-            .map(Value::String),
+            .filter(|t| *t != "system" && *t != "unknown")
+            .map(|t| Value::String(t.to_owned())),
         user_id: actor.map(Value::String),
         source: Value::String(source.unwrap_or_else(|| "mcp".to_owned())),
         gateway: gateway.map(Value::String),
         role: None,
         extra: Map::new(),
     };
-    let operation = operation
-        .or(action)
-        .ok_or_else(|| fail("both `operation` and `action` are NULL".to_owned()))?;
     Ok(Entry {
-            timestamp,
-            instant,
-            session_id,
-            domain: domain.unwrap_or_else(|| "unknown".to_owned()),
-            operation,
-            params,
-            result: Outcome {
-                success,
-                exit_code,
-                duration: duration.unwrap_or(0.0),
-            },
-            metadata,
-            error,
+        timestamp,
+        instant,
+        session_id,
+        domain: domain.unwrap_or_else(|| "unknown".to_owned()),
+        operation,
+        params,
+        result: Outcome {
+            success,
+            exit_code,
+            duration: duration.unwrap_or(0.0),
+        },
+        metadata,
+        error,
     })
 }
 
-/// Whether an error text reports a missing thing: CLEO's `E_NOT_FOUND` code or the words.
+/// Whether an error text reports a missing thing: CLEO's `E_NOT_FOUND` code or the words
+/// (in any ASCII case, as `toLowerCase().includes("not found")` finds them).
 fn names_not_found(error: &str) -> bool {
-    error.contains("E_NOT_FOUND") || error.to_ascii_lowercase().contains("not found")
+    error.contains("E_NOT_FOUND")
+        || error
+            .as_bytes()
+            .windows(9)
+            .any(|w| w.eq_ignore_ascii_case(b"not found"))
+}
+
+/// Rows read per batch of the second pass, split among the threads.
+const BATCH_ROWS: i64 = 1 << 15;
+
+/// Opens a read-only connection.
+fn open(path: &Path) -> Result<Connection, SourceError> {
+    Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(|source| SourceError::Sqlite {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+/// `rowid` ranges `[lo, hi)` covering `[min, max]` in `parts` pieces.
+fn split_range(min: i64, max: i64, parts: usize) -> Vec<(i64, i64)> {
+    let span = (max - min + 1).max(0);
+    let parts = parts.max(1) as i64;
+    let step = (span + parts - 1) / parts;
+    (0..parts)
+        .map(|k| (min + k * step, (min + (k + 1) * step).min(max + 1)))
+        .filter(|(lo, hi)| lo < hi)
+        .collect()
+}
+
+/// First pass of a streamed read: every session and its number of rows, read in parallel
+/// `rowid` ranges. Then the second pass's batches, reading the same `rowid`s.
+pub(crate) fn open_stream<'p>(
+    path: &Path,
+    progress: Option<Progress<'p>>,
+) -> Result<(SessionTable, DbBatches<'p>), SourceError> {
+    let sql_err = |source| SourceError::Sqlite {
+        path: path.to_owned(),
+        source,
+    };
+    let conn = open(path)?;
+    check_layout(&conn, path)?;
+    let has_actor = column_names(&conn, path)?.iter().any(|c| c == "actor");
+    let (min, max): (Option<i64>, Option<i64>) = conn
+        .query_row("SELECT min(rowid), max(rowid) FROM audit_log", [], |r| Ok((r.get(0)?, r.get(1)?)))
+        .map_err(sql_err)?;
+    let (min, max) = (min.unwrap_or(1), max.unwrap_or(0));
+    let threads = rayon::current_num_threads().max(1);
+    let mut pool = vec![Mutex::new(conn)];
+    for _ in 1..threads {
+        pool.push(Mutex::new(open(path)?));
+    }
+
+    let parts: Vec<Result<Vec<(String, u32)>, SourceError>> = split_range(min, max, threads)
+        .into_par_iter()
+        .enumerate()
+        .map(|(k, (lo, hi))| {
+            let conn = pool[k % pool.len()].lock().unwrap_or_else(|e| e.into_inner());
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT session_id FROM audit_log WHERE session_id IS NOT NULL \
+                     AND rowid >= ?1 AND rowid < ?2 ORDER BY rowid",
+                )
+                .map_err(sql_err)?;
+            let mut rows = stmt.query([lo, hi]).map_err(sql_err)?;
+            let mut seen: Vec<(String, u32)> = Vec::new();
+            let mut index: HashMap<String, usize> = HashMap::new();
+            while let Some(row) = rows.next().map_err(sql_err)? {
+                // A session id that is not text is reported by the second pass.
+                let rusqlite::types::ValueRef::Text(id) = row.get_ref(0).map_err(sql_err)? else {
+                    continue;
+                };
+                let Ok(id) = std::str::from_utf8(id) else { continue };
+                match index.get(id) {
+                    Some(&i) => seen[i].1 += 1,
+                    None => {
+                        index.insert(id.to_owned(), seen.len());
+                        seen.push((id.to_owned(), 1));
+                    }
+                }
+            }
+            Ok(seen)
+        })
+        .collect();
+    let mut table = SessionTable::default();
+    for part in parts {
+        for (id, n) in part? {
+            table.add(&id, n);
+        }
+    }
+    if let Some(p) = progress {
+        p(1, 2);
+    }
+    let sql = format!(
+        "SELECT {} FROM audit_log WHERE session_id IS NOT NULL AND rowid >= ?1 AND rowid < ?2 ORDER BY rowid",
+        entry_columns(has_actor)
+    );
+    Ok((
+        table,
+        DbBatches {
+            path: path.to_owned(),
+            pool,
+            sql,
+            next: min,
+            min,
+            max,
+            progress,
+        },
+    ))
+}
+
+pub(crate) struct DbBatches<'p> {
+    path: PathBuf,
+    /// One connection per thread.
+    pool: Vec<Mutex<Connection>>,
+    sql: String,
+    next: i64,
+    min: i64,
+    max: i64,
+    progress: Option<Progress<'p>>,
+}
+
+impl Batches for DbBatches<'_> {
+    fn next_batch(&mut self, table: &SessionTable) -> Result<Option<Vec<Vec<Item>>>, SourceError> {
+        if self.next > self.max {
+            return Ok(None);
+        }
+        let lo = self.next;
+        let hi = lo.saturating_add(BATCH_ROWS).min(self.max.saturating_add(1));
+        self.next = hi;
+        let path = &self.path;
+        let sql_err = |source| SourceError::Sqlite {
+            path: path.clone(),
+            source,
+        };
+        let parts: Vec<Result<Vec<Item>, SourceError>> = split_range(lo, hi - 1, self.pool.len())
+            .into_par_iter()
+            .enumerate()
+            .map(|(k, (lo, hi))| {
+                let conn = self.pool[k % self.pool.len()].lock().unwrap_or_else(|e| e.into_inner());
+                let mut stmt = conn.prepare_cached(&self.sql).map_err(sql_err)?;
+                let mut rows = stmt.query([lo, hi]).map_err(sql_err)?;
+                let mut items = Vec::with_capacity((hi - lo) as usize);
+                while let Some(row) = rows.next().map_err(sql_err)? {
+                    let entry = map_row(row).map_err(|(id, message)| SourceError::BadRow {
+                        path: path.clone(),
+                        row: id.unwrap_or_else(|| format!("rowid {}", row.get::<_, i64>(0).unwrap_or_default())),
+                        message,
+                    })?;
+                    let Some(session) = table.lookup(&entry.session_id) else {
+                        return Err(self.changed());
+                    };
+                    items.push(Item { session, entry });
+                }
+                Ok(items)
+            })
+            .collect();
+        let items = parts.into_iter().collect::<Result<Vec<_>, _>>()?;
+        if let Some(p) = self.progress {
+            // Rows of `rowid` range: the first pass counted as done.
+            let span = (self.max - self.min + 1).max(1) as u64;
+            p(span + (hi - self.min) as u64, 2 * span);
+        }
+        Ok(Some(items))
+    }
+
+    fn changed(&self) -> SourceError {
+        SourceError::NotCleoDb {
+            path: self.path.clone(),
+            reason: "its `audit_log` table changed while it was read; run again".to_owned(),
+        }
+    }
 }

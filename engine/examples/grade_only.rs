@@ -1,0 +1,47 @@
+//! Grading cost alone, without reading: reads a log once, then grades every session with each
+//! pack given, several times, and prints the best time per pack (per entry) and the ratio of
+//! each pack to the first.
+//!
+//! ```text
+//! cargo run --release -p grade-engine --example grade_only -- LOG PACK [PACK...]
+//! ```
+
+use std::time::{Duration, Instant};
+
+use grade_engine::{GradeOptions, SessionFilter};
+use rayon::prelude::*;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [log, packs @ ..] = args.as_slice() else {
+        eprintln!("usage: grade_only LOG PACK [PACK...]");
+        std::process::exit(2);
+    };
+    let sessions = grade_engine::read_sessions(log.as_ref(), &SessionFilter::All).expect("the log reads");
+    let entries: usize = sessions.iter().map(|s| s.entries.len()).sum();
+    let options = GradeOptions { now: 0, explain: false };
+    let mut first: Option<Duration> = None;
+    for spec in packs {
+        let pack = grade_engine::load_pack(spec, &[]).expect("the pack compiles");
+        let mut best = Duration::MAX;
+        for _ in 0..5 {
+            // Owned sessions, as `grade --all` grades them (the copy is not timed).
+            let copy = sessions.clone();
+            let started = Instant::now();
+            let flags: usize = copy
+                .into_par_iter()
+                .map(|s| pack.grade_owned(s, None, &options).expect("grades").flags.len())
+                .sum();
+            std::hint::black_box(flags);
+            best = best.min(started.elapsed());
+        }
+        let ratio = first.map_or(1.0, |f| best.as_secs_f64() / f.as_secs_f64());
+        first.get_or_insert(best);
+        println!(
+            "{spec}\t{:.3} s\t{:.0} ns/entry\t{ratio:.2}x\t({} sessions, {entries} entries)",
+            best.as_secs_f64(),
+            best.as_nanos() as f64 / entries as f64,
+            sessions.len()
+        );
+    }
+}

@@ -1,0 +1,203 @@
+//! Grading a whole source with memory bounded by the sessions open at once, not by the file.
+//!
+//! Sessions interleave in a source, so a session is known to be complete only once its last
+//! entry has been read. Two passes make that knowable: the first ([`SessionTable`]) reads only
+//! each entry's session id and counts the entries of every session; the second parses entries
+//! in parallel batches and hands a session to the caller's function the moment its count is
+//! reached, while the next batch is being read. Results come back in the order of each
+//! session's first entry, as [`super::read_sessions`] orders sessions.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use rayon::prelude::*;
+
+use super::{SessionFilter, SourceError, SourceFormat};
+use crate::entry::{Entry, Session};
+
+/// Why [`map_sessions`] stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum StreamError<E> {
+    #[error(transparent)]
+    Source(#[from] SourceError),
+    /// The caller's function failed for a session.
+    #[error("{0}")]
+    Session(E),
+}
+
+/// How far a run is, for a progress bar: `done` of `total` units (bytes or rows, both passes).
+pub type Progress<'a> = &'a (dyn Fn(u64, u64) + Sync);
+
+/// Every session of the source (in order of first entry) with its number of entries.
+#[derive(Debug, Default)]
+pub(crate) struct SessionTable {
+    pub ids: Vec<String>,
+    pub counts: Vec<u32>,
+    pub index: HashMap<String, u32>,
+}
+
+impl SessionTable {
+    /// Adds `n` entries of the session `id`, registering it if it is new.
+    pub fn add(&mut self, id: &str, n: u32) {
+        match self.index.get(id) {
+            Some(&i) => self.counts[i as usize] += n,
+            None => {
+                self.index.insert(id.to_owned(), self.ids.len() as u32);
+                self.ids.push(id.to_owned());
+                self.counts.push(n);
+            }
+        }
+    }
+
+    pub fn lookup(&self, id: &str) -> Option<u32> {
+        self.index.get(id).copied()
+    }
+}
+
+/// An entry of a batch, with the session it belongs to (an index into the [`SessionTable`]).
+pub(crate) struct Item {
+    pub session: u32,
+    pub entry: Entry,
+}
+
+/// A source read in batches after its [`SessionTable`] is known.
+pub(crate) trait Batches: Send {
+    /// The next batch of wanted entries in source order (in pieces, to move entries less),
+    /// or `None` at the end.
+    fn next_batch(&mut self, table: &SessionTable) -> Result<Option<Vec<Vec<Item>>>, SourceError>;
+    /// An error for a source whose content changed between the passes.
+    fn changed(&self) -> SourceError;
+}
+
+/// Reads every wanted session of a source and calls `f` on each, in parallel, as soon as it
+/// is complete. Returns the results in the order of each session's first entry. A source
+/// error wins over an error of `f` (as if the source were read before grading).
+pub fn map_sessions<T, E, F>(
+    path: &Path,
+    filter: &SessionFilter,
+    progress: Option<Progress<'_>>,
+    f: F,
+) -> Result<Vec<T>, StreamError<E>>
+where
+    T: Send,
+    E: Send,
+    F: Fn(Session) -> Result<T, E> + Sync,
+{
+    match super::detect_format(path)? {
+        SourceFormat::Jsonl => {
+            let (table, batches) = super::jsonl::open_stream(path, filter, progress)?;
+            drive(table, batches, false, &f)
+        }
+        SourceFormat::CleoDb => match filter {
+            // Named sessions: one filtered scan holds just those sessions.
+            SessionFilter::Only(_) => {
+                let sessions = super::read_cleo_db(path, filter)?;
+                sessions
+                    .into_par_iter()
+                    .map(&f)
+                    .collect::<Result<Vec<T>, E>>()
+                    .map_err(StreamError::Session)
+            }
+            SessionFilter::All => {
+                let (table, batches) = super::sqlite::open_stream(path, progress)?;
+                drive(table, batches, true, &f)
+            }
+        },
+        // Transcripts and traces are one session per file or folder: read them whole (their
+        // warnings are dropped here; callers that want them use `read_source`).
+        SourceFormat::ClaudeCode | SourceFormat::Langfuse => super::read_source(path, None, filter)?
+            .sessions
+            .into_par_iter()
+            .map(&f)
+            .collect::<Result<Vec<T>, E>>()
+            .map_err(StreamError::Session),
+    }
+}
+
+fn drive<T, E, F, B>(table: SessionTable, mut batches: B, sort_by_instant: bool, f: &F) -> Result<Vec<T>, StreamError<E>>
+where
+    T: Send,
+    E: Send,
+    F: Fn(Session) -> Result<T, E> + Sync,
+    B: Batches,
+{
+    let n = table.ids.len();
+    let mut remaining = table.counts.clone();
+    let mut open: Vec<Vec<Entry>> = (0..n).map(|_| Vec::new()).collect();
+    let mut results: Vec<Option<T>> = (0..n).map(|_| None).collect();
+    let mut first_error: Option<(usize, E)> = None;
+    let mut ready: Vec<(usize, Session)> = Vec::new();
+
+    let grade = |ready: Vec<(usize, Session)>| -> Vec<(usize, Result<T, E>)> {
+        ready
+            .into_par_iter()
+            .map(|(order, mut session)| {
+                if sort_by_instant {
+                    // Instant order, ties in source order (the sort is stable).
+                    session.entries.sort_by_key(|e| e.instant);
+                }
+                (order, f(session))
+            })
+            .collect()
+    };
+    let mut keep = |graded: Vec<(usize, Result<T, E>)>, results: &mut Vec<Option<T>>| {
+        for (order, outcome) in graded {
+            match outcome {
+                Ok(t) => results[order] = Some(t),
+                Err(e) => {
+                    if first_error.as_ref().is_none_or(|(o, _)| order < *o) {
+                        first_error = Some((order, e));
+                    }
+                }
+            }
+        }
+    };
+
+    loop {
+        let work = std::mem::take(&mut ready);
+        // Grade the sessions completed so far while the next batch is read and parsed.
+        let (batch, graded) = rayon::join(|| batches.next_batch(&table), || grade(work));
+        keep(graded, &mut results);
+        let Some(batch) = batch? else { break };
+        for item in batch.into_iter().flatten() {
+            let s = item.session as usize;
+            if remaining[s] == 0 {
+                return Err(batches.changed().into());
+            }
+            if open[s].capacity() == 0 {
+                // The session's size is known: no regrowth, no moving entries again.
+                open[s].reserve_exact(remaining[s] as usize);
+            }
+            open[s].push(item.entry);
+            remaining[s] -= 1;
+            if remaining[s] == 0 {
+                let entries = std::mem::take(&mut open[s]);
+                ready.push((
+                    s,
+                    Session {
+                        id: table.ids[s].clone(),
+                        entries,
+                    },
+                ));
+            }
+        }
+    }
+    // Sessions the second pass found fewer entries of than the first (a source that shrank).
+    for (s, entries) in open.into_iter().enumerate() {
+        if !entries.is_empty() {
+            ready.push((
+                s,
+                Session {
+                    id: table.ids[s].clone(),
+                    entries,
+                },
+            ));
+        }
+    }
+    let graded = grade(ready);
+    keep(graded, &mut results);
+    if let Some((_, e)) = first_error {
+        return Err(StreamError::Session(e));
+    }
+    Ok(results.into_iter().flatten().collect())
+}
