@@ -12,49 +12,107 @@ use std::time::Duration;
 use grade_engine::judgment::json_number;
 use grade_engine::pack::DimensionKind;
 use grade_engine::{CompiledPack, GradeResult};
-use serde_json::{json, Map, Value};
+use serde::Serialize;
+use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use crate::args::PushArgs;
 use crate::error::CliError;
 
+/// A body for `POST /api/public/score-configs`, keys in the order of Langfuse's docs.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ScoreConfig {
+    name: String,
+    data_type: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    categories: Option<Vec<Category>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    min_value: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_value: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct Category {
+    label: String,
+    value: Value,
+}
+
+/// A body for `POST /api/public/scores`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ScoreBody {
+    id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    trace_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    session_id: Option<String>,
+    name: String,
+    value: Value,
+    data_type: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    comment: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    config_id: Option<String>,
+    metadata: ScoreMetadata,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ScoreMetadata {
+    rubric: String,
+    rubric_version: String,
+    rubric_digest: String,
+    evidence: Vec<String>,
+}
+
 /// The score-config bodies of a weighted pack: one per dimension, and the aggregate.
-pub fn score_configs(pack: &CompiledPack) -> Result<Vec<Value>, CliError> {
+pub fn score_configs(pack: &CompiledPack) -> Result<Vec<ScoreConfig>, CliError> {
     if pack.scoring != grade_engine::pack::raw::Scoring::Weighted {
         return Err(CliError::Usage(format!(
             "rubric `{}` is not a weighted pack; Langfuse score configs describe weighted dimensions (like `langfuse-v1`)",
             pack.id
         )));
     }
+    let described = |text: &str| (!text.trim().is_empty()).then(|| text.trim().to_owned());
     let mut out = Vec::new();
     for d in &pack.dimensions {
-        let mut body = Map::new();
-        body.insert("name".into(), json!(d.id));
-        match &d.kind {
-            DimensionKind::Categorical { categories } => {
-                body.insert("dataType".into(), json!("CATEGORICAL"));
-                body.insert(
-                    "categories".into(),
-                    Value::Array(categories.iter().map(|(label, value)| json!({"label": label, "value": json_number(*value)})).collect()),
-                );
-            }
-            _ => {
-                body.insert("dataType".into(), json!("NUMERIC"));
-                body.insert("minValue".into(), json_number(d.floor));
-                body.insert("maxValue".into(), json_number(d.max));
-            }
-        }
-        if !d.description.is_empty() {
-            body.insert("description".into(), json!(d.description.trim()));
-        }
-        out.push(Value::Object(body));
+        out.push(match &d.kind {
+            DimensionKind::Categorical { categories } => ScoreConfig {
+                name: d.id.clone(),
+                data_type: "CATEGORICAL",
+                categories: Some(
+                    categories
+                        .iter()
+                        .map(|(label, value)| Category { label: label.clone(), value: json_number(*value) })
+                        .collect(),
+                ),
+                min_value: None,
+                max_value: None,
+                description: described(&d.description),
+            },
+            _ => ScoreConfig {
+                name: d.id.clone(),
+                data_type: "NUMERIC",
+                categories: None,
+                min_value: Some(json_number(d.floor)),
+                max_value: Some(json_number(d.max)),
+                description: described(&d.description),
+            },
+        });
     }
     if let Some((id, description)) = &pack.aggregate {
-        let mut body = json!({"name": id, "dataType": "NUMERIC", "minValue": 0, "maxValue": json_number(pack.max_score())});
-        if !description.is_empty() {
-            body["description"] = json!(description);
-        }
-        out.push(body);
+        out.push(ScoreConfig {
+            name: id.clone(),
+            data_type: "NUMERIC",
+            categories: None,
+            min_value: Some(json_number(0.0)),
+            max_value: Some(json_number(pack.max_score())),
+            description: described(description),
+        });
     }
     Ok(out)
 }
@@ -98,33 +156,22 @@ pub fn score_bodies(
     result: &GradeResult,
     trace_id: Option<&str>,
     config_ids: &HashMap<String, String>,
-) -> Vec<Value> {
-    let body = |name: &str, value: Value, data_type: &str, comment: Option<String>, evidence: &[String]| {
-        let mut b = Map::new();
-        b.insert("id".into(), json!(score_id(&result.session_id, &result.rubric.digest, name)));
-        match trace_id {
-            Some(trace) => b.insert("traceId".into(), json!(trace)),
-            None => b.insert("sessionId".into(), json!(result.session_id)),
-        };
-        b.insert("name".into(), json!(name));
-        b.insert("value".into(), value);
-        b.insert("dataType".into(), json!(data_type));
-        if let Some(comment) = comment.filter(|c| !c.is_empty()) {
-            b.insert("comment".into(), json!(comment));
-        }
-        if let Some(config) = config_ids.get(name) {
-            b.insert("configId".into(), json!(config));
-        }
-        b.insert(
-            "metadata".into(),
-            json!({
-                "rubric": result.rubric.id,
-                "rubricVersion": result.rubric.version,
-                "rubricDigest": result.rubric.digest,
-                "evidence": evidence,
-            }),
-        );
-        Value::Object(b)
+) -> Vec<ScoreBody> {
+    let body = |name: &str, value: Value, data_type: &'static str, comment: Option<String>, evidence: &[String]| ScoreBody {
+        id: score_id(&result.session_id, &result.rubric.digest, name),
+        trace_id: trace_id.map(str::to_owned),
+        session_id: trace_id.is_none().then(|| result.session_id.clone()),
+        name: name.to_owned(),
+        value,
+        data_type,
+        comment: comment.filter(|c| !c.is_empty()),
+        config_id: config_ids.get(name).cloned(),
+        metadata: ScoreMetadata {
+            rubric: result.rubric.id.clone(),
+            rubric_version: result.rubric.version.clone(),
+            rubric_digest: result.rubric.digest.clone(),
+            evidence: evidence.to_vec(),
+        },
     };
     let mut out = Vec::new();
     for d in &pack.dimensions {

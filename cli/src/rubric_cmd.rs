@@ -39,7 +39,7 @@ pub fn run(cmd: &RubricCommand, search_path: &[PathBuf]) -> Result<(), CliError>
 }
 
 /// A list of JSON bodies: an array (`human`, `json`) or one per line (`jsonl`).
-fn print_json_list(items: &[serde_json::Value], format: Format) -> Result<(), CliError> {
+fn print_json_list<T: serde::Serialize>(items: &[T], format: Format) -> Result<(), CliError> {
     let mut out = String::new();
     match format {
         Format::Jsonl => {
