@@ -60,51 +60,6 @@ fn cleo_v2_matches_the_reference_grader_on_every_corpus_session() {
     assert_conforms("cleo-v2", &corpus("audit.jsonl"), "cleo-v2.expected.jsonl");
 }
 
-/// Writes the corpus into a CLEO-layout `tasks.db` the way CLEO's audit middleware does
-/// (and as `jsonl_to_cleo_db.py` does): no exit code, no role, success as 0/1.
-pub fn write_cleo_db(jsonl: &std::path::Path, db: &std::path::Path) {
-    let conn = rusqlite::Connection::open(db).expect("create db");
-    conn.execute_batch(
-        "CREATE TABLE audit_log (
-          id text PRIMARY KEY, timestamp text DEFAULT (datetime('now')) NOT NULL, action text NOT NULL,
-          task_id text NOT NULL, actor text DEFAULT 'system' NOT NULL, details_json text DEFAULT '{}',
-          before_json text, after_json text, domain text, operation text, session_id text, request_id text,
-          duration_ms integer, success integer, source text, gateway text, error_message text);",
-    )
-    .expect("create table");
-    let text = std::fs::read_to_string(jsonl).expect("read corpus");
-    let tx = conn.unchecked_transaction().expect("begin");
-    {
-        let mut insert = tx
-            .prepare("INSERT INTO audit_log VALUES (?,?,?,?,?,?,NULL,NULL,?,?,?,NULL,?,?,?,?,?)")
-            .expect("prepare");
-        for (n, line) in text.lines().enumerate() {
-            let e: Value = serde_json::from_str(line).expect("corpus line is JSON");
-            let m = &e["metadata"];
-            let r = &e["result"];
-            insert
-                .execute(rusqlite::params![
-                    format!("{:032x}", n + 1),
-                    e["timestamp"].as_str(),
-                    e["operation"].as_str(),
-                    m["taskId"].as_str().unwrap_or("system"),
-                    m["userId"].as_str().unwrap_or("agent"),
-                    e["params"].to_string(),
-                    e["domain"].as_str(),
-                    e["operation"].as_str(),
-                    e["sessionId"].as_str(),
-                    r["duration"].as_i64(),
-                    i64::from(r["success"].as_bool().unwrap_or(false)),
-                    m["source"].as_str(),
-                    m["gateway"].as_str(),
-                    e["error"].as_str(),
-                ])
-                .expect("insert");
-        }
-    }
-    tx.commit().expect("commit");
-}
-
 #[test]
 fn cleo_v1_from_a_cleo_database_matches_the_reference_database_results() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -1,6 +1,8 @@
 //! The Rhai form of cleo-v1 (`tests/packs/cleo-v1-scripted`, used by the benchmarks to compare
 //! the cost of scripted and declarative rules) must grade exactly as cleo-v1 does.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use grade_engine::{GradeOptions, SessionFilter};
@@ -53,41 +55,6 @@ fn the_scripted_pack_grades_the_corpus_database_as_cleo_v1() {
     // The same corpus through the tasks.db reader (instant order, exit codes from error text).
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("tasks.db");
-    let conn = rusqlite::Connection::open(&db).unwrap();
-    conn.execute_batch(
-        "CREATE TABLE audit_log (
-          id text PRIMARY KEY, timestamp text DEFAULT (datetime('now')) NOT NULL, action text NOT NULL,
-          task_id text NOT NULL, actor text DEFAULT 'system' NOT NULL, details_json text DEFAULT '{}',
-          before_json text, after_json text, domain text, operation text, session_id text, request_id text,
-          duration_ms integer, success integer, source text, gateway text, error_message text);",
-    )
-    .unwrap();
-    let text = std::fs::read_to_string(root().join("tests/fixtures/conformance/audit.jsonl")).unwrap();
-    let mut insert = conn.prepare("INSERT INTO audit_log VALUES (?,?,?,?,?,?,NULL,NULL,?,?,?,NULL,?,?,?,?,?)").unwrap();
-    for (n, line) in text.lines().enumerate() {
-        let e: Value = serde_json::from_str(line).unwrap();
-        let m = &e["metadata"];
-        let s = |v: &Value| v.as_str().map(str::to_owned);
-        insert
-            .execute(rusqlite::params![
-                format!("row-{n}"),
-                s(&e["timestamp"]),
-                s(&e["operation"]),
-                s(&m["taskId"]).unwrap_or_else(|| "system".to_owned()),
-                "agent",
-                e["params"].to_string(),
-                s(&e["domain"]),
-                s(&e["operation"]),
-                s(&e["sessionId"]),
-                e["result"]["duration"].as_f64(),
-                i64::from(e["result"]["success"].as_bool() == Some(true)),
-                s(&m["source"]),
-                s(&m["gateway"]),
-                s(&e["error"]),
-            ])
-            .unwrap();
-    }
-    drop(insert);
-    drop(conn);
+    common::write_cleo_db(&root().join("tests/fixtures/conformance/audit.jsonl"), &db);
     assert_same_grades(&db);
 }
