@@ -188,3 +188,24 @@ fn a_shipped_pack_and_its_folder_have_the_same_digest() {
     assert_eq!(digest("cleo-v1"), digest("./rubrics/cleo-v1"));
     assert_ne!(digest("cleo-v1"), digest("cleo-v2"));
 }
+
+#[test]
+fn rubric_path_folders_are_listed_and_found_by_id() {
+    let out = run(&["rubric", "list", "--rubric-path", "tests/packs"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    let tutorial = text.lines().find(|l| l.starts_with("tutorial ")).unwrap_or_else(|| panic!("{text}"));
+    assert!(tutorial.contains("tests/packs/tutorial"), "{tutorial}");
+    assert!(text.lines().any(|l| l.starts_with("cleo-v1 ") && l.ends_with("shipped")), "{text}");
+
+    let out = run(&["rubric", "show", "tutorial", "--rubric-path", "tests/packs"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let by_env = common::grade_bin()
+        .current_dir(repo_root())
+        .env("GRADE_RUBRIC_PATH", "tests/packs")
+        .args(["--rubric", "tutorial", "--source", "examples/cleo-audit.jsonl", "--all", "--no-record", "--format", "jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&by_env), 0, "{}", stderr(&by_env));
+    assert_eq!(json_lines(&stdout(&by_env))[0]["rubric"]["id"], "tutorial");
+}

@@ -23,7 +23,7 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
 
-    /// Rubric pack: a shipped id (`cleo-v1`, `cleo-v2`, `claude-code-v1`), an id found in `--rubric-path`, or a pack folder
+    /// Rubric pack: a shipped id (`cleo-v1`, `cleo-v2`, `claude-code-v1`, `langfuse-v1`), an id found in `--rubric-path`, or a pack folder
     #[arg(long, value_name = "ID|PATH")]
     pub rubric: Option<String>,
 
@@ -88,7 +88,7 @@ pub struct Cli {
     pub session: Option<String>,
 
     /// Folders holding rubric packs, searched before the shipped ones
-    #[arg(long = "rubric-path", value_name = "DIR", env = "GRADE_RUBRIC_PATH", value_delimiter = ':')]
+    #[arg(long = "rubric-path", value_name = "DIR", env = "GRADE_RUBRIC_PATH", value_delimiter = ':', global = true)]
     pub rubric_path: Vec<PathBuf>,
 
     /// Colour in human output
