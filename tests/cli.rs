@@ -184,6 +184,7 @@ fn bad_input_gets_a_one_line_error_naming_the_place_and_exit_2() {
 
     let cases: Vec<(&str, Vec<&str>)> = vec![
         ("malformed line", vec!["--rubric", "cleo-v1", "--source", "malformed.jsonl", "s1"]),
+        ("malformed line, streamed --all", vec!["--rubric", "cleo-v1", "--source", "malformed.jsonl", "--all", "--format", "jsonl", "--no-record"]),
         ("missing field", vec!["--rubric", "cleo-v1", "--source", "missing.jsonl", "s1"]),
         ("bad timestamp", vec!["--rubric", "cleo-v1", "--source", "time.jsonl", "s1"]),
         ("neither jsonl nor sqlite", vec!["--rubric", "cleo-v1", "--source", "neither.bin", "s1"]),
