@@ -61,8 +61,8 @@ pub fn validate_pack(files: &PackFiles) -> Validation {
             message: "the pack has no `rubric.yaml`".to_owned(),
         }]);
     };
-    let raw: RawPack = match serde_yaml::from_str(text) {
-        Ok(raw) => raw,
+    let (raw, top_level) = match RawPack::read(text) {
+        Ok(read) => read,
         Err(err) => {
             let location = err.location();
             return failed(vec![Problem {
@@ -84,6 +84,9 @@ pub fn validate_pack(files: &PackFiles) -> Validation {
         metric_ids: IndexMap::new(),
         scripts: None,
     };
+    for (path, message) in top_level {
+        compiler.problem(path, message);
+    }
     let pack = compiler.pack(raw);
     let mut problems = compiler.problems;
     let pack = if problems.is_empty() {

@@ -82,6 +82,107 @@ pub struct RawPack {
     pub dimensions: Vec<Lenient<RawDimension>>,
 }
 
+/// The top-level keys of `rubric.yaml`, in the order of [`RawPack`].
+const TOP_LEVEL_KEYS: [&str; 12] = [
+    "id",
+    "version",
+    "name",
+    "description",
+    "bands",
+    "empty_session",
+    "selectors",
+    "metrics",
+    "scoring",
+    "aggregate",
+    "judge",
+    "dimensions",
+];
+
+/// A top-level problem: the key path and what is wrong there.
+pub type RawProblem = (String, String);
+
+impl RawPack {
+    /// Reads `rubric.yaml`, reporting every top-level problem (an unknown key, a missing or
+    /// mistyped field) instead of stopping at the first, so that the problems inside the
+    /// dimensions, selectors and metrics are reported in the same run. Only a YAML syntax
+    /// error, or a document that is not a mapping, stops the reading.
+    pub fn read(text: &str) -> Result<(RawPack, Vec<RawProblem>), serde_yaml::Error> {
+        let value: serde_yaml::Value = serde_yaml::from_str(text)?;
+        let serde_yaml::Value::Mapping(mut map) = value else {
+            return serde_yaml::from_str::<RawPack>(text).map(|pack| (pack, Vec::new()));
+        };
+        let mut problems = Vec::new();
+        let keys: Vec<serde_yaml::Value> = map.keys().cloned().collect();
+        for key in keys {
+            let name = key.as_str().unwrap_or_default().to_owned();
+            if !TOP_LEVEL_KEYS.contains(&name.as_str()) {
+                let expected = TOP_LEVEL_KEYS.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");
+                problems.push((name.clone(), format!("unknown field `{name}`, expected one of {expected}")));
+                map.remove(&key);
+                continue;
+            }
+            let Some(field) = map.get(&key).cloned() else { continue };
+            if let Err((path, message)) = check_field(&name, field) {
+                let hint = if matches!(name.as_str(), "id" | "version" | "name") && message.starts_with("invalid type") {
+                    format!(" (quote it: `{name}: \"…\"`)")
+                } else {
+                    String::new()
+                };
+                let at = if path.is_empty() {
+                    name.clone()
+                } else if path.starts_with('[') {
+                    format!("{name}{path}")
+                } else {
+                    format!("{name}.{path}")
+                };
+                problems.push((at, format!("{message}{hint}")));
+                map.remove(&key);
+            }
+        }
+        // Stand-ins for what is missing or broken, so the rest of the pack is still checked;
+        // the problems above make the pack invalid. A pack without dimensions is reported by
+        // the compiler ("needs at least one dimension").
+        for required in ["id", "version", "name"] {
+            let key = serde_yaml::Value::String(required.to_owned());
+            if !map.contains_key(&key) {
+                if !problems.iter().any(|(p, _)| p == required || p.starts_with(&format!("{required}."))) {
+                    problems.push((String::new(), format!("missing field `{required}`")));
+                }
+                map.insert(key, serde_yaml::Value::String("?".to_owned()));
+            }
+        }
+        let dimensions = serde_yaml::Value::String("dimensions".to_owned());
+        if !map.contains_key(&dimensions) {
+            map.insert(dimensions, serde_yaml::Value::Sequence(Vec::new()));
+        }
+        let pack = serde_yaml::from_value::<RawPack>(serde_yaml::Value::Mapping(map))?;
+        Ok((pack, problems))
+    }
+}
+
+/// Deserializes one top-level field alone, to find its problem and where inside it.
+fn check_field(name: &str, value: serde_yaml::Value) -> Result<(), (String, String)> {
+    fn check<T: DeserializeOwned>(value: serde_yaml::Value) -> Result<(), (String, String)> {
+        serde_path_to_error::deserialize::<_, T>(value).map(|_| ()).map_err(|e| {
+            let path = e.path().to_string();
+            let path = if path == "." { String::new() } else { path };
+            (path, e.into_inner().to_string())
+        })
+    }
+    match name {
+        "id" | "version" | "name" | "description" => check::<String>(value),
+        "bands" => check::<Vec<Lenient<RawBand>>>(value),
+        "empty_session" => check::<Option<RawEmptySession>>(value),
+        "selectors" => check::<IndexMap<String, Lenient<RawSelector>>>(value),
+        "metrics" => check::<IndexMap<String, Lenient<RawMetric>>>(value),
+        "scoring" => check::<Scoring>(value),
+        "aggregate" => check::<Option<RawAggregate>>(value),
+        "judge" => check::<Option<RawJudge>>(value),
+        "dimensions" => check::<Vec<Lenient<RawDimension>>>(value),
+        _ => Ok(()),
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Scoring {
