@@ -24,7 +24,7 @@ fn every_shipped_pack_validates_without_warnings() {
 #[test]
 fn validate_reports_each_problem_class_with_its_place() {
     let mut report = String::new();
-    for name in ["broken-yaml", "broken-top-level", "broken-structure", "broken-references", "broken-script"] {
+    for name in ["broken-yaml", "broken-top-level", "broken-structure", "broken-references", "broken-script", "broken-script-names"] {
         let out = run(&["rubric", "validate", &pack_fixture(name)]);
         assert_eq!(code(&out), 1, "{name}: {}", stdout(&out));
         assert!(stderr(&out).starts_with("error: rubric pack"), "{name}: {}", stderr(&out));

@@ -1136,7 +1136,10 @@ impl Compiler<'_> {
         };
         let host = self.scripts.get_or_insert_with(ScriptHost::new);
         match host.compile(file, source) {
-            Ok(index) => Some(RuleKind::Script { index }),
+            Ok(index) => {
+                self.check_script_names(file, source);
+                Some(RuleKind::Script { index })
+            }
             Err(err) => {
                 self.problems.push(Problem {
                     severity: Severity::Error,
@@ -1147,6 +1150,53 @@ impl Compiler<'_> {
                     message: err.message,
                 });
                 None
+            }
+        }
+    }
+}
+
+impl Compiler<'_> {
+    /// Selector and metric names a script passes as literals (`session.count("task_op")`,
+    /// `e.is("lookup")`, `session.metric("ratio")`) must exist: at run time an unknown name
+    /// fails every session, so it is an error of the pack, reported at its place in the script.
+    fn check_script_names(&mut self, file: &str, source: &str) {
+        const CALLS: [(&str, bool); 5] = [("count", true), ("first", true), ("matching", true), ("is", true), ("metric", false)];
+        for (line_no, line) in source.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or_default();
+            for (call, is_selector) in CALLS {
+                let needle = format!(".{call}(\"");
+                let mut from = 0;
+                while let Some(at) = code[from..].find(&needle) {
+                    let start = from + at + needle.len();
+                    from = start;
+                    let Some(len) = code[start..].find('"') else { break };
+                    let name = &code[start..start + len];
+                    let known = if is_selector {
+                        self.selector_ids.contains_key(name)
+                    } else {
+                        self.metric_ids.contains_key(name)
+                    };
+                    if !known {
+                        let (kind, names): (&str, Vec<&String>) = if is_selector {
+                            ("selector", self.selector_ids.keys().collect())
+                        } else {
+                            ("metric", self.metric_ids.keys().collect())
+                        };
+                        let declared = if names.is_empty() {
+                            "the pack declares none".to_owned()
+                        } else {
+                            format!("declared: {}", names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", "))
+                        };
+                        self.problems.push(Problem {
+                            severity: Severity::Error,
+                            file: self.files.display_path(file),
+                            path: String::new(),
+                            line: Some(line_no + 1),
+                            column: Some(code[..start - 1].chars().count() + 1),
+                            message: format!("unknown {kind} `{name}` in `.{call}(\"{name}\")` ({declared})"),
+                        });
+                    }
+                }
             }
         }
     }
