@@ -497,3 +497,11 @@ fn weights_that_do_not_sum_to_one_are_a_warning() {
     assert_eq!(code(&out), 0, "a warning keeps the pack valid: {}", stdout(&out));
     assert!(stdout(&out).contains("warning: the weights sum to 1.1, not 1"), "{}", stdout(&out));
 }
+
+#[test]
+fn a_judged_pack_without_a_judgment_is_a_usage_error() {
+    let out = run(&["--rubric", "langfuse-v1", "--source", TRANSCRIPT, "--all", "--no-record"]);
+    assert_eq!(code(&out), 2);
+    assert!(stdout(&out).is_empty());
+    assert!(stderr(&out).contains("give `--judgment FILE` or `--judge-cmd CMD`"), "{}", stderr(&out));
+}

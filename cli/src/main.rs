@@ -86,6 +86,14 @@ fn run(cli: Cli) -> Result<(), CliError> {
         return Err(CliError::Usage("a `--judgment` judges one session: name exactly one".to_owned()));
     }
     let pack = grade_engine::load_pack(spec, &search_path)?;
+    if pack.judge.is_some() && cli.judgment.is_none() && cli.judge_cmd.is_none() && !cli.print_prompt {
+        let judged: Vec<String> = pack.judged_dimensions().map(|d| format!("`{}`", d.id)).collect();
+        return Err(CliError::Usage(format!(
+            "rubric `{}` scores {} from a judgment: give `--judgment FILE` or `--judge-cmd CMD` (or `--print-prompt` to see what a judge reads)",
+            pack.id,
+            judged.join(", ")
+        )));
+    }
     let options = GradeOptions {
         explain: cli.explain,
         ..GradeOptions::default()
