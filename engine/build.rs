@@ -10,13 +10,21 @@ fn main() {
     let rubrics = Path::new(&manifest).join("../rubrics");
     println!("cargo:rerun-if-changed={}", rubrics.display());
     let mut packs: Vec<_> = std::fs::read_dir(&rubrics)
-        .map(|dir| dir.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.join("rubric.yaml").is_file()).collect())
+        .map(|dir| {
+            dir.filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.join("rubric.yaml").is_file())
+                .collect()
+        })
         .unwrap_or_default();
     packs.sort();
     let mut out = String::from("pub static BUILTIN_PACKS: &[(&str, &[(&str, &str)])] = &[\n");
     for pack in packs {
         println!("cargo:rerun-if-changed={}", pack.display());
-        let id = pack.file_name().and_then(|n| n.to_str()).expect("pack folder names are UTF-8");
+        let id = pack
+            .file_name()
+            .and_then(|n| n.to_str())
+            .expect("pack folder names are UTF-8");
         let mut files: Vec<_> = std::fs::read_dir(&pack)
             .expect("pack folder is readable")
             .filter_map(Result::ok)
@@ -34,7 +42,10 @@ fn main() {
             let mut stack = vec![tests];
             while let Some(dir) = stack.pop() {
                 println!("cargo:rerun-if-changed={}", dir.display());
-                for entry in std::fs::read_dir(&dir).expect("tests folder is readable").filter_map(Result::ok) {
+                for entry in std::fs::read_dir(&dir)
+                    .expect("tests folder is readable")
+                    .filter_map(Result::ok)
+                {
                     let path = entry.path();
                     if path.is_dir() {
                         stack.push(path);
@@ -48,13 +59,23 @@ fn main() {
         write!(out, "    ({id:?}, &[").unwrap();
         for file in files {
             println!("cargo:rerun-if-changed={}", file.display());
-            let name = file.strip_prefix(&pack).expect("inside the pack").to_str().expect("file names are UTF-8");
+            let name = file
+                .strip_prefix(&pack)
+                .expect("inside the pack")
+                .to_str()
+                .expect("file names are UTF-8");
             let abs = file.canonicalize().expect("pack file exists");
-            write!(out, "({name:?}, include_str!({:?})), ", abs.display().to_string()).unwrap();
+            write!(
+                out,
+                "({name:?}, include_str!({:?})), ",
+                abs.display().to_string()
+            )
+            .unwrap();
         }
         out.push_str("]),\n");
     }
     out.push_str("];\n");
-    let dest = Path::new(&std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("builtin_packs.rs");
+    let dest =
+        Path::new(&std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("builtin_packs.rs");
     std::fs::write(dest, out).expect("OUT_DIR is writable");
 }

@@ -43,8 +43,12 @@ fn fixtures() -> Vec<PathBuf> {
                 walk(&path, out);
                 continue;
             }
-            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-            let is_fixture = (name.ends_with(".jsonl") || name.ends_with(".json")) && !name.ends_with(".expected.jsonl");
+            let name = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or_default();
+            let is_fixture = (name.ends_with(".jsonl") || name.ends_with(".json"))
+                && !name.ends_with(".expected.jsonl");
             if is_fixture {
                 out.push(path);
             }
@@ -58,7 +62,10 @@ fn fixtures() -> Vec<PathBuf> {
 }
 
 fn relative(path: &Path) -> String {
-    path.strip_prefix(fixtures_dir()).unwrap_or(path).display().to_string()
+    path.strip_prefix(fixtures_dir())
+        .unwrap_or(path)
+        .display()
+        .to_string()
 }
 
 /// The results as a list, without the grading time.
@@ -77,16 +84,47 @@ fn results_of(mut value: Value) -> Vec<Value> {
 
 fn graded(fixture: &Path) -> Vec<Value> {
     let source = fixture.to_str().expect("UTF-8 path");
-    let out = grade(&["--rubric", PACK, "--source", source, "--all", "--explain", "--format", "json", "--no-record"]);
-    assert!(out.status.success(), "{}: {}", relative(fixture), text(&out.stderr));
+    let out = grade(&[
+        "--rubric",
+        PACK,
+        "--source",
+        source,
+        "--all",
+        "--explain",
+        "--format",
+        "json",
+        "--no-record",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}: {}",
+        relative(fixture),
+        text(&out.stderr)
+    );
     results_of(serde_json::from_slice(&out.stdout).expect("JSON output"))
 }
 
 #[test]
 fn every_fixture_grades_as_expected_with_every_rule_firing() {
-    let out = grade(&["rubric", "test", PACK, "--coverage", "--min-coverage", "100"]);
-    assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));
-    assert!(text(&out.stdout).ends_with(" passed, 0 failed\n"), "{}", text(&out.stdout));
+    let out = grade(&[
+        "rubric",
+        "test",
+        PACK,
+        "--coverage",
+        "--min-coverage",
+        "100",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    assert!(
+        text(&out.stdout).ends_with(" passed, 0 failed\n"),
+        "{}",
+        text(&out.stdout)
+    );
 }
 
 /// The rule ids of the pack, from `grade rubric show`.
@@ -107,7 +145,11 @@ fn pack_rules() -> BTreeSet<String> {
 fn traces(results: &[Value]) -> BTreeMap<String, Vec<Value>> {
     let mut out: BTreeMap<String, Vec<Value>> = BTreeMap::new();
     for result in results {
-        for rules in result["explain"].as_object().expect("--explain output").values() {
+        for rules in result["explain"]
+            .as_object()
+            .expect("--explain output")
+            .values()
+        {
             for trace in rules.as_array().expect("rule traces") {
                 let id = trace["rule"].as_str().expect("rule id").to_owned();
                 out.entry(id).or_default().push(trace.clone());
@@ -118,7 +160,9 @@ fn traces(results: &[Value]) -> BTreeMap<String, Vec<Value>> {
 }
 
 fn fired(trace: &Value) -> bool {
-    trace["points"].as_f64().is_some_and(|p| p != 0.0) || trace.get("flags").is_some() || trace.get("evidence").is_some()
+    trace["points"].as_f64().is_some_and(|p| p != 0.0)
+        || trace.get("flags").is_some()
+        || trace.get("evidence").is_some()
 }
 
 #[test]
@@ -133,22 +177,38 @@ fn every_rule_fires_on_some_fixture_and_each_rule_fixture_flags_its_rule() {
         }
     }
     let silent: Vec<_> = rules.difference(&fired_somewhere).collect();
-    assert!(silent.is_empty(), "rules that fire on no fixture: {silent:?}");
+    assert!(
+        silent.is_empty(),
+        "rules that fire on no fixture: {silent:?}"
+    );
 
     // The hand-made fixtures exist to make these rules take points or flag.
     let by_fixture = [
         ("read_before_edit.jsonl", &["read-before-edit"][..]),
         ("repeated_reads.jsonl", &["repeated-reads"][..]),
         ("bash_file_work.jsonl", &["bash-file-work"][..]),
-        ("sequential_lookups.jsonl", &["sequential-lookups", "parallel-used"][..]),
+        (
+            "sequential_lookups.jsonl",
+            &["sequential-lookups", "parallel-used"][..],
+        ),
         ("no_plan.jsonl", &["plan-multi-step-work"][..]),
-        ("error_recovery.jsonl", &["blind-retry", "failure-streak", "changed-approach", "plan-kept-current"][..]),
+        (
+            "error_recovery.jsonl",
+            &[
+                "blind-retry",
+                "failure-streak",
+                "changed-approach",
+                "plan-kept-current",
+            ][..],
+        ),
     ];
     for (name, wanted) in by_fixture {
         let found = traces(&graded(&fixtures_dir().join("rules").join(name)));
         for rule in wanted {
             let list = found.get(*rule).map(Vec::as_slice).unwrap_or_default();
-            let flagged = list.iter().any(|t| t.get("flags").is_some() || t.get("evidence").is_some());
+            let flagged = list
+                .iter()
+                .any(|t| t.get("flags").is_some() || t.get("evidence").is_some());
             assert!(flagged, "{name}: rule `{rule}` did not fire: {list:?}");
         }
     }
@@ -163,11 +223,16 @@ fn transcripts() -> Vec<(PathBuf, Vec<Value>)> {
         .map(|path| {
             let body = std::fs::read_to_string(&path).expect("readable");
             let records = match serde_json::from_str::<Value>(&body) {
-                Ok(Value::Object(mut doc)) if doc.contains_key("loglines") => match doc.remove("loglines") {
-                    Some(Value::Array(lines)) => lines,
-                    _ => Vec::new(),
-                },
-                _ => body.lines().filter_map(|l| serde_json::from_str(l).ok()).collect(),
+                Ok(Value::Object(mut doc)) if doc.contains_key("loglines") => {
+                    match doc.remove("loglines") {
+                        Some(Value::Array(lines)) => lines,
+                        _ => Vec::new(),
+                    }
+                }
+                _ => body
+                    .lines()
+                    .filter_map(|l| serde_json::from_str(l).ok())
+                    .collect(),
             };
             (path, records)
         })
@@ -186,35 +251,79 @@ fn every_tool_use_block_is_an_entry_and_parallel_calls_share_a_message_id() {
             };
             for block in content.iter().filter(|b| b["type"] == "tool_use") {
                 block_count += 1;
-                let message_id = record.pointer("/message/id").and_then(Value::as_str).map(str::to_owned);
-                blocks.insert(block["id"].as_str().expect("tool_use id").to_owned(), message_id);
+                let message_id = record
+                    .pointer("/message/id")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+                blocks.insert(
+                    block["id"].as_str().expect("tool_use id").to_owned(),
+                    message_id,
+                );
             }
         }
         let read = read_source(&path, None, &SessionFilter::All).expect("the transcript reads");
-        let calls: Vec<_> = read.sessions.iter().flat_map(|s| &s.entries).filter(|e| e.domain == "tool").collect();
-        assert_eq!(calls.len(), block_count, "{}: one entry per tool_use block", relative(&path));
+        let calls: Vec<_> = read
+            .sessions
+            .iter()
+            .flat_map(|s| &s.entries)
+            .filter(|e| e.domain == "tool")
+            .collect();
+        assert_eq!(
+            calls.len(),
+            block_count,
+            "{}: one entry per tool_use block",
+            relative(&path)
+        );
         for call in calls {
-            let id = call.metadata.get("toolUseId").and_then(Value::as_str).expect("toolUseId");
-            let message_id = call.metadata.get("messageId").and_then(Value::as_str).expect("messageId");
+            let id = call
+                .metadata
+                .get("toolUseId")
+                .and_then(Value::as_str)
+                .expect("toolUseId");
+            let message_id = call
+                .metadata
+                .get("messageId")
+                .and_then(Value::as_str)
+                .expect("messageId");
             if let Some(Some(raw)) = blocks.get(id) {
-                assert_eq!(message_id, raw, "{}: `{id}` keeps its message id", relative(&path));
+                assert_eq!(
+                    message_id,
+                    raw,
+                    "{}: `{id}` keeps its message id",
+                    relative(&path)
+                );
             }
         }
     }
 
     // The recorded session: one message spread over five lines holds five parallel calls.
-    let real = fixtures_dir().join("real/claude_code_transcripts/real/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl");
+    let real = fixtures_dir()
+        .join("real/claude_code_transcripts/real/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl");
     let read = read_source(&real, None, &SessionFilter::All).expect("reads");
     let parallel: Vec<_> = read.sessions[0]
         .entries
         .iter()
-        .filter(|e| e.metadata.get("messageId") == Some(&Value::from("msg_018mu4atNCkxSiLt7VVQquTL")) && e.domain == "tool")
+        .filter(|e| {
+            e.metadata.get("messageId") == Some(&Value::from("msg_018mu4atNCkxSiLt7VVQquTL"))
+                && e.domain == "tool"
+        })
         .map(|e| e.operation.as_str())
         .collect();
     assert_eq!(parallel, ["Bash", "Glob", "Glob", "Glob", "Glob"]);
-    let write = read.sessions[0].entries.iter().find(|e| e.operation == "Write").expect("a Write");
+    let write = read.sessions[0]
+        .entries
+        .iter()
+        .find(|e| e.operation == "Write")
+        .expect("a Write");
     assert!(!write.result.success);
-    assert!(write.error.as_deref().is_some_and(|e| e.contains("haven't granted")), "{:?}", write.error);
+    assert!(
+        write
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("haven't granted")),
+        "{:?}",
+        write.error
+    );
 }
 
 #[test]
@@ -223,7 +332,9 @@ fn sidechains_are_marked() {
     let read = read_source(&agent, None, &SessionFilter::All).expect("reads");
     let entries = &read.sessions[0].entries;
     assert!(!entries.is_empty());
-    assert!(entries.iter().all(|e| e.metadata.get("isSidechain") == Some(&Value::Bool(true))));
+    assert!(entries
+        .iter()
+        .all(|e| e.metadata.get("isSidechain") == Some(&Value::Bool(true))));
 
     let mixed = fixtures_dir().join("rules/read_before_edit.jsonl");
     let read = read_source(&mixed, None, &SessionFilter::All).expect("reads");
@@ -238,8 +349,18 @@ fn sidechains_are_marked() {
 
 #[test]
 fn malformed_lines_are_reported_and_skipped() {
-    let edge = fixtures_dir().join("real/claude_code_transcripts/synthetic/daaain__test_data/edge_cases.jsonl");
-    let out = grade(&["--rubric", PACK, "--source", edge.to_str().expect("UTF-8"), "--all", "--format", "json", "--no-record"]);
+    let edge = fixtures_dir()
+        .join("real/claude_code_transcripts/synthetic/daaain__test_data/edge_cases.jsonl");
+    let out = grade(&[
+        "--rubric",
+        PACK,
+        "--source",
+        edge.to_str().expect("UTF-8"),
+        "--all",
+        "--format",
+        "json",
+        "--no-record",
+    ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stderr = text(&out.stderr);
     for line in [10, 11, 13, 14, 15, 16] {
@@ -248,7 +369,10 @@ fn malformed_lines_are_reported_and_skipped() {
             "line {line} is not reported:\n{stderr}"
         );
     }
-    assert!(stderr.lines().all(|l| l.starts_with("warning: ")), "{stderr}");
+    assert!(
+        stderr.lines().all(|l| l.starts_with("warning: ")),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -256,15 +380,51 @@ fn a_project_folder_grades_its_sessions_together() {
     let folder = fixtures_dir().join("real/claude_code_transcripts/synthetic/daaain__test_data");
     let read = read_source(&folder, None, &SessionFilter::All).expect("the folder reads");
     let ids: Vec<_> = read.sessions.iter().map(|s| s.id.as_str()).collect();
-    assert_eq!(ids, ["edge_cases", "todowrite_session", "test_session", "session_b"]);
+    assert_eq!(
+        ids,
+        [
+            "edge_cases",
+            "todowrite_session",
+            "test_session",
+            "session_b"
+        ]
+    );
     // edge_cases.jsonl holds a copy of a todowrite_session call: it is counted once.
-    let todo = read.sessions.iter().find(|s| s.id == "todowrite_session").expect("session");
-    assert_eq!(todo.entries.iter().filter(|e| e.operation == "TodoWrite").count(), 3);
+    let todo = read
+        .sessions
+        .iter()
+        .find(|s| s.id == "todowrite_session")
+        .expect("session");
+    assert_eq!(
+        todo.entries
+            .iter()
+            .filter(|e| e.operation == "TodoWrite")
+            .count(),
+        3
+    );
 
-    let out = grade(&["--rubric", PACK, "--source", folder.to_str().expect("UTF-8"), "--all", "--format", "jsonl", "--no-record"]);
+    let out = grade(&[
+        "--rubric",
+        PACK,
+        "--source",
+        folder.to_str().expect("UTF-8"),
+        "--all",
+        "--format",
+        "jsonl",
+        "--no-record",
+    ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout).lines().count(), 4);
-    let out = grade(&["--rubric", PACK, "--source", folder.to_str().expect("UTF-8"), "--format", "jsonl", "--no-record", "session_b"]);
+    let out = grade(&[
+        "--rubric",
+        PACK,
+        "--source",
+        folder.to_str().expect("UTF-8"),
+        "--format",
+        "jsonl",
+        "--no-record",
+        "session_b",
+    ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let result: Value = serde_json::from_slice(&out.stdout).expect("one JSON line");
     assert_eq!(result["sessionId"], "session_b");
@@ -272,46 +432,116 @@ fn a_project_folder_grades_its_sessions_together() {
 
 #[test]
 fn every_real_trace_reads_as_one_session() {
-    for name in ["claude-agent-2025-12-22", "openai-agents-2025-09-30", "pydantic-ai-tools-2025-12-04"] {
+    for name in [
+        "claude-agent-2025-12-22",
+        "openai-agents-2025-09-30",
+        "pydantic-ai-tools-2025-12-04",
+    ] {
         let path = fixtures_dir().join(format!("real/langfuse_traces/{name}.trace.json"));
-        let raw: Value = serde_json::from_str(&std::fs::read_to_string(&path).expect("readable")).expect("JSON");
+        let raw: Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).expect("readable")).expect("JSON");
         let read = read_source(&path, None, &SessionFilter::All).expect("the trace reads");
         assert!(read.warnings.is_empty(), "{name}: {:?}", read.warnings);
-        let [session] = read.sessions.as_slice() else { panic!("{name}: one session") };
-        assert_eq!(session.id, raw["trace"]["id"].as_str().expect("trace id"), "{name}: no sessionId, so the trace id");
+        let [session] = read.sessions.as_slice() else {
+            panic!("{name}: one session")
+        };
+        assert_eq!(
+            session.id,
+            raw["trace"]["id"].as_str().expect("trace id"),
+            "{name}: no sessionId, so the trace id"
+        );
         let observations = raw["observations"].as_array().expect("observations");
-        assert_eq!(session.entries.len(), observations.len() + 1, "{name}: the trace and each observation");
+        assert_eq!(
+            session.entries.len(),
+            observations.len() + 1,
+            "{name}: the trace and each observation"
+        );
         let tools = observations.iter().filter(|o| o["type"] == "TOOL").count();
-        assert_eq!(session.entries.iter().filter(|e| e.domain == "tool").count(), tools, "{name}");
+        assert_eq!(
+            session
+                .entries
+                .iter()
+                .filter(|e| e.domain == "tool")
+                .count(),
+            tools,
+            "{name}"
+        );
     }
 }
 
 #[test]
 fn formats_are_detected_forced_or_refused() {
     let dir = fixtures_dir().join("real");
-    let transcript = dir.join("claude_code_transcripts/synthetic/simonw__tests/sample_session.jsonl");
+    let transcript =
+        dir.join("claude_code_transcripts/synthetic/simonw__tests/sample_session.jsonl");
     let chatml = repo().join("tests/fixtures/not-a-source/claude-agent-2025-12-22.chatml.json");
 
-    let out = grade(&["--rubric", PACK, "--source", chatml.to_str().expect("UTF-8"), "--all", "--no-record"]);
+    let out = grade(&[
+        "--rubric",
+        PACK,
+        "--source",
+        chatml.to_str().expect("UTF-8"),
+        "--all",
+        "--no-record",
+    ]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = text(&out.stderr);
     assert!(stderr.contains("tried a CLEO database, a CLEO audit log, a Claude Code transcript and a Langfuse trace"), "{stderr}");
 
-    let out = grade(&["--rubric", PACK, "--source", transcript.to_str().expect("UTF-8"), "--source-format", "langfuse", "--all", "--no-record"]);
+    let out = grade(&[
+        "--rubric",
+        PACK,
+        "--source",
+        transcript.to_str().expect("UTF-8"),
+        "--source-format",
+        "langfuse",
+        "--all",
+        "--no-record",
+    ]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("sample_session.jsonl:2: not a Langfuse trace"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("sample_session.jsonl:2: not a Langfuse trace"),
+        "{}",
+        text(&out.stderr)
+    );
 
-    let out = grade(&["--rubric", PACK, "--source", transcript.to_str().expect("UTF-8"), "--source-format", "claude-code", "--all", "--no-record", "--format", "jsonl"]);
+    let out = grade(&[
+        "--rubric",
+        PACK,
+        "--source",
+        transcript.to_str().expect("UTF-8"),
+        "--source-format",
+        "claude-code",
+        "--all",
+        "--no-record",
+        "--format",
+        "jsonl",
+    ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
 
-    let read = read_source(&transcript, Some(SourceFormat::ClaudeCode), &SessionFilter::All).expect("forced");
+    let read = read_source(
+        &transcript,
+        Some(SourceFormat::ClaudeCode),
+        &SessionFilter::All,
+    )
+    .expect("forced");
     assert_eq!(read.sessions[0].id, "test-session-id");
 }
 
 #[test]
 fn the_cleo_pack_grades_a_transcript_too() {
-    let real = fixtures_dir().join("real/claude_code_transcripts/real/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl");
-    let out = grade(&["--rubric", "cleo-v1", "--source", real.to_str().expect("UTF-8"), "--all", "--format", "json", "--no-record"]);
+    let real = fixtures_dir()
+        .join("real/claude_code_transcripts/real/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl");
+    let out = grade(&[
+        "--rubric",
+        "cleo-v1",
+        "--source",
+        real.to_str().expect("UTF-8"),
+        "--all",
+        "--format",
+        "json",
+        "--no-record",
+    ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let result: Value = serde_json::from_slice(&out.stdout).expect("JSON");
     // No CLEO operations: CLEO's grade of a session that never used CLEO.
@@ -330,11 +560,22 @@ fn a_long_session_grades_within_the_script_budget() {
         let file = format!("/w/src/f{}.py", (i * 7919) % 300);
         let (name, input) = match i % 10 {
             0..=3 => ("Read", serde_json::json!({ "file_path": file })),
-            4 | 5 => ("Edit", serde_json::json!({ "file_path": file, "old_string": "a", "new_string": "b" })),
-            6..=8 => ("Bash", serde_json::json!({ "command": format!("python -m pytest {file} && cat {file}") })),
+            4 | 5 => (
+                "Edit",
+                serde_json::json!({ "file_path": file, "old_string": "a", "new_string": "b" }),
+            ),
+            6..=8 => (
+                "Bash",
+                serde_json::json!({ "command": format!("python -m pytest {file} && cat {file}") }),
+            ),
             _ => ("Grep", serde_json::json!({ "pattern": format!("x{i}") })),
         };
-        let timestamp = format!("2025-10-01T{:02}:{:02}:{:02}.000Z", i / 3600, (i / 60) % 60, i % 60);
+        let timestamp = format!(
+            "2025-10-01T{:02}:{:02}:{:02}.000Z",
+            i / 3600,
+            (i / 60) % 60,
+            i % 60
+        );
         let call = serde_json::json!({"type": "assistant", "sessionId": "long", "uuid": format!("a{i}"), "timestamp": timestamp, "cwd": "/w",
             "message": {"id": format!("m{i}"), "role": "assistant", "content": [{"type": "tool_use", "id": format!("t{i}"), "name": name, "input": input}]}});
         let result = serde_json::json!({"type": "user", "sessionId": "long", "uuid": format!("r{i}"), "timestamp": timestamp, "cwd": "/w",
@@ -342,6 +583,15 @@ fn a_long_session_grades_within_the_script_budget() {
         body.push_str(&format!("{call}\n{result}\n"));
     }
     std::fs::write(&path, body).expect("writable");
-    let out = grade(&["--rubric", PACK, "--source", path.to_str().expect("UTF-8"), "--all", "--format", "json", "--no-record"]);
+    let out = grade(&[
+        "--rubric",
+        PACK,
+        "--source",
+        path.to_str().expect("UTF-8"),
+        "--all",
+        "--format",
+        "json",
+        "--no-record",
+    ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
 }

@@ -27,30 +27,75 @@ fn stable(text: &str, tmp: Option<&std::path::Path>) -> String {
 
 #[test]
 fn human_report_shows_score_letter_dimensions_evidence_and_flags() {
-    let out = run(&["--rubric", "cleo-v1", "--source", EXAMPLE, "--no-record", "session-demo-good", "session-demo-sloppy"]);
+    let out = run(&[
+        "--rubric",
+        "cleo-v1",
+        "--source",
+        EXAMPLE,
+        "--no-record",
+        "session-demo-good",
+        "session-demo-sloppy",
+    ]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     insta::assert_snapshot!("human_report", stable(&stdout(&out), None));
 }
 
 #[test]
 fn explain_names_the_rule_points_and_entries_in_human_and_json() {
-    let out = run(&["--rubric", "cleo-v1", "--source", EXAMPLE, "--no-record", "--explain", "session-demo-sloppy"]);
+    let out = run(&[
+        "--rubric",
+        "cleo-v1",
+        "--source",
+        EXAMPLE,
+        "--no-record",
+        "--explain",
+        "session-demo-sloppy",
+    ]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     insta::assert_snapshot!("human_explain", stable(&stdout(&out), None));
 
-    let out = run(&["--rubric", "cleo-v1", "--source", EXAMPLE, "--no-record", "--explain", "--format", "json", "session-demo-sloppy"]);
+    let out = run(&[
+        "--rubric",
+        "cleo-v1",
+        "--source",
+        EXAMPLE,
+        "--no-record",
+        "--explain",
+        "--format",
+        "json",
+        "session-demo-sloppy",
+    ]);
     let result: Value = serde_json::from_str(&stdout(&out)).expect("json");
     assert_valid_grade(&grade_schema(), &result);
-    let traces = result["explain"]["errorProtocol"].as_array().expect("errorProtocol traces");
-    let recovery = traces.iter().find(|t| t["rule"] == "not-found-recovery").expect("rule traced");
+    let traces = result["explain"]["errorProtocol"]
+        .as_array()
+        .expect("errorProtocol traces");
+    let recovery = traces
+        .iter()
+        .find(|t| t["rule"] == "not-found-recovery")
+        .expect("rule traced");
     assert_eq!(recovery["points"], -10);
-    let ops: Vec<&str> = recovery["entries"].as_array().unwrap().iter().map(|e| e["operation"].as_str().unwrap()).collect();
+    let ops: Vec<&str> = recovery["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["operation"].as_str().unwrap())
+        .collect();
     assert_eq!(ops, ["tasks.show", "tasks.update"]);
 }
 
 #[test]
 fn json_prints_one_object_for_one_session_and_an_array_for_several() {
-    let one = run(&["--rubric", "cleo-v1", "--source", EXAMPLE, "--no-record", "--format", "json", "session-demo-good"]);
+    let one = run(&[
+        "--rubric",
+        "cleo-v1",
+        "--source",
+        EXAMPLE,
+        "--no-record",
+        "--format",
+        "json",
+        "session-demo-good",
+    ]);
     let one: Value = serde_json::from_str(&stdout(&one)).expect("json");
     assert_eq!(one["sessionId"], "session-demo-good");
     assert_eq!(one["totalScore"], 100);
@@ -59,9 +104,24 @@ fn json_prints_one_object_for_one_session_and_an_array_for_several() {
     assert_eq!(one["evaluator"], "auto");
     assert_eq!(one["rubric"]["id"], "cleo-v1");
 
-    let two = run(&["--rubric", "cleo-v1", "--source", EXAMPLE, "--no-record", "--format", "json", "session-demo-sloppy", "session-demo-good"]);
+    let two = run(&[
+        "--rubric",
+        "cleo-v1",
+        "--source",
+        EXAMPLE,
+        "--no-record",
+        "--format",
+        "json",
+        "session-demo-sloppy",
+        "session-demo-good",
+    ]);
     let two: Value = serde_json::from_str(&stdout(&two)).expect("json");
-    let ids: Vec<&str> = two.as_array().unwrap().iter().map(|r| r["sessionId"].as_str().unwrap()).collect();
+    let ids: Vec<&str> = two
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["sessionId"].as_str().unwrap())
+        .collect();
     assert_eq!(ids, ["session-demo-sloppy", "session-demo-good"]);
     let schema = grade_schema();
     for r in two.as_array().unwrap() {
@@ -71,25 +131,72 @@ fn json_prints_one_object_for_one_session_and_an_array_for_several() {
 
 #[test]
 fn jsonl_keeps_the_order_asked_and_all_grades_every_session() {
-    let out = run(&["--rubric", "cleo-v2", "--source", EXAMPLE, "--no-record", "--format", "jsonl", "session-demo-sloppy", "session-demo-good"]);
-    let ids: Vec<String> = json_lines(&stdout(&out)).iter().map(|r| r["sessionId"].as_str().unwrap().to_owned()).collect();
+    let out = run(&[
+        "--rubric",
+        "cleo-v2",
+        "--source",
+        EXAMPLE,
+        "--no-record",
+        "--format",
+        "jsonl",
+        "session-demo-sloppy",
+        "session-demo-good",
+    ]);
+    let ids: Vec<String> = json_lines(&stdout(&out))
+        .iter()
+        .map(|r| r["sessionId"].as_str().unwrap().to_owned())
+        .collect();
     assert_eq!(ids, ["session-demo-sloppy", "session-demo-good"]);
 
-    let all = run(&["--rubric", "cleo-v1", "--source", EXAMPLE, "--no-record", "--format", "jsonl", "--all"]);
-    let ids: Vec<String> = json_lines(&stdout(&all)).iter().map(|r| r["sessionId"].as_str().unwrap().to_owned()).collect();
-    assert_eq!(ids, ["session-demo-good", "session-demo-sloppy"], "order of first appearance");
+    let all = run(&[
+        "--rubric",
+        "cleo-v1",
+        "--source",
+        EXAMPLE,
+        "--no-record",
+        "--format",
+        "jsonl",
+        "--all",
+    ]);
+    let ids: Vec<String> = json_lines(&stdout(&all))
+        .iter()
+        .map(|r| r["sessionId"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        ids,
+        ["session-demo-good", "session-demo-sloppy"],
+        "order of first appearance"
+    );
 }
 
 #[test]
 fn a_session_without_entries_gets_the_zero_result_and_a_warning() {
-    let out = run(&["--rubric", "cleo-v1", "--source", EXAMPLE, "--no-record", "--format", "json", "nobody"]);
+    let out = run(&[
+        "--rubric",
+        "cleo-v1",
+        "--source",
+        EXAMPLE,
+        "--no-record",
+        "--format",
+        "json",
+        "nobody",
+    ]);
     assert_eq!(code(&out), 0);
-    assert!(stderr(&out).contains("warning: session `nobody` has no entries"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("warning: session `nobody` has no entries"),
+        "{}",
+        stderr(&out)
+    );
     let r: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(r["totalScore"], 0);
     assert_eq!(r["entryCount"], 0);
     assert_eq!(r["grade"], "F");
-    assert_eq!(r["flags"], serde_json::json!(["No audit entries found for session (use --grade flag when starting session)"]));
+    assert_eq!(
+        r["flags"],
+        serde_json::json!([
+            "No audit entries found for session (use --grade flag when starting session)"
+        ])
+    );
     assert_valid_grade(&grade_schema(), &r);
 }
 
@@ -98,10 +205,23 @@ fn grades_are_appended_as_whole_lines_and_listed() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(repo_root().join(EXAMPLE), dir.path().join("audit.jsonl")).unwrap();
     for _ in 0..2 {
-        let out = run_in(dir.path(), &["--rubric", "cleo-v1", "--source", "audit.jsonl", "--format", "jsonl", "session-demo-good", "session-demo-sloppy"]);
+        let out = run_in(
+            dir.path(),
+            &[
+                "--rubric",
+                "cleo-v1",
+                "--source",
+                "audit.jsonl",
+                "--format",
+                "jsonl",
+                "session-demo-good",
+                "session-demo-sloppy",
+            ],
+        );
         assert_eq!(code(&out), 0, "{}", stderr(&out));
     }
-    let recorded = std::fs::read_to_string(dir.path().join(".cleo/metrics/GRADES.jsonl")).expect("default grades file");
+    let recorded = std::fs::read_to_string(dir.path().join(".cleo/metrics/GRADES.jsonl"))
+        .expect("default grades file");
     assert!(recorded.ends_with('\n'));
     let lines = json_lines(&recorded);
     assert_eq!(lines.len(), 4);
@@ -111,7 +231,16 @@ fn grades_are_appended_as_whole_lines_and_listed() {
         assert!(l.get("explain").is_none());
     }
 
-    let listed = run_in(dir.path(), &["--list", "--format", "json", "--session", "session-demo-good"]);
+    let listed = run_in(
+        dir.path(),
+        &[
+            "--list",
+            "--format",
+            "json",
+            "--session",
+            "session-demo-good",
+        ],
+    );
     assert_eq!(code(&listed), 0, "{}", stderr(&listed));
     let listed: Value = serde_json::from_str(&stdout(&listed)).unwrap();
     assert_eq!(listed.as_array().unwrap().len(), 2);
@@ -119,14 +248,40 @@ fn grades_are_appended_as_whole_lines_and_listed() {
     let table = run_in(dir.path(), &["--list"]);
     let text = stdout(&table);
     assert!(text.starts_with("SESSION"), "{text}");
-    assert_eq!(text.lines().filter(|l| l.starts_with("session-demo-sloppy")).count(), 2);
-    let sloppy: Vec<&str> = text.lines().find(|l| l.starts_with("session-demo-sloppy")).unwrap().split_whitespace().collect();
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.starts_with("session-demo-sloppy"))
+            .count(),
+        2
+    );
+    let sloppy: Vec<&str> = text
+        .lines()
+        .find(|l| l.starts_with("session-demo-sloppy"))
+        .unwrap()
+        .split_whitespace()
+        .collect();
     assert_eq!(&sloppy[..3], ["session-demo-sloppy", "20/100", "20%"]);
 
     let custom = dir.path().join("elsewhere/grades.jsonl");
-    let out = run_in(dir.path(), &["--rubric", "cleo-v1", "--source", "audit.jsonl", "--grades", custom.to_str().unwrap(), "--format", "jsonl", "session-demo-good"]);
+    let out = run_in(
+        dir.path(),
+        &[
+            "--rubric",
+            "cleo-v1",
+            "--source",
+            "audit.jsonl",
+            "--grades",
+            custom.to_str().unwrap(),
+            "--format",
+            "jsonl",
+            "session-demo-good",
+        ],
+    );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert_eq!(json_lines(&std::fs::read_to_string(&custom).unwrap()).len(), 1);
+    assert_eq!(
+        json_lines(&std::fs::read_to_string(&custom).unwrap()).len(),
+        1
+    );
 }
 
 #[test]
@@ -135,10 +290,23 @@ fn a_pack_folder_grades_like_the_shipped_pack_with_its_own_digest() {
     let pack = dir.path().join("my-pack");
     std::fs::create_dir(&pack).unwrap();
     let yaml = std::fs::read_to_string(repo_root().join("rubrics/cleo-v1/rubric.yaml")).unwrap();
-    std::fs::write(pack.join("rubric.yaml"), yaml.replace("id: cleo-v1", "id: my-pack")).unwrap();
+    std::fs::write(
+        pack.join("rubric.yaml"),
+        yaml.replace("id: cleo-v1", "id: my-pack"),
+    )
+    .unwrap();
     let source = repo_root().join(EXAMPLE);
     let args = |rubric: &str| -> Value {
-        let out = run(&["--rubric", rubric, "--source", source.to_str().unwrap(), "--no-record", "--format", "json", "session-demo-sloppy"]);
+        let out = run(&[
+            "--rubric",
+            rubric,
+            "--source",
+            source.to_str().unwrap(),
+            "--no-record",
+            "--format",
+            "json",
+            "session-demo-sloppy",
+        ]);
         assert_eq!(code(&out), 0, "{}", stderr(&out));
         serde_json::from_str(&stdout(&out)).unwrap()
     };
@@ -155,10 +323,17 @@ fn rubric_list_and_show_describe_the_shipped_packs() {
     let out = run(&["rubric", "list"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let text = stdout(&out);
-    assert!(text.contains("cleo-v1") && text.contains("cleo-v2"), "{text}");
+    assert!(
+        text.contains("cleo-v1") && text.contains("cleo-v2"),
+        "{text}"
+    );
     let show = run(&["rubric", "show", "cleo-v1"]);
     assert_eq!(code(&show), 0);
-    let digest_free: String = stdout(&show).lines().filter(|l| !l.starts_with("digest ")).collect::<Vec<_>>().join("\n");
+    let digest_free: String = stdout(&show)
+        .lines()
+        .filter(|l| !l.starts_with("digest "))
+        .collect::<Vec<_>>()
+        .join("\n");
     insta::assert_snapshot!("rubric_show_cleo_v1", digest_free);
 }
 
@@ -169,12 +344,29 @@ fn bad_input_gets_a_one_line_error_naming_the_place_and_exit_2() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path();
     let good = r#"{"timestamp":"2026-03-01T09:00:00Z","sessionId":"s1","domain":"session","operation":"list","params":{},"result":{"success":true,"exitCode":0,"duration":1},"metadata":{"source":"mcp"}}"#;
-    std::fs::write(p.join("malformed.jsonl"), format!("{good}\n{good}\n{{\"timestamp\": oops}}\n")).unwrap();
-    std::fs::write(p.join("missing.jsonl"), format!("{good}\n{}\n", good.replace(r#""sessionId":"s1","#, ""))).unwrap();
-    std::fs::write(p.join("time.jsonl"), format!("{}\n", good.replace("2026-03-01T09:00:00Z", "yesterday at noon"))).unwrap();
+    std::fs::write(
+        p.join("malformed.jsonl"),
+        format!("{good}\n{good}\n{{\"timestamp\": oops}}\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        p.join("missing.jsonl"),
+        format!("{good}\n{}\n", good.replace(r#""sessionId":"s1","#, "")),
+    )
+    .unwrap();
+    std::fs::write(
+        p.join("time.jsonl"),
+        format!(
+            "{}\n",
+            good.replace("2026-03-01T09:00:00Z", "yesterday at noon")
+        ),
+    )
+    .unwrap();
     std::fs::write(p.join("neither.bin"), b"\x89PNG\r\n\x1a\nnot an audit log").unwrap();
     let other = rusqlite::Connection::open(p.join("other.db")).unwrap();
-    other.execute_batch("CREATE TABLE notes (id integer);").unwrap();
+    other
+        .execute_batch("CREATE TABLE notes (id integer);")
+        .unwrap();
     drop(other);
     let old = rusqlite::Connection::open(p.join("old.db")).unwrap();
     old.execute_batch("CREATE TABLE audit_log (id text PRIMARY KEY, timestamp text NOT NULL, action text NOT NULL, task_id text NOT NULL, actor text, details_json text, before_json text, after_json text);").unwrap();
@@ -183,30 +375,95 @@ fn bad_input_gets_a_one_line_error_naming_the_place_and_exit_2() {
     std::fs::create_dir(p.join("blocker")).unwrap();
 
     let cases: Vec<(&str, Vec<&str>)> = vec![
-        ("malformed line", vec!["--rubric", "cleo-v1", "--source", "malformed.jsonl", "s1"]),
-        ("malformed line, streamed --all", vec!["--rubric", "cleo-v1", "--source", "malformed.jsonl", "--all", "--format", "jsonl", "--no-record"]),
-        ("missing field", vec!["--rubric", "cleo-v1", "--source", "missing.jsonl", "s1"]),
-        ("bad timestamp", vec!["--rubric", "cleo-v1", "--source", "time.jsonl", "s1"]),
-        ("neither jsonl nor sqlite", vec!["--rubric", "cleo-v1", "--source", "neither.bin", "s1"]),
-        ("database not cleo's", vec!["--rubric", "cleo-v1", "--source", "other.db", "s1"]),
-        ("database without dispatch columns", vec!["--rubric", "cleo-v1", "--source", "old.db", "s1"]),
-        ("source missing", vec!["--rubric", "cleo-v1", "--source", "nowhere.jsonl", "s1"]),
+        (
+            "malformed line",
+            vec!["--rubric", "cleo-v1", "--source", "malformed.jsonl", "s1"],
+        ),
+        (
+            "malformed line, streamed --all",
+            vec![
+                "--rubric",
+                "cleo-v1",
+                "--source",
+                "malformed.jsonl",
+                "--all",
+                "--format",
+                "jsonl",
+                "--no-record",
+            ],
+        ),
+        (
+            "missing field",
+            vec!["--rubric", "cleo-v1", "--source", "missing.jsonl", "s1"],
+        ),
+        (
+            "bad timestamp",
+            vec!["--rubric", "cleo-v1", "--source", "time.jsonl", "s1"],
+        ),
+        (
+            "neither jsonl nor sqlite",
+            vec!["--rubric", "cleo-v1", "--source", "neither.bin", "s1"],
+        ),
+        (
+            "database not cleo's",
+            vec!["--rubric", "cleo-v1", "--source", "other.db", "s1"],
+        ),
+        (
+            "database without dispatch columns",
+            vec!["--rubric", "cleo-v1", "--source", "old.db", "s1"],
+        ),
+        (
+            "source missing",
+            vec!["--rubric", "cleo-v1", "--source", "nowhere.jsonl", "s1"],
+        ),
         ("no default database", vec!["--rubric", "cleo-v1", "s1"]),
-        ("unknown rubric", vec!["--rubric", "cleo-v9", "--source", "ok.jsonl", "s1"]),
-        ("grades file not writable", vec!["--rubric", "cleo-v1", "--source", "ok.jsonl", "--grades", "blocker", "s1"]),
+        (
+            "unknown rubric",
+            vec!["--rubric", "cleo-v9", "--source", "ok.jsonl", "s1"],
+        ),
+        (
+            "grades file not writable",
+            vec![
+                "--rubric", "cleo-v1", "--source", "ok.jsonl", "--grades", "blocker", "s1",
+            ],
+        ),
         ("no rubric", vec!["--source", "ok.jsonl", "s1"]),
-        ("no sessions", vec!["--rubric", "cleo-v1", "--source", "ok.jsonl"]),
-        ("sessions and --all", vec!["--rubric", "cleo-v1", "--source", "ok.jsonl", "--all", "s1"]),
-        ("unknown format", vec!["--rubric", "cleo-v1", "--source", "ok.jsonl", "--format", "xml", "s1"]),
+        (
+            "no sessions",
+            vec!["--rubric", "cleo-v1", "--source", "ok.jsonl"],
+        ),
+        (
+            "sessions and --all",
+            vec!["--rubric", "cleo-v1", "--source", "ok.jsonl", "--all", "s1"],
+        ),
+        (
+            "unknown format",
+            vec![
+                "--rubric", "cleo-v1", "--source", "ok.jsonl", "--format", "xml", "s1",
+            ],
+        ),
     ];
     let mut report = String::new();
     for (what, args) in cases {
         let out = run_in(p, &args);
         let err = stderr(&out);
-        assert_eq!(code(&out), 2, "{what}: expected exit 2, got {}: {err}", code(&out));
-        assert!(stdout(&out).is_empty(), "{what}: printed a result: {}", stdout(&out));
+        assert_eq!(
+            code(&out),
+            2,
+            "{what}: expected exit 2, got {}: {err}",
+            code(&out)
+        );
+        assert!(
+            stdout(&out).is_empty(),
+            "{what}: printed a result: {}",
+            stdout(&out)
+        );
         if what != "unknown format" {
-            assert_eq!(err.trim_end().lines().count(), 1, "{what}: not one line: {err}");
+            assert_eq!(
+                err.trim_end().lines().count(),
+                1,
+                "{what}: not one line: {err}"
+            );
         }
         let first = err.lines().next().unwrap_or_default();
         report.push_str(&format!("{what}: {first}\n"));

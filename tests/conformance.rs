@@ -26,7 +26,15 @@ fn expected(file: &str) -> Vec<Value> {
 fn grade_corpus(pack: &str, source: &std::path::Path) -> Vec<Value> {
     let ids = session_ids();
     let source = source.to_str().expect("utf-8 path");
-    let mut args = vec!["--rubric", pack, "--source", source, "--format", "jsonl", "--no-record"];
+    let mut args = vec![
+        "--rubric",
+        pack,
+        "--source",
+        source,
+        "--format",
+        "jsonl",
+        "--no-record",
+    ];
     args.extend(ids.iter().map(String::as_str));
     let out = run(&args);
     assert_eq!(code(&out), 0, "grade failed: {}", stderr(&out));
@@ -42,7 +50,12 @@ fn assert_conforms(pack: &str, source: &std::path::Path, expected_file: &str) {
         problems.is_empty(),
         "{} of 301 sessions differ from CLEO's grader, first ones:\n{}",
         problems.len(),
-        problems.iter().take(20).cloned().collect::<Vec<_>>().join("\n")
+        problems
+            .iter()
+            .take(20)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
     );
     let schema = grade_schema();
     for r in &actual {
@@ -73,12 +86,25 @@ fn a_database_is_read_from_the_default_place_without_source() {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::create_dir_all(dir.path().join(".cleo")).expect("mkdir");
     write_cleo_db(&corpus("audit.jsonl"), &dir.path().join(".cleo/tasks.db"));
-    let out = run_in(dir.path(), &["--rubric", "cleo-v1", "--format", "jsonl", "--no-record", "session-7-00001"]);
+    let out = run_in(
+        dir.path(),
+        &[
+            "--rubric",
+            "cleo-v1",
+            "--format",
+            "jsonl",
+            "--no-record",
+            "session-7-00001",
+        ],
+    );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let results = json_lines(&stdout(&out));
     let expected: Vec<Value> = expected("cleo-v1.sqlite.expected.jsonl")
         .into_iter()
         .filter(|r| r["sessionId"] == "session-7-00001")
         .collect();
-    assert_eq!(compare_with_expected(&expected, &results), Vec::<String>::new());
+    assert_eq!(
+        compare_with_expected(&expected, &results),
+        Vec::<String>::new()
+    );
 }

@@ -55,16 +55,44 @@ fn close(a: f64, b: f64) -> bool {
 #[test]
 fn a_single_judgment_gives_the_designs_weighted_overall() {
     let dir = tempfile::tempdir().unwrap();
-    let file = write_judgment(dir.path(), "j.json", &dims([json!(2), json!(0.8), json!(0.7), json!(0.6), json!(3), json!(0.9)]));
-    let r = grade_json(&["--rubric", "langfuse-v1", "--judgment", &file, "--no-record", "--format", "json", "session-x"]);
+    let file = write_judgment(
+        dir.path(),
+        "j.json",
+        &dims([
+            json!(2),
+            json!(0.8),
+            json!(0.7),
+            json!(0.6),
+            json!(3),
+            json!(0.9),
+        ]),
+    );
+    let r = grade_json(&[
+        "--rubric",
+        "langfuse-v1",
+        "--judgment",
+        &file,
+        "--no-record",
+        "--format",
+        "json",
+        "session-x",
+    ]);
     // By hand: 2/3·0.30 + 0.8·0.20 + 0.7·0.20 + 0.6·0.15 + 3/3·0.10 + 0.9·0.05
-    let expected = 2.0 / 3.0 * 0.30 + 0.8 * 0.20 + 0.7 * 0.20 + 0.6 * 0.15 + 1.0 * 0.10 + 0.9 * 0.05;
-    assert!(close(r["totalScore"].as_f64().unwrap(), expected), "{} vs {expected}", r["totalScore"]);
+    let expected =
+        2.0 / 3.0 * 0.30 + 0.8 * 0.20 + 0.7 * 0.20 + 0.6 * 0.15 + 1.0 * 0.10 + 0.9 * 0.05;
+    assert!(
+        close(r["totalScore"].as_f64().unwrap(), expected),
+        "{} vs {expected}",
+        r["totalScore"]
+    );
     assert!(close(expected, 0.735));
     assert_eq!(r["maxScore"], 1);
     assert_eq!(r["percent"], 73.5);
     assert_eq!(r["grade"], "C");
-    assert_eq!(r["entryCount"], 0, "no source: the grade rests on the judgment alone");
+    assert_eq!(
+        r["entryCount"], 0,
+        "no source: the grade rests on the judgment alone"
+    );
     let goal = &r["dimensions"]["goal_achievement"];
     assert_eq!(goal["score"], 2);
     assert_eq!(goal["label"], "complete");
@@ -79,10 +107,33 @@ fn a_single_judgment_gives_the_designs_weighted_overall() {
 #[test]
 fn chunked_judgments_average_numbers_and_keep_the_last_category() {
     let dir = tempfile::tempdir().unwrap();
-    let first = dims([json!(1), json!(0.6), json!(0.5), json!(0.4), json!(1), json!(0.5)]);
-    let last = dims([json!(3), json!(1.0), json!(0.9), json!(0.8), json!(2), json!(0.7)]);
+    let first = dims([
+        json!(1),
+        json!(0.6),
+        json!(0.5),
+        json!(0.4),
+        json!(1),
+        json!(0.5),
+    ]);
+    let last = dims([
+        json!(3),
+        json!(1.0),
+        json!(0.9),
+        json!(0.8),
+        json!(2),
+        json!(0.7),
+    ]);
     let file = write_judgment(dir.path(), "chunks.json", &json!([first, last]));
-    let r = grade_json(&["--rubric", "langfuse-v1", "--judgment", &file, "--no-record", "--format", "json", "session-x"]);
+    let r = grade_json(&[
+        "--rubric",
+        "langfuse-v1",
+        "--judgment",
+        &file,
+        "--no-record",
+        "--format",
+        "json",
+        "session-x",
+    ]);
     // Numeric: mean over chunks; categorical: the last chunk's.
     let expected = 3.0 / 3.0 * 0.30
         + (0.6 + 1.0) / 2.0 * 0.20
@@ -90,19 +141,39 @@ fn chunked_judgments_average_numbers_and_keep_the_last_category() {
         + (0.4 + 0.8) / 2.0 * 0.15
         + 2.0 / 3.0 * 0.10
         + (0.5 + 0.7) / 2.0 * 0.05;
-    assert!(close(r["totalScore"].as_f64().unwrap(), expected), "{} vs {expected}", r["totalScore"]);
+    assert!(
+        close(r["totalScore"].as_f64().unwrap(), expected),
+        "{} vs {expected}",
+        r["totalScore"]
+    );
     assert!((expected - 0.786_666_666_666_666_7).abs() < 1e-12);
     assert_eq!(r["dimensions"]["goal_achievement"]["label"], "exceeded");
     assert_eq!(r["dimensions"]["error_handling"]["label"], "recovered");
-    assert_eq!(r["dimensions"]["tool_efficiency"]["rationale"], "Average across 2 chunks");
-    assert_eq!(r["dimensions"]["tool_efficiency"]["evidence"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        r["dimensions"]["tool_efficiency"]["rationale"],
+        "Average across 2 chunks"
+    );
+    assert_eq!(
+        r["dimensions"]["tool_efficiency"]["evidence"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
     assert_valid_grade(&grade_schema(), &r);
 }
 
 #[test]
 fn each_invalid_judgment_is_refused_naming_the_pointer_and_dimension() {
     let dir = tempfile::tempdir().unwrap();
-    let good = dims([json!(2), json!(0.8), json!(0.7), json!(0.6), json!(3), json!(0.9)]);
+    let good = dims([
+        json!(2),
+        json!(0.8),
+        json!(0.7),
+        json!(0.6),
+        json!(3),
+        json!(0.9),
+    ]);
     let with = |pointer: &str, value: Value| {
         let mut v = good.clone();
         *v.pointer_mut(pointer).unwrap() = value;
@@ -113,21 +184,82 @@ fn each_invalid_judgment_is_refused_naming_the_pointer_and_dimension() {
     let mut unknown = good.clone();
     unknown["vibes"] = json!({"score": 1, "evidence": [], "rationale": "x"});
     let cases: Vec<(&str, String, &[&str])> = vec![
-        ("categorical 2.5", with("/goal_achievement/score", json!(2.5)).to_string(), &["`/goal_achievement/score`", "2.5", "dimension `goal_achievement`"]),
-        ("numeric 1.3", with("/tool_efficiency/score", json!(1.3)).to_string(), &["`/tool_efficiency/score`", "1.3", "dimension `tool_efficiency`"]),
-        ("numeric -0.1", with("/process_adherence/score", json!(-0.1)).to_string(), &["`/process_adherence/score`", "-0.1", "dimension `process_adherence`"]),
-        ("score as a string", with("/context_efficiency/score", json!("0.6")).to_string(), &["`/context_efficiency/score`", "\"0.6\" is not of type \"number\"", "dimension `context_efficiency`"]),
-        ("missing dimension", missing.to_string(), &["\"output_quality\" is missing", "dimension `output_quality`"]),
-        ("unknown dimension", unknown.to_string(), &["`vibes` is not a dimension of rubric `langfuse-v1`"]),
-        ("invalid JSON", "{\"goal_achievement\": {\"score\": 2,".to_owned(), &["is not JSON", "it starts with `{\"goal_achievement\": {\"score\": 2,`"]),
-        ("a chunk that is wrong", json!([good.clone(), with("/error_handling/score", json!(4))]).to_string(), &["`/1/error_handling/score`", "dimension `error_handling`"]),
+        (
+            "categorical 2.5",
+            with("/goal_achievement/score", json!(2.5)).to_string(),
+            &[
+                "`/goal_achievement/score`",
+                "2.5",
+                "dimension `goal_achievement`",
+            ],
+        ),
+        (
+            "numeric 1.3",
+            with("/tool_efficiency/score", json!(1.3)).to_string(),
+            &[
+                "`/tool_efficiency/score`",
+                "1.3",
+                "dimension `tool_efficiency`",
+            ],
+        ),
+        (
+            "numeric -0.1",
+            with("/process_adherence/score", json!(-0.1)).to_string(),
+            &[
+                "`/process_adherence/score`",
+                "-0.1",
+                "dimension `process_adherence`",
+            ],
+        ),
+        (
+            "score as a string",
+            with("/context_efficiency/score", json!("0.6")).to_string(),
+            &[
+                "`/context_efficiency/score`",
+                "\"0.6\" is not of type \"number\"",
+                "dimension `context_efficiency`",
+            ],
+        ),
+        (
+            "missing dimension",
+            missing.to_string(),
+            &[
+                "\"output_quality\" is missing",
+                "dimension `output_quality`",
+            ],
+        ),
+        (
+            "unknown dimension",
+            unknown.to_string(),
+            &["`vibes` is not a dimension of rubric `langfuse-v1`"],
+        ),
+        (
+            "invalid JSON",
+            "{\"goal_achievement\": {\"score\": 2,".to_owned(),
+            &[
+                "is not JSON",
+                "it starts with `{\"goal_achievement\": {\"score\": 2,`",
+            ],
+        ),
+        (
+            "a chunk that is wrong",
+            json!([good.clone(), with("/error_handling/score", json!(4))]).to_string(),
+            &["`/1/error_handling/score`", "dimension `error_handling`"],
+        ),
         ("an empty array", "[]".to_owned(), &["not an empty array"]),
         ("a bare number", "3".to_owned(), &["not a number"]),
     ];
     for (what, text, needles) in cases {
         let path = dir.path().join("bad.json");
         std::fs::write(&path, &text).unwrap();
-        let out = run(&["--rubric", "langfuse-v1", "--judgment", path.to_str().unwrap(), "--no-record", "s"]);
+        let out = run(&[
+            "--rubric",
+            "langfuse-v1",
+            "--judgment",
+            path.to_str().unwrap(),
+            "--no-record",
+            "s",
+        ]);
         assert_eq!(code(&out), 2, "{what}: {}", stderr(&out));
         assert!(stdout(&out).is_empty(), "{what}: printed a result");
         let err = stderr(&out);
@@ -143,47 +275,136 @@ fn the_judgment_schema_file_is_the_one_the_pack_derives() {
     let out = run(&["rubric", "judgment-schema", "langfuse-v1"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let derived: Value = serde_json::from_str(&stdout(&out)).unwrap();
-    let file: Value = serde_json::from_str(&std::fs::read_to_string(repo_root().join("schemas/judgment.schema.json")).unwrap()).unwrap();
+    let file: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo_root().join("schemas/judgment.schema.json")).unwrap(),
+    )
+    .unwrap();
     assert_eq!(derived, file, "schemas/judgment.schema.json drifted from the pack: regenerate it with `grade rubric judgment-schema langfuse-v1`");
     let validator = jsonschema::validator_for(&file).unwrap();
-    assert!(validator.is_valid(&dims([json!(2), json!(0.8), json!(0.7), json!(0.6), json!(3), json!(0.9)])));
-    assert!(!validator.is_valid(&dims([json!(2.5), json!(0.8), json!(0.7), json!(0.6), json!(3), json!(0.9)])));
+    assert!(validator.is_valid(&dims([
+        json!(2),
+        json!(0.8),
+        json!(0.7),
+        json!(0.6),
+        json!(3),
+        json!(0.9)
+    ])));
+    assert!(!validator.is_valid(&dims([
+        json!(2.5),
+        json!(0.8),
+        json!(0.7),
+        json!(0.6),
+        json!(3),
+        json!(0.9)
+    ])));
 }
 
 #[test]
 fn the_scorer_prompt_is_rendered_from_a_real_transcript_and_chunked_past_the_budget() {
-    let out = run(&["--rubric", "langfuse-v1", "--source", TRANSCRIPT, "--all", "--print-prompt"]);
+    let out = run(&[
+        "--rubric",
+        "langfuse-v1",
+        "--source",
+        TRANSCRIPT,
+        "--all",
+        "--print-prompt",
+    ]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let text = stdout(&out);
-    assert_eq!(text.matches("===== session `1af7fc5e-8455-4414-9ccd-011d40f70b2a`, prompt").count(), 1);
+    assert_eq!(
+        text.matches("===== session `1af7fc5e-8455-4414-9ccd-011d40f70b2a`, prompt")
+            .count(),
+        1
+    );
     assert!(text.contains("- **Chunk**: 1 of 1"), "{text}");
-    assert!(text.contains("init is analyzing your codebase"), "the first user message is the task context");
-    assert!(text.contains("tool.Write FAILED"), "the summary shows the failed write");
-    assert!(text.contains("\"goal_achievement\": { \"score\": 0 | 1 | 2 | 3"), "the output format comes from the pack");
+    assert!(
+        text.contains("init is analyzing your codebase"),
+        "the first user message is the task context"
+    );
+    assert!(
+        text.contains("tool.Write FAILED"),
+        "the summary shows the failed write"
+    );
+    assert!(
+        text.contains("\"goal_achievement\": { \"score\": 0 | 1 | 2 | 3"),
+        "the output format comes from the pack"
+    );
     assert!(!text.contains("{{"), "every placeholder is filled");
 
-    let out = run(&["--rubric", SMALL_BUDGET, "--source", TRANSCRIPT, "--all", "--print-prompt", "--format", "json"]);
+    let out = run(&[
+        "--rubric",
+        SMALL_BUDGET,
+        "--source",
+        TRANSCRIPT,
+        "--all",
+        "--print-prompt",
+        "--format",
+        "json",
+    ]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let prompts: Vec<Value> = serde_json::from_str(&stdout(&out)).unwrap();
-    assert!(prompts.len() > 1, "a session over the budget is cut into chunks");
+    assert!(
+        prompts.len() > 1,
+        "a session over the budget is cut into chunks"
+    );
     let n = prompts.len();
     for (i, p) in prompts.iter().enumerate() {
         assert_eq!(p["chunk"], i + 1);
         assert_eq!(p["chunks"], n);
-        assert!(p["prompt"].as_str().unwrap().contains(&format!("- **Chunk**: {} of {n}", i + 1)));
+        assert!(p["prompt"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("- **Chunk**: {} of {n}", i + 1)));
     }
-    assert!(prompts[1]["prompt"].as_str().unwrap().contains("See chunk 1"));
+    assert!(prompts[1]["prompt"]
+        .as_str()
+        .unwrap()
+        .contains("See chunk 1"));
     // Every entry is in exactly one chunk.
-    let lines: usize = prompts.iter().map(|p| p["prompt"].as_str().unwrap().lines().filter(|l| l.starts_with('#') && l.as_bytes().get(1).is_some_and(u8::is_ascii_digit)).count()).sum();
+    let lines: usize = prompts
+        .iter()
+        .map(|p| {
+            p["prompt"]
+                .as_str()
+                .unwrap()
+                .lines()
+                .filter(|l| {
+                    l.starts_with('#') && l.as_bytes().get(1).is_some_and(u8::is_ascii_digit)
+                })
+                .count()
+        })
+        .sum();
     assert_eq!(lines, 17);
 }
 
 #[test]
 fn a_judge_command_scores_every_chunk_and_the_chunks_aggregate() {
-    let r = grade_json(&["--rubric", SMALL_BUDGET, "--source", TRANSCRIPT, "--all", "--judge-cmd", JUDGE, "--no-record", "--format", "json"]);
+    let r = grade_json(&[
+        "--rubric",
+        SMALL_BUDGET,
+        "--source",
+        TRANSCRIPT,
+        "--all",
+        "--judge-cmd",
+        JUDGE,
+        "--no-record",
+        "--format",
+        "json",
+    ]);
     let chunks = {
-        let out = run(&["--rubric", SMALL_BUDGET, "--source", TRANSCRIPT, "--all", "--print-prompt", "--format", "json"]);
-        serde_json::from_str::<Vec<Value>>(&stdout(&out)).unwrap().len() as f64
+        let out = run(&[
+            "--rubric",
+            SMALL_BUDGET,
+            "--source",
+            TRANSCRIPT,
+            "--all",
+            "--print-prompt",
+            "--format",
+            "json",
+        ]);
+        serde_json::from_str::<Vec<Value>>(&stdout(&out))
+            .unwrap()
+            .len() as f64
     };
     // The judge answers chunk 1 low and every later chunk high (the later ones in a fenced block).
     let mean = |first: f64, rest: f64| (first + rest * (chunks - 1.0)) / chunks;
@@ -193,46 +414,93 @@ fn a_judge_command_scores_every_chunk_and_the_chunks_aggregate() {
         + mean(0.4, 0.8) * 0.15
         + 2.0 / 3.0 * 0.10
         + mean(0.5, 0.7) * 0.05;
-    assert!(close(r["totalScore"].as_f64().unwrap(), expected), "{} vs {expected}", r["totalScore"]);
+    assert!(
+        close(r["totalScore"].as_f64().unwrap(), expected),
+        "{} vs {expected}",
+        r["totalScore"]
+    );
     assert_eq!(r["entryCount"], 17);
     assert_valid_grade(&grade_schema(), &r);
 
-    let one = grade_json(&["--rubric", "langfuse-v1", "--source", TRANSCRIPT, "--all", "--judge-cmd", JUDGE, "--no-record", "--format", "json"]);
-    assert!(close(one["totalScore"].as_f64().unwrap(), 1.0 / 3.0 * 0.30 + 0.6 * 0.20 + 0.5 * 0.20 + 0.4 * 0.15 + 1.0 / 3.0 * 0.10 + 0.5 * 0.05));
+    let one = grade_json(&[
+        "--rubric",
+        "langfuse-v1",
+        "--source",
+        TRANSCRIPT,
+        "--all",
+        "--judge-cmd",
+        JUDGE,
+        "--no-record",
+        "--format",
+        "json",
+    ]);
+    assert!(close(
+        one["totalScore"].as_f64().unwrap(),
+        1.0 / 3.0 * 0.30 + 0.6 * 0.20 + 0.5 * 0.20 + 0.4 * 0.15 + 1.0 / 3.0 * 0.10 + 0.5 * 0.05
+    ));
 }
 
 #[test]
 fn a_judge_that_fails_is_an_error_quoting_what_came_back() {
     let cases = [
-        ("fail", vec![], "exited with exit status: 3; it said `model overloaded, try later`"),
+        (
+            "fail",
+            vec![],
+            "exited with exit status: 3; it said `model overloaded, try later`",
+        ),
         ("garbage", vec![], "the reply is not JSON"),
         ("invalid", vec![], "dimension `goal_achievement`"),
         ("slow", vec!["--judge-timeout", "1"], "no answer within 1 s"),
     ];
     for (mode, extra, needle) in cases {
-        let mut args = vec!["--rubric", "langfuse-v1", "--source", TRANSCRIPT, "--all", "--judge-cmd", JUDGE, "--no-record"];
+        let mut args = vec![
+            "--rubric",
+            "langfuse-v1",
+            "--source",
+            TRANSCRIPT,
+            "--all",
+            "--judge-cmd",
+            JUDGE,
+            "--no-record",
+        ];
         args.extend(extra);
-        let out = common::grade_bin().current_dir(repo_root()).env("JUDGE_MODE", mode).args(&args).output().unwrap();
+        let out = common::grade_bin()
+            .current_dir(repo_root())
+            .env("JUDGE_MODE", mode)
+            .args(&args)
+            .output()
+            .unwrap();
         assert_eq!(code(&out), 2, "{mode}: {}", stderr(&out));
         let err = stderr(&out);
         assert!(err.contains(needle), "{mode}: `{needle}` not in {err}");
         if mode == "garbage" {
-            assert!(err.contains("it starts with `I think this session was pretty good overall!`"), "{err}");
+            assert!(
+                err.contains("it starts with `I think this session was pretty good overall!`"),
+                "{err}"
+            );
         }
     }
 }
 
 /// Langfuse's request schema `name`, resolvable against the whole OpenAPI document.
 fn openapi_validator(name: &str) -> jsonschema::Validator {
-    let text = std::fs::read_to_string(repo_root().join("tests/fixtures/langfuse/openapi.yml")).unwrap();
+    let text =
+        std::fs::read_to_string(repo_root().join("tests/fixtures/langfuse/openapi.yml")).unwrap();
     let doc: Value = serde_yaml::from_str(&text).unwrap();
-    let schema = json!({"$ref": format!("#/components/schemas/{name}"), "components": doc["components"]});
+    let schema =
+        json!({"$ref": format!("#/components/schemas/{name}"), "components": doc["components"]});
     jsonschema::validator_for(&schema).unwrap()
 }
 
 fn assert_openapi_valid(validator: &jsonschema::Validator, body: &Value) {
-    let errors: Vec<String> = validator.iter_errors(body).map(|e| format!("{e} at {}", e.instance_path)).collect();
-    assert!(errors.is_empty(), "{body} violates Langfuse's schema: {errors:?}");
+    let errors: Vec<String> = validator
+        .iter_errors(body)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{body} violates Langfuse's schema: {errors:?}"
+    );
 }
 
 #[test]
@@ -240,22 +508,62 @@ fn score_config_bodies_follow_langfuses_schema() {
     let out = run(&["rubric", "score-configs", "langfuse-v1", "--format", "json"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let configs: Vec<Value> = serde_json::from_str(&stdout(&out)).unwrap();
-    let names: Vec<&str> = configs.iter().map(|c| c["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["goal_achievement", "tool_efficiency", "process_adherence", "context_efficiency", "error_handling", "output_quality", "overall_quality"]);
+    let names: Vec<&str> = configs
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "goal_achievement",
+            "tool_efficiency",
+            "process_adherence",
+            "context_efficiency",
+            "error_handling",
+            "output_quality",
+            "overall_quality"
+        ]
+    );
     let validator = openapi_validator("CreateScoreConfigRequest");
     for c in &configs {
         assert_openapi_valid(&validator, c);
     }
-    assert_eq!(configs[0]["categories"], json!([{"label": "failed", "value": 0}, {"label": "partial", "value": 1}, {"label": "complete", "value": 2}, {"label": "exceeded", "value": 3}]));
-    assert_eq!(configs[6], json!({"name": "overall_quality", "dataType": "NUMERIC", "minValue": 0, "maxValue": 1, "description": "Weighted aggregate of all dimensions"}));
+    assert_eq!(
+        configs[0]["categories"],
+        json!([{"label": "failed", "value": 0}, {"label": "partial", "value": 1}, {"label": "complete", "value": 2}, {"label": "exceeded", "value": 3}])
+    );
+    assert_eq!(
+        configs[6],
+        json!({"name": "overall_quality", "dataType": "NUMERIC", "minValue": 0, "maxValue": 1, "description": "Weighted aggregate of all dimensions"})
+    );
     let refused = run(&["rubric", "score-configs", "cleo-v1"]);
     assert_eq!(code(&refused), 2);
 }
 
 fn emitted(extra: &[&str]) -> Vec<Value> {
     let dir = tempfile::tempdir().unwrap();
-    let file = write_judgment(dir.path(), "j.json", &dims([json!(2), json!(0.8), json!(0.7), json!(0.6), json!(3), json!(0.9)]));
-    let mut args = vec!["--rubric", "langfuse-v1", "--judgment", file.as_str(), "--no-record", "--emit", "langfuse", "session-x"];
+    let file = write_judgment(
+        dir.path(),
+        "j.json",
+        &dims([
+            json!(2),
+            json!(0.8),
+            json!(0.7),
+            json!(0.6),
+            json!(3),
+            json!(0.9),
+        ]),
+    );
+    let mut args = vec![
+        "--rubric",
+        "langfuse-v1",
+        "--judgment",
+        file.as_str(),
+        "--no-record",
+        "--emit",
+        "langfuse",
+        "session-x",
+    ];
     args.extend(extra);
     let out = run(&args);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
@@ -267,14 +575,20 @@ fn score_bodies_follow_langfuses_schema_and_rerun_to_the_same_ids() {
     let bodies = emitted(&[]);
     assert_eq!(bodies.len(), 7);
     let validator = openapi_validator("CreateScoreRequest");
-    assert!(!validator.is_valid(&json!({"name": "x"})), "the schema is really applied (a score needs a value)");
+    assert!(
+        !validator.is_valid(&json!({"name": "x"})),
+        "the schema is really applied (a score needs a value)"
+    );
     assert!(!validator.is_valid(&json!({"name": "x", "value": {"a": 1}})));
     for b in &bodies {
         assert_openapi_valid(&validator, b);
         assert_eq!(b["sessionId"], "session-x");
     }
     assert_eq!(bodies[0]["name"], "goal_achievement");
-    assert_eq!(bodies[0]["value"], "complete", "a categorical value is sent as its label");
+    assert_eq!(
+        bodies[0]["value"], "complete",
+        "a categorical value is sent as its label"
+    );
     assert_eq!(bodies[0]["dataType"], "CATEGORICAL");
     assert_eq!(bodies[0]["comment"], "goal_achievement rationale");
     assert_eq!(bodies[1]["value"], 0.8);
@@ -282,11 +596,19 @@ fn score_bodies_follow_langfuses_schema_and_rerun_to_the_same_ids() {
     assert!(close(bodies[6]["value"].as_f64().unwrap(), 0.735));
     let again = emitted(&[]);
     let ids: Vec<&Value> = bodies.iter().map(|b| &b["id"]).collect();
-    assert_eq!(ids, again.iter().map(|b| &b["id"]).collect::<Vec<_>>(), "a re-run overwrites instead of duplicating");
+    assert_eq!(
+        ids,
+        again.iter().map(|b| &b["id"]).collect::<Vec<_>>(),
+        "a re-run overwrites instead of duplicating"
+    );
 
     let dir = tempfile::tempdir().unwrap();
     let configs = dir.path().join("configs.json");
-    std::fs::write(&configs, r#"{"goal_achievement": "cfg-goal", "overall_quality": "cfg-overall"}"#).unwrap();
+    std::fs::write(
+        &configs,
+        r#"{"goal_achievement": "cfg-goal", "overall_quality": "cfg-overall"}"#,
+    )
+    .unwrap();
     let with_ids = emitted(&["--config-ids", configs.to_str().unwrap()]);
     assert_eq!(with_ids[0]["configId"], "cfg-goal");
     assert!(with_ids[1].get("configId").is_none());
@@ -295,16 +617,56 @@ fn score_bodies_follow_langfuses_schema_and_rerun_to_the_same_ids() {
 
 #[test]
 fn scores_of_a_langfuse_trace_attach_to_the_trace() {
-    let trace = "rubrics/claude-code-v1/tests/real/langfuse_traces/openai-agents-2025-09-30.trace.json";
+    let trace =
+        "rubrics/claude-code-v1/tests/real/langfuse_traces/openai-agents-2025-09-30.trace.json";
     let dir = tempfile::tempdir().unwrap();
-    let file = write_judgment(dir.path(), "j.json", &dims([json!(2), json!(0.8), json!(0.7), json!(0.6), json!(3), json!(0.9)]));
-    let listed = run(&["--rubric", "claude-code-v1", "--source", trace, "--all", "--no-record", "--format", "jsonl"]);
-    let id = json_lines(&stdout(&listed))[0]["sessionId"].as_str().unwrap().to_owned();
-    let out = run(&["--rubric", "langfuse-v1", "--source", trace, "--judgment", file.as_str(), "--no-record", "--emit", "langfuse", &id]);
+    let file = write_judgment(
+        dir.path(),
+        "j.json",
+        &dims([
+            json!(2),
+            json!(0.8),
+            json!(0.7),
+            json!(0.6),
+            json!(3),
+            json!(0.9),
+        ]),
+    );
+    let listed = run(&[
+        "--rubric",
+        "claude-code-v1",
+        "--source",
+        trace,
+        "--all",
+        "--no-record",
+        "--format",
+        "jsonl",
+    ]);
+    let id = json_lines(&stdout(&listed))[0]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let out = run(&[
+        "--rubric",
+        "langfuse-v1",
+        "--source",
+        trace,
+        "--judgment",
+        file.as_str(),
+        "--no-record",
+        "--emit",
+        "langfuse",
+        &id,
+    ]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let bodies = json_lines(&stdout(&out));
     assert_eq!(bodies.len(), 7);
-    assert!(bodies.iter().all(|b| b["traceId"].is_string() && b.get("sessionId").is_none()), "{bodies:?}");
+    assert!(
+        bodies
+            .iter()
+            .all(|b| b["traceId"].is_string() && b.get("sessionId").is_none()),
+        "{bodies:?}"
+    );
 }
 
 /// A stand-in Langfuse: checks each request's auth and body against the OpenAPI schema,
@@ -353,7 +715,10 @@ fn fake_langfuse(script: Vec<u16>) -> FakeLangfuse {
                 reader.read_exact(&mut body).unwrap();
                 let status = script.lock().unwrap().next().unwrap_or(200);
                 if !request_line.starts_with("POST /api/public/scores ") {
-                    probs.lock().unwrap().push(format!("unexpected request {request_line:?}"));
+                    probs
+                        .lock()
+                        .unwrap()
+                        .push(format!("unexpected request {request_line:?}"));
                 }
                 // pk-lf-test:sk-lf-test
                 if auth != "Basic cGstbGYtdGVzdDpzay1sZi10ZXN0" {
@@ -362,7 +727,10 @@ fn fake_langfuse(script: Vec<u16>) -> FakeLangfuse {
                 match serde_json::from_slice::<Value>(&body) {
                     Ok(json) => {
                         for e in validator.iter_errors(&json) {
-                            probs.lock().unwrap().push(format!("{e} at {}", e.instance_path));
+                            probs
+                                .lock()
+                                .unwrap()
+                                .push(format!("{e} at {}", e.instance_path));
                         }
                         if status == 200 {
                             rec.lock().unwrap().push(json);
@@ -377,7 +745,11 @@ fn fake_langfuse(script: Vec<u16>) -> FakeLangfuse {
                     400 => ("Bad Request", ""),
                     _ => ("Service Unavailable", ""),
                 };
-                let payload = if status == 400 { r#"{"message":"Invalid score value"}"# } else { "{}" };
+                let payload = if status == 400 {
+                    r#"{"message":"Invalid score value"}"#
+                } else {
+                    "{}"
+                };
                 let response = format!(
                     "HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\n{extra}Content-Length: {}\r\n\r\n{payload}",
                     payload.len()
@@ -388,7 +760,11 @@ fn fake_langfuse(script: Vec<u16>) -> FakeLangfuse {
             }
         }
     });
-    FakeLangfuse { url, received, problems }
+    FakeLangfuse {
+        url,
+        received,
+        problems,
+    }
 }
 
 fn push(server: &FakeLangfuse, bodies: &std::path::Path) -> std::process::Output {
@@ -397,7 +773,13 @@ fn push(server: &FakeLangfuse, bodies: &std::path::Path) -> std::process::Output
         .env("LANGFUSE_PUBLIC_KEY", "pk-lf-test")
         .env("LANGFUSE_SECRET_KEY", "sk-lf-test")
         .env("LANGFUSE_HOST", &server.url)
-        .args(["push", "--langfuse", bodies.to_str().unwrap(), "--backoff-ms", "5"])
+        .args([
+            "push",
+            "--langfuse",
+            bodies.to_str().unwrap(),
+            "--backoff-ms",
+            "5",
+        ])
         .output()
         .unwrap()
 }
@@ -416,11 +798,18 @@ fn push_sends_every_score_and_retries_429_and_5xx() {
     let server = fake_langfuse(vec![429, 503, 200, 500]);
     let out = push(&server, &file);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert!(stdout(&out).starts_with("pushed 7 scores to http://127.0.0.1:"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).starts_with("pushed 7 scores to http://127.0.0.1:"),
+        "{}",
+        stdout(&out)
+    );
     assert!(stdout(&out).contains("(3 retries)"), "{}", stdout(&out));
     assert_eq!(*server.problems.lock().unwrap(), Vec::<String>::new());
     let received = server.received.lock().unwrap();
-    let names: Vec<&str> = received.iter().map(|b| b["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = received
+        .iter()
+        .map(|b| b["name"].as_str().unwrap())
+        .collect();
     assert_eq!(names.len(), 7);
     assert_eq!(names[6], "overall_quality");
     assert_eq!(received[0]["value"], "complete");
@@ -434,7 +823,11 @@ fn push_stops_with_a_clear_error_on_401_400_and_missing_keys() {
     let server = fake_langfuse(vec![401]);
     let out = push(&server, &file);
     assert_eq!(code(&out), 2);
-    assert!(stderr(&out).contains("rejected the keys (401 unauthorized)"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("rejected the keys (401 unauthorized)"),
+        "{}",
+        stderr(&out)
+    );
 
     let server = fake_langfuse(vec![400]);
     let out = push(&server, &file);
@@ -444,7 +837,11 @@ fn push_stops_with_a_clear_error_on_401_400_and_missing_keys() {
     let server = fake_langfuse(vec![503, 503, 503, 503]);
     let out = push(&server, &file);
     assert_eq!(code(&out), 2);
-    assert!(stderr(&out).contains("after 4 attempts: 503"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("after 4 attempts: 503"),
+        "{}",
+        stderr(&out)
+    );
 
     let out = common::grade_bin()
         .env_remove("LANGFUSE_PUBLIC_KEY")
@@ -453,7 +850,11 @@ fn push_stops_with_a_clear_error_on_401_400_and_missing_keys() {
         .output()
         .unwrap();
     assert_eq!(code(&out), 2);
-    assert!(stderr(&out).contains("needs LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("needs LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -467,20 +868,35 @@ fn every_real_transcript_and_trace_renders_a_scorer_prompt() {
             let name = path.file_name().unwrap().to_string_lossy().into_owned();
             if path.is_dir() {
                 stack.push(path);
-            } else if (name.ends_with(".jsonl") || name.ends_with(".json")) && !name.contains(".expected.") {
+            } else if (name.ends_with(".jsonl") || name.ends_with(".json"))
+                && !name.contains(".expected.")
+            {
                 files.push(path);
             }
         }
     }
     assert!(files.len() >= 10, "{files:?}");
     for file in files {
-        let out = run(&["--rubric", "langfuse-v1", "--source", file.to_str().unwrap(), "--all", "--print-prompt", "--format", "json"]);
+        let out = run(&[
+            "--rubric",
+            "langfuse-v1",
+            "--source",
+            file.to_str().unwrap(),
+            "--all",
+            "--print-prompt",
+            "--format",
+            "json",
+        ]);
         assert_eq!(code(&out), 0, "{}: {}", file.display(), stderr(&out));
         let prompts: Vec<Value> = serde_json::from_str(&stdout(&out)).unwrap();
         assert!(!prompts.is_empty(), "{}", file.display());
         for p in &prompts {
             let text = p["prompt"].as_str().unwrap();
-            assert!(!text.contains("{{"), "{}: unfilled placeholder", file.display());
+            assert!(
+                !text.contains("{{"),
+                "{}: unfilled placeholder",
+                file.display()
+            );
         }
     }
 }
@@ -490,18 +906,47 @@ fn weights_that_do_not_sum_to_one_are_a_warning() {
     let dir = tempfile::tempdir().unwrap();
     let pack = dir.path().join("lopsided");
     std::fs::create_dir(&pack).unwrap();
-    let yaml = std::fs::read_to_string(repo_root().join("rubrics/langfuse-v1/rubric.yaml")).unwrap();
-    std::fs::write(pack.join("rubric.yaml"), yaml.replace("weight: 0.30", "weight: 0.40")).unwrap();
-    std::fs::copy(repo_root().join("rubrics/langfuse-v1/scorer.prompt.md"), pack.join("scorer.prompt.md")).unwrap();
+    let yaml =
+        std::fs::read_to_string(repo_root().join("rubrics/langfuse-v1/rubric.yaml")).unwrap();
+    std::fs::write(
+        pack.join("rubric.yaml"),
+        yaml.replace("weight: 0.30", "weight: 0.40"),
+    )
+    .unwrap();
+    std::fs::copy(
+        repo_root().join("rubrics/langfuse-v1/scorer.prompt.md"),
+        pack.join("scorer.prompt.md"),
+    )
+    .unwrap();
     let out = run(&["rubric", "validate", pack.to_str().unwrap()]);
-    assert_eq!(code(&out), 0, "a warning keeps the pack valid: {}", stdout(&out));
-    assert!(stdout(&out).contains("warning: the weights sum to 1.1, not 1"), "{}", stdout(&out));
+    assert_eq!(
+        code(&out),
+        0,
+        "a warning keeps the pack valid: {}",
+        stdout(&out)
+    );
+    assert!(
+        stdout(&out).contains("warning: the weights sum to 1.1, not 1"),
+        "{}",
+        stdout(&out)
+    );
 }
 
 #[test]
 fn a_judged_pack_without_a_judgment_is_a_usage_error() {
-    let out = run(&["--rubric", "langfuse-v1", "--source", TRANSCRIPT, "--all", "--no-record"]);
+    let out = run(&[
+        "--rubric",
+        "langfuse-v1",
+        "--source",
+        TRANSCRIPT,
+        "--all",
+        "--no-record",
+    ]);
     assert_eq!(code(&out), 2);
     assert!(stdout(&out).is_empty());
-    assert!(stderr(&out).contains("give `--judgment FILE` or `--judge-cmd CMD`"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("give `--judgment FILE` or `--judge-cmd CMD`"),
+        "{}",
+        stderr(&out)
+    );
 }

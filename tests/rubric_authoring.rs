@@ -15,7 +15,11 @@ fn every_shipped_pack_validates_without_warnings() {
     for pack in ["cleo-v1", "cleo-v2", "claude-code-v1", "langfuse-v1"] {
         let out = run(&["rubric", "validate", pack]);
         assert_eq!(code(&out), 0, "{pack}: {}", stdout(&out));
-        assert!(stdout(&out).ends_with("is valid: 0 errors, 0 warnings\n"), "{pack}: {}", stdout(&out));
+        assert!(
+            stdout(&out).ends_with("is valid: 0 errors, 0 warnings\n"),
+            "{pack}: {}",
+            stdout(&out)
+        );
     }
 }
 
@@ -24,10 +28,21 @@ fn every_shipped_pack_validates_without_warnings() {
 #[test]
 fn validate_reports_each_problem_class_with_its_place() {
     let mut report = String::new();
-    for name in ["broken-yaml", "broken-top-level", "broken-structure", "broken-references", "broken-script", "broken-script-names"] {
+    for name in [
+        "broken-yaml",
+        "broken-top-level",
+        "broken-structure",
+        "broken-references",
+        "broken-script",
+        "broken-script-names",
+    ] {
         let out = run(&["rubric", "validate", &pack_fixture(name)]);
         assert_eq!(code(&out), 1, "{name}: {}", stdout(&out));
-        assert!(stderr(&out).starts_with("error: rubric pack"), "{name}: {}", stderr(&out));
+        assert!(
+            stderr(&out).starts_with("error: rubric pack"),
+            "{name}: {}",
+            stderr(&out)
+        );
         report.push_str(&format!("=== {name}\n{}", stdout(&out)));
     }
     insta::assert_snapshot!("validate_broken_packs", report);
@@ -35,7 +50,13 @@ fn validate_reports_each_problem_class_with_its_place() {
 
 #[test]
 fn validate_json_lists_every_problem_with_its_place_for_editors() {
-    let out = run(&["rubric", "validate", &pack_fixture("broken-references"), "--format", "json"]);
+    let out = run(&[
+        "rubric",
+        "validate",
+        &pack_fixture("broken-references"),
+        "--format",
+        "json",
+    ]);
     assert_eq!(code(&out), 1);
     let report: Value = serde_json::from_str(&stdout(&out)).expect("json");
     assert_eq!(report["valid"], false);
@@ -43,11 +64,26 @@ fn validate_json_lists_every_problem_with_its_place_for_editors() {
     assert_eq!(problems.len(), report["errors"].as_u64().unwrap() as usize);
     for p in problems {
         assert_eq!(p["severity"], "error");
-        assert!(p["file"].as_str().unwrap().ends_with("broken-references/rubric.yaml"), "{p}");
-        assert!(p["line"].as_u64().is_some() && p["column"].as_u64().is_some(), "no place: {p}");
+        assert!(
+            p["file"]
+                .as_str()
+                .unwrap()
+                .ends_with("broken-references/rubric.yaml"),
+            "{p}"
+        );
+        assert!(
+            p["line"].as_u64().is_some() && p["column"].as_u64().is_some(),
+            "no place: {p}"
+        );
     }
-    let selector = problems.iter().find(|p| p["message"].as_str().unwrap().contains("`tsk_op`")).expect("typo reported");
-    assert_eq!((selector["line"].as_u64(), selector["column"].as_u64()), (Some(16), Some(19)));
+    let selector = problems
+        .iter()
+        .find(|p| p["message"].as_str().unwrap().contains("`tsk_op`"))
+        .expect("typo reported");
+    assert_eq!(
+        (selector["line"].as_u64(), selector["column"].as_u64()),
+        (Some(16), Some(19))
+    );
     assert_eq!(selector["path"], "dimensions[0].rules[0].for_each");
 }
 
@@ -63,10 +99,23 @@ fn shipped_packs_pass_their_tests_with_every_rule_firing() {
     let elsewhere = tempfile::tempdir().unwrap();
     for pack in ["cleo-v1", "cleo-v2", "claude-code-v1", "langfuse-v1"] {
         // From any folder: the fixtures travel inside the binary.
-        let out = run_in(elsewhere.path(), &["rubric", "test", pack, "--coverage", "--min-coverage", "100"]);
+        let out = run_in(
+            elsewhere.path(),
+            &[
+                "rubric",
+                "test",
+                pack,
+                "--coverage",
+                "--min-coverage",
+                "100",
+            ],
+        );
         assert_eq!(code(&out), 0, "{pack}: {}{}", stdout(&out), stderr(&out));
         let text = stdout(&out);
-        assert!(text.contains("(100%)") && text.ends_with(" passed, 0 failed\n"), "{pack}: {text}");
+        assert!(
+            text.contains("(100%)") && text.ends_with(" passed, 0 failed\n"),
+            "{pack}: {text}"
+        );
     }
 }
 
@@ -74,7 +123,14 @@ fn shipped_packs_pass_their_tests_with_every_rule_firing() {
 fn the_tutorial_pack_works_as_written() {
     let out = run(&["rubric", "validate", "tests/packs/tutorial"]);
     assert_eq!(code(&out), 0, "{}", stdout(&out));
-    let out = run(&["rubric", "test", "tests/packs/tutorial", "--coverage", "--min-coverage", "100"]);
+    let out = run(&[
+        "rubric",
+        "test",
+        "tests/packs/tutorial",
+        "--coverage",
+        "--min-coverage",
+        "100",
+    ]);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
 }
 
@@ -97,7 +153,11 @@ fn a_failing_pack_test_prints_a_readable_diff_and_exits_1() {
     copy_dir(&repo_root().join("rubrics/cleo-v1"), &pack);
     // The author "changes" the rubric: a description-less add now costs 4 points, not 5.
     let yaml = std::fs::read_to_string(pack.join("rubric.yaml")).unwrap();
-    let changed = yaml.replacen("        points: -5\n        flag: \"tasks.add without", "        points: -4\n        flag: \"tasks.add missing", 1);
+    let changed = yaml.replacen(
+        "        points: -5\n        flag: \"tasks.add without",
+        "        points: -4\n        flag: \"tasks.add missing",
+        1,
+    );
     assert_ne!(yaml, changed);
     std::fs::write(pack.join("rubric.yaml"), changed).unwrap();
 
@@ -121,11 +181,20 @@ fn coverage_below_the_minimum_fails_and_names_the_rules() {
     copy_dir(&repo_root().join("rubrics/cleo-v1"), &pack);
     std::fs::remove_file(pack.join("tests/corpus-sample.jsonl")).unwrap();
     std::fs::remove_file(pack.join("tests/corpus-sample.expected.jsonl")).unwrap();
-    let out = run(&["rubric", "test", pack.to_str().unwrap(), "--min-coverage", "100"]);
+    let out = run(&[
+        "rubric",
+        "test",
+        pack.to_str().unwrap(),
+        "--min-coverage",
+        "100",
+    ]);
     assert_eq!(code(&out), 1, "{}", stdout(&out));
     let err = stderr(&out);
     assert!(err.contains("is below the required 100%"), "{err}");
-    assert!(err.contains("`taskHygiene/subtask-parent-check`") || err.contains("never fired"), "{err}");
+    assert!(
+        err.contains("`taskHygiene/subtask-parent-check`") || err.contains("never fired"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -133,20 +202,42 @@ fn a_scaffolded_pack_validates_and_passes_its_own_test() {
     let dir = tempfile::tempdir().unwrap();
     let out = run_in(dir.path(), &["rubric", "new", "team-rubric"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    for file in ["rubric.yaml", "failed_calls.rhai", "README.md", "tests/basic.jsonl", "tests/basic.expected.jsonl"] {
-        assert!(dir.path().join("team-rubric").join(file).is_file(), "{file} missing");
+    for file in [
+        "rubric.yaml",
+        "failed_calls.rhai",
+        "README.md",
+        "tests/basic.jsonl",
+        "tests/basic.expected.jsonl",
+    ] {
+        assert!(
+            dir.path().join("team-rubric").join(file).is_file(),
+            "{file} missing"
+        );
     }
     let out = run_in(dir.path(), &["rubric", "validate", "./team-rubric"]);
     assert_eq!(code(&out), 0, "{}", stdout(&out));
-    assert!(stdout(&out).contains("0 errors, 0 warnings"), "{}", stdout(&out));
-    let out = run_in(dir.path(), &["rubric", "test", "./team-rubric", "--min-coverage", "100"]);
+    assert!(
+        stdout(&out).contains("0 errors, 0 warnings"),
+        "{}",
+        stdout(&out)
+    );
+    let out = run_in(
+        dir.path(),
+        &["rubric", "test", "./team-rubric", "--min-coverage", "100"],
+    );
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
 
-    let out = run_in(dir.path(), &["rubric", "new", "my-cleo", "--from", "cleo-v2"]);
+    let out = run_in(
+        dir.path(),
+        &["rubric", "new", "my-cleo", "--from", "cleo-v2"],
+    );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let yaml = std::fs::read_to_string(dir.path().join("my-cleo/rubric.yaml")).unwrap();
     assert!(yaml.contains("\nid: my-cleo\nversion: 0.1.0\n"), "{yaml}");
-    let out = run_in(dir.path(), &["rubric", "test", "./my-cleo", "--min-coverage", "100"]);
+    let out = run_in(
+        dir.path(),
+        &["rubric", "test", "./my-cleo", "--min-coverage", "100"],
+    );
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
 
     let again = run_in(dir.path(), &["rubric", "new", "team-rubric"]);
@@ -155,7 +246,16 @@ fn a_scaffolded_pack_validates_and_passes_its_own_test() {
 
 #[test]
 fn a_runaway_script_fails_its_session_cleanly_and_the_others_still_grade() {
-    let out = run(&["--rubric", &pack_fixture("runaway"), "--source", "examples/cleo-audit.jsonl", "--all", "--no-record", "--format", "jsonl"]);
+    let out = run(&[
+        "--rubric",
+        &pack_fixture("runaway"),
+        "--source",
+        "examples/cleo-audit.jsonl",
+        "--all",
+        "--no-record",
+        "--format",
+        "jsonl",
+    ]);
     assert_eq!(code(&out), 1, "{}", stderr(&out));
     let graded = json_lines(&stdout(&out));
     assert_eq!(graded.len(), 1);
@@ -170,18 +270,48 @@ fn a_runaway_script_fails_its_session_cleanly_and_the_others_still_grade() {
 
 #[test]
 fn scripts_cannot_load_modules_or_read_the_clock() {
-    let out = run(&["--rubric", &pack_fixture("sandbox"), "--source", "examples/cleo-audit.jsonl", "--all", "--no-record", "--format", "jsonl"]);
+    let out = run(&[
+        "--rubric",
+        &pack_fixture("sandbox"),
+        "--source",
+        "examples/cleo-audit.jsonl",
+        "--all",
+        "--no-record",
+        "--format",
+        "jsonl",
+    ]);
     assert_eq!(code(&out), 1);
-    assert!(stdout(&out).is_empty(), "a session escaped: {}", stdout(&out));
+    assert!(
+        stdout(&out).is_empty(),
+        "a session escaped: {}",
+        stdout(&out)
+    );
     let err = stderr(&out);
-    assert!(err.contains("session `session-demo-good`: the script failed: module not found: os"), "{err}");
-    assert!(err.contains("session `session-demo-sloppy`: the script failed: function not found: timestamp"), "{err}");
+    assert!(
+        err.contains("session `session-demo-good`: the script failed: module not found: os"),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "session `session-demo-sloppy`: the script failed: function not found: timestamp"
+        ),
+        "{err}"
+    );
 }
 
 #[test]
 fn a_shipped_pack_and_its_folder_have_the_same_digest() {
     let digest = |rubric: &str| -> Value {
-        let out = run(&["--rubric", rubric, "--source", "examples/cleo-audit.jsonl", "--no-record", "--format", "json", "session-demo-good"]);
+        let out = run(&[
+            "--rubric",
+            rubric,
+            "--source",
+            "examples/cleo-audit.jsonl",
+            "--no-record",
+            "--format",
+            "json",
+            "session-demo-good",
+        ]);
         assert_eq!(code(&out), 0, "{}", stderr(&out));
         serde_json::from_str::<Value>(&stdout(&out)).unwrap()["rubric"]["digest"].clone()
     };
@@ -194,16 +324,32 @@ fn rubric_path_folders_are_listed_and_found_by_id() {
     let out = run(&["rubric", "list", "--rubric-path", "tests/packs"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let text = stdout(&out);
-    let tutorial = text.lines().find(|l| l.starts_with("tutorial ")).unwrap_or_else(|| panic!("{text}"));
+    let tutorial = text
+        .lines()
+        .find(|l| l.starts_with("tutorial "))
+        .unwrap_or_else(|| panic!("{text}"));
     assert!(tutorial.contains("tests/packs/tutorial"), "{tutorial}");
-    assert!(text.lines().any(|l| l.starts_with("cleo-v1 ") && l.ends_with("shipped")), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("cleo-v1 ") && l.ends_with("shipped")),
+        "{text}"
+    );
 
     let out = run(&["rubric", "show", "tutorial", "--rubric-path", "tests/packs"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let by_env = common::grade_bin()
         .current_dir(repo_root())
         .env("GRADE_RUBRIC_PATH", "tests/packs")
-        .args(["--rubric", "tutorial", "--source", "examples/cleo-audit.jsonl", "--all", "--no-record", "--format", "jsonl"])
+        .args([
+            "--rubric",
+            "tutorial",
+            "--source",
+            "examples/cleo-audit.jsonl",
+            "--all",
+            "--no-record",
+            "--format",
+            "jsonl",
+        ])
         .output()
         .unwrap();
     assert_eq!(code(&by_env), 0, "{}", stderr(&by_env));

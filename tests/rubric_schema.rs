@@ -77,7 +77,11 @@ fn the_schema_is_valid_and_every_property_has_a_description() {
             Value::Object(map) => {
                 if let Some(Value::Object(props)) = map.get("properties") {
                     for (key, prop) in props {
-                        if prop.get("description").and_then(Value::as_str).is_none_or(str::is_empty) {
+                        if prop
+                            .get("description")
+                            .and_then(Value::as_str)
+                            .is_none_or(str::is_empty)
+                        {
                             missing.push(format!("{at}/properties/{key}"));
                         }
                     }
@@ -96,7 +100,10 @@ fn the_schema_is_valid_and_every_property_has_a_description() {
     }
     let mut missing = Vec::new();
     walk(&schema, "#", &mut missing);
-    assert!(missing.is_empty(), "properties without a description: {missing:#?}");
+    assert!(
+        missing.is_empty(),
+        "properties without a description: {missing:#?}"
+    );
 }
 
 /// The fields of `pub struct NAME` in raw.rs, as serde reads them (`rename = "x"` included).
@@ -116,8 +123,12 @@ fn struct_fields(source: &str, name: &str) -> BTreeSet<String> {
             }
             continue;
         }
-        let Some(rest) = line.strip_prefix("pub ") else { continue };
-        let Some((field, _)) = rest.split_once(':') else { continue };
+        let Some(rest) = line.strip_prefix("pub ") else {
+            continue;
+        };
+        let Some((field, _)) = rest.split_once(':') else {
+            continue;
+        };
         if field.starts_with("struct") {
             continue;
         }
@@ -145,7 +156,8 @@ fn schema_keys(schema: &Value, pointer: &str) -> BTreeSet<String> {
 
 #[test]
 fn the_schema_has_exactly_the_keys_of_the_loader_structs() {
-    let raw = std::fs::read_to_string(repo_root().join("engine/src/pack/raw.rs")).expect("raw.rs is readable");
+    let raw = std::fs::read_to_string(repo_root().join("engine/src/pack/raw.rs"))
+        .expect("raw.rs is readable");
     let schema = schema_json();
     let pairs = [
         ("RawPack", ""),
@@ -163,7 +175,10 @@ fn the_schema_has_exactly_the_keys_of_the_loader_structs() {
         ("RawSelector", "/$defs/selector"),
         ("RawAggregate", "/properties/aggregate"),
         ("RawJudge", "/properties/judge"),
-        ("RawCategory", "/$defs/dimension/properties/categories/items"),
+        (
+            "RawCategory",
+            "/$defs/dimension/properties/categories/items",
+        ),
     ];
     let mut mismatches = Vec::new();
     for (name, pointer) in pairs {
@@ -178,7 +193,9 @@ fn the_schema_has_exactly_the_keys_of_the_loader_structs() {
         }
     }
     // The normalize steps: the enum's variants in snake_case.
-    let start = raw.find("pub enum Normalize {").expect("raw.rs declares `enum Normalize`");
+    let start = raw
+        .find("pub enum Normalize {")
+        .expect("raw.rs declares `enum Normalize`");
     let body = &raw[start..];
     let body = &body[body.find('{').unwrap() + 1..body.find('}').unwrap()];
     let variants: BTreeSet<String> = body
@@ -204,7 +221,9 @@ fn the_schema_has_exactly_the_keys_of_the_loader_structs() {
         .filter_map(|v| v.as_str().map(str::to_owned))
         .collect();
     if variants != steps {
-        mismatches.push(format!("normalize steps: raw.rs {variants:?}, schema {steps:?}"));
+        mismatches.push(format!(
+            "normalize steps: raw.rs {variants:?}, schema {steps:?}"
+        ));
     }
     assert!(mismatches.is_empty(), "{mismatches:#?}");
 }
@@ -213,11 +232,21 @@ fn the_schema_has_exactly_the_keys_of_the_loader_structs() {
 fn shipped_packs_and_the_tutorial_pack_satisfy_the_schema_and_the_loader() {
     let validator = validator();
     for pack in shipped_and_tutorial_packs() {
-        let yaml = std::fs::read_to_string(pack.join("rubric.yaml")).expect("rubric.yaml is readable");
+        let yaml =
+            std::fs::read_to_string(pack.join("rubric.yaml")).expect("rubric.yaml is readable");
         let errors = schema_errors(&validator, &yaml);
-        assert!(errors.is_empty(), "{} violates the schema: {errors:#?}", pack.display());
+        assert!(
+            errors.is_empty(),
+            "{} violates the schema: {errors:#?}",
+            pack.display()
+        );
         let (code, output) = cli_validate(&pack);
-        assert_eq!(code, 0, "`grade rubric validate {}` refused it:\n{output}", pack.display());
+        assert_eq!(
+            code,
+            0,
+            "`grade rubric validate {}` refused it:\n{output}",
+            pack.display()
+        );
     }
 }
 
@@ -297,10 +326,16 @@ fn broken_packs_are_refused_by_both_the_schema_and_the_loader() {
             disagreements.push(format!("{name}: the schema accepts it\n{yaml}"));
         }
         if code != 1 {
-            disagreements.push(format!("{name}: `grade rubric validate` exited {code} (expected 1)\n{yaml}\n{output}"));
+            disagreements.push(format!(
+                "{name}: `grade rubric validate` exited {code} (expected 1)\n{yaml}\n{output}"
+            ));
         }
     }
-    assert!(disagreements.is_empty(), "{}", disagreements.join("\n---\n"));
+    assert!(
+        disagreements.is_empty(),
+        "{}",
+        disagreements.join("\n---\n")
+    );
 }
 
 /// Valid packs that use the less common shapes: both the schema and the loader accept them.
@@ -375,13 +410,21 @@ fn unusual_but_valid_packs_are_accepted_by_both() {
     for (name, yaml, extra) in unusual_packs() {
         let errors = schema_errors(&validator, &yaml);
         if !errors.is_empty() {
-            disagreements.push(format!("{name}: the schema refuses it: {errors:#?}\n{yaml}"));
+            disagreements.push(format!(
+                "{name}: the schema refuses it: {errors:#?}\n{yaml}"
+            ));
         }
         let dir = write_pack(&yaml, &extra);
         let (code, output) = cli_validate(dir.path());
         if code != 0 {
-            disagreements.push(format!("{name}: `grade rubric validate` exited {code}\n{yaml}\n{output}"));
+            disagreements.push(format!(
+                "{name}: `grade rubric validate` exited {code}\n{yaml}\n{output}"
+            ));
         }
     }
-    assert!(disagreements.is_empty(), "{}", disagreements.join("\n---\n"));
+    assert!(
+        disagreements.is_empty(),
+        "{}",
+        disagreements.join("\n---\n")
+    );
 }

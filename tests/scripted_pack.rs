@@ -21,20 +21,35 @@ fn comparable(result: &grade_engine::GradeResult) -> Value {
 
 fn assert_same_grades(source: &Path) {
     let declarative = grade_engine::load_pack("cleo-v1", &[]).unwrap();
-    let scripted = grade_engine::load_pack(root().join("tests/packs/cleo-v1-scripted").to_str().unwrap(), &[]).unwrap();
-    let ids: Vec<String> = std::fs::read_to_string(root().join("tests/fixtures/conformance/sessions.txt"))
-        .unwrap()
-        .lines()
-        .map(str::to_owned)
-        .collect();
-    let mut sessions = grade_engine::read_sessions(source, &SessionFilter::only(ids.iter().cloned())).unwrap();
+    let scripted = grade_engine::load_pack(
+        root()
+            .join("tests/packs/cleo-v1-scripted")
+            .to_str()
+            .unwrap(),
+        &[],
+    )
+    .unwrap();
+    let ids: Vec<String> =
+        std::fs::read_to_string(root().join("tests/fixtures/conformance/sessions.txt"))
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect();
+    let mut sessions =
+        grade_engine::read_sessions(source, &SessionFilter::only(ids.iter().cloned())).unwrap();
     // Sessions named in sessions.txt but absent from the log get the empty-session grade.
     for id in &ids {
         if !sessions.iter().any(|s| &s.id == id) {
-            sessions.push(grade_engine::Session { id: id.clone(), entries: Vec::new() });
+            sessions.push(grade_engine::Session {
+                id: id.clone(),
+                entries: Vec::new(),
+            });
         }
     }
-    let options = GradeOptions { now: 0, explain: false };
+    let options = GradeOptions {
+        now: 0,
+        explain: false,
+    };
     let mut graded = 0;
     for session in &sessions {
         let a = comparable(&declarative.grade(session, &options).unwrap());

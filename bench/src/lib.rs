@@ -157,8 +157,25 @@ const BODY_OPS: &[(&str, &str, u32)] = &[
     ("memory", "find", 164),
 ];
 
-const TITLES: &[&str] = &["fix login ", "Refactor db", "Fix login", "  FIX LOGIN", "Write docs", "write docs", "Add tests", ""];
-const DESCRIPTIONS: &[&str] = &["Do it", "Do it", "A real description", "desc", "", "   ", "\t\n"];
+const TITLES: &[&str] = &[
+    "fix login ",
+    "Refactor db",
+    "Fix login",
+    "  FIX LOGIN",
+    "Write docs",
+    "write docs",
+    "Add tests",
+    "",
+];
+const DESCRIPTIONS: &[&str] = &[
+    "Do it",
+    "Do it",
+    "A real description",
+    "desc",
+    "",
+    "   ",
+    "\t\n",
+];
 const PARENTS: &[&str] = &["T1", "T100", "T200", ""];
 const NOT_FOUND_ERRORS: &[&str] = &["E_NOT_FOUND: task not found", "E_NOT_FOUND"];
 /// Operations that name a task, so they can fail with E_NOT_FOUND.
@@ -167,7 +184,15 @@ const NAMES_TASK: &[&str] = &["show", "update", "complete", "exists"];
 fn is_query(domain: &str, operation: &str) -> bool {
     matches!(
         operation,
-        "find" | "Find" | "list" | "show" | "exists" | "help" | "dash" | "skill.show" | "skill.list"
+        "find"
+            | "Find"
+            | "list"
+            | "show"
+            | "exists"
+            | "help"
+            | "dash"
+            | "skill.show"
+            | "skill.list"
     ) || domain == "memory"
 }
 
@@ -214,7 +239,11 @@ const EPOCH_MS: i64 = 1_772_323_200_000;
 /// Generates the traffic of `config`.
 pub fn generate(config: &GenConfig) -> Traffic {
     let mut rng = Rng::new(config.seed);
-    let lengths = session_lengths(&mut rng, config.sessions, config.entries.max(config.sessions));
+    let lengths = session_lengths(
+        &mut rng,
+        config.sessions,
+        config.entries.max(config.sessions),
+    );
     // Mean gap between a session's entries, so sessions overlap about `concurrency` at a time.
     let mean_gap_ms: u64 = 20_000;
     let total_entries: usize = lengths.iter().sum();
@@ -232,7 +261,11 @@ pub fn generate(config: &GenConfig) -> Traffic {
             _ => Some("worker"),
         };
         let session_task = rng.chance(0.5).then(|| rng.range(1, 900) as u32);
-        session_ids.push(format!("ses_{}_{:06x}", start / 1000, rng.next_u64() & 0xFF_FFFF));
+        session_ids.push(format!(
+            "ses_{}_{:06x}",
+            start / 1000,
+            rng.next_u64() & 0xFF_FFFF
+        ));
 
         let ends = len >= 3 && rng.chance(0.85);
         let weights: Vec<u32> = BODY_OPS.iter().map(|o| o.2).collect();
@@ -283,24 +316,26 @@ pub fn generate(config: &GenConfig) -> Traffic {
                         parent: rng.chance(0.4).then(|| *rng.pick(PARENTS)),
                     }
                 }
-                ("tasks", "show" | "update" | "complete" | "exists") | ("session" | "Session", "list")
+                ("tasks", "show" | "update" | "complete" | "exists")
+                | ("session" | "Session", "list")
                     if rng.chance(0.75) =>
                 {
                     Params::TaskId(rng.range(1, 900) as u32)
                 }
                 _ => Params::None,
             };
-            let (success, exit_code, error) = if domain == "tasks" && NAMES_TASK.contains(&operation) && rng.chance(0.2) {
-                // Recovered with a lookup within the next few entries about half the time.
-                if rng.chance(0.5) && pending_recovery.is_none() {
-                    pending_recovery = Some(rng.below(3));
-                }
-                (false, 4, Some(*rng.pick(NOT_FOUND_ERRORS)))
-            } else if rng.chance(0.1) {
-                (false, *rng.pick(&[1, 2, 6]), Some("E_GENERAL"))
-            } else {
-                (true, 0, None)
-            };
+            let (success, exit_code, error) =
+                if domain == "tasks" && NAMES_TASK.contains(&operation) && rng.chance(0.2) {
+                    // Recovered with a lookup within the next few entries about half the time.
+                    if rng.chance(0.5) && pending_recovery.is_none() {
+                        pending_recovery = Some(rng.below(3));
+                    }
+                    (false, 4, Some(*rng.pick(NOT_FOUND_ERRORS)))
+                } else if rng.chance(0.1) {
+                    (false, *rng.pick(&[1, 2, 6]), Some("E_GENERAL"))
+                } else {
+                    (true, 0, None)
+                };
             let source = if cli { "cli" } else { "mcp" };
             let gateway = if cli && rng.chance(0.4) {
                 None
@@ -418,7 +453,11 @@ pub fn entry_json(e: &GenEntry, session_id: &str, out: &mut String) {
     out.push_str(&timestamp_text(e.instant, e.spelling));
     out.push_str("\", \"sessionId\": ");
     json_str(out, session_id);
-    let _ = write!(out, ", \"domain\": \"{}\", \"operation\": \"{}\", \"params\": ", e.domain, e.operation);
+    let _ = write!(
+        out,
+        ", \"domain\": \"{}\", \"operation\": \"{}\", \"params\": ",
+        e.domain, e.operation
+    );
     params_json(&e.params, out);
     let _ = write!(
         out,
@@ -474,12 +513,15 @@ impl Traffic {
         db.execute_batch(TABLE_DDL)?;
         let tx = db.transaction()?;
         {
-            let mut insert = tx.prepare("INSERT INTO audit_log VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")?;
+            let mut insert =
+                tx.prepare("INSERT INTO audit_log VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")?;
             let mut details = String::with_capacity(256);
             for (n, e) in self.entries.iter().enumerate() {
                 details.clear();
                 params_json(&e.params, &mut details);
-                let task_id = e.task_id.map_or_else(|| "system".to_owned(), |t| format!("T{t}"));
+                let task_id = e
+                    .task_id
+                    .map_or_else(|| "system".to_owned(), |t| format!("T{t}"));
                 insert.execute(rusqlite::params![
                     uuid_of(n as u128 + 1),
                     timestamp_text(e.instant, e.spelling),
@@ -510,7 +552,14 @@ impl Traffic {
 /// `str(uuid.UUID(int=n))`.
 fn uuid_of(n: u128) -> String {
     let hex = format!("{n:032x}");
-    format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32])
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
 }
 
 /// CLEO's `audit_log` (the 2026-02-27 dispatch-columns migration), as in `jsonl_to_cleo_db.py`.
@@ -552,7 +601,15 @@ mod tests {
         }
         for line in t.to_jsonl().lines() {
             let v: serde_json::Value = serde_json::from_str(line).unwrap();
-            for k in ["timestamp", "sessionId", "domain", "operation", "params", "result", "metadata"] {
+            for k in [
+                "timestamp",
+                "sessionId",
+                "domain",
+                "operation",
+                "params",
+                "result",
+                "metadata",
+            ] {
                 assert!(v.get(k).is_some(), "{k} missing in {line}");
             }
         }
@@ -561,14 +618,23 @@ mod tests {
     #[test]
     fn uuids_match_python() {
         assert_eq!(uuid_of(1), "00000000-0000-0000-0000-000000000001");
-        assert_eq!(uuid_of(0x1_0000_0000_0000), "00000000-0000-0000-0001-000000000000");
+        assert_eq!(
+            uuid_of(0x1_0000_0000_0000),
+            "00000000-0000-0000-0001-000000000000"
+        );
     }
 
     #[test]
     fn spellings_denote_the_instant() {
         let ms = EPOCH_MS + 3_723_456;
-        assert_eq!(timestamp_text(ms, Spelling::Zulu), "2026-03-01T01:02:03.456Z");
-        assert_eq!(timestamp_text(ms, Spelling::Offset), "2026-03-01T03:02:03.456+02:00");
+        assert_eq!(
+            timestamp_text(ms, Spelling::Zulu),
+            "2026-03-01T01:02:03.456Z"
+        );
+        assert_eq!(
+            timestamp_text(ms, Spelling::Offset),
+            "2026-03-01T03:02:03.456+02:00"
+        );
         assert_eq!(timestamp_text(ms, Spelling::Sqlite), "2026-03-01 01:02:03");
     }
 }

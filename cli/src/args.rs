@@ -88,7 +88,13 @@ pub struct Cli {
     pub session: Option<String>,
 
     /// Folders holding rubric packs, searched before the shipped ones
-    #[arg(long = "rubric-path", value_name = "DIR", env = "GRADE_RUBRIC_PATH", value_delimiter = ':', global = true)]
+    #[arg(
+        long = "rubric-path",
+        value_name = "DIR",
+        env = "GRADE_RUBRIC_PATH",
+        value_delimiter = ':',
+        global = true
+    )]
     pub rubric_path: Vec<PathBuf>,
 
     /// Colour in human output

@@ -13,25 +13,45 @@ use grade_engine::{CompiledPack, Session};
 
 use crate::error::CliError;
 
-pub fn judge(pack: &CompiledPack, session: &Session, cmd: &str, timeout: Duration) -> Result<Judgment, CliError> {
+pub fn judge(
+    pack: &CompiledPack,
+    session: &Session,
+    cmd: &str,
+    timeout: Duration,
+) -> Result<Judgment, CliError> {
     let judge = pack.judge.as_ref().ok_or_else(|| {
-        CliError::Usage(format!("rubric `{}` has no judged dimensions, so there is nothing to ask a judge", pack.id))
+        CliError::Usage(format!(
+            "rubric `{}` has no judged dimensions, so there is nothing to ask a judge",
+            pack.id
+        ))
     })?;
     let prompts = grade_engine::prompt::render_prompts(pack, judge, session);
     let total = prompts.len();
     let mut replies = Vec::with_capacity(total);
     for (i, prompt) in prompts.iter().enumerate() {
-        let place = format!("judge `{cmd}` for session `{}`, chunk {} of {total}", session.id, i + 1);
-        let reply = run(cmd, prompt, timeout).map_err(|why| CliError::Judge(format!("{place}: {why}")))?;
+        let place = format!(
+            "judge `{cmd}` for session `{}`, chunk {} of {total}",
+            session.id,
+            i + 1
+        );
+        let reply =
+            run(cmd, prompt, timeout).map_err(|why| CliError::Judge(format!("{place}: {why}")))?;
         let json = extract_json(&reply);
         let value: serde_json::Value = serde_json::from_str(json).map_err(|e| {
-            CliError::Judge(format!("{place}: the reply is not JSON ({e}); it starts with `{}`", quote_start(&reply, 120)))
+            CliError::Judge(format!(
+                "{place}: the reply is not JSON ({e}); it starts with `{}`",
+                quote_start(&reply, 120)
+            ))
         })?;
         replies.push(value);
     }
     let text = serde_json::Value::Array(replies).to_string();
-    parse_judgment(&text, &format!("judge `{cmd}` for session `{}`", session.id), pack)
-        .map_err(|e| CliError::Judge(e.to_string()))
+    parse_judgment(
+        &text,
+        &format!("judge `{cmd}` for session `{}`", session.id),
+        pack,
+    )
+    .map_err(|e| CliError::Judge(e.to_string()))
 }
 
 /// Runs `sh -c cmd` with `input` on stdin; its stdout, or why it failed.
@@ -71,7 +91,10 @@ fn run(cmd: &str, input: &str, timeout: Duration) -> Result<String, String> {
             Ok(None) if Instant::now() >= deadline => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!("no answer within {} s (`--judge-timeout`)", timeout.as_secs()));
+                return Err(format!(
+                    "no answer within {} s (`--judge-timeout`)",
+                    timeout.as_secs()
+                ));
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(10)),
             Err(e) => return Err(format!("cannot wait for it: {e}")),
@@ -82,7 +105,10 @@ fn run(cmd: &str, input: &str, timeout: Duration) -> Result<String, String> {
     let err = String::from_utf8_lossy(&err_reader.join().unwrap_or_default()).into_owned();
     if !status.success() {
         let said = if err.trim().is_empty() { &out } else { &err };
-        return Err(format!("it exited with {status}; it said `{}`", quote_start(said, 200)));
+        return Err(format!(
+            "it exited with {status}; it said `{}`",
+            quote_start(said, 200)
+        ));
     }
     Ok(out)
 }

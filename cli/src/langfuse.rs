@@ -87,7 +87,10 @@ pub fn score_configs(pack: &CompiledPack) -> Result<Vec<ScoreConfig>, CliError> 
                 categories: Some(
                     categories
                         .iter()
-                        .map(|(label, value)| Category { label: label.clone(), value: json_number(*value) })
+                        .map(|(label, value)| Category {
+                            label: label.clone(),
+                            value: json_number(*value),
+                        })
                         .collect(),
                 ),
                 min_value: None,
@@ -125,15 +128,31 @@ pub fn score_id(session: &str, digest: &str, name: &str) -> String {
         hasher.update((part.len() as u64).to_le_bytes());
         hasher.update(part.as_bytes());
     }
-    let hex: String = hasher.finalize().iter().take(16).map(|b| format!("{b:02x}")).collect();
-    format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32])
+    let hex: String = hasher
+        .finalize()
+        .iter()
+        .take(16)
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
 }
 
 /// Reads `{"score name": "config id"}`.
 pub fn read_config_ids(path: &Path) -> Result<HashMap<String, String>, CliError> {
-    let text = std::fs::read_to_string(path).map_err(|source| CliError::Io { path: path.to_owned(), source })?;
-    let value: Value = serde_json::from_str(&text)
-        .map_err(|e| CliError::Usage(format!("config ids `{}` are not JSON: {e}", path.display())))?;
+    let text = std::fs::read_to_string(path).map_err(|source| CliError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    let value: Value = serde_json::from_str(&text).map_err(|e| {
+        CliError::Usage(format!("config ids `{}` are not JSON: {e}", path.display()))
+    })?;
     let Value::Object(map) = value else {
         return Err(CliError::Usage(format!(
             "config ids `{}` must be an object mapping score names to config ids",
@@ -143,7 +162,10 @@ pub fn read_config_ids(path: &Path) -> Result<HashMap<String, String>, CliError>
     map.into_iter()
         .map(|(k, v)| match v {
             Value::String(id) => Ok((k, id)),
-            other => Err(CliError::Usage(format!("config id of `{k}` in `{}` is not a string: {other}", path.display()))),
+            other => Err(CliError::Usage(format!(
+                "config id of `{k}` in `{}` is not a string: {other}",
+                path.display()
+            ))),
         })
         .collect()
 }
@@ -157,7 +179,11 @@ pub fn score_bodies(
     trace_id: Option<&str>,
     config_ids: &HashMap<String, String>,
 ) -> Vec<ScoreBody> {
-    let body = |name: &str, value: Value, data_type: &'static str, comment: Option<String>, evidence: &[String]| ScoreBody {
+    let body = |name: &str,
+                value: Value,
+                data_type: &'static str,
+                comment: Option<String>,
+                evidence: &[String]| ScoreBody {
         id: score_id(&result.session_id, &result.rubric.digest, name),
         trace_id: trace_id.map(str::to_owned),
         session_id: trace_id.is_none().then(|| result.session_id.clone()),
@@ -175,17 +201,28 @@ pub fn score_bodies(
     };
     let mut out = Vec::new();
     for d in &pack.dimensions {
-        let Some(scored) = result.dimensions.get(&d.id) else { continue };
+        let Some(scored) = result.dimensions.get(&d.id) else {
+            continue;
+        };
         let (value, data_type) = match (&d.kind, &scored.label) {
             // Langfuse takes a categorical value as its label.
             (DimensionKind::Categorical { .. }, Some(label)) => (json!(label), "CATEGORICAL"),
             _ => (json!(scored.score.0), "NUMERIC"),
         };
-        let comment = scored.rationale.clone().or_else(|| (!scored.evidence.is_empty()).then(|| scored.evidence.join("; ")));
+        let comment = scored
+            .rationale
+            .clone()
+            .or_else(|| (!scored.evidence.is_empty()).then(|| scored.evidence.join("; ")));
         out.push(body(&d.id, value, data_type, comment, &scored.evidence));
     }
     if let Some((id, description)) = &pack.aggregate {
-        out.push(body(id, json!(result.total_score.0), "NUMERIC", Some(description.clone()), &[]));
+        out.push(body(
+            id,
+            json!(result.total_score.0),
+            "NUMERIC",
+            Some(description.clone()),
+            &[],
+        ));
     }
     out
 }
@@ -198,7 +235,8 @@ struct Server {
 
 fn server_from_env() -> Result<Server, CliError> {
     let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-    let (Some(public), Some(secret)) = (var("LANGFUSE_PUBLIC_KEY"), var("LANGFUSE_SECRET_KEY")) else {
+    let (Some(public), Some(secret)) = (var("LANGFUSE_PUBLIC_KEY"), var("LANGFUSE_SECRET_KEY"))
+    else {
         return Err(CliError::Usage(
             "`grade push --langfuse` needs LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY (and LANGFUSE_HOST for a self-hosted server)".to_owned(),
         ));
@@ -235,22 +273,38 @@ fn read_bodies(path: &Path) -> Result<Vec<Value>, CliError> {
     if path.as_os_str() == "-" {
         std::io::stdin()
             .read_to_string(&mut text)
-            .map_err(|source| CliError::Io { path: path.to_owned(), source })?;
+            .map_err(|source| CliError::Io {
+                path: path.to_owned(),
+                source,
+            })?;
     } else {
-        text = std::fs::read_to_string(path).map_err(|source| CliError::Io { path: path.to_owned(), source })?;
+        text = std::fs::read_to_string(path).map_err(|source| CliError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
     }
-    let shown = if path.as_os_str() == "-" { "stdin".to_owned() } else { path.display().to_string() };
+    let shown = if path.as_os_str() == "-" {
+        "stdin".to_owned()
+    } else {
+        path.display().to_string()
+    };
     if text.trim_start().starts_with('[') {
-        return serde_json::from_str(&text).map_err(|e| CliError::Usage(format!("{shown}: not a JSON array of score bodies: {e}")));
+        return serde_json::from_str(&text).map_err(|e| {
+            CliError::Usage(format!("{shown}: not a JSON array of score bodies: {e}"))
+        });
     }
     let mut out = Vec::new();
     for (n, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        let body: Value = serde_json::from_str(line).map_err(|e| CliError::Usage(format!("{shown}:{}: not a score body: {e}", n + 1)))?;
+        let body: Value = serde_json::from_str(line)
+            .map_err(|e| CliError::Usage(format!("{shown}:{}: not a score body: {e}", n + 1)))?;
         if body.get("name").and_then(Value::as_str).is_none() || body.get("value").is_none() {
-            return Err(CliError::Usage(format!("{shown}:{}: a score body needs `name` and `value`", n + 1)));
+            return Err(CliError::Usage(format!(
+                "{shown}:{}: a score body needs `name` and `value`",
+                n + 1
+            )));
         }
         out.push(body);
     }
@@ -306,7 +360,8 @@ pub fn push(args: &PushArgs) -> Result<(), CliError> {
                     wait.0
                 )));
             }
-            let backoff = Duration::from_millis(args.backoff_ms.saturating_mul(1 << (attempt - 1).min(16)));
+            let backoff =
+                Duration::from_millis(args.backoff_ms.saturating_mul(1 << (attempt - 1).min(16)));
             std::thread::sleep(wait.1.unwrap_or(backoff));
             attempt += 1;
             retried += 1;

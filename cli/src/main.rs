@@ -68,26 +68,41 @@ fn run(cli: Cli) -> Result<(), CliError> {
     }
     let Some(spec) = cli.rubric.as_deref() else {
         return Err(CliError::Usage(
-            "`--rubric ID|PATH` is required to grade (or use `--list` to show recorded grades)".to_owned(),
+            "`--rubric ID|PATH` is required to grade (or use `--list` to show recorded grades)"
+                .to_owned(),
         ));
     };
     if cli.session.is_some() {
-        return Err(CliError::Usage("`--session` filters `--list`; to grade a session, name it as an argument".to_owned()));
+        return Err(CliError::Usage(
+            "`--session` filters `--list`; to grade a session, name it as an argument".to_owned(),
+        ));
     }
     if cli.all && !cli.sessions.is_empty() {
-        return Err(CliError::Usage("give session ids or `--all`, not both".to_owned()));
+        return Err(CliError::Usage(
+            "give session ids or `--all`, not both".to_owned(),
+        ));
     }
     if !cli.all && cli.sessions.is_empty() {
         return Err(CliError::Usage(
-            "name the sessions to grade, or pass `--all` to grade every session of the source".to_owned(),
+            "name the sessions to grade, or pass `--all` to grade every session of the source"
+                .to_owned(),
         ));
     }
     if cli.judgment.is_some() && (cli.all || cli.sessions.len() != 1) {
-        return Err(CliError::Usage("a `--judgment` judges one session: name exactly one".to_owned()));
+        return Err(CliError::Usage(
+            "a `--judgment` judges one session: name exactly one".to_owned(),
+        ));
     }
     let pack = grade_engine::load_pack(spec, &search_path)?;
-    if pack.judge.is_some() && cli.judgment.is_none() && cli.judge_cmd.is_none() && !cli.print_prompt {
-        let judged: Vec<String> = pack.judged_dimensions().map(|d| format!("`{}`", d.id)).collect();
+    if pack.judge.is_some()
+        && cli.judgment.is_none()
+        && cli.judge_cmd.is_none()
+        && !cli.print_prompt
+    {
+        let judged: Vec<String> = pack
+            .judged_dimensions()
+            .map(|d| format!("`{}`", d.id))
+            .collect();
         return Err(CliError::Usage(format!(
             "rubric `{}` scores {} from a judgment: give `--judgment FILE` or `--judge-cmd CMD` (or `--print-prompt` to see what a judge reads)",
             pack.id,
@@ -100,7 +115,11 @@ fn run(cli: Cli) -> Result<(), CliError> {
     };
     // With a judgment and no source, the grade rests on the judgment alone.
     let judgment_only = cli.judgment.is_some() && cli.source.is_none();
-    let source = if judgment_only { PathBuf::new() } else { source_path(cli.source.as_deref())? };
+    let source = if judgment_only {
+        PathBuf::new()
+    } else {
+        source_path(cli.source.as_deref())?
+    };
     let filter = if cli.all {
         SessionFilter::All
     } else {
@@ -123,7 +142,12 @@ fn run(cli: Cli) -> Result<(), CliError> {
         && !cli.print_prompt
         && cli.emit.is_none();
     let (outcomes, sessions): (Vec<Result<GradeResult, EvalError>>, Vec<Session>) = if streamable {
-        match stream_grades(&pack, &source, &options, cli.format == Format::Jsonl && cli.no_record)? {
+        match stream_grades(
+            &pack,
+            &source,
+            &options,
+            cli.format == Format::Jsonl && cli.no_record,
+        )? {
             Streamed::Printed { failed, total } => return finish(failed, total),
             Streamed::Outcomes(outcomes) => (outcomes, Vec::new()),
         }
@@ -189,7 +213,10 @@ fn run(cli: Cli) -> Result<(), CliError> {
     let total = results.len() + failed;
 
     if !cli.no_record {
-        let path = cli.grades.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_GRADES));
+        let path = cli
+            .grades
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_GRADES));
         grades::append(&path, &results)?;
     }
     let mut out = Vec::new();
@@ -219,7 +246,9 @@ fn finish(failed: usize, total: usize) -> Result<(), CliError> {
         return Ok(());
     }
     let plural = if total == 1 { "" } else { "s" };
-    Err(CliError::CheckFailed(format!("{failed} of {total} session{plural} could not be graded")))
+    Err(CliError::CheckFailed(format!(
+        "{failed} of {total} session{plural} could not be graded"
+    )))
 }
 
 /// What a streamed run produced: lines already printed (and how many sessions failed), or
@@ -236,7 +265,12 @@ enum Graded {
     Failed(EvalError),
 }
 
-fn stream_grades(pack: &CompiledPack, source: &Path, options: &GradeOptions, lines_only: bool) -> Result<Streamed, CliError> {
+fn stream_grades(
+    pack: &CompiledPack,
+    source: &Path,
+    options: &GradeOptions,
+    lines_only: bool,
+) -> Result<Streamed, CliError> {
     let bar = progress_bar();
     let report = |done: u64, total: u64| {
         if let Some(bar) = &bar {
@@ -247,7 +281,8 @@ fn stream_grades(pack: &CompiledPack, source: &Path, options: &GradeOptions, lin
     let graded = grade_engine::source::map_sessions(
         source,
         &SessionFilter::All,
-        bar.is_some().then_some(&report as grade_engine::source::Progress<'_>),
+        bar.is_some()
+            .then_some(&report as grade_engine::source::Progress<'_>),
         |session| -> Result<Graded, CliError> {
             Ok(match pack.grade_owned(session, None, options) {
                 // JSON lines that are only printed are written by the threads that grade.
@@ -281,7 +316,12 @@ fn stream_grades(pack: &CompiledPack, source: &Path, options: &GradeOptions, lin
                 .collect(),
         ));
     }
-    let mut out = Vec::with_capacity(graded.iter().map(|g| if let Graded::Line(l) = g { l.len() } else { 0 }).sum());
+    let mut out = Vec::with_capacity(
+        graded
+            .iter()
+            .map(|g| if let Graded::Line(l) = g { l.len() } else { 0 })
+            .sum(),
+    );
     let total = graded.len();
     let mut failed = 0;
     for g in graded {
@@ -314,25 +354,40 @@ fn progress_bar() -> Option<ProgressBar> {
 
 /// The Langfuse trace a session came from, when its source names one.
 fn trace_id(session: &Session) -> Option<String> {
-    session
-        .entries
-        .iter()
-        .find_map(|e| e.metadata.get("traceId").and_then(|v| v.as_str()).map(str::to_owned))
+    session.entries.iter().find_map(|e| {
+        e.metadata
+            .get("traceId")
+            .and_then(|v| v.as_str())
+            .map(str::to_owned)
+    })
 }
 
 /// One judgment per session: from `--judgment`, from `--judge-cmd`, or none.
-fn judgments(cli: &Cli, pack: &CompiledPack, sessions: &[Session]) -> Result<Vec<Option<Judgment>>, CliError> {
+fn judgments(
+    cli: &Cli,
+    pack: &CompiledPack,
+    sessions: &[Session],
+) -> Result<Vec<Option<Judgment>>, CliError> {
     if let Some(path) = &cli.judgment {
         let (text, origin) = if path.as_os_str() == "-" {
             let mut text = String::new();
-            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
-                .map_err(|source| CliError::Io { path: path.clone(), source })?;
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text).map_err(|source| {
+                CliError::Io {
+                    path: path.clone(),
+                    source,
+                }
+            })?;
             (text, "stdin".to_owned())
         } else {
-            let text = std::fs::read_to_string(path).map_err(|source| CliError::Io { path: path.clone(), source })?;
+            let text = std::fs::read_to_string(path).map_err(|source| CliError::Io {
+                path: path.clone(),
+                source,
+            })?;
             (text, path.display().to_string())
         };
-        return Ok(vec![Some(grade_engine::judgment::parse_judgment(&text, &origin, pack)?)]);
+        return Ok(vec![Some(grade_engine::judgment::parse_judgment(
+            &text, &origin, pack,
+        )?)]);
     }
     if let Some(cmd) = &cli.judge_cmd {
         let timeout = std::time::Duration::from_secs(cli.judge_timeout);
@@ -344,7 +399,11 @@ fn judgments(cli: &Cli, pack: &CompiledPack, sessions: &[Session]) -> Result<Vec
     Ok(vec![None; sessions.len()])
 }
 
-fn print_prompts(pack: &CompiledPack, sessions: &[Session], format: Format) -> Result<(), CliError> {
+fn print_prompts(
+    pack: &CompiledPack,
+    sessions: &[Session],
+    format: Format,
+) -> Result<(), CliError> {
     let judge = pack.judge.as_ref().ok_or_else(|| {
         CliError::Usage(format!("rubric `{}` has no judge prompt (only packs with judged dimensions, like `langfuse-v1`, do)", pack.id))
     })?;
@@ -355,7 +414,11 @@ fn print_prompts(pack: &CompiledPack, sessions: &[Session], format: Format) -> R
         let n = prompts.len();
         for (i, p) in prompts.into_iter().enumerate() {
             if format == Format::Human {
-                out.push_str(&format!("===== session `{}`, prompt {} of {n} =====\n", s.id, i + 1));
+                out.push_str(&format!(
+                    "===== session `{}`, prompt {} of {n} =====\n",
+                    s.id,
+                    i + 1
+                ));
                 out.push_str(&p);
                 if !p.ends_with('\n') {
                     out.push('\n');
@@ -367,7 +430,12 @@ fn print_prompts(pack: &CompiledPack, sessions: &[Session], format: Format) -> R
     }
     match format {
         Format::Human => {}
-        Format::Json => out = format!("{}\n", serde_json::to_string_pretty(&all).map_err(CliError::Json)?),
+        Format::Json => {
+            out = format!(
+                "{}\n",
+                serde_json::to_string_pretty(&all).map_err(CliError::Json)?
+            )
+        }
         Format::Jsonl => {
             for p in &all {
                 out.push_str(&serde_json::to_string(p).map_err(CliError::Json)?);
@@ -378,7 +446,12 @@ fn print_prompts(pack: &CompiledPack, sessions: &[Session], format: Format) -> R
     write_stdout(out.as_bytes())
 }
 
-fn render_results(out: &mut Vec<u8>, results: &[GradeResult], pack: &CompiledPack, cli: &Cli) -> Result<(), CliError> {
+fn render_results(
+    out: &mut Vec<u8>,
+    results: &[GradeResult],
+    pack: &CompiledPack,
+    cli: &Cli,
+) -> Result<(), CliError> {
     match cli.format {
         Format::Jsonl => {
             for r in results {
@@ -411,7 +484,10 @@ fn source_path(given: Option<&Path>) -> Result<PathBuf, CliError> {
     match given {
         Some(path) => {
             if !path.exists() {
-                return Err(CliError::Usage(format!("source `{}` does not exist", path.display())));
+                return Err(CliError::Usage(format!(
+                    "source `{}` does not exist",
+                    path.display()
+                )));
             }
             Ok(path.to_owned())
         }
@@ -431,10 +507,14 @@ fn source_path(given: Option<&Path>) -> Result<PathBuf, CliError> {
 fn list_grades(cli: &Cli) -> Result<(), CliError> {
     if cli.rubric.is_some() || !cli.sessions.is_empty() || cli.all {
         return Err(CliError::Usage(
-            "`--list` shows recorded grades; it takes only `--session`, `--grades` and `--format`".to_owned(),
+            "`--list` shows recorded grades; it takes only `--session`, `--grades` and `--format`"
+                .to_owned(),
         ));
     }
-    let path = cli.grades.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_GRADES));
+    let path = cli
+        .grades
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_GRADES));
     let mut recorded = grades::read(&path)?;
     if let Some(id) = &cli.session {
         recorded.retain(|g| g.get("sessionId").and_then(|v| v.as_str()) == Some(id.as_str()));

@@ -54,14 +54,21 @@ pub fn run(args: &RubricTestArgs, search_path: &[PathBuf]) -> Result<(), CliErro
                     "`--update` rewrites a pack's files, and `{id}` is built into the binary; run it on the pack's folder (`rubrics/{id}`)"
                 )));
             }
-            let dir = std::env::temp_dir().join(format!("grade-rubric-test-{}-{id}", std::process::id()));
+            let dir =
+                std::env::temp_dir().join(format!("grade-rubric-test-{}-{id}", std::process::id()));
             let unpacked = Unpacked(dir.clone());
             for (name, text) in grade_engine::builtin_pack_tests(id) {
                 let path = dir.join("tests").join(name);
                 if let Some(parent) = path.parent() {
-                    std::fs::create_dir_all(parent).map_err(|source| CliError::Io { path: parent.to_owned(), source })?;
+                    std::fs::create_dir_all(parent).map_err(|source| CliError::Io {
+                        path: parent.to_owned(),
+                        source,
+                    })?;
                 }
-                std::fs::write(&path, text).map_err(|source| CliError::Io { path: path.clone(), source })?;
+                std::fs::write(&path, text).map_err(|source| CliError::Io {
+                    path: path.clone(),
+                    source,
+                })?;
             }
             (dir.join("tests"), Some(unpacked))
         }
@@ -80,7 +87,10 @@ pub fn run(args: &RubricTestArgs, search_path: &[PathBuf]) -> Result<(), CliErro
     let mut coverage = Coverage::new(&pack);
     for fixture in &fixtures {
         let sessions = grade_engine::read_sessions(&fixture.source, &SessionFilter::All)?;
-        let options = GradeOptions { now: 0, explain: true };
+        let options = GradeOptions {
+            now: 0,
+            explain: true,
+        };
         let judgments = read_judgments(&fixture.judgments, &pack)?;
         let mut actual = Vec::new();
         for session in &sessions {
@@ -125,7 +135,11 @@ pub fn run(args: &RubricTestArgs, search_path: &[PathBuf]) -> Result<(), CliErro
             match by_id.remove(&result.session_id) {
                 None => {
                     failed += 1;
-                    let _ = writeln!(out, "FAIL {} session `{}`: not in the expectation\n", fixture.name, result.session_id);
+                    let _ = writeln!(
+                        out,
+                        "FAIL {} session `{}`: not in the expectation\n",
+                        fixture.name, result.session_id
+                    );
                 }
                 Some(want) => {
                     let diff = diff_results(want, &got);
@@ -133,7 +147,8 @@ pub fn run(args: &RubricTestArgs, search_path: &[PathBuf]) -> Result<(), CliErro
                         passed += 1;
                     } else {
                         failed += 1;
-                        let _ = writeln!(out, "FAIL {} session `{}`", fixture.name, result.session_id);
+                        let _ =
+                            writeln!(out, "FAIL {} session `{}`", fixture.name, result.session_id);
                         out.push_str(&diff);
                         out.push('\n');
                     }
@@ -142,7 +157,11 @@ pub fn run(args: &RubricTestArgs, search_path: &[PathBuf]) -> Result<(), CliErro
         }
         for missing in by_id.keys() {
             failed += 1;
-            let _ = writeln!(out, "FAIL {} session `{missing}`: expected, but the fixture has no such session\n", fixture.name);
+            let _ = writeln!(
+                out,
+                "FAIL {} session `{missing}`: expected, but the fixture has no such session\n",
+                fixture.name
+            );
         }
     }
 
@@ -151,13 +170,22 @@ pub fn run(args: &RubricTestArgs, search_path: &[PathBuf]) -> Result<(), CliErro
     }
     let percent = coverage.percent();
     if args.update {
-        let _ = writeln!(out, "updated the expectations of {updated} session{} in {} fixture{}", plural_s(updated), fixtures.len(), plural_s(fixtures.len()));
+        let _ = writeln!(
+            out,
+            "updated the expectations of {updated} session{} in {} fixture{}",
+            plural_s(updated),
+            fixtures.len(),
+            plural_s(fixtures.len())
+        );
     } else {
         let _ = writeln!(out, "{passed} passed, {failed} failed");
     }
     write_stdout(out.as_bytes())?;
     if failed > 0 {
-        return Err(CliError::CheckFailed(format!("{failed} pack test{} failed", plural_s(failed))));
+        return Err(CliError::CheckFailed(format!(
+            "{failed} pack test{} failed",
+            plural_s(failed)
+        )));
     }
     if let Some(min) = args.min_coverage {
         if percent < min {
@@ -172,20 +200,31 @@ pub fn run(args: &RubricTestArgs, search_path: &[PathBuf]) -> Result<(), CliErro
     Ok(())
 }
 
-fn read_judgments(path: &Path, pack: &CompiledPack) -> Result<BTreeMap<String, Judgment>, CliError> {
+fn read_judgments(
+    path: &Path,
+    pack: &CompiledPack,
+) -> Result<BTreeMap<String, Judgment>, CliError> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
-        Err(source) => return Err(CliError::Io { path: path.to_owned(), source }),
+        Err(source) => {
+            return Err(CliError::Io {
+                path: path.to_owned(),
+                source,
+            })
+        }
     };
     let shown = path.display().to_string();
     let Ok(Value::Object(map)) = serde_json::from_str::<Value>(&text) else {
-        return Err(CliError::Usage(format!("{shown}: judgments are a JSON object mapping session ids to judgments")));
+        return Err(CliError::Usage(format!(
+            "{shown}: judgments are a JSON object mapping session ids to judgments"
+        )));
     };
     map.into_iter()
         .map(|(session, judgment)| {
             let origin = format!("{shown} (session `{session}`)");
-            let parsed = grade_engine::judgment::parse_judgment(&judgment.to_string(), &origin, pack)?;
+            let parsed =
+                grade_engine::judgment::parse_judgment(&judgment.to_string(), &origin, pack)?;
             Ok((session, parsed))
         })
         .collect()
@@ -206,15 +245,23 @@ fn discover(dir: &Path) -> Result<Vec<Fixture>, CliError> {
     }
     let mut stack = vec![dir.to_owned()];
     while let Some(folder) = stack.pop() {
-        let listing = std::fs::read_dir(&folder).map_err(|source| CliError::Io { path: folder.clone(), source })?;
+        let listing = std::fs::read_dir(&folder).map_err(|source| CliError::Io {
+            path: folder.clone(),
+            source,
+        })?;
         for entry in listing {
-            let entry = entry.map_err(|source| CliError::Io { path: folder.clone(), source })?;
+            let entry = entry.map_err(|source| CliError::Io {
+                path: folder.clone(),
+                source,
+            })?;
             let path = entry.path();
             if path.is_dir() {
                 stack.push(path);
                 continue;
             }
-            let Some(name) = path.file_name().and_then(|n| n.to_str()) else { continue };
+            let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+                continue;
+            };
             if name.ends_with(EXPECTED_SUFFIX)
                 || name.ends_with(JUDGMENTS_SUFFIX)
                 || name.ends_with(".md")
@@ -226,8 +273,17 @@ fn discover(dir: &Path) -> Result<Vec<Fixture>, CliError> {
             let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
             let expected = path.with_file_name(format!("{stem}{EXPECTED_SUFFIX}"));
             let judgments = path.with_file_name(format!("{stem}{JUDGMENTS_SUFFIX}"));
-            let shown = path.strip_prefix(dir.parent().unwrap_or(dir)).unwrap_or(&path).display().to_string();
-            fixtures.push(Fixture { name: shown, source: path, expected, judgments });
+            let shown = path
+                .strip_prefix(dir.parent().unwrap_or(dir))
+                .unwrap_or(&path)
+                .display()
+                .to_string();
+            fixtures.push(Fixture {
+                name: shown,
+                source: path,
+                expected,
+                judgments,
+            });
         }
     }
     fixtures.sort_by(|a, b| a.name.cmp(&b.name));
@@ -267,11 +323,15 @@ pub fn write_expected(path: &Path, results: &[GradeResult]) -> Result<(), CliErr
         text.push_str(&serde_json::to_string(&expectation(r)).map_err(CliError::Json)?);
         text.push('\n');
     }
-    std::fs::write(path, text).map_err(|source| CliError::Io { path: path.to_owned(), source })
+    std::fs::write(path, text).map_err(|source| CliError::Io {
+        path: path.to_owned(),
+        source,
+    })
 }
 
 fn read_expected(path: &Path) -> Result<Option<Vec<Value>>, CliError> {
-    Ok(crate::grades::read_json_lines(path)?.map(|lines| lines.into_iter().map(|(_, v)| v).collect()))
+    Ok(crate::grades::read_json_lines(path)?
+        .map(|lines| lines.into_iter().map(|(_, v)| v).collect()))
 }
 
 fn same(a: &Value, b: &Value) -> bool {
@@ -295,7 +355,10 @@ fn diff_results(want: &Value, got: &Value) -> String {
     let got_dims = got["dimensions"].as_object().unwrap_or(&empty);
     for (id, w) in want_dims {
         let Some(g) = got_dims.get(id) else {
-            let _ = writeln!(out, "  dimension `{id}`: expected, but the pack has no such dimension");
+            let _ = writeln!(
+                out,
+                "  dimension `{id}`: expected, but the pack has no such dimension"
+            );
             continue;
         };
         for key in ["score", "max"] {
@@ -303,7 +366,12 @@ fn diff_results(want: &Value, got: &Value) -> String {
                 let _ = writeln!(out, "  {id}.{key}: expected {}, got {}", w[key], g[key]);
             }
         }
-        diff_list(&mut out, &format!("{id}.evidence"), &w["evidence"], &g["evidence"]);
+        diff_list(
+            &mut out,
+            &format!("{id}.evidence"),
+            &w["evidence"],
+            &g["evidence"],
+        );
     }
     for id in got_dims.keys().filter(|id| !want_dims.contains_key(*id)) {
         let _ = writeln!(out, "  dimension `{id}`: not in the expectation");
@@ -316,7 +384,11 @@ fn diff_results(want: &Value, got: &Value) -> String {
 fn diff_list(out: &mut String, label: &str, want: &Value, got: &Value) {
     let texts = |v: &Value| -> Vec<String> {
         v.as_array()
-            .map(|a| a.iter().map(|x| x.as_str().map_or_else(|| x.to_string(), str::to_owned)).collect())
+            .map(|a| {
+                a.iter()
+                    .map(|x| x.as_str().map_or_else(|| x.to_string(), str::to_owned))
+                    .collect()
+            })
             .unwrap_or_default()
     };
     let (a, b) = (texts(want), texts(got));
@@ -328,7 +400,11 @@ fn diff_list(out: &mut String, label: &str, want: &Value, got: &Value) {
     let mut lcs = vec![vec![0usize; m + 1]; n + 1];
     for i in (0..n).rev() {
         for j in (0..m).rev() {
-            lcs[i][j] = if a[i] == b[j] { lcs[i + 1][j + 1] + 1 } else { lcs[i + 1][j].max(lcs[i][j + 1]) };
+            lcs[i][j] = if a[i] == b[j] {
+                lcs[i + 1][j + 1] + 1
+            } else {
+                lcs[i + 1][j].max(lcs[i][j + 1])
+            };
         }
     }
     let (mut i, mut j) = (0, 0);
@@ -360,14 +436,22 @@ impl Coverage {
             .iter()
             .flat_map(|d| d.rules.iter().map(|r| (d.id.clone(), r.id.clone())))
             .collect();
-        Coverage { rules, counts: BTreeMap::new() }
+        Coverage {
+            rules,
+            counts: BTreeMap::new(),
+        }
     }
 
     fn record(&mut self, result: &GradeResult) {
-        let Some(explain) = &result.explain else { return };
+        let Some(explain) = &result.explain else {
+            return;
+        };
         for (dimension, traces) in explain {
             for t in traces {
-                let c = self.counts.entry((dimension.clone(), t.rule.clone())).or_default();
+                let c = self
+                    .counts
+                    .entry((dimension.clone(), t.rule.clone()))
+                    .or_default();
                 if t.points.0 > 0.0 {
                     c[0] += 1;
                 }
@@ -405,13 +489,26 @@ impl Coverage {
     }
 
     fn table(&self) -> String {
-        let width = self.rules.iter().map(|(d, r)| d.len() + r.len() + 1).max().unwrap_or(4).max(4);
-        let mut out = format!("{:<width$}  {:>7}  {:>8}  {:>7}  {:>5}\n", "RULE", "AWARDED", "DEDUCTED", "FLAGGED", "FIRED");
+        let width = self
+            .rules
+            .iter()
+            .map(|(d, r)| d.len() + r.len() + 1)
+            .max()
+            .unwrap_or(4)
+            .max(4);
+        let mut out = format!(
+            "{:<width$}  {:>7}  {:>8}  {:>7}  {:>5}\n",
+            "RULE", "AWARDED", "DEDUCTED", "FLAGGED", "FIRED"
+        );
         for key in &self.rules {
             let c = self.counts.get(key).copied().unwrap_or_default();
             let name = format!("{}/{}", key.0, key.1);
             let mark = if c[3] == 0 { "  never" } else { "" };
-            let _ = writeln!(out, "{name:<width$}  {:>7}  {:>8}  {:>7}  {:>5}{mark}", c[0], c[1], c[2], c[3]);
+            let _ = writeln!(
+                out,
+                "{name:<width$}  {:>7}  {:>8}  {:>7}  {:>5}{mark}",
+                c[0], c[1], c[2], c[3]
+            );
         }
         let fired = self.rules.iter().filter(|k| self.fired(k) > 0).count();
         let _ = writeln!(

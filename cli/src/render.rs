@@ -13,7 +13,9 @@ pub fn use_color(choice: ColorChoice) -> bool {
     match choice {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
-        ColorChoice::Auto => std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal(),
+        ColorChoice::Auto => {
+            std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal()
+        }
     }
 }
 
@@ -56,7 +58,11 @@ fn signed(points: Score) -> String {
 pub fn report(r: &GradeResult, pack: &CompiledPack, color: bool) -> String {
     let p = Paint(color);
     let mut out = String::new();
-    let letter = r.grade.as_deref().map(|g| format!(" · grade {g}")).unwrap_or_default();
+    let letter = r
+        .grade
+        .as_deref()
+        .map(|g| format!(" · grade {g}"))
+        .unwrap_or_default();
     let _ = writeln!(
         out,
         "{}  {}/{} ({}%){letter}",
@@ -99,9 +105,21 @@ pub fn report(r: &GradeResult, pack: &CompiledPack, color: bool) -> String {
             let _ = write!(extra, "  {label}");
         }
         if let Some(weight) = dim.weight {
-            let _ = write!(extra, "  {}", p.dim(&format!("× weight {}", grade_engine::entry::js_number(weight))));
+            let _ = write!(
+                extra,
+                "  {}",
+                p.dim(&format!(
+                    "× weight {}",
+                    grade_engine::entry::js_number(weight)
+                ))
+            );
         }
-        let _ = writeln!(out, "\n  {:<width$}  {score}{extra}", p.bold(name), width = width + if color { 8 } else { 0 });
+        let _ = writeln!(
+            out,
+            "\n  {:<width$}  {score}{extra}",
+            p.bold(name),
+            width = width + if color { 8 } else { 0 }
+        );
         for e in &dim.evidence {
             let _ = writeln!(out, "    • {e}");
         }
@@ -110,7 +128,10 @@ pub fn report(r: &GradeResult, pack: &CompiledPack, color: bool) -> String {
         }
         if let Some(traces) = r.explain.as_ref().and_then(|x| x.get(id)) {
             // Rules that neither scored nor said anything would only hide the ones that did.
-            for t in traces.iter().filter(|t| t.points.0 != 0.0 || !t.evidence.is_empty() || !t.flags.is_empty()) {
+            for t in traces
+                .iter()
+                .filter(|t| t.points.0 != 0.0 || !t.evidence.is_empty() || !t.flags.is_empty())
+            {
                 let places = t
                     .entries
                     .iter()
@@ -118,7 +139,12 @@ pub fn report(r: &GradeResult, pack: &CompiledPack, color: bool) -> String {
                     .map(|e| format!("#{} {} {}", e.position, e.operation, e.timestamp))
                     .collect::<Vec<_>>();
                 let more = t.entries.len().saturating_sub(places.len());
-                let mut line = format!("    {} {:<28} {:>4}", p.dim("rule"), t.rule, signed(t.points));
+                let mut line = format!(
+                    "    {} {:<28} {:>4}",
+                    p.dim("rule"),
+                    t.rule,
+                    signed(t.points)
+                );
                 if !places.is_empty() {
                     let _ = write!(line, "  {}", p.dim(&places.join(", ")));
                     if more > 0 {
@@ -150,8 +176,14 @@ pub fn grade_table(grades: &[Value]) -> String {
         .iter()
         .map(|g| {
             let text = |k: &str| g.get(k).map(value_text).unwrap_or_default();
-            let percent = match (g.get("totalScore").and_then(Value::as_f64), g.get("maxScore").and_then(Value::as_f64)) {
-                (Some(t), Some(m)) if m > 0.0 => format!("{}%", grade_engine::entry::js_number(grade_engine::result::percent_of(t, m))),
+            let percent = match (
+                g.get("totalScore").and_then(Value::as_f64),
+                g.get("maxScore").and_then(Value::as_f64),
+            ) {
+                (Some(t), Some(m)) if m > 0.0 => format!(
+                    "{}%",
+                    grade_engine::entry::js_number(grade_engine::result::percent_of(t, m))
+                ),
                 _ => String::new(),
             };
             let flags = g.get("flags").and_then(Value::as_array).map_or(0, Vec::len);

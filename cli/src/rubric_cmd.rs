@@ -30,10 +30,19 @@ pub fn run(cmd: &RubricCommand, search_path: &[PathBuf]) -> Result<(), CliError>
         RubricCommand::JudgmentSchema(args) => {
             let pack = grade_engine::load_pack(&args.pack, search_path)?;
             if pack.judge.is_none() {
-                return Err(CliError::Usage(format!("rubric `{}` has no judged dimensions, so it takes no judgment", pack.id)));
+                return Err(CliError::Usage(format!(
+                    "rubric `{}` has no judged dimensions, so it takes no judgment",
+                    pack.id
+                )));
             }
             let schema = grade_engine::judgment::judgment_schema(&pack);
-            write_stdout(format!("{}\n", serde_json::to_string_pretty(&schema).map_err(CliError::Json)?).as_bytes())
+            write_stdout(
+                format!(
+                    "{}\n",
+                    serde_json::to_string_pretty(&schema).map_err(CliError::Json)?
+                )
+                .as_bytes(),
+            )
         }
     }
 }
@@ -49,7 +58,10 @@ fn print_json_list<T: serde::Serialize>(items: &[T], format: Format) -> Result<(
             }
         }
         Format::Human | Format::Json => {
-            out = format!("{}\n", serde_json::to_string_pretty(items).map_err(CliError::Json)?);
+            out = format!(
+                "{}\n",
+                serde_json::to_string_pretty(items).map_err(CliError::Json)?
+            );
         }
     }
     write_stdout(out.as_bytes())
@@ -66,7 +78,10 @@ fn list(search_path: &[PathBuf], format: Format) -> Result<(), CliError> {
     let mut packs = Vec::new();
     for dir in search_path {
         let Ok(listing) = std::fs::read_dir(dir) else {
-            return Err(CliError::Usage(format!("rubric path `{}` is not a readable folder", dir.display())));
+            return Err(CliError::Usage(format!(
+                "rubric path `{}` is not a readable folder",
+                dir.display()
+            )));
         };
         let mut found: Vec<PathBuf> = listing
             .filter_map(Result::ok)
@@ -75,7 +90,9 @@ fn list(search_path: &[PathBuf], format: Format) -> Result<(), CliError> {
             .collect();
         found.sort();
         for path in found {
-            packs.push(grade_engine::compile_pack(&grade_engine::PackFiles::read_folder(&path)?));
+            packs.push(grade_engine::compile_pack(
+                &grade_engine::PackFiles::read_folder(&path)?,
+            ));
         }
     }
     for id in grade_engine::builtin_pack_ids() {
@@ -102,7 +119,12 @@ fn list(search_path: &[PathBuf], format: Format) -> Result<(), CliError> {
             let mut out = String::new();
             for r in &rows {
                 if let Some(n) = r.get("invalid") {
-                    let _ = writeln!(out, "{:<16} invalid ({n} problems; run `grade rubric validate`)  {}", "?", r["origin"].as_str().unwrap_or(""));
+                    let _ = writeln!(
+                        out,
+                        "{:<16} invalid ({n} problems; run `grade rubric validate`)  {}",
+                        "?",
+                        r["origin"].as_str().unwrap_or("")
+                    );
                 } else {
                     let _ = writeln!(
                         out,
@@ -117,7 +139,10 @@ fn list(search_path: &[PathBuf], format: Format) -> Result<(), CliError> {
             }
             out
         }
-        Format::Json | Format::Jsonl => format!("{}\n", serde_json::to_string_pretty(&rows).map_err(CliError::Json)?),
+        Format::Json | Format::Jsonl => format!(
+            "{}\n",
+            serde_json::to_string_pretty(&rows).map_err(CliError::Json)?
+        ),
     };
     write_stdout(out.as_bytes())
 }
@@ -133,20 +158,40 @@ fn show(pack: &CompiledPack, format: Format) -> Result<(), CliError> {
             let _ = writeln!(out, "digest {}", pack.digest);
             let _ = writeln!(out, "max score {}", js_number(pack.max_score()));
             if let Some((id, description)) = &pack.aggregate {
-                let _ = writeln!(out, "total `{id}`: {description} (Σ weight × normalised score)");
+                let _ = writeln!(
+                    out,
+                    "total `{id}`: {description} (Σ weight × normalised score)"
+                );
             }
             if !pack.bands.is_empty() {
-                let bands: Vec<String> = pack.bands.iter().map(|b| format!("{} ≥ {}%", b.grade, b.min_percent)).collect();
+                let bands: Vec<String> = pack
+                    .bands
+                    .iter()
+                    .map(|b| format!("{} ≥ {}%", b.grade, b.min_percent))
+                    .collect();
                 let _ = writeln!(out, "bands {}", bands.join(", "));
             }
             for d in &pack.dimensions {
-                let weight = d.weight.map(|w| format!(", weight {}", js_number(w))).unwrap_or_default();
+                let weight = d
+                    .weight
+                    .map(|w| format!(", weight {}", js_number(w)))
+                    .unwrap_or_default();
                 let scale = match &d.kind {
-                    DimensionKind::Points => format!("{} points, starts at {}", js_number(d.max), js_number(d.start)),
-                    DimensionKind::Numeric { min } => format!("judged, numeric {}–{}", js_number(*min), js_number(d.max)),
+                    DimensionKind::Points => format!(
+                        "{} points, starts at {}",
+                        js_number(d.max),
+                        js_number(d.start)
+                    ),
+                    DimensionKind::Numeric { min } => {
+                        format!("judged, numeric {}–{}", js_number(*min), js_number(d.max))
+                    }
                     DimensionKind::Categorical { categories } => format!(
                         "judged, categorical: {}",
-                        categories.iter().map(|(l, v)| format!("{l} {}", js_number(*v))).collect::<Vec<_>>().join(", ")
+                        categories
+                            .iter()
+                            .map(|(l, v)| format!("{l} {}", js_number(*v)))
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     ),
                 };
                 let _ = writeln!(out, "\n{} ({}) — {scale}{weight}", d.name, d.id);
@@ -172,7 +217,10 @@ fn show(pack: &CompiledPack, format: Format) -> Result<(), CliError> {
                 "id": pack.id, "version": pack.version, "name": pack.name, "description": pack.description,
                 "digest": pack.digest, "maxScore": pack.max_score(), "dimensions": dims,
             });
-            format!("{}\n", serde_json::to_string_pretty(&body).map_err(CliError::Json)?)
+            format!(
+                "{}\n",
+                serde_json::to_string_pretty(&body).map_err(CliError::Json)?
+            )
         }
     };
     write_stdout(out.as_bytes())
@@ -185,7 +233,11 @@ fn plural(n: usize, word: &str) -> String {
 fn validate(spec: &str, search_path: &[PathBuf], format: Format) -> Result<(), CliError> {
     let files = grade_engine::locate_pack(spec, search_path)?;
     let validation = grade_engine::validate_pack(&files);
-    let errors = validation.problems.iter().filter(|p| p.severity == Severity::Error).count();
+    let errors = validation
+        .problems
+        .iter()
+        .filter(|p| p.severity == Severity::Error)
+        .count();
     let warnings = validation.problems.len() - errors;
     let out = match format {
         Format::Human => {
@@ -197,7 +249,12 @@ fn validate(spec: &str, search_path: &[PathBuf], format: Format) -> Result<(), C
                 Some(pack) => format!("{} {} is valid", pack.id, pack.version),
                 None => format!("{spec} is invalid"),
             };
-            let _ = writeln!(out, "{verdict}: {}, {}", plural(errors, "error"), plural(warnings, "warning"));
+            let _ = writeln!(
+                out,
+                "{verdict}: {}, {}",
+                plural(errors, "error"),
+                plural(warnings, "warning")
+            );
             out
         }
         Format::Json | Format::Jsonl => format!(
@@ -215,7 +272,10 @@ fn validate(spec: &str, search_path: &[PathBuf], format: Format) -> Result<(), C
     if validation.pack.is_some() {
         Ok(())
     } else {
-        Err(CliError::CheckFailed(format!("rubric pack `{spec}` is invalid ({})", plural(errors, "error"))))
+        Err(CliError::CheckFailed(format!(
+            "rubric pack `{spec}` is invalid ({})",
+            plural(errors, "error")
+        )))
     }
 }
 
@@ -239,9 +299,16 @@ pub fn describe_problem(p: &Problem, files: &PackFiles) -> String {
     } else {
         let _ = writeln!(out, "  --> {place} (at `{}`)", p.path);
     }
-    let text = files.files.iter().find(|(name, _)| files.display_path(name) == p.file).map(|(_, t)| t);
+    let text = files
+        .files
+        .iter()
+        .find(|(name, _)| files.display_path(name) == p.file)
+        .map(|(_, t)| t);
     if let (Some(text), Some(line), Some(column)) = (text, p.line, p.column) {
-        if let Some(snippet) = grade_engine::pack::locate::snippet(text, grade_engine::pack::locate::Place { line, column }) {
+        if let Some(snippet) = grade_engine::pack::locate::snippet(
+            text,
+            grade_engine::pack::locate::Place { line, column },
+        ) {
             for l in snippet.lines() {
                 let _ = writeln!(out, "   {l}");
             }

@@ -98,16 +98,26 @@ Work on it with:
 
 pub fn run(args: &RubricNewArgs, search_path: &[PathBuf]) -> Result<(), CliError> {
     let name = args.name.as_str();
-    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
         return Err(CliError::Usage(format!(
             "pack name `{name}` must be letters, digits, `-` or `_` (it becomes the folder and the id)"
         )));
     }
     let dir = args.dir.join(name);
     if dir.exists() {
-        return Err(CliError::Usage(format!("`{}` already exists; pick another name or `--dir`", dir.display())));
+        return Err(CliError::Usage(format!(
+            "`{}` already exists; pick another name or `--dir`",
+            dir.display()
+        )));
     }
-    let io = |path: &Path, source| CliError::Io { path: path.to_owned(), source };
+    let io = |path: &Path, source| CliError::Io {
+        path: path.to_owned(),
+        source,
+    };
     std::fs::create_dir_all(dir.join("tests")).map_err(|e| io(&dir, e))?;
     let write = |rel: &str, text: &str| -> Result<(), CliError> {
         let path = dir.join(rel);
@@ -126,7 +136,11 @@ pub fn run(args: &RubricNewArgs, search_path: &[PathBuf]) -> Result<(), CliError
         Some(from) => {
             let files = grade_engine::locate_pack(from, search_path)?;
             for (file, text) in &files.files {
-                let text = if file == "rubric.yaml" { retitle(text, name) } else { text.clone() };
+                let text = if file == "rubric.yaml" {
+                    retitle(text, name)
+                } else {
+                    text.clone()
+                };
                 write(file, &text)?;
             }
             match &files.origin {
@@ -139,7 +153,12 @@ pub fn run(args: &RubricNewArgs, search_path: &[PathBuf]) -> Result<(), CliError
                 }
                 PackOrigin::Folder(src) => copy_fixtures(&src.join("tests"), &dir.join("tests"))?,
             }
-            if !dir.join("tests").read_dir().map_err(|e| io(&dir, e))?.any(|_| true) {
+            if !dir
+                .join("tests")
+                .read_dir()
+                .map_err(|e| io(&dir, e))?
+                .any(|_| true)
+            {
                 write("tests/basic.jsonl", TEMPLATE_FIXTURE)?;
             }
         }
@@ -154,17 +173,34 @@ pub fn run(args: &RubricNewArgs, search_path: &[PathBuf]) -> Result<(), CliError
         .map_err(|e| io(&tests, e))?
         .filter_map(Result::ok)
         .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "jsonl") && !p.to_string_lossy().ends_with(".expected.jsonl"))
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == "jsonl")
+                && !p.to_string_lossy().ends_with(".expected.jsonl")
+        })
         .collect();
     fixtures.sort();
     for fixture in fixtures {
         let sessions = grade_engine::read_sessions(&fixture, &SessionFilter::All)?;
         let results = sessions
             .iter()
-            .map(|s| pack.grade(s, &GradeOptions { now: 0, explain: false }))
+            .map(|s| {
+                pack.grade(
+                    s,
+                    &GradeOptions {
+                        now: 0,
+                        explain: false,
+                    },
+                )
+            })
             .collect::<Result<Vec<_>, _>>()?;
-        let stem = fixture.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        crate::pack_tests::write_expected(&fixture.with_file_name(format!("{stem}.expected.jsonl")), &results)?;
+        let stem = fixture
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        crate::pack_tests::write_expected(
+            &fixture.with_file_name(format!("{stem}.expected.jsonl")),
+            &results,
+        )?;
     }
     let shown = dir.display();
     write_stdout(
@@ -203,8 +239,14 @@ fn copy_fixtures(from: &Path, to: &Path) -> Result<(), CliError> {
         if path.is_dir() {
             copy_fixtures(&path, &to.join(&name))?;
         } else if !name.to_string_lossy().ends_with(".expected.jsonl") {
-            std::fs::create_dir_all(to).map_err(|source| CliError::Io { path: to.to_owned(), source })?;
-            std::fs::copy(&path, to.join(&name)).map_err(|source| CliError::Io { path: path.clone(), source })?;
+            std::fs::create_dir_all(to).map_err(|source| CliError::Io {
+                path: to.to_owned(),
+                source,
+            })?;
+            std::fs::copy(&path, to.join(&name)).map_err(|source| CliError::Io {
+                path: path.clone(),
+                source,
+            })?;
         }
     }
     Ok(())

@@ -14,7 +14,9 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use grade_bench::{generate, GenConfig};
-use grade_engine::{compile_pack, CompiledPack, GradeOptions, PackFiles, PackOrigin, Session, SessionFilter};
+use grade_engine::{
+    compile_pack, CompiledPack, GradeOptions, PackFiles, PackOrigin, Session, SessionFilter,
+};
 
 const SESSIONS: usize = 1_000;
 const ENTRIES: usize = 20_000;
@@ -37,7 +39,8 @@ fn data() -> Data {
     let db = dir.path().join("tasks.db");
     traffic.write_jsonl(&jsonl).expect("JSONL written");
     traffic.write_cleo_db(&db).expect("tasks.db written");
-    let sessions = grade_engine::read_sessions(&jsonl, &SessionFilter::All).expect("generated log reads");
+    let sessions =
+        grade_engine::read_sessions(&jsonl, &SessionFilter::All).expect("generated log reads");
     Data {
         _dir: dir,
         jsonl,
@@ -47,7 +50,10 @@ fn data() -> Data {
 }
 
 fn options() -> GradeOptions {
-    GradeOptions { now: 0, explain: false }
+    GradeOptions {
+        now: 0,
+        explain: false,
+    }
 }
 
 fn grade_all(pack: &CompiledPack, sessions: &[Session]) -> usize {
@@ -63,18 +69,28 @@ fn read(c: &mut Criterion) {
     let mut g = c.benchmark_group("read");
     g.throughput(Throughput::Elements(ENTRIES as u64));
     g.bench_function("jsonl", |b| {
-        b.iter(|| grade_engine::read_sessions(black_box(&d.jsonl), &SessionFilter::All).unwrap().len())
+        b.iter(|| {
+            grade_engine::read_sessions(black_box(&d.jsonl), &SessionFilter::All)
+                .unwrap()
+                .len()
+        })
     });
     g.bench_function("cleo_db", |b| {
-        b.iter(|| grade_engine::read_sessions(black_box(&d.db), &SessionFilter::All).unwrap().len())
+        b.iter(|| {
+            grade_engine::read_sessions(black_box(&d.db), &SessionFilter::All)
+                .unwrap()
+                .len()
+        })
     });
     g.bench_function("jsonl_streamed_graded", |b| {
         let pack = grade_engine::load_pack("cleo-v1", &[]).unwrap();
         let options = options();
         b.iter(|| {
-            grade_engine::source::map_sessions(&d.jsonl, &SessionFilter::All, None, |s| pack.grade(&s, &options))
-                .unwrap()
-                .len()
+            grade_engine::source::map_sessions(&d.jsonl, &SessionFilter::All, None, |s| {
+                pack.grade(&s, &options)
+            })
+            .unwrap()
+            .len()
         })
     });
     g.finish();
@@ -83,11 +99,22 @@ fn read(c: &mut Criterion) {
 fn grade(c: &mut Criterion) {
     let d = data();
     let declarative = grade_engine::load_pack("cleo-v1", &[]).unwrap();
-    let scripted = grade_engine::load_pack(root().join("tests/packs/cleo-v1-scripted").to_str().unwrap(), &[]).unwrap();
+    let scripted = grade_engine::load_pack(
+        root()
+            .join("tests/packs/cleo-v1-scripted")
+            .to_str()
+            .unwrap(),
+        &[],
+    )
+    .unwrap();
     let mut g = c.benchmark_group("grade");
     g.throughput(Throughput::Elements(ENTRIES as u64));
-    g.bench_function("cleo-v1/declarative", |b| b.iter(|| grade_all(&declarative, black_box(&d.sessions))));
-    g.bench_function("cleo-v1/rhai", |b| b.iter(|| grade_all(&scripted, black_box(&d.sessions))));
+    g.bench_function("cleo-v1/declarative", |b| {
+        b.iter(|| grade_all(&declarative, black_box(&d.sessions)))
+    });
+    g.bench_function("cleo-v1/rhai", |b| {
+        b.iter(|| grade_all(&scripted, black_box(&d.sessions)))
+    });
     g.finish();
 }
 
@@ -96,7 +123,9 @@ fn single_rule_pack(rule_yaml: &str, script: Option<(&str, String)>) -> Compiled
     let text = std::fs::read_to_string(root().join("rubrics/cleo-v1/rubric.yaml")).unwrap();
     let head = &text[..text.find("\ndimensions:").unwrap()];
     let head = head.replacen("id: cleo-v1", "id: single-rule", 1);
-    let yaml = format!("{head}\ndimensions:\n  - id: only\n    max: 20\n    start: 20\n    rules:\n{rule_yaml}");
+    let yaml = format!(
+        "{head}\ndimensions:\n  - id: only\n    max: 20\n    start: 20\n    rules:\n{rule_yaml}"
+    );
     let mut files = BTreeMap::new();
     files.insert("rubric.yaml".to_owned(), yaml);
     if let Some((name, source)) = script {
@@ -144,17 +173,31 @@ fn rules(c: &mut Criterion) {
     g.throughput(Throughput::Elements(ENTRIES as u64));
     for (kind, yaml, script) in RULES {
         let declarative = single_rule_pack(yaml, None);
-        let source = std::fs::read_to_string(root().join("tests/packs/cleo-v1-scripted").join(script)).unwrap();
-        let rhai = single_rule_pack(&format!("      - id: r\n        doc: d\n        script: {script}\n"), Some((script, source)));
+        let source =
+            std::fs::read_to_string(root().join("tests/packs/cleo-v1-scripted").join(script))
+                .unwrap();
+        let rhai = single_rule_pack(
+            &format!("      - id: r\n        doc: d\n        script: {script}\n"),
+            Some((script, source)),
+        );
         // Both forms must agree before their costs are compared.
         let options = options();
         for s in d.sessions.iter().take(200) {
             let a = declarative.grade(s, &options).unwrap();
             let b = rhai.grade(s, &options).unwrap();
-            assert_eq!((a.total_score, &a.flags), (b.total_score, &b.flags), "{kind} differs on {}", s.id);
+            assert_eq!(
+                (a.total_score, &a.flags),
+                (b.total_score, &b.flags),
+                "{kind} differs on {}",
+                s.id
+            );
         }
-        g.bench_function(format!("{kind}/declarative"), |b| b.iter(|| grade_all(&declarative, black_box(&d.sessions))));
-        g.bench_function(format!("{kind}/rhai"), |b| b.iter(|| grade_all(&rhai, black_box(&d.sessions))));
+        g.bench_function(format!("{kind}/declarative"), |b| {
+            b.iter(|| grade_all(&declarative, black_box(&d.sessions)))
+        });
+        g.bench_function(format!("{kind}/rhai"), |b| {
+            b.iter(|| grade_all(&rhai, black_box(&d.sessions)))
+        });
     }
     g.finish();
 }

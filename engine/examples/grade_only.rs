@@ -17,9 +17,13 @@ fn main() {
         eprintln!("usage: grade_only LOG PACK [PACK...]");
         std::process::exit(2);
     };
-    let sessions = grade_engine::read_sessions(log.as_ref(), &SessionFilter::All).expect("the log reads");
+    let sessions =
+        grade_engine::read_sessions(log.as_ref(), &SessionFilter::All).expect("the log reads");
     let entries: usize = sessions.iter().map(|s| s.entries.len()).sum();
-    let options = GradeOptions { now: 0, explain: false };
+    let options = GradeOptions {
+        now: 0,
+        explain: false,
+    };
     let mut first: Option<Duration> = None;
     for spec in packs {
         let pack = grade_engine::load_pack(spec, &[]).expect("the pack compiles");
@@ -30,7 +34,12 @@ fn main() {
             let started = Instant::now();
             let flags: usize = copy
                 .into_par_iter()
-                .map(|s| pack.grade_owned(s, None, &options).expect("grades").flags.len())
+                .map(|s| {
+                    pack.grade_owned(s, None, &options)
+                        .expect("grades")
+                        .flags
+                        .len()
+                })
                 .sum();
             std::hint::black_box(flags);
             best = best.min(started.elapsed());

@@ -139,7 +139,13 @@ pub fn js_string(value: &Value) -> String {
         Value::String(s) => s.clone(),
         Value::Array(items) => items
             .iter()
-            .map(|v| if v.is_null() { String::new() } else { js_string(v) })
+            .map(|v| {
+                if v.is_null() {
+                    String::new()
+                } else {
+                    js_string(v)
+                }
+            })
             .collect::<Vec<_>>()
             .join(","),
         Value::Object(_) => "[object Object]".to_owned(),
@@ -165,9 +171,10 @@ pub fn js_number(f: f64) -> String {
 pub fn lowercase_first(message: &str) -> String {
     let mut chars = message.chars();
     match (chars.next(), chars.next()) {
-        (Some(first), Some(second)) if first.is_uppercase() && !second.is_uppercase() => {
-            first.to_lowercase().chain(message[first.len_utf8()..].chars()).collect()
-        }
+        (Some(first), Some(second)) if first.is_uppercase() && !second.is_uppercase() => first
+            .to_lowercase()
+            .chain(message[first.len_utf8()..].chars())
+            .collect(),
         _ => message.to_owned(),
     }
 }
@@ -216,6 +223,10 @@ mod tests {
         assert_eq!(round_half_up(82.5), 83.0);
         assert_eq!(round_half_up(87.5), 88.0);
         assert_eq!(round_half_up(7.4999), 7.0);
-        assert_eq!(format!("{:.0}", 82.5), "82", "the Rust behaviour this guards against");
+        assert_eq!(
+            format!("{:.0}", 82.5),
+            "82",
+            "the Rust behaviour this guards against"
+        );
     }
 }

@@ -10,12 +10,14 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 
 use crate::entry::{round_half_up, Entry, Session};
+use crate::judgment::Judgment;
 use crate::pack::field::Field;
 use crate::pack::raw::Normalize;
-use crate::pack::template::TemplateValues;
-use crate::judgment::Judgment;
 use crate::pack::raw::Scoring;
-use crate::pack::{Case, CompiledPack, Condition, Dimension, DimensionKind, Metric, Points, RuleKind, Selector};
+use crate::pack::template::TemplateValues;
+use crate::pack::{
+    Case, CompiledPack, Condition, Dimension, DimensionKind, Metric, Points, RuleKind, Selector,
+};
 use crate::result::{
     percent_of, DimensionScore, EntryRef, GradeResult, RubricRef, RuleTrace, Score,
 };
@@ -69,7 +71,11 @@ struct Facts<'s> {
 
 impl CompiledPack {
     /// Grades a session with a pack that has no judged dimensions.
-    pub fn grade(&self, session: &Session, options: &GradeOptions) -> Result<GradeResult, EvalError> {
+    pub fn grade(
+        &self,
+        session: &Session,
+        options: &GradeOptions,
+    ) -> Result<GradeResult, EvalError> {
         self.grade_with(session, None, options)
     }
 
@@ -84,7 +90,14 @@ impl CompiledPack {
         let facts = self.facts(&session.entries, options.explain);
         let mut script_data: Option<Arc<SessionData>> = None;
         let make = || Arc::new(self.script_data(session, &facts));
-        self.grade_facts(&session.id, &facts, judgment, &mut script_data, &make, options)
+        self.grade_facts(
+            &session.id,
+            &facts,
+            judgment,
+            &mut script_data,
+            &make,
+            options,
+        )
     }
 
     /// [`CompiledPack::grade_with`] for a session the caller no longer needs: a pack with
@@ -100,7 +113,12 @@ impl CompiledPack {
         }
         self.check_judgment(&session.id, judgment)?;
         let Session { id, entries } = session;
-        let Facts { hits, metrics, metric_witnesses, .. } = self.facts(&entries, options.explain);
+        let Facts {
+            hits,
+            metrics,
+            metric_witnesses,
+            ..
+        } = self.facts(&entries, options.explain);
         let data = Arc::new(SessionData {
             session_id: id,
             entries,
@@ -117,12 +135,26 @@ impl CompiledPack {
         };
         let mut script_data = Some(Arc::clone(&data));
         let ready = || Arc::clone(&data);
-        self.grade_facts(&data.session_id, &facts, judgment, &mut script_data, &ready, options)
+        self.grade_facts(
+            &data.session_id,
+            &facts,
+            judgment,
+            &mut script_data,
+            &ready,
+            options,
+        )
     }
 
     /// A pack with judged dimensions grades nothing without a judgment.
-    fn check_judgment(&self, session_id: &str, judgment: Option<&Judgment>) -> Result<(), EvalError> {
-        let judged: Vec<String> = self.judged_dimensions().map(|d| format!("`{}`", d.id)).collect();
+    fn check_judgment(
+        &self,
+        session_id: &str,
+        judgment: Option<&Judgment>,
+    ) -> Result<(), EvalError> {
+        let judged: Vec<String> = self
+            .judged_dimensions()
+            .map(|d| format!("`{}`", d.id))
+            .collect();
         if judgment.is_none() && !judged.is_empty() {
             return Err(EvalError::NoJudgment {
                 pack: self.id.clone(),
@@ -185,7 +217,9 @@ impl CompiledPack {
                 let scored = judged_score(dimension, judgment);
                 total += match self.scoring {
                     Scoring::Points => scored.score.0,
-                    Scoring::Weighted => scored.weight.unwrap_or(0.0) * scored.normalized.unwrap_or(0.0),
+                    Scoring::Weighted => {
+                        scored.weight.unwrap_or(0.0) * scored.normalized.unwrap_or(0.0)
+                    }
                 };
                 result.dimensions.insert(dimension.id.clone(), scored);
                 continue;
@@ -223,7 +257,11 @@ impl CompiledPack {
                             {
                                 let points = apply(case, &ctx, &mut evidence, &mut result.flags);
                                 score += points;
-                                if options.explain && (points != 0.0 || case.evidence.is_some() || case.flag.is_some()) {
+                                if options.explain
+                                    && (points != 0.0
+                                        || case.evidence.is_some()
+                                        || case.flag.is_some())
+                                {
                                     witnesses.push(at);
                                     witnesses.extend(found);
                                 }
@@ -238,14 +276,14 @@ impl CompiledPack {
                             session: session_id.to_owned(),
                             message: "the pack has no script host".to_owned(),
                         })?;
-                        let outcome = host.run(*index, data, score).map_err(|message| {
-                            EvalError::Script {
-                                pack: self.id.clone(),
-                                rule: rule.id.clone(),
-                                session: session_id.to_owned(),
-                                message,
-                            }
-                        })?;
+                        let outcome =
+                            host.run(*index, data, score)
+                                .map_err(|message| EvalError::Script {
+                                    pack: self.id.clone(),
+                                    rule: rule.id.clone(),
+                                    session: session_id.to_owned(),
+                                    message,
+                                })?;
                         score += outcome.points;
                         evidence.extend(outcome.evidence);
                         result.flags.extend(outcome.flags);
@@ -335,7 +373,10 @@ impl CompiledPack {
         match selector {
             Selector::Ref(id) => match known.get(*id) {
                 Some(&hit) => hit,
-                None => self.selectors.get(*id).is_some_and(|s| self.matches_known(s, e, known)),
+                None => self
+                    .selectors
+                    .get(*id)
+                    .is_some_and(|s| self.matches_known(s, e, known)),
             },
             Selector::All(items) => items.iter().all(|s| self.matches_known(s, e, known)),
             Selector::Any(items) => items.iter().any(|s| self.matches_known(s, e, known)),
@@ -358,13 +399,11 @@ impl CompiledPack {
             Selector::Truthy(field, want) => field.get(e).truthy() == *want,
             Selector::Blank(field, want) => field.get(e).blank() == *want,
             Selector::Present(field, want) => field.get(e).is_missing() != *want,
-            Selector::Contains(field, text) => {
-                field.get(e).as_str().is_some_and(|s| s.contains(text.as_str()))
-            }
-            Selector::Ref(id) => self
-                .selectors
-                .get(*id)
-                .is_some_and(|s| self.matches(s, e)),
+            Selector::Contains(field, text) => field
+                .get(e)
+                .as_str()
+                .is_some_and(|s| s.contains(text.as_str())),
+            Selector::Ref(id) => self.selectors.get(*id).is_some_and(|s| self.matches(s, e)),
             Selector::All(items) => items.iter().all(|s| self.matches(s, e)),
             Selector::Any(items) => items.iter().any(|s| self.matches(s, e)),
             Selector::Not(inner) => !self.matches(inner, e),
@@ -397,7 +436,11 @@ fn judged_score(dimension: &Dimension, judgment: &Judgment) -> DimensionScore {
         _ => None,
     };
     let span = dimension.cap - dimension.floor;
-    let normalized = if span > 0.0 { (score - dimension.floor) / span } else { 0.0 };
+    let normalized = if span > 0.0 {
+        (score - dimension.floor) / span
+    } else {
+        0.0
+    };
     DimensionScore {
         score: Score(score),
         max: Score(dimension.max),
@@ -489,7 +532,11 @@ struct Ctx<'a, 's> {
 }
 
 /// The first case whose condition holds; with `witnesses`, the entries behind it are added.
-fn first_case<'c>(cases: &'c [Case], ctx: &Ctx<'_, '_>, witnesses: Option<&mut Vec<u32>>) -> Option<&'c Case> {
+fn first_case<'c>(
+    cases: &'c [Case],
+    ctx: &Ctx<'_, '_>,
+    witnesses: Option<&mut Vec<u32>>,
+) -> Option<&'c Case> {
     let Some(witnesses) = witnesses else {
         return cases.iter().find(|case| holds(&case.when, ctx, None));
     };
@@ -592,14 +639,23 @@ fn holds(condition: &Condition, ctx: &Ctx<'_, '_>, mut witnesses: Option<&mut Ve
                 _ => false,
             }
         }
-        Condition::All(items) => items.iter().all(|c| holds(c, ctx, witnesses.as_deref_mut())),
-        Condition::Any(items) => items.iter().any(|c| holds(c, ctx, witnesses.as_deref_mut())),
+        Condition::All(items) => items
+            .iter()
+            .all(|c| holds(c, ctx, witnesses.as_deref_mut())),
+        Condition::Any(items) => items
+            .iter()
+            .any(|c| holds(c, ctx, witnesses.as_deref_mut())),
         Condition::Not(inner) => !holds(inner, ctx, None),
     }
 }
 
 /// Applies a case's outcome and returns its points.
-fn apply(case: &Case, ctx: &Ctx<'_, '_>, evidence: &mut Vec<String>, flags: &mut Vec<String>) -> f64 {
+fn apply(
+    case: &Case,
+    ctx: &Ctx<'_, '_>,
+    evidence: &mut Vec<String>,
+    flags: &mut Vec<String>,
+) -> f64 {
     if let Some(t) = &case.evidence {
         evidence.push(t.render(ctx));
     }
@@ -610,8 +666,9 @@ fn apply(case: &Case, ctx: &Ctx<'_, '_>, evidence: &mut Vec<String>, flags: &mut
         None => 0.0,
         Some(Points::Fixed(p)) => *p,
         // JavaScript's `Math.round`: half rounds up, on the exact binary value.
-        Some(Points::Scaled { metric, times }) => ctx.facts.metrics[*metric]
-            .map_or(0.0, |v| round_half_up(times * v)),
+        Some(Points::Scaled { metric, times }) => {
+            ctx.facts.metrics[*metric].map_or(0.0, |v| round_half_up(times * v))
+        }
     }
 }
 

@@ -41,7 +41,10 @@ pub enum JudgmentError {
     #[error("{origin}: a judgment is an object of dimensions, or an array of them (one per chunk), not {found}")]
     WrongShape { origin: String, found: &'static str },
     #[error("{origin}: the judgment is invalid: {}", problems.join("; "))]
-    Invalid { origin: String, problems: Vec<String> },
+    Invalid {
+        origin: String,
+        problems: Vec<String>,
+    },
 }
 
 /// The schema one judgment object (one chunk) must satisfy for this pack.
@@ -105,7 +108,11 @@ pub fn json_number(v: f64) -> Value {
 
 /// The first `n` characters of a text, on one line, to quote in an error.
 pub fn quote_start(text: &str, n: usize) -> String {
-    let flat: String = text.trim().chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    let flat: String = text
+        .trim()
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
     if flat.chars().count() > n {
         format!("{}…", flat.chars().take(n).collect::<String>())
     } else {
@@ -131,7 +138,11 @@ pub fn extract_json(reply: &str) -> &str {
 }
 
 /// Parses, checks and aggregates a judgment. `origin` names where it came from in messages.
-pub fn parse_judgment(text: &str, origin: &str, pack: &CompiledPack) -> Result<Judgment, JudgmentError> {
+pub fn parse_judgment(
+    text: &str,
+    origin: &str,
+    pack: &CompiledPack,
+) -> Result<Judgment, JudgmentError> {
     let value: Value = serde_json::from_str(text).map_err(|e| JudgmentError::NotJson {
         origin: origin.to_owned(),
         message: crate::entry::lowercase_first(&e.to_string()),
@@ -140,19 +151,47 @@ pub fn parse_judgment(text: &str, origin: &str, pack: &CompiledPack) -> Result<J
     let chunks: Vec<&Value> = match &value {
         Value::Array(items) if !items.is_empty() => items.iter().collect(),
         Value::Array(_) => {
-            return Err(JudgmentError::WrongShape { origin: origin.to_owned(), found: "an empty array" })
+            return Err(JudgmentError::WrongShape {
+                origin: origin.to_owned(),
+                found: "an empty array",
+            })
         }
         Value::Object(_) => vec![&value],
-        Value::String(_) => return Err(JudgmentError::WrongShape { origin: origin.to_owned(), found: "a string" }),
-        Value::Number(_) => return Err(JudgmentError::WrongShape { origin: origin.to_owned(), found: "a number" }),
-        Value::Bool(_) => return Err(JudgmentError::WrongShape { origin: origin.to_owned(), found: "a boolean" }),
-        Value::Null => return Err(JudgmentError::WrongShape { origin: origin.to_owned(), found: "null" }),
+        Value::String(_) => {
+            return Err(JudgmentError::WrongShape {
+                origin: origin.to_owned(),
+                found: "a string",
+            })
+        }
+        Value::Number(_) => {
+            return Err(JudgmentError::WrongShape {
+                origin: origin.to_owned(),
+                found: "a number",
+            })
+        }
+        Value::Bool(_) => {
+            return Err(JudgmentError::WrongShape {
+                origin: origin.to_owned(),
+                found: "a boolean",
+            })
+        }
+        Value::Null => {
+            return Err(JudgmentError::WrongShape {
+                origin: origin.to_owned(),
+                found: "null",
+            })
+        }
     };
     check(&chunks, value.is_array(), origin, pack)?;
     Ok(aggregate(&chunks, pack))
 }
 
-fn check(chunks: &[&Value], is_array: bool, origin: &str, pack: &CompiledPack) -> Result<(), JudgmentError> {
+fn check(
+    chunks: &[&Value],
+    is_array: bool,
+    origin: &str,
+    pack: &CompiledPack,
+) -> Result<(), JudgmentError> {
     let schema = judgment_schema(pack);
     let validator = jsonschema::validator_for(&schema).map_err(|e| JudgmentError::Invalid {
         origin: origin.to_owned(),
@@ -160,26 +199,43 @@ fn check(chunks: &[&Value], is_array: bool, origin: &str, pack: &CompiledPack) -
     })?;
     let mut problems = Vec::new();
     for (i, chunk) in chunks.iter().enumerate() {
-        let prefix = if is_array { format!("/{i}") } else { String::new() };
+        let prefix = if is_array {
+            format!("/{i}")
+        } else {
+            String::new()
+        };
         for error in validator.iter_errors(chunk) {
             let pointer = error.instance_path.to_string();
-            let dimension = pointer
-                .split('/')
-                .nth(1)
-                .map(str::to_owned)
-                .or_else(|| match &error.kind {
-                    jsonschema::error::ValidationErrorKind::Required { property } => property.as_str().map(str::to_owned),
-                    jsonschema::error::ValidationErrorKind::AdditionalProperties { unexpected } => unexpected.first().cloned(),
-                    _ => None,
-                });
+            let dimension =
+                pointer
+                    .split('/')
+                    .nth(1)
+                    .map(str::to_owned)
+                    .or_else(|| match &error.kind {
+                        jsonschema::error::ValidationErrorKind::Required { property } => {
+                            property.as_str().map(str::to_owned)
+                        }
+                        jsonschema::error::ValidationErrorKind::AdditionalProperties {
+                            unexpected,
+                        } => unexpected.first().cloned(),
+                        _ => None,
+                    });
             let message = match &error.kind {
-                jsonschema::error::ValidationErrorKind::Required { property } => format!("{property} is missing"),
-                jsonschema::error::ValidationErrorKind::AdditionalProperties { unexpected } => format!(
-                    "{} {} not a dimension of rubric `{}`",
-                    unexpected.iter().map(|u| format!("`{u}`")).collect::<Vec<_>>().join(", "),
-                    if unexpected.len() == 1 { "is" } else { "are" },
-                    pack.id
-                ),
+                jsonschema::error::ValidationErrorKind::Required { property } => {
+                    format!("{property} is missing")
+                }
+                jsonschema::error::ValidationErrorKind::AdditionalProperties { unexpected } => {
+                    format!(
+                        "{} {} not a dimension of rubric `{}`",
+                        unexpected
+                            .iter()
+                            .map(|u| format!("`{u}`"))
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        if unexpected.len() == 1 { "is" } else { "are" },
+                        pack.id
+                    )
+                }
                 _ => crate::entry::lowercase_first(&error.to_string()),
             };
             let at = format!("{prefix}{pointer}");
@@ -193,7 +249,10 @@ fn check(chunks: &[&Value], is_array: bool, origin: &str, pack: &CompiledPack) -
     if problems.is_empty() {
         Ok(())
     } else {
-        Err(JudgmentError::Invalid { origin: origin.to_owned(), problems })
+        Err(JudgmentError::Invalid {
+            origin: origin.to_owned(),
+            problems,
+        })
     }
 }
 
@@ -201,7 +260,10 @@ fn aggregate(chunks: &[&Value], pack: &CompiledPack) -> Judgment {
     let n = chunks.len();
     let mut dimensions = IndexMap::new();
     for d in pack.judged_dimensions() {
-        let scores: Vec<f64> = chunks.iter().map(|c| c[&d.id]["score"].as_f64().unwrap_or_default()).collect();
+        let scores: Vec<f64> = chunks
+            .iter()
+            .map(|c| c[&d.id]["score"].as_f64().unwrap_or_default())
+            .collect();
         let last = chunks[n - 1];
         let evidence: Vec<String> = chunks
             .iter()
@@ -209,17 +271,37 @@ fn aggregate(chunks: &[&Value], pack: &CompiledPack) -> Judgment {
             .filter_map(|e| e.as_str().map(str::to_owned))
             .collect();
         let (score, rationale) = match (&d.kind, n) {
-            (_, 1) => (scores[0], last[&d.id]["rationale"].as_str().unwrap_or_default().to_owned()),
+            (_, 1) => (
+                scores[0],
+                last[&d.id]["rationale"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+            ),
             (DimensionKind::Categorical { .. }, _) => (
                 scores[n - 1],
-                last[&d.id]["rationale"].as_str().unwrap_or_default().to_owned(),
+                last[&d.id]["rationale"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
             ),
-            _ => (scores.iter().sum::<f64>() / n as f64, format!("Average across {n} chunks")),
+            _ => (
+                scores.iter().sum::<f64>() / n as f64,
+                format!("Average across {n} chunks"),
+            ),
         };
         dimensions.insert(
             d.id.clone(),
-            DimensionJudgment { score, evidence, rationale, chunk_scores: if n > 1 { scores } else { Vec::new() } },
+            DimensionJudgment {
+                score,
+                evidence,
+                rationale,
+                chunk_scores: if n > 1 { scores } else { Vec::new() },
+            },
         );
     }
-    Judgment { dimensions, chunks: n }
+    Judgment {
+        dimensions,
+        chunks: n,
+    }
 }

@@ -19,9 +19,13 @@ use std::path::{Path, PathBuf};
 
 pub use entry::{Entry, Session};
 pub use eval::{EvalError, GradeOptions};
-pub use pack::{compile_pack, validate_pack, CompiledPack, PackError, PackFiles, PackOrigin, Validation};
+pub use pack::{
+    compile_pack, validate_pack, CompiledPack, PackError, PackFiles, PackOrigin, Validation,
+};
 pub use result::GradeResult;
-pub use source::{read_sessions, read_source, SessionFilter, SourceError, SourceFormat, SourceRead, SourceWarning};
+pub use source::{
+    read_sessions, read_source, SessionFilter, SourceError, SourceFormat, SourceRead, SourceWarning,
+};
 
 mod builtin {
     include!(concat!(env!("OUT_DIR"), "/builtin_packs.rs"));

@@ -44,7 +44,11 @@ pub fn check_template(template: &str) -> Result<(), String> {
         if !PLACEHOLDERS.contains(&name) {
             return Err(format!(
                 "unknown placeholder `{{{{{name}}}}}` in the prompt template (known: {})",
-                PLACEHOLDERS.iter().map(|p| format!("`{{{{{p}}}}}`")).collect::<Vec<_>>().join(", ")
+                PLACEHOLDERS
+                    .iter()
+                    .map(|p| format!("`{{{{{p}}}}}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ));
         }
         rest = &after[end + 2..];
@@ -94,8 +98,16 @@ pub fn render_prompts(pack: &CompiledPack, judge: &Judge, session: &Session) -> 
         .iter()
         .enumerate()
         .map(|(i, chunk)| {
-            let context = if i == 0 { task.clone() } else { "See chunk 1".to_owned() };
-            let summary = if chunk.is_empty() { "(no entries)".to_owned() } else { chunk.join("\n") };
+            let context = if i == 0 {
+                task.clone()
+            } else {
+                "See chunk 1".to_owned()
+            };
+            let summary = if chunk.is_empty() {
+                "(no entries)".to_owned()
+            } else {
+                chunk.join("\n")
+            };
             fill(&judge.template, |name| match name {
                 "session_id" => session.id.clone(),
                 "trace_count" => traces.to_string(),
@@ -141,7 +153,9 @@ fn task_context(session: &Session) -> String {
         .find(|e| e.domain == "message" && e.operation == "user")
         .and_then(entry_text)
         .map(|t| truncate(&t, 4 * MAX_TEXT))
-        .unwrap_or_else(|| "(the source records no user message; judge the task from the entries below)".to_owned())
+        .unwrap_or_else(|| {
+            "(the source records no user message; judge the task from the entries below)".to_owned()
+        })
 }
 
 fn trace_count(session: &Session) -> usize {
@@ -175,7 +189,13 @@ fn truncate(text: &str, max: usize) -> String {
 
 /// `#12 2026-03-01T09:00:31Z tasks.find ok {"query":"T42"}`: what happened, compactly.
 fn summary_line(index: usize, e: &Entry) -> String {
-    let mut line = format!("#{} {} {}.{}", index + 1, e.timestamp, e.domain, e.operation);
+    let mut line = format!(
+        "#{} {} {}.{}",
+        index + 1,
+        e.timestamp,
+        e.domain,
+        e.operation
+    );
     if e.domain == "message" {
         if let Some(text) = entry_text(e) {
             let _ = write!(line, ": {}", truncate(&text, MAX_TEXT));
@@ -199,12 +219,23 @@ fn dimensions_text(pack: &CompiledPack) -> String {
         let scale = match &d.kind {
             DimensionKind::Categorical { categories } => format!(
                 "CATEGORICAL: {}",
-                categories.iter().map(|(l, v)| format!("{l} ({})", crate::entry::js_number(*v))).collect::<Vec<_>>().join(", ")
+                categories
+                    .iter()
+                    .map(|(l, v)| format!("{l} ({})", crate::entry::js_number(*v)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
-            DimensionKind::Numeric { min } => format!("NUMERIC {}–{}", crate::entry::js_number(*min), crate::entry::js_number(d.max)),
+            DimensionKind::Numeric { min } => format!(
+                "NUMERIC {}–{}",
+                crate::entry::js_number(*min),
+                crate::entry::js_number(d.max)
+            ),
             DimensionKind::Points => continue,
         };
-        let weight = d.weight.map(|w| format!(", weight {}", crate::entry::js_number(w))).unwrap_or_default();
+        let weight = d
+            .weight
+            .map(|w| format!(", weight {}", crate::entry::js_number(w)))
+            .unwrap_or_default();
         let _ = writeln!(out, "{}. `{}` — {} ({scale}{weight})", i + 1, d.id, d.name);
         if !d.description.is_empty() {
             let _ = writeln!(out, "   {}", d.description.trim());
@@ -223,7 +254,11 @@ fn output_format(pack: &CompiledPack) -> String {
                 .map(|(_, v)| crate::entry::js_number(*v))
                 .collect::<Vec<_>>()
                 .join(" | "),
-            _ => format!("{}-{}", crate::entry::js_number(d.start), crate::entry::js_number(d.max)),
+            _ => format!(
+                "{}-{}",
+                crate::entry::js_number(d.start),
+                crate::entry::js_number(d.max)
+            ),
         };
         let comma = if i + 1 < judged.len() { "," } else { "" };
         let _ = writeln!(

@@ -119,7 +119,10 @@ impl ScriptHost {
                 Err(ScriptCompileError {
                     line: position.line(),
                     column: position.position(),
-                    message: format!("rhai syntax error: {}", crate::entry::lowercase_first(&err.0.to_string())),
+                    message: format!(
+                        "rhai syntax error: {}",
+                        crate::entry::lowercase_first(&err.0.to_string())
+                    ),
                 })
             }
         }
@@ -207,7 +210,10 @@ fn strings(v: Dynamic, key: &str) -> Result<Vec<String>, String> {
             if i.is_string() {
                 Ok(i.to_string())
             } else {
-                Err(format!("`{key}` must hold strings, not a `{}`", i.type_name()))
+                Err(format!(
+                    "`{key}` must hold strings, not a `{}`",
+                    i.type_name()
+                ))
             }
         })
         .collect()
@@ -249,41 +255,54 @@ fn register_api(engine: &mut Engine) {
             })
             .collect()
     });
-    engine.register_fn("count", |s: &mut SessionView, name: &str| -> Fallible<i64> {
-        let id = selector_id(&s.0, name)?;
-        Ok(s.0.hits[id].len() as i64)
-    });
-    engine.register_fn("first", |s: &mut SessionView, name: &str| -> Fallible<Dynamic> {
-        let id = selector_id(&s.0, name)?;
-        Ok(match s.0.hits[id].first() {
-            Some(&i) => Dynamic::from(EntryView {
-                data: Arc::clone(&s.0),
-                index: i as usize,
-            }),
-            None => Dynamic::UNIT,
-        })
-    });
-    engine.register_fn("matching", |s: &mut SessionView, name: &str| -> Fallible<Array> {
-        let id = selector_id(&s.0, name)?;
-        Ok(s.0.hits[id]
-            .iter()
-            .map(|&i| {
-                Dynamic::from(EntryView {
+    engine.register_fn(
+        "count",
+        |s: &mut SessionView, name: &str| -> Fallible<i64> {
+            let id = selector_id(&s.0, name)?;
+            Ok(s.0.hits[id].len() as i64)
+        },
+    );
+    engine.register_fn(
+        "first",
+        |s: &mut SessionView, name: &str| -> Fallible<Dynamic> {
+            let id = selector_id(&s.0, name)?;
+            Ok(match s.0.hits[id].first() {
+                Some(&i) => Dynamic::from(EntryView {
                     data: Arc::clone(&s.0),
                     index: i as usize,
-                })
+                }),
+                None => Dynamic::UNIT,
             })
-            .collect())
-    });
-    engine.register_fn("metric", |s: &mut SessionView, name: &str| -> Fallible<Dynamic> {
-        let id = s
-            .0
-            .metric_ids
-            .get(name)
-            .copied()
-            .ok_or_else(|| -> Box<EvalAltResult> { format!("unknown metric `{name}`").into() })?;
-        Ok(s.0.metrics[id].map_or(Dynamic::UNIT, Dynamic::from))
-    });
+        },
+    );
+    engine.register_fn(
+        "matching",
+        |s: &mut SessionView, name: &str| -> Fallible<Array> {
+            let id = selector_id(&s.0, name)?;
+            Ok(s.0.hits[id]
+                .iter()
+                .map(|&i| {
+                    Dynamic::from(EntryView {
+                        data: Arc::clone(&s.0),
+                        index: i as usize,
+                    })
+                })
+                .collect())
+        },
+    );
+    engine.register_fn(
+        "metric",
+        |s: &mut SessionView, name: &str| -> Fallible<Dynamic> {
+            let id =
+                s.0.metric_ids
+                    .get(name)
+                    .copied()
+                    .ok_or_else(|| -> Box<EvalAltResult> {
+                        format!("unknown metric `{name}`").into()
+                    })?;
+            Ok(s.0.metrics[id].map_or(Dynamic::UNIT, Dynamic::from))
+        },
+    );
 
     engine.register_get("index", |e: &mut EntryView| e.index as i64);
     engine.register_get("position", |e: &mut EntryView| e.index as i64 + 1);
@@ -324,10 +343,13 @@ fn register_api(engine: &mut Engine) {
             Err(_) => Dynamic::UNIT,
         }
     });
-    engine.register_fn("field", |e: &mut EntryView, path: &str| -> Fallible<Dynamic> {
-        let field = Field::parse(path).map_err(|m| -> Box<EvalAltResult> { m.into() })?;
-        Ok(json_to_dynamic(&field.get(e.entry()).to_json()))
-    });
+    engine.register_fn(
+        "field",
+        |e: &mut EntryView, path: &str| -> Fallible<Dynamic> {
+            let field = Field::parse(path).map_err(|m| -> Box<EvalAltResult> { m.into() })?;
+            Ok(json_to_dynamic(&field.get(e.entry()).to_json()))
+        },
+    );
     engine.register_fn("is", |e: &mut EntryView, name: &str| -> Fallible<bool> {
         let id = selector_id(&e.data, name)?;
         Ok(e.data.hits[id].binary_search(&(e.index as u32)).is_ok())

@@ -26,11 +26,19 @@ pub fn parse_timestamp(text: &str) -> Result<InstantMs, TimestampError> {
     };
     let b = text.as_bytes();
     let mut cur = Cursor { b, pos: 0 };
-    let year = cur.digits(4).ok_or_else(|| fail("the year needs four digits"))?;
-    cur.expect(b'-').ok_or_else(|| fail("a `-` must follow the year"))?;
-    let month = cur.digits(2).ok_or_else(|| fail("the month needs two digits"))?;
-    cur.expect(b'-').ok_or_else(|| fail("a `-` must follow the month"))?;
-    let day = cur.digits(2).ok_or_else(|| fail("the day needs two digits"))?;
+    let year = cur
+        .digits(4)
+        .ok_or_else(|| fail("the year needs four digits"))?;
+    cur.expect(b'-')
+        .ok_or_else(|| fail("a `-` must follow the year"))?;
+    let month = cur
+        .digits(2)
+        .ok_or_else(|| fail("the month needs two digits"))?;
+    cur.expect(b'-')
+        .ok_or_else(|| fail("a `-` must follow the month"))?;
+    let day = cur
+        .digits(2)
+        .ok_or_else(|| fail("the day needs two digits"))?;
     if !(1..=12).contains(&month) {
         return Err(fail("the month is out of range"));
     }
@@ -43,12 +51,19 @@ pub fn parse_timestamp(text: &str) -> Result<InstantMs, TimestampError> {
             b'T' | b't' | b' ' => cur.pos += 1,
             _ => return Err(fail("the date must be followed by `T` or a space")),
         }
-        hour = cur.digits(2).ok_or_else(|| fail("the hour needs two digits"))?;
-        cur.expect(b':').ok_or_else(|| fail("a `:` must follow the hour"))?;
-        minute = cur.digits(2).ok_or_else(|| fail("the minute needs two digits"))?;
+        hour = cur
+            .digits(2)
+            .ok_or_else(|| fail("the hour needs two digits"))?;
+        cur.expect(b':')
+            .ok_or_else(|| fail("a `:` must follow the hour"))?;
+        minute = cur
+            .digits(2)
+            .ok_or_else(|| fail("the minute needs two digits"))?;
         if cur.peek() == Some(b':') {
             cur.pos += 1;
-            second = cur.digits(2).ok_or_else(|| fail("the second needs two digits"))?;
+            second = cur
+                .digits(2)
+                .ok_or_else(|| fail("the second needs two digits"))?;
             if cur.peek() == Some(b'.') || cur.peek() == Some(b',') {
                 cur.pos += 1;
                 let start = cur.pos;
@@ -75,11 +90,15 @@ pub fn parse_timestamp(text: &str) -> Result<InstantMs, TimestampError> {
         }
         Some(sign @ (b'+' | b'-')) => {
             cur.pos += 1;
-            let hours = cur.digits(2).ok_or_else(|| fail("the offset needs two-digit hours"))?;
+            let hours = cur
+                .digits(2)
+                .ok_or_else(|| fail("the offset needs two-digit hours"))?;
             if cur.peek() == Some(b':') {
                 cur.pos += 1;
             }
-            let minutes = cur.digits(2).ok_or_else(|| fail("the offset needs two-digit minutes"))?;
+            let minutes = cur
+                .digits(2)
+                .ok_or_else(|| fail("the offset needs two-digit minutes"))?;
             if hours > 23 || minutes > 59 {
                 return Err(fail("the offset is out of range"));
             }

@@ -6,10 +6,30 @@ use grade_engine::{builtin_pack, compile_pack, GradeOptions, Session};
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 
-const DOMAINS: &[&str] = &["session", "tasks", "admin", "tools", "skills", "orchestrate", "agent", "Session"];
+const DOMAINS: &[&str] = &[
+    "session",
+    "tasks",
+    "admin",
+    "tools",
+    "skills",
+    "orchestrate",
+    "agent",
+    "Session",
+];
 const OPERATIONS: &[&str] = &[
-    "list", "end", "find", "show", "add", "exists", "complete", "help", "skill.show", "skill.list", "spawn",
-    "delegate_task", "Find",
+    "list",
+    "end",
+    "find",
+    "show",
+    "add",
+    "exists",
+    "complete",
+    "help",
+    "skill.show",
+    "skill.list",
+    "spawn",
+    "delegate_task",
+    "Find",
 ];
 
 fn entry_strategy(session: &'static str) -> impl Strategy<Value = Entry> {
@@ -19,38 +39,59 @@ fn entry_strategy(session: &'static str) -> impl Strategy<Value = Entry> {
         any::<bool>(),
         prop_oneof![Just(0i64), Just(1), Just(4)],
         0i64..100_000,
-        prop_oneof![Just(None), Just(Some("")), Just(Some("  ")), Just(Some("Fix it"))],
-        prop_oneof![Just(None), Just(Some("Task A")), Just(Some("task a ")), Just(Some("B"))],
+        prop_oneof![
+            Just(None),
+            Just(Some("")),
+            Just(Some("  ")),
+            Just(Some("Fix it"))
+        ],
+        prop_oneof![
+            Just(None),
+            Just(Some("Task A")),
+            Just(Some("task a ")),
+            Just(Some("B"))
+        ],
         prop_oneof![Just(None), Just(Some("T1")), Just(Some(""))],
-        prop_oneof![Just(None), Just(Some("cleo_query")), Just(Some("query")), Just(Some("mutate"))],
+        prop_oneof![
+            Just(None),
+            Just(Some("cleo_query")),
+            Just(Some("query")),
+            Just(Some("mutate"))
+        ],
         prop_oneof![Just(None), Just(Some("lead")), Just(Some("worker"))],
     )
-        .prop_map(move |(d, o, success, code, t, desc, title, parent, gateway, role)| {
-            let mut params = Map::new();
-            for (k, v) in [("description", desc), ("title", title), ("parent", parent)] {
-                if let Some(v) = v {
-                    params.insert(k.to_owned(), json!(v));
+        .prop_map(
+            move |(d, o, success, code, t, desc, title, parent, gateway, role)| {
+                let mut params = Map::new();
+                for (k, v) in [("description", desc), ("title", title), ("parent", parent)] {
+                    if let Some(v) = v {
+                        params.insert(k.to_owned(), json!(v));
+                    }
                 }
-            }
-            let mut meta = Map::new();
-            if let Some(g) = gateway {
-                meta.insert("gateway".into(), json!(g));
-            }
-            if let Some(r) = role {
-                meta.insert("role".into(), json!(r));
-            }
-            Entry {
-                timestamp: String::new(),
-                instant: 1_772_400_000_000 + t * 1_000,
-                session_id: session.to_owned(),
-                domain: DOMAINS[d].to_owned(),
-                operation: OPERATIONS[o].to_owned(),
-                params,
-                result: Outcome { success, exit_code: if success { 0 } else { code }, duration: 1.0 },
-                metadata: Metadata::from_map(meta, "mcp"),
-                error: None,
-            }
-        })
+                let mut meta = Map::new();
+                if let Some(g) = gateway {
+                    meta.insert("gateway".into(), json!(g));
+                }
+                if let Some(r) = role {
+                    meta.insert("role".into(), json!(r));
+                }
+                Entry {
+                    timestamp: String::new(),
+                    instant: 1_772_400_000_000 + t * 1_000,
+                    session_id: session.to_owned(),
+                    domain: DOMAINS[d].to_owned(),
+                    operation: OPERATIONS[o].to_owned(),
+                    params,
+                    result: Outcome {
+                        success,
+                        exit_code: if success { 0 } else { code },
+                        duration: 1.0,
+                    },
+                    metadata: Metadata::from_map(meta, "mcp"),
+                    error: None,
+                }
+            },
+        )
 }
 
 fn packs() -> Vec<grade_engine::CompiledPack> {
@@ -121,7 +162,11 @@ proptest! {
 #[test]
 fn shipped_packs_compile_and_name_their_digest() {
     for pack in packs() {
-        assert!(pack.digest.starts_with("sha256:") && pack.digest.len() == 71, "{}", pack.digest);
+        assert!(
+            pack.digest.starts_with("sha256:") && pack.digest.len() == 71,
+            "{}",
+            pack.digest
+        );
         assert_eq!(pack.max_score(), 100.0);
     }
 }

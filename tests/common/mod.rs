@@ -88,7 +88,10 @@ pub fn compare_with_expected(expected: &[Value], actual: &[Value]) -> Vec<String
         };
         for key in ["totalScore", "maxScore", "entryCount", "flags"] {
             if !same_number_or_value(&exp[key], &act[key]) {
-                problems.push(format!("{id}: {key}: expected {}, got {}", exp[key], act[key]));
+                problems.push(format!(
+                    "{id}: {key}: expected {}, got {}",
+                    exp[key], act[key]
+                ));
             }
         }
         if let Some(dims) = exp["dimensions"].as_object() {
@@ -96,7 +99,10 @@ pub fn compare_with_expected(expected: &[Value], actual: &[Value]) -> Vec<String
                 let a = &act["dimensions"][name];
                 for key in ["score", "max", "evidence"] {
                     if !same_number_or_value(&e[key], &a[key]) {
-                        problems.push(format!("{id}: {name}.{key}: expected {}, got {}", e[key], a[key]));
+                        problems.push(format!(
+                            "{id}: {name}.{key}: expected {}, got {}",
+                            e[key], a[key]
+                        ));
                     }
                 }
             }

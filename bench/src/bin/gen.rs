@@ -49,11 +49,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let traffic = generate(&config);
     if let Some(path) = &args.jsonl {
         traffic.write_jsonl(path)?;
-        eprintln!("wrote {} entries of {} sessions to {}", traffic.entries.len(), traffic.session_ids.len(), path.display());
+        eprintln!(
+            "wrote {} entries of {} sessions to {}",
+            traffic.entries.len(),
+            traffic.session_ids.len(),
+            path.display()
+        );
     }
     if let Some(path) = &args.db {
         traffic.write_cleo_db(path)?;
-        eprintln!("wrote {} audit_log rows to {}", traffic.entries.len(), path.display());
+        eprintln!(
+            "wrote {} audit_log rows to {}",
+            traffic.entries.len(),
+            path.display()
+        );
     }
     if let Some(path) = &args.sessions_out {
         let mut text = traffic.session_ids.join("\n");

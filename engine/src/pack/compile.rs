@@ -6,12 +6,12 @@ use std::collections::HashSet;
 use indexmap::IndexMap;
 
 use super::field::Field;
+use super::locate::Places;
 use super::raw::{
-    DimensionType, Lenient, RawCase, RawCondition, RawDimension, RawMetric, RawOutcome, RawPack, RawPoints, RawRule,
-    RawSelector, Scoring, SelectorRef,
+    DimensionType, Lenient, RawCase, RawCondition, RawDimension, RawMetric, RawOutcome, RawPack,
+    RawPoints, RawRule, RawSelector, Scoring, SelectorRef,
 };
 use super::template::{Template, TemplateScope};
-use super::locate::Places;
 use super::{
     Band, Case, CompiledPack, Condition, Dimension, DimensionKind, Judge, Metric, PackError,
     PackFiles, Points, Problem, Rule, RuleKind, Selector, Severity,
@@ -97,7 +97,10 @@ pub fn validate_pack(files: &PackFiles) -> Validation {
     };
     let places = Places::read(text);
     let manifest = files.display_path(MANIFEST);
-    for p in problems.iter_mut().filter(|p| p.line.is_none() && p.file == manifest) {
+    for p in problems
+        .iter_mut()
+        .filter(|p| p.line.is_none() && p.file == manifest)
+    {
         let prefer_key = p.message.starts_with("unknown field") || p.message.contains("used twice");
         if let Some(place) = places.find(&p.path, prefer_key) {
             p.line = Some(place.line);
@@ -114,7 +117,8 @@ fn yaml_message(err: &serde_yaml::Error) -> String {
     // ("while scanning a quoted scalar at line 7 column 28") is part of what went wrong.
     let trimmed = match (err.location(), text.rfind(" at line ")) {
         (Some(location), Some(cut))
-            if text[cut..] == format!(" at line {} column {}", location.line(), location.column()) =>
+            if text[cut..]
+                == format!(" at line {} column {}", location.line(), location.column()) =>
         {
             &text[..cut]
         }
@@ -150,7 +154,10 @@ impl Compiler<'_> {
     fn lenient<'r, T>(&mut self, item: &'r Lenient<T>, path: &str) -> Option<&'r T> {
         match item {
             Lenient::Ok(item) => Some(item),
-            Lenient::Err { path: inner, message } => {
+            Lenient::Err {
+                path: inner,
+                message,
+            } => {
                 let full = if inner.is_empty() {
                     path.to_owned()
                 } else if inner.starts_with('[') {
@@ -223,9 +230,14 @@ impl Compiler<'_> {
 
         let judge = self.judge(&raw, &dimensions);
         let aggregate = match (&raw.aggregate, raw.scoring) {
-            (Some(a), Scoring::Weighted) => Some((a.id.clone(), a.description.clone().unwrap_or_default())),
+            (Some(a), Scoring::Weighted) => {
+                Some((a.id.clone(), a.description.clone().unwrap_or_default()))
+            }
             (Some(_), Scoring::Points) => {
-                self.problem("aggregate", "`aggregate` names the weighted total, so it needs `scoring: weighted`");
+                self.problem(
+                    "aggregate",
+                    "`aggregate` names the weighted total, so it needs `scoring: weighted`",
+                );
                 None
             }
             (None, _) => None,
@@ -251,8 +263,18 @@ impl Compiler<'_> {
             selectors,
             metrics,
             metric_names: self.metric_ids.keys().cloned().collect(),
-            selector_index: std::sync::Arc::new(self.selector_ids.iter().map(|(k, v)| (k.clone(), *v)).collect()),
-            metric_index: std::sync::Arc::new(self.metric_ids.iter().map(|(k, v)| (k.clone(), *v)).collect()),
+            selector_index: std::sync::Arc::new(
+                self.selector_ids
+                    .iter()
+                    .map(|(k, v)| (k.clone(), *v))
+                    .collect(),
+            ),
+            metric_index: std::sync::Arc::new(
+                self.metric_ids
+                    .iter()
+                    .map(|(k, v)| (k.clone(), *v))
+                    .collect(),
+            ),
             dimensions,
             scoring: raw.scoring,
             aggregate,
@@ -273,7 +295,13 @@ impl Compiler<'_> {
             self.problem("judge", "`judge` asks for judged dimensions, and the pack has none (`type: numeric` or `categorical`)");
         }
         if judge.chunk_tokens == 0 || judge.chunk_tokens > judge.budget_tokens {
-            self.problem("judge.chunk_tokens", format!("`chunk_tokens` must be between 1 and `budget_tokens` ({})", judge.budget_tokens));
+            self.problem(
+                "judge.chunk_tokens",
+                format!(
+                    "`chunk_tokens` must be between 1 and `budget_tokens` ({})",
+                    judge.budget_tokens
+                ),
+            );
         }
         let Some(template) = self.files.files.get(&judge.prompt) else {
             self.problem(
@@ -543,12 +571,24 @@ impl Compiler<'_> {
                                 [trail.iter().position(|&n| n == to).unwrap_or(0)..]
                                 .iter()
                                 .chain(std::iter::once(&to))
-                                .map(|&n| format!("`{}`", self.selector_ids.get_index(n).map_or("", |(k, _)| k)))
+                                .map(|&n| {
+                                    format!(
+                                        "`{}`",
+                                        self.selector_ids.get_index(n).map_or("", |(k, _)| k)
+                                    )
+                                })
                                 .collect();
-                            let name = self.selector_ids.get_index(to).map_or("", |(k, _)| k).to_owned();
+                            let name = self
+                                .selector_ids
+                                .get_index(to)
+                                .map_or("", |(k, _)| k)
+                                .to_owned();
                             self.problem(
                                 format!("selectors.{name}"),
-                                format!("selectors refer to each other in a cycle: {}", names.join(" → ")),
+                                format!(
+                                    "selectors refer to each other in a cycle: {}",
+                                    names.join(" → ")
+                                ),
                             );
                         }
                         _ => {}
@@ -578,7 +618,10 @@ impl Compiler<'_> {
         if let Some(ratio) = &raw.ratio {
             let of = self.selector_ref(&ratio.of, &format!("{path}.ratio.of"));
             let over = self.selector_ref(&ratio.over, &format!("{path}.ratio.over"));
-            return Some(Metric::Ratio { of: of?, over: over? });
+            return Some(Metric::Ratio {
+                of: of?,
+                over: over?,
+            });
         }
         let (keyed, which) = match (&raw.duplicates, &raw.distinct) {
             (Some(k), _) => (k, "duplicates"),
@@ -614,7 +657,10 @@ impl Compiler<'_> {
         match (scoring, raw.weight) {
             (Scoring::Weighted, None) => self.problem(
                 path,
-                format!("dimension `{}` needs a `weight`: the pack is `scoring: weighted`", raw.id),
+                format!(
+                    "dimension `{}` needs a `weight`: the pack is `scoring: weighted`",
+                    raw.id
+                ),
             ),
             (Scoring::Weighted, Some(w)) if !(0.0..=1.0).contains(&w) => self.problem(
                 format!("{path}.weight"),
@@ -630,12 +676,21 @@ impl Compiler<'_> {
             return self.judged_dimension(raw, path, scoring);
         }
         let Some(max) = raw.max else {
-            self.problem(path, format!("dimension `{}` needs a `max`: the most its rules can give", raw.id));
+            self.problem(
+                path,
+                format!(
+                    "dimension `{}` needs a `max`: the most its rules can give",
+                    raw.id
+                ),
+            );
             return self.placeholder_dimension(raw, path);
         };
         // NaN is not above 0 either.
         if max.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
-            self.problem(format!("{path}.max"), format!("`max` must be above 0, not {max}"));
+            self.problem(
+                format!("{path}.max"),
+                format!("`max` must be above 0, not {max}"),
+            );
         }
         if raw.min.is_some() || !raw.categories.is_empty() {
             self.problem(path, "`min` and `categories` belong to judged dimensions (`type: numeric` or `type: categorical`)");
@@ -644,10 +699,16 @@ impl Compiler<'_> {
         let cap = raw.cap.unwrap_or(max);
         // Scores stay within [0, max]: results and their schema rely on it.
         if floor < 0.0 {
-            self.problem(format!("{path}.floor"), format!("`floor` {floor} is below 0"));
+            self.problem(
+                format!("{path}.floor"),
+                format!("`floor` {floor} is below 0"),
+            );
         }
         if cap > max {
-            self.problem(format!("{path}.cap"), format!("`cap` {cap} is above the dimension's max {max}"));
+            self.problem(
+                format!("{path}.cap"),
+                format!("`cap` {cap} is above the dimension's max {max}"),
+            );
         }
         if floor > cap {
             self.problem(
@@ -656,7 +717,10 @@ impl Compiler<'_> {
             );
         }
         if raw.rules.is_empty() {
-            self.problem(format!("{path}.rules"), "a dimension needs at least one rule");
+            self.problem(
+                format!("{path}.rules"),
+                "a dimension needs at least one rule",
+            );
         }
         let mut rules = Vec::new();
         for (r, rule) in raw.rules.iter().enumerate() {
@@ -703,44 +767,79 @@ impl Compiler<'_> {
             );
         }
         if !raw.rules.is_empty() {
-            self.problem(format!("{path}.rules"), "a judged dimension has no rules: its score comes from the judgment");
+            self.problem(
+                format!("{path}.rules"),
+                "a judged dimension has no rules: its score comes from the judgment",
+            );
         }
         let (kind, min, max) = if raw.kind == DimensionType::Categorical {
             if raw.categories.is_empty() {
-                self.problem(path, "a categorical dimension needs `categories` (label and value)");
+                self.problem(
+                    path,
+                    "a categorical dimension needs `categories` (label and value)",
+                );
             }
             let mut labels = HashSet::new();
             let mut values = Vec::new();
             for (i, c) in raw.categories.iter().enumerate() {
                 if !labels.insert(c.label.clone()) {
-                    self.problem(format!("{path}.categories[{i}].label"), format!("category `{}` is used twice", c.label));
+                    self.problem(
+                        format!("{path}.categories[{i}].label"),
+                        format!("category `{}` is used twice", c.label),
+                    );
                 }
                 if values.contains(&c.value) {
-                    self.problem(format!("{path}.categories[{i}].value"), format!("category value {} is used twice", c.value));
+                    self.problem(
+                        format!("{path}.categories[{i}].value"),
+                        format!("category value {} is used twice", c.value),
+                    );
                 }
                 values.push(c.value);
             }
             if raw.min.is_some() {
-                self.problem(format!("{path}.min"), "a categorical dimension takes its range from its categories");
+                self.problem(
+                    format!("{path}.min"),
+                    "a categorical dimension takes its range from its categories",
+                );
             }
             let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             if let Some(given) = raw.max.filter(|m| *m != max) {
-                self.problem(format!("{path}.max"), format!("`max` {given} differs from the largest category value {max}"));
+                self.problem(
+                    format!("{path}.max"),
+                    format!("`max` {given} differs from the largest category value {max}"),
+                );
             }
             if values.iter().any(|v| *v < 0.0) {
-                self.problem(format!("{path}.categories"), "category values must be 0 or more");
+                self.problem(
+                    format!("{path}.categories"),
+                    "category values must be 0 or more",
+                );
             }
-            let categories = raw.categories.iter().map(|c| (c.label.clone(), c.value)).collect();
+            let categories = raw
+                .categories
+                .iter()
+                .map(|c| (c.label.clone(), c.value))
+                .collect();
             // A category normalises as value / largest value (the design's value / 3), so
             // the range always starts at 0.
-            (DimensionKind::Categorical { categories }, 0.0, if max > 0.0 { max } else { 1.0 })
+            (
+                DimensionKind::Categorical { categories },
+                0.0,
+                if max > 0.0 { max } else { 1.0 },
+            )
         } else {
             if !raw.categories.is_empty() {
-                self.problem(format!("{path}.categories"), "`categories` belong to `type: categorical`");
+                self.problem(
+                    format!("{path}.categories"),
+                    "`categories` belong to `type: categorical`",
+                );
             }
             let (min, max) = (raw.min.unwrap_or(0.0), raw.max.unwrap_or(1.0));
             if min.partial_cmp(&max) != Some(std::cmp::Ordering::Less) || min < 0.0 {
-                self.problem(format!("{path}.max"), format!("a numeric dimension needs 0 ≤ `min` < `max`, not {min}..{max}"));
+                self.problem(
+                    format!("{path}.max"),
+                    format!("a numeric dimension needs 0 ≤ `min` < `max`, not {min}..{max}"),
+                );
             }
             (DimensionKind::Numeric { min }, min, max)
         };
@@ -791,7 +890,10 @@ impl Compiler<'_> {
             return None;
         }
         if raw.doc.trim().is_empty() {
-            self.problem(format!("{path}.doc"), "the rule has no `doc`; say what it checks");
+            self.problem(
+                format!("{path}.doc"),
+                "the rule has no `doc`; say what it checks",
+            );
         }
         if let Some(file) = &raw.script {
             if raw.for_each.is_some() {
@@ -853,9 +955,13 @@ impl Compiler<'_> {
                     );
                 }
                 let opath = format!("{path}.otherwise");
-                if let Some((points, evidence, flag)) =
-                    self.outcome(points.as_ref(), evidence.as_deref(), flag.as_deref(), &opath, has_entry)
-                {
+                if let Some((points, evidence, flag)) = self.outcome(
+                    points.as_ref(),
+                    evidence.as_deref(),
+                    flag.as_deref(),
+                    &opath,
+                    has_entry,
+                ) {
                     cases.push(Case {
                         path: opath.clone(),
                         when: Condition::Always,
@@ -991,11 +1097,17 @@ impl Compiler<'_> {
         let subject = subjects[0];
         let bounded = matches!(subject, "count" | "metric");
         if !bounded && (raw.at_least.is_some() || raw.at_most.is_some()) {
-            self.problem(path, format!("`at_least`/`at_most` bound a `count` or `metric`, not `{subject}`"));
+            self.problem(
+                path,
+                format!("`at_least`/`at_most` bound a `count` or `metric`, not `{subject}`"),
+            );
         }
         let windowed = matches!(subject, "followed_by" | "preceded_by");
         if !windowed && raw.within.is_some() {
-            self.problem(format!("{path}.within"), "`within` belongs to `followed_by` or `preceded_by`");
+            self.problem(
+                format!("{path}.within"),
+                "`within` belongs to `followed_by` or `preceded_by`",
+            );
         }
         if subject != "first" && (raw.before_first.is_some() || raw.is.is_some()) {
             self.problem(path, "`before_first` and `is` belong to `first`");
@@ -1076,7 +1188,10 @@ impl Compiler<'_> {
                 let selector = self.selector_ref(target, &format!("{path}.{subject}"));
                 let within = match raw.within {
                     Some(0) => {
-                        self.problem(format!("{path}.within"), "`within` must be 1 or more: it counts the entries to look at");
+                        self.problem(
+                            format!("{path}.within"),
+                            "`within` must be 1 or more: it counts the entries to look at",
+                        );
                         return None;
                     }
                     Some(w) => w,
@@ -1096,7 +1211,11 @@ impl Compiler<'_> {
                 })
             }
             "all" | "any" => {
-                let list = if subject == "all" { raw.all.as_ref()? } else { raw.any.as_ref()? };
+                let list = if subject == "all" {
+                    raw.all.as_ref()?
+                } else {
+                    raw.any.as_ref()?
+                };
                 let mut items = Vec::new();
                 let mut ok = true;
                 for (i, c) in list.iter().enumerate() {
@@ -1105,7 +1224,13 @@ impl Compiler<'_> {
                         None => ok = false,
                     }
                 }
-                ok.then(|| if subject == "all" { Condition::All(items) } else { Condition::Any(items) })
+                ok.then(|| {
+                    if subject == "all" {
+                        Condition::All(items)
+                    } else {
+                        Condition::Any(items)
+                    }
+                })
             }
             "not" => Some(Condition::Not(Box::new(self.condition(
                 raw.not.as_ref()?,
@@ -1129,7 +1254,11 @@ impl Compiler<'_> {
                 path,
                 format!(
                     "script `{file}` is not in the pack ({})",
-                    if known.is_empty() { "it has no `.rhai` files".to_owned() } else { format!("it has {}", known.join(", ")) }
+                    if known.is_empty() {
+                        "it has no `.rhai` files".to_owned()
+                    } else {
+                        format!("it has {}", known.join(", "))
+                    }
                 ),
             );
             return None;
@@ -1160,7 +1289,13 @@ impl Compiler<'_> {
     /// `e.is("lookup")`, `session.metric("ratio")`) must exist: at run time an unknown name
     /// fails every session, so it is an error of the pack, reported at its place in the script.
     fn check_script_names(&mut self, file: &str, source: &str) {
-        const CALLS: [(&str, bool); 5] = [("count", true), ("first", true), ("matching", true), ("is", true), ("metric", false)];
+        const CALLS: [(&str, bool); 5] = [
+            ("count", true),
+            ("first", true),
+            ("matching", true),
+            ("is", true),
+            ("metric", false),
+        ];
         for (line_no, line) in source.lines().enumerate() {
             let code = line.split("//").next().unwrap_or_default();
             for (call, is_selector) in CALLS {
@@ -1169,7 +1304,9 @@ impl Compiler<'_> {
                 while let Some(at) = code[from..].find(&needle) {
                     let start = from + at + needle.len();
                     from = start;
-                    let Some(len) = code[start..].find('"') else { break };
+                    let Some(len) = code[start..].find('"') else {
+                        break;
+                    };
                     let name = &code[start..start + len];
                     let known = if is_selector {
                         self.selector_ids.contains_key(name)
@@ -1185,7 +1322,14 @@ impl Compiler<'_> {
                         let declared = if names.is_empty() {
                             "the pack declares none".to_owned()
                         } else {
-                            format!("declared: {}", names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", "))
+                            format!(
+                                "declared: {}",
+                                names
+                                    .iter()
+                                    .map(|n| format!("`{n}`"))
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            )
                         };
                         self.problems.push(Problem {
                             severity: Severity::Error,
@@ -1193,7 +1337,9 @@ impl Compiler<'_> {
                             path: String::new(),
                             line: Some(line_no + 1),
                             column: Some(code[..start - 1].chars().count() + 1),
-                            message: format!("unknown {kind} `{name}` in `.{call}(\"{name}\")` ({declared})"),
+                            message: format!(
+                                "unknown {kind} `{name}` in `.{call}(\"{name}\")` ({declared})"
+                            ),
                         });
                     }
                 }

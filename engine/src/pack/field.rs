@@ -44,7 +44,9 @@ impl Field {
             if rest.is_empty() {
                 Ok(field)
             } else {
-                Err(format!("field `{root}` has no sub-fields, so `{path}` refers to nothing"))
+                Err(format!(
+                    "field `{root}` has no sub-fields, so `{path}` refers to nothing"
+                ))
             }
         };
         match root {
@@ -80,7 +82,10 @@ impl Field {
             Field::Success => FieldValue::Bool(e.result.success),
             Field::ExitCode => FieldValue::Int(e.result.exit_code),
             Field::Duration => FieldValue::Float(e.result.duration),
-            Field::Error => e.error.as_deref().map_or(FieldValue::Missing, FieldValue::Str),
+            Field::Error => e
+                .error
+                .as_deref()
+                .map_or(FieldValue::Missing, FieldValue::Str),
             Field::Params(path) => {
                 let mut parts = path.iter();
                 let first = parts.next().and_then(|k| e.params.get(k));
@@ -180,14 +185,21 @@ mod tests {
 
     #[test]
     fn paths_resolve_or_explain_why_not() {
-        assert_eq!(Field::parse("params.title").unwrap(), Field::Params(vec!["title".into()]));
+        assert_eq!(
+            Field::parse("params.title").unwrap(),
+            Field::Params(vec!["title".into()])
+        );
         assert_eq!(
             Field::parse("metadata.gateway").unwrap(),
             Field::Metadata("gateway".into(), vec![])
         );
         assert_eq!(Field::parse("result.exitCode").unwrap(), Field::ExitCode);
-        assert!(Field::parse("params").unwrap_err().contains("unknown field path"));
-        assert!(Field::parse("domain.x").unwrap_err().contains("no sub-fields"));
+        assert!(Field::parse("params")
+            .unwrap_err()
+            .contains("unknown field path"));
+        assert!(Field::parse("domain.x")
+            .unwrap_err()
+            .contains("no sub-fields"));
         assert!(Field::parse("result.code").is_err());
         assert!(Field::parse("params..x").is_err());
     }

@@ -21,7 +21,11 @@ pub fn lint(pack: &CompiledPack, file: &str) -> Vec<Problem> {
         if (sum - 1.0).abs() > 1e-9 {
             warn(
                 "dimensions".to_owned(),
-                format!("the weights sum to {}, not 1, so the total ranges over 0..{}", js_number(sum), js_number(sum)),
+                format!(
+                    "the weights sum to {}, not 1, so the total ranges over 0..{}",
+                    js_number(sum),
+                    js_number(sum)
+                ),
             );
         }
     }
@@ -34,7 +38,10 @@ pub fn lint(pack: &CompiledPack, file: &str) -> Vec<Problem> {
                     if let Some(why) = never_matches(pack, &pack.selectors[*selector], 0) {
                         warn(
                             format!("{}.for_each", rule.path),
-                            format!("rule `{}` can never fire: its `for_each` selector {why}", rule.id),
+                            format!(
+                                "rule `{}` can never fire: its `for_each` selector {why}",
+                                rule.id
+                            ),
                         );
                     }
                     cases
@@ -44,15 +51,30 @@ pub fn lint(pack: &CompiledPack, file: &str) -> Vec<Problem> {
                     continue;
                 }
             };
-            if cases.iter().all(|c| c.points.is_none() && c.evidence.is_none() && c.flag.is_none()) {
-                warn(rule.path.clone(), format!("rule `{}` has no outcome: no case gives points, evidence or a flag", rule.id));
+            if cases
+                .iter()
+                .all(|c| c.points.is_none() && c.evidence.is_none() && c.flag.is_none())
+            {
+                warn(
+                    rule.path.clone(),
+                    format!(
+                        "rule `{}` has no outcome: no case gives points, evidence or a flag",
+                        rule.id
+                    ),
+                );
             }
             for (i, case) in cases.iter().enumerate() {
                 let case_path = &case.path;
-                if let Some(j) = cases[..i].iter().position(|c| matches!(c.when, Condition::Always)) {
+                if let Some(j) = cases[..i]
+                    .iter()
+                    .position(|c| matches!(c.when, Condition::Always))
+                {
                     warn(case_path.clone(), format!("case {} of rule `{}` can never apply: case {} before it always applies", i + 1, rule.id, j + 1));
                 } else if let Some(why) = never_holds(pack, &case.when) {
-                    warn(format!("{case_path}.when"), format!("this case of rule `{}` can never apply: {why}", rule.id));
+                    warn(
+                        format!("{case_path}.when"),
+                        format!("this case of rule `{}` can never apply: {why}", rule.id),
+                    );
                 }
             }
             let per_entry = matches!(rule.kind, RuleKind::ForEach { .. });
@@ -103,7 +125,11 @@ pub fn lint(pack: &CompiledPack, file: &str) -> Vec<Problem> {
 fn rule_range(pack: &CompiledPack, cases: &[Case], per_entry: bool) -> (f64, f64) {
     // When no case is unconditional, a session may match none and get 0.
     let may_skip = !cases.iter().any(|c| matches!(c.when, Condition::Always));
-    let (mut lo, mut hi) = if may_skip || cases.is_empty() { (0.0, 0.0) } else { (f64::INFINITY, f64::NEG_INFINITY) };
+    let (mut lo, mut hi) = if may_skip || cases.is_empty() {
+        (0.0, 0.0)
+    } else {
+        (f64::INFINITY, f64::NEG_INFINITY)
+    };
     for case in cases {
         let (a, b) = points_range(pack, case.points.as_ref());
         lo = f64::min(lo, a);
@@ -111,7 +137,10 @@ fn rule_range(pack: &CompiledPack, cases: &[Case], per_entry: bool) -> (f64, f64
     }
     if per_entry {
         // Any number of entries may match.
-        (if lo < 0.0 { f64::NEG_INFINITY } else { 0.0 }, if hi > 0.0 { f64::INFINITY } else { 0.0 })
+        (
+            if lo < 0.0 { f64::NEG_INFINITY } else { 0.0 },
+            if hi > 0.0 { f64::INFINITY } else { 0.0 },
+        )
     } else {
         (lo, hi)
     }
@@ -134,19 +163,32 @@ fn points_range(pack: &CompiledPack, points: Option<&Points>) -> (f64, f64) {
 /// Why a condition can never hold, if it cannot.
 fn never_holds(pack: &CompiledPack, condition: &Condition) -> Option<String> {
     let bounds = |at_least: Option<f64>, at_most: Option<f64>| match (at_least, at_most) {
-        (Some(a), Some(b)) if a > b => Some(format!("`at_least` {} is above `at_most` {}", js_number(a), js_number(b))),
+        (Some(a), Some(b)) if a > b => Some(format!(
+            "`at_least` {} is above `at_most` {}",
+            js_number(a),
+            js_number(b)
+        )),
         (_, Some(b)) if b < 0.0 => Some(format!("`at_most` {} is below 0", js_number(b))),
         _ => None,
     };
     match condition {
-        Condition::Count { selector, at_least, at_most } => bounds(*at_least, *at_most).or_else(|| {
+        Condition::Count {
+            selector,
+            at_least,
+            at_most,
+        } => bounds(*at_least, *at_most).or_else(|| {
             if at_least.is_some_and(|a| a > 0.0) {
-                never_matches(pack, &pack.selectors[*selector], 0).map(|why| format!("it counts a selector that {why}"))
+                never_matches(pack, &pack.selectors[*selector], 0)
+                    .map(|why| format!("it counts a selector that {why}"))
             } else {
                 None
             }
         }),
-        Condition::Metric { metric, at_least, at_most } => bounds(*at_least, *at_most).or_else(|| match pack.metrics.get(*metric) {
+        Condition::Metric {
+            metric,
+            at_least,
+            at_most,
+        } => bounds(*at_least, *at_most).or_else(|| match pack.metrics.get(*metric) {
             Some(Metric::Ratio { .. }) if at_least.is_some_and(|a| a > 1.0) => Some(format!(
                 "ratio `{}` is at most 1, so `at_least` {} never holds",
                 pack.metric_names.get(*metric).map_or("", String::as_str),
@@ -156,9 +198,12 @@ fn never_holds(pack: &CompiledPack, condition: &Condition) -> Option<String> {
         }),
         Condition::Score { at_least, at_most } => bounds(*at_least, *at_most),
         Condition::FirstBeforeFirst { first, .. } | Condition::FirstIs { first, .. } => {
-            never_matches(pack, &pack.selectors[*first], 0).map(|why| format!("its `first` selector {why}"))
+            never_matches(pack, &pack.selectors[*first], 0)
+                .map(|why| format!("its `first` selector {why}"))
         }
-        Condition::Entry(s) | Condition::FollowedBy { selector: s, .. } | Condition::PrecededBy { selector: s, .. } => {
+        Condition::Entry(s)
+        | Condition::FollowedBy { selector: s, .. }
+        | Condition::PrecededBy { selector: s, .. } => {
             never_matches(pack, &pack.selectors[*s], 0).map(|why| format!("its selector {why}"))
         }
         Condition::All(items) => items.iter().find_map(|c| never_holds(pack, c)),
@@ -202,7 +247,9 @@ fn never_matches(pack: &CompiledPack, selector: &Selector, depth: usize) -> Opti
                     Some(prev) => prev.into_iter().filter(|o| names.contains(o)).collect(),
                 };
                 if next.is_empty() {
-                    return Some("matches nothing: it asks for two different operations".to_owned());
+                    return Some(
+                        "matches nothing: it asks for two different operations".to_owned(),
+                    );
                 }
                 operations = Some(next);
             }
@@ -212,8 +259,14 @@ fn never_matches(pack: &CompiledPack, selector: &Selector, depth: usize) -> Opti
                 }
                 success = Some(*want);
             }
-            Selector::ExitCode(codes) if codes.is_empty() => return Some("matches nothing: it lists no exit codes".to_owned()),
-            Selector::Any(items) if items.iter().all(|i| never_matches(pack, i, depth + 1).is_some()) => {
+            Selector::ExitCode(codes) if codes.is_empty() => {
+                return Some("matches nothing: it lists no exit codes".to_owned())
+            }
+            Selector::Any(items)
+                if items
+                    .iter()
+                    .all(|i| never_matches(pack, i, depth + 1).is_some()) =>
+            {
                 return Some("matches nothing: no alternative of its `any` can match".to_owned())
             }
             _ => {}
@@ -223,7 +276,12 @@ fn never_matches(pack: &CompiledPack, selector: &Selector, depth: usize) -> Opti
 }
 
 /// The conjuncts of a selector, with references to named selectors followed.
-fn flatten<'p>(pack: &'p CompiledPack, selector: &'p Selector, out: &mut Vec<&'p Selector>, depth: usize) {
+fn flatten<'p>(
+    pack: &'p CompiledPack,
+    selector: &'p Selector,
+    out: &mut Vec<&'p Selector>,
+    depth: usize,
+) {
     if depth > 32 {
         return;
     }

@@ -116,12 +116,22 @@ impl MarkedEventReceiver for Recorder {
         let awaiting_key = matches!(self.stack.last(), Some(Frame::Mapping { key: None }));
         let starts_content = matches!(
             event,
-            Event::Scalar(..) | Event::Alias(_) | Event::MappingStart(..) | Event::SequenceStart(..)
+            Event::Scalar(..)
+                | Event::Alias(_)
+                | Event::MappingStart(..)
+                | Event::SequenceStart(..)
         );
         if starts_content {
-            while self.pending.last().is_some_and(|p| p.depth == self.stack.len()) {
+            while self
+                .pending
+                .last()
+                .is_some_and(|p| p.depth == self.stack.len())
+            {
                 if let Some(p) = self.pending.pop() {
-                    self.places.values.entry(p.path).or_insert(Self::place(mark));
+                    self.places
+                        .values
+                        .entry(p.path)
+                        .or_insert(Self::place(mark));
                 }
             }
         }
@@ -145,17 +155,25 @@ impl MarkedEventReceiver for Recorder {
                         path,
                     });
                 }
-                self.stack.push(if matches!(event, Event::MappingStart(..)) {
-                    Frame::Mapping { key: None }
-                } else {
-                    Frame::Sequence { index: 0 }
-                });
+                self.stack
+                    .push(if matches!(event, Event::MappingStart(..)) {
+                        Frame::Mapping { key: None }
+                    } else {
+                        Frame::Sequence { index: 0 }
+                    });
             }
             Event::MappingEnd | Event::SequenceEnd => {
                 // An empty collection: its own marker is the best place there is.
-                while self.pending.last().is_some_and(|p| p.depth == self.stack.len()) {
+                while self
+                    .pending
+                    .last()
+                    .is_some_and(|p| p.depth == self.stack.len())
+                {
                     if let Some(p) = self.pending.pop() {
-                        self.places.values.entry(p.path).or_insert(Self::place(mark));
+                        self.places
+                            .values
+                            .entry(p.path)
+                            .or_insert(Self::place(mark));
                     }
                 }
                 self.stack.pop();
@@ -172,7 +190,10 @@ pub fn snippet(text: &str, place: Place) -> Option<String> {
     let count = text.lines().count();
     let place = if place.line > count && count > 0 {
         let last = text.lines().last()?;
-        Place { line: count, column: last.chars().count() + 1 }
+        Place {
+            line: count,
+            column: last.chars().count() + 1,
+        }
     } else {
         place
     };
@@ -236,13 +257,22 @@ mod tests {
         let places = Places::read(TEXT);
         assert_eq!(
             places.find("dimensions[0].rules[0].for_each", false),
-            Some(Place { line: 6, column: 19 })
+            Some(Place {
+                line: 6,
+                column: 19
+            })
         );
         assert_eq!(
             places.find("dimensions[0].rules[0].for_each", true),
             Some(Place { line: 6, column: 9 })
         );
-        assert_eq!(places.find("dimensions[0].rules[0].flag.text", true), Some(Place { line: 7, column: 17 }));
+        assert_eq!(
+            places.find("dimensions[0].rules[0].flag.text", true),
+            Some(Place {
+                line: 7,
+                column: 17
+            })
+        );
     }
 
     #[test]
@@ -257,7 +287,9 @@ mod tests {
     #[test]
     fn the_snippet_underlines_the_token() {
         let places = Places::read(TEXT);
-        let at = places.find("dimensions[0].rules[0].for_each", false).unwrap();
+        let at = places
+            .find("dimensions[0].rules[0].for_each", false)
+            .unwrap();
         assert_eq!(
             snippet(TEXT, at).unwrap(),
             "  |\n6 |         for_each: tsk_op\n  |                   ^^^^^^"

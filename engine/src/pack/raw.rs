@@ -4,8 +4,8 @@
 use std::fmt;
 
 use indexmap::IndexMap;
-use serde::de::{self, MapAccess, SeqAccess, Visitor};
 use serde::de::DeserializeOwned;
+use serde::de::{self, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
@@ -116,14 +116,25 @@ impl RawPack {
         for key in keys {
             let name = key.as_str().unwrap_or_default().to_owned();
             if !TOP_LEVEL_KEYS.contains(&name.as_str()) {
-                let expected = TOP_LEVEL_KEYS.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");
-                problems.push((name.clone(), format!("unknown field `{name}`, expected one of {expected}")));
+                let expected = TOP_LEVEL_KEYS
+                    .iter()
+                    .map(|k| format!("`{k}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                problems.push((
+                    name.clone(),
+                    format!("unknown field `{name}`, expected one of {expected}"),
+                ));
                 map.remove(&key);
                 continue;
             }
-            let Some(field) = map.get(&key).cloned() else { continue };
+            let Some(field) = map.get(&key).cloned() else {
+                continue;
+            };
             if let Err((path, message)) = check_field(&name, field) {
-                let hint = if matches!(name.as_str(), "id" | "version" | "name") && message.starts_with("invalid type") {
+                let hint = if matches!(name.as_str(), "id" | "version" | "name")
+                    && message.starts_with("invalid type")
+                {
                     format!(" (quote it: `{name}: \"…\"`)")
                 } else {
                     String::new()
@@ -145,7 +156,10 @@ impl RawPack {
         for required in ["id", "version", "name"] {
             let key = serde_yaml::Value::String(required.to_owned());
             if !map.contains_key(&key) {
-                if !problems.iter().any(|(p, _)| p == required || p.starts_with(&format!("{required}."))) {
+                if !problems
+                    .iter()
+                    .any(|(p, _)| p == required || p.starts_with(&format!("{required}.")))
+                {
                     problems.push((String::new(), format!("missing field `{required}`")));
                 }
                 map.insert(key, serde_yaml::Value::String("?".to_owned()));
@@ -163,11 +177,13 @@ impl RawPack {
 /// Deserializes one top-level field alone, to find its problem and where inside it.
 fn check_field(name: &str, value: serde_yaml::Value) -> Result<(), (String, String)> {
     fn check<T: DeserializeOwned>(value: serde_yaml::Value) -> Result<(), (String, String)> {
-        serde_path_to_error::deserialize::<_, T>(value).map(|_| ()).map_err(|e| {
-            let path = e.path().to_string();
-            let path = if path == "." { String::new() } else { path };
-            (path, e.into_inner().to_string())
-        })
+        serde_path_to_error::deserialize::<_, T>(value)
+            .map(|_| ())
+            .map_err(|e| {
+                let path = e.path().to_string();
+                let path = if path == "." { String::new() } else { path };
+                (path, e.into_inner().to_string())
+            })
     }
     match name {
         "id" | "version" | "name" | "description" => check::<String>(value),

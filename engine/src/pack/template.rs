@@ -20,7 +20,10 @@ pub enum Segment {
     Metric(usize),
     Percent(usize),
     Score,
-    EntryField { field: Field, fallback: Option<String> },
+    EntryField {
+        field: Field,
+        fallback: Option<String>,
+    },
     EntryPosition,
 }
 
@@ -60,7 +63,9 @@ impl Template {
                 '{' => {
                     let rest = &text[at + 1..];
                     let Some(end) = rest.find('}') else {
-                        problems.push(format!("unclosed `{{` in `{text}` (write `{{{{` for a literal brace)"));
+                        problems.push(format!(
+                            "unclosed `{{` in `{text}` (write `{{{{` for a literal brace)"
+                        ));
                         break;
                     };
                     let name = &rest[..end];

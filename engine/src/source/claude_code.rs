@@ -14,7 +14,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::{json_kind, describe_json_error, Place, SessionFilter, SourceError, SourceRead, SourceWarning};
+use super::{
+    describe_json_error, json_kind, Place, SessionFilter, SourceError, SourceRead, SourceWarning,
+};
 use crate::entry::{Entry, Metadata, Outcome, Session};
 use crate::time::{parse_timestamp, InstantMs};
 
@@ -50,7 +52,10 @@ struct Pending {
 
 /// Reads one or more transcripts as one source: sessions are gathered by `sessionId`
 /// across files (a subagent's file carries its parent's session id).
-pub fn read_claude_code(paths: &[PathBuf], filter: &SessionFilter) -> Result<SourceRead, SourceError> {
+pub fn read_claude_code(
+    paths: &[PathBuf],
+    filter: &SessionFilter,
+) -> Result<SourceRead, SourceError> {
     let mut warnings = Vec::new();
     let mut per_file = Vec::with_capacity(paths.len());
     for path in paths {
@@ -65,12 +70,18 @@ pub fn read_claude_code(paths: &[PathBuf], filter: &SessionFilter) -> Result<Sou
 
 /// Reads every `*.jsonl` transcript of a Claude Code project folder. Unless `forced`, a
 /// file that is not a transcript (by content) is skipped with a warning.
-pub fn read_claude_code_folder(dir: &Path, forced: bool, filter: &SessionFilter) -> Result<SourceRead, SourceError> {
+pub fn read_claude_code_folder(
+    dir: &Path,
+    forced: bool,
+    filter: &SessionFilter,
+) -> Result<SourceRead, SourceError> {
     let mut files = Vec::new();
     collect_jsonl(dir, FOLDER_DEPTH, &mut files)?;
     files.sort();
     if files.is_empty() {
-        return Err(SourceError::EmptyFolder { path: dir.to_owned() });
+        return Err(SourceError::EmptyFolder {
+            path: dir.to_owned(),
+        });
     }
     let mut skipped = Vec::new();
     if !forced {
@@ -81,7 +92,10 @@ pub fn read_claude_code_folder(dir: &Path, forced: bool, filter: &SessionFilter)
                 Ok(other) => skipped.push(SourceWarning {
                     path: file,
                     place: Place::File,
-                    message: format!("skipped: it reads as a `{}` source, not a Claude Code transcript", other.name()),
+                    message: format!(
+                        "skipped: it reads as a `{}` source, not a Claude Code transcript",
+                        other.name()
+                    ),
                 }),
                 Err(SourceError::UnknownFormat { reason, .. }) => skipped.push(SourceWarning {
                     path: file,
@@ -119,7 +133,10 @@ fn collect_jsonl(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> Result<(),
 
 /// The records of a file: its lines, or the items of a `{"loglines": [...]}` document.
 /// Lines that are not JSON are reported and skipped.
-fn read_records(path: &Path, warnings: &mut Vec<SourceWarning>) -> Result<Vec<Record>, SourceError> {
+fn read_records(
+    path: &Path,
+    warnings: &mut Vec<SourceWarning>,
+) -> Result<Vec<Record>, SourceError> {
     let io = |source| SourceError::Io {
         path: path.to_owned(),
         source,
@@ -173,7 +190,11 @@ fn read_records(path: &Path, warnings: &mut Vec<SourceWarning>) -> Result<Vec<Re
 }
 
 /// The entries of one file, in record order, with tool outcomes filled in.
-fn entries_of(path: &Path, records: Vec<Record>, warnings: &mut Vec<SourceWarning>) -> Vec<Pending> {
+fn entries_of(
+    path: &Path,
+    records: Vec<Record>,
+    warnings: &mut Vec<SourceWarning>,
+) -> Vec<Pending> {
     let mut warn = |place: &Place, message: String| {
         warnings.push(SourceWarning {
             path: path.to_owned(),
@@ -183,7 +204,12 @@ fn entries_of(path: &Path, records: Vec<Record>, warnings: &mut Vec<SourceWarnin
     };
     let file_session = records
         .iter()
-        .find_map(|r| r.value.get("sessionId").and_then(Value::as_str).map(str::to_owned))
+        .find_map(|r| {
+            r.value
+                .get("sessionId")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
         .unwrap_or_else(|| {
             path.file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
@@ -195,37 +221,71 @@ fn entries_of(path: &Path, records: Vec<Record>, warnings: &mut Vec<SourceWarnin
     let mut usable: Vec<(Record, InstantMs, String)> = Vec::with_capacity(records.len());
     for record in records {
         let Value::Object(map) = &record.value else {
-            warn(&record.place, format!("skipped: a JSON {}, not a transcript record", json_kind(&record.value)));
+            warn(
+                &record.place,
+                format!(
+                    "skipped: a JSON {}, not a transcript record",
+                    json_kind(&record.value)
+                ),
+            );
             continue;
         };
         let Some(kind) = map.get("type").and_then(Value::as_str) else {
-            warn(&record.place, "skipped: the record has no `type`".to_owned());
+            warn(
+                &record.place,
+                "skipped: the record has no `type`".to_owned(),
+            );
             continue;
         };
         if kind != "user" && kind != "assistant" {
             continue;
         }
         let Some(message) = map.get("message") else {
-            warn(&record.place, format!("skipped: the `{kind}` record has no `message`"));
+            warn(
+                &record.place,
+                format!("skipped: the `{kind}` record has no `message`"),
+            );
             continue;
         };
         let Some(message) = message.as_object() else {
-            warn(&record.place, format!("skipped: `message` is a JSON {}, not an object", json_kind(message)));
+            warn(
+                &record.place,
+                format!(
+                    "skipped: `message` is a JSON {}, not an object",
+                    json_kind(message)
+                ),
+            );
             continue;
         };
         match message.get("content") {
             Some(Value::String(_) | Value::Array(_)) => {}
             Some(other) => {
-                warn(&record.place, format!("skipped: `message.content` is a JSON {}, not text or blocks", json_kind(other)));
+                warn(
+                    &record.place,
+                    format!(
+                        "skipped: `message.content` is a JSON {}, not text or blocks",
+                        json_kind(other)
+                    ),
+                );
                 continue;
             }
             None => {
-                warn(&record.place, "skipped: `message` has no `content`".to_owned());
+                warn(
+                    &record.place,
+                    "skipped: `message` has no `content`".to_owned(),
+                );
                 continue;
             }
         }
-        let Some(timestamp) = map.get("timestamp").and_then(Value::as_str).map(str::to_owned) else {
-            warn(&record.place, "skipped: the record has no `timestamp`".to_owned());
+        let Some(timestamp) = map
+            .get("timestamp")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+        else {
+            warn(
+                &record.place,
+                "skipped: the record has no `timestamp`".to_owned(),
+            );
             continue;
         };
         let instant = match parse_timestamp(&timestamp) {
@@ -257,7 +317,10 @@ fn entries_of(path: &Path, records: Vec<Record>, warnings: &mut Vec<SourceWarnin
                 continue;
             };
             results.entry(id.to_owned()).or_insert_with(|| ToolResult {
-                is_error: block.get("is_error").and_then(Value::as_bool).unwrap_or(false),
+                is_error: block
+                    .get("is_error")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
                 text: result_text(block.get("content")),
                 instant: *instant,
                 result_type: result_type.clone(),
@@ -287,7 +350,10 @@ fn entries_of(path: &Path, records: Vec<Record>, warnings: &mut Vec<SourceWarnin
             .map(str::to_owned)
             .or_else(|| uuid.map(str::to_owned))
             .unwrap_or_else(|| format!("{file_text}:{}", record.line));
-        let sidechain = map.get("isSidechain").and_then(Value::as_bool).unwrap_or(false);
+        let sidechain = map
+            .get("isSidechain")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
 
         let base = |extra: &mut Map<String, Value>| {
             extra.insert("isSidechain".into(), Value::Bool(sidechain));
@@ -303,7 +369,12 @@ fn entries_of(path: &Path, records: Vec<Record>, warnings: &mut Vec<SourceWarnin
             extra.insert("file".into(), file_text.as_str().into());
             extra.insert("line".into(), record.line.into());
         };
-        let make = |domain: &str, operation: &str, params: Map<String, Value>, extra: Map<String, Value>, outcome: Outcome, error: Option<String>| Entry {
+        let make = |domain: &str,
+                    operation: &str,
+                    params: Map<String, Value>,
+                    extra: Map<String, Value>,
+                    outcome: Outcome,
+                    error: Option<String>| Entry {
             timestamp: timestamp.clone(),
             instant,
             session_id: session_id.clone(),
@@ -341,7 +412,10 @@ fn entries_of(path: &Path, records: Vec<Record>, warnings: &mut Vec<SourceWarnin
                             }
                             other => warn(
                                 &record.place,
-                                format!("content block {i} skipped: a JSON {}, not an object", json_kind(other)),
+                                format!(
+                                    "content block {i} skipped: a JSON {}, not an object",
+                                    json_kind(other)
+                                ),
                             ),
                         }
                     }
@@ -390,7 +464,13 @@ fn entries_of(path: &Path, records: Vec<Record>, warnings: &mut Vec<SourceWarnin
         };
         for (i, block) in blocks.iter().enumerate() {
             let Value::Object(b) = block else {
-                warn(&record.place, format!("content block {i} skipped: a JSON {}, not an object", json_kind(block)));
+                warn(
+                    &record.place,
+                    format!(
+                        "content block {i} skipped: a JSON {}, not an object",
+                        json_kind(block)
+                    ),
+                );
                 continue;
             };
             let mut extra = Map::new();
@@ -401,13 +481,17 @@ fn entries_of(path: &Path, records: Vec<Record>, warnings: &mut Vec<SourceWarnin
             }
             match b.get("type").and_then(Value::as_str) {
                 Some("text") => {
-                    let Some(text) = b.get("text").and_then(Value::as_str).filter(|t| !t.trim().is_empty()) else {
+                    let Some(text) = b
+                        .get("text")
+                        .and_then(Value::as_str)
+                        .filter(|t| !t.trim().is_empty())
+                    else {
                         continue;
                     };
                     let mut params = Map::new();
                     params.insert("text".into(), text.into());
                     out.push(Pending {
-                            key: uuid.map(|u| format!("message:{u}:{i}")),
+                        key: uuid.map(|u| format!("message:{u}:{i}")),
                         entry: make("message", "assistant", params, extra, ok.clone(), None),
                     });
                 }
@@ -416,7 +500,12 @@ fn entries_of(path: &Path, records: Vec<Record>, warnings: &mut Vec<SourceWarnin
                         b.get("id").and_then(Value::as_str),
                         b.get("name").and_then(Value::as_str),
                     ) else {
-                        warn(&record.place, format!("content block {i} skipped: a `tool_use` without `id` or `name`"));
+                        warn(
+                            &record.place,
+                            format!(
+                                "content block {i} skipped: a `tool_use` without `id` or `name`"
+                            ),
+                        );
                         continue;
                     };
                     let params = match b.get("input") {
@@ -450,7 +539,7 @@ fn entries_of(path: &Path, records: Vec<Record>, warnings: &mut Vec<SourceWarnin
                         }
                     };
                     out.push(Pending {
-                            key: Some(format!("tool:{id}")),
+                        key: Some(format!("tool:{id}")),
                         entry: make("tool", name, params, extra, outcome, error),
                     });
                 }
@@ -528,7 +617,10 @@ mod tests {
     use std::io::Write as _;
 
     fn transcript(lines: &[&str]) -> tempfile::NamedTempFile {
-        let mut f = tempfile::Builder::new().suffix(".jsonl").tempfile().unwrap();
+        let mut f = tempfile::Builder::new()
+            .suffix(".jsonl")
+            .tempfile()
+            .unwrap();
         for line in lines {
             writeln!(f, "{line}").unwrap();
         }
@@ -549,22 +641,37 @@ mod tests {
     fn tool_calls_become_entries_with_their_outcome() {
         let read = read(&[USER, CALLS_1, CALLS_2, RESULTS]);
         assert!(read.warnings.is_empty(), "{:?}", read.warnings);
-        let [session] = read.sessions.as_slice() else { panic!("one session") };
+        let [session] = read.sessions.as_slice() else {
+            panic!("one session")
+        };
         assert_eq!(session.id, "s1");
-        let ops: Vec<_> = session.entries.iter().map(|e| format!("{}.{}", e.domain, e.operation)).collect();
+        let ops: Vec<_> = session
+            .entries
+            .iter()
+            .map(|e| format!("{}.{}", e.domain, e.operation))
+            .collect();
         assert_eq!(ops, ["message.user", "tool.Read", "tool.Bash"]);
         let read_call = &session.entries[1];
         assert_eq!(read_call.params["file_path"], "/a.rs");
         assert!(read_call.result.success);
         assert_eq!(read_call.result.duration, 4000.0);
-        assert_eq!(read_call.metadata.get("model"), Some(&Value::from("claude-x")));
-        assert_eq!(read_call.metadata.get("toolUseId"), Some(&Value::from("toolu_1")));
+        assert_eq!(
+            read_call.metadata.get("model"),
+            Some(&Value::from("claude-x"))
+        );
+        assert_eq!(
+            read_call.metadata.get("toolUseId"),
+            Some(&Value::from("toolu_1"))
+        );
         let bash = &session.entries[2];
         assert!(!bash.result.success);
         assert_eq!(bash.result.exit_code, 1);
         assert_eq!(bash.error.as_deref(), Some("exit 1"));
         // One message over two lines: the calls share the message id, so they ran in parallel.
-        assert_eq!(read_call.metadata.get("messageId"), bash.metadata.get("messageId"));
+        assert_eq!(
+            read_call.metadata.get("messageId"),
+            bash.metadata.get("messageId")
+        );
         assert_eq!(session.entries[0].params["text"], "fix the bug");
     }
 
@@ -581,8 +688,22 @@ mod tests {
             CALLS_1,
         ]);
         let lines: Vec<_> = read.warnings.iter().map(|w| w.place.clone()).collect();
-        assert_eq!(lines, [Place::Line(2), Place::Line(3), Place::Line(4), Place::Line(5)]);
-        assert!(read.warnings[0].to_string().contains(":2: skipped: not valid JSON"), "{}", read.warnings[0]);
+        assert_eq!(
+            lines,
+            [
+                Place::Line(2),
+                Place::Line(3),
+                Place::Line(4),
+                Place::Line(5)
+            ]
+        );
+        assert!(
+            read.warnings[0]
+                .to_string()
+                .contains(":2: skipped: not valid JSON"),
+            "{}",
+            read.warnings[0]
+        );
         assert_eq!(read.sessions[0].entries.len(), 2);
     }
 
@@ -594,17 +715,41 @@ mod tests {
             // A copy of a main-session record, as a resumed session writes it.
             CALLS_1,
         ]);
-        let read = read_claude_code(&[main.path().to_owned(), agent.path().to_owned()], &SessionFilter::All).unwrap();
-        let [session] = read.sessions.as_slice() else { panic!("one session") };
-        let ops: Vec<_> = session.entries.iter().map(|e| e.operation.as_str()).collect();
-        assert_eq!(ops, ["user", "Grep", "Read"], "merged by time, the copy kept once");
-        assert_eq!(session.entries[1].metadata.get("isSidechain"), Some(&Value::Bool(true)));
-        assert_eq!(session.entries[2].metadata.get("isSidechain"), Some(&Value::Bool(false)));
+        let read = read_claude_code(
+            &[main.path().to_owned(), agent.path().to_owned()],
+            &SessionFilter::All,
+        )
+        .unwrap();
+        let [session] = read.sessions.as_slice() else {
+            panic!("one session")
+        };
+        let ops: Vec<_> = session
+            .entries
+            .iter()
+            .map(|e| e.operation.as_str())
+            .collect();
+        assert_eq!(
+            ops,
+            ["user", "Grep", "Read"],
+            "merged by time, the copy kept once"
+        );
+        assert_eq!(
+            session.entries[1].metadata.get("isSidechain"),
+            Some(&Value::Bool(true))
+        );
+        assert_eq!(
+            session.entries[2].metadata.get("isSidechain"),
+            Some(&Value::Bool(false))
+        );
     }
 
     #[test]
     fn the_loglines_wrapper_is_read_and_named_by_the_file() {
-        let mut f = tempfile::Builder::new().prefix("web").suffix(".json").tempfile().unwrap();
+        let mut f = tempfile::Builder::new()
+            .prefix("web")
+            .suffix(".json")
+            .tempfile()
+            .unwrap();
         write!(
             f,
             "{{\n  \"loglines\": [\n    {{\"type\": \"user\", \"timestamp\": \"2025-12-24T10:00:00Z\", \"message\": {{\"role\": \"user\", \"content\": \"hi\"}}}},\n    7\n  ]\n}}\n"

@@ -86,7 +86,8 @@ impl<'de> Deserialize<'de> for RawMetadata {
                 f.write_str("a map")
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawMetadata, A::Error> {
-                let (mut task_id, mut user_id, mut source, mut gateway, mut role) = (None, None, None, None, None);
+                let (mut task_id, mut user_id, mut source, mut gateway, mut role) =
+                    (None, None, None, None, None);
                 let mut extra = Map::new();
                 // A repeated key keeps its last value, as a map would.
                 while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
@@ -291,7 +292,9 @@ impl Chunks {
         loop {
             while !self.eof && buf.len() < target {
                 let want = match self.left {
-                    Some(left) => (target - buf.len()).min(usize::try_from(left).unwrap_or(usize::MAX)),
+                    Some(left) => {
+                        (target - buf.len()).min(usize::try_from(left).unwrap_or(usize::MAX))
+                    }
                     None => target - buf.len(),
                 };
                 if want == 0 {
@@ -300,10 +303,13 @@ impl Chunks {
                 }
                 let start = buf.len();
                 buf.resize(start + want, 0);
-                let n = self.file.read(&mut buf[start..]).map_err(|source| SourceError::Io {
-                    path: self.path.clone(),
-                    source,
-                })?;
+                let n = self
+                    .file
+                    .read(&mut buf[start..])
+                    .map_err(|source| SourceError::Io {
+                        path: self.path.clone(),
+                        source,
+                    })?;
                 buf.truncate(start + n);
                 if n == 0 {
                     self.eof = true;
@@ -335,7 +341,10 @@ impl Chunks {
                 self.lines += 1;
             }
             self.consumed += buf.len() as u64;
-            return Ok(Some(Chunk { bytes: buf, first_line }));
+            return Ok(Some(Chunk {
+                bytes: buf,
+                first_line,
+            }));
         }
     }
 }
@@ -493,7 +502,9 @@ fn skim_session_id(line: &[u8]) -> Option<Cow<'_, str>> {
             let start = s.i;
             let raw = s.string()?;
             return if raw.contains(&b'\\') {
-                serde_json::from_slice::<String>(&line[start..s.i]).ok().map(Cow::Owned)
+                serde_json::from_slice::<String>(&line[start..s.i])
+                    .ok()
+                    .map(Cow::Owned)
             } else {
                 std::str::from_utf8(raw).ok().map(Cow::Borrowed)
             };
@@ -514,7 +525,11 @@ struct Skim<'a> {
 
 impl<'a> Skim<'a> {
     fn ws(&mut self) {
-        while self.b.get(self.i).is_some_and(|c| matches!(c, b' ' | b'\t' | b'\n' | b'\r')) {
+        while self
+            .b
+            .get(self.i)
+            .is_some_and(|c| matches!(c, b' ' | b'\t' | b'\n' | b'\r'))
+        {
             self.i += 1;
         }
     }
@@ -563,7 +578,9 @@ impl<'a> Skim<'a> {
                 }
             }
             _ => {
-                while self.b.get(self.i).is_some_and(|c| !matches!(c, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')) {
+                while self.b.get(self.i).is_some_and(|c| {
+                    !matches!(c, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+                }) {
                     self.i += 1;
                 }
                 Some(())
@@ -658,7 +675,12 @@ mod tests {
             (br#"not json"#, None),
         ];
         for (line, want) in cases {
-            assert_eq!(session_of(line).as_deref(), *want, "{}", String::from_utf8_lossy(line));
+            assert_eq!(
+                session_of(line).as_deref(),
+                *want,
+                "{}",
+                String::from_utf8_lossy(line)
+            );
         }
     }
 

@@ -31,26 +31,39 @@ pub fn read_langfuse(path: &Path, filter: &SessionFilter) -> Result<SourceRead, 
     let doc: Value = serde_json::from_slice(&text).map_err(|err| SourceError::BadLine {
         path: path.to_owned(),
         line: err.line() as u64,
-        message: format!("not a Langfuse trace, which is one JSON document: {}", super::describe_json_error(&err)),
+        message: format!(
+            "not a Langfuse trace, which is one JSON document: {}",
+            super::describe_json_error(&err)
+        ),
     })?;
     let not = |reason: String| SourceError::NotLangfuse {
         path: path.to_owned(),
         reason,
     };
     let Value::Object(mut doc) = doc else {
-        return Err(not(format!("it is a JSON {}, not an object", json_kind(&doc))));
+        return Err(not(format!(
+            "it is a JSON {}, not an object",
+            json_kind(&doc)
+        )));
     };
     // The download keeps observations beside the trace; the API response inside it.
     let (trace, observations, prefix) = match doc.remove("trace") {
         Some(Value::Object(mut trace)) => {
             let observations = match doc.remove("observations") {
                 Some(obs) => obs,
-                None => trace.remove("observations").unwrap_or(Value::Array(Vec::new())),
+                None => trace
+                    .remove("observations")
+                    .unwrap_or(Value::Array(Vec::new())),
             };
             trace.remove("observations");
             (trace, observations, "observations")
         }
-        Some(other) => return Err(not(format!("`trace` is a JSON {}, not an object", json_kind(&other)))),
+        Some(other) => {
+            return Err(not(format!(
+                "`trace` is a JSON {}, not an object",
+                json_kind(&other)
+            )))
+        }
         None => {
             let Some(observations) = doc.remove("observations") else {
                 return Err(not("it has neither `trace` nor `observations`".to_owned()));
@@ -59,7 +72,10 @@ pub fn read_langfuse(path: &Path, filter: &SessionFilter) -> Result<SourceRead, 
         }
     };
     let Value::Array(observations) = observations else {
-        return Err(not(format!("`observations` is a JSON {}, not an array", json_kind(&observations))));
+        return Err(not(format!(
+            "`observations` is a JSON {}, not an array",
+            json_kind(&observations)
+        )));
     };
     let Some(trace_id) = trace.get("id").and_then(Value::as_str).map(str::to_owned) else {
         return Err(not("the trace has no `id`".to_owned()));
@@ -72,7 +88,10 @@ pub fn read_langfuse(path: &Path, filter: &SessionFilter) -> Result<SourceRead, 
 
     let mut warnings = Vec::new();
     if !filter.wants(&session_id) {
-        return Ok(SourceRead { sessions: Vec::new(), warnings });
+        return Ok(SourceRead {
+            sessions: Vec::new(),
+            warnings,
+        });
     }
     let user_id = trace.get("userId").filter(|v| !v.is_null()).cloned();
     let mut entries = Vec::with_capacity(observations.len() + 1);
@@ -98,12 +117,19 @@ pub fn read_langfuse(path: &Path, filter: &SessionFilter) -> Result<SourceRead, 
                 instant,
                 session_id: session_id.clone(),
                 domain: "trace".to_owned(),
-                operation: trace.get("name").and_then(Value::as_str).unwrap_or("trace").to_owned(),
+                operation: trace
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("trace")
+                    .to_owned(),
                 params: params_of(trace.get("input")),
                 result: Outcome {
                     success: true,
                     exit_code: 0,
-                    duration: trace.get("latency").and_then(Value::as_f64).map_or(0.0, |s| s * 1000.0),
+                    duration: trace
+                        .get("latency")
+                        .and_then(Value::as_f64)
+                        .map_or(0.0, |s| s * 1000.0),
                 },
                 metadata: Metadata {
                     source: SOURCE.into(),
@@ -129,7 +155,12 @@ pub fn read_langfuse(path: &Path, filter: &SessionFilter) -> Result<SourceRead, 
     // Depth in the observation tree, so a parent starting with its child comes first.
     let parent_of: HashMap<&str, &str> = observations
         .iter()
-        .filter_map(|o| Some((o.get("id")?.as_str()?, o.get("parentObservationId")?.as_str()?)))
+        .filter_map(|o| {
+            Some((
+                o.get("id")?.as_str()?,
+                o.get("parentObservationId")?.as_str()?,
+            ))
+        })
         .collect();
     let depth = |id: Option<&str>| {
         let mut depth = 0usize;
@@ -155,7 +186,10 @@ pub fn read_langfuse(path: &Path, filter: &SessionFilter) -> Result<SourceRead, 
             })
         };
         let Value::Object(o) = observation else {
-            warn(format!("skipped: a JSON {}, not an observation", json_kind(observation)));
+            warn(format!(
+                "skipped: a JSON {}, not an observation",
+                json_kind(observation)
+            ));
             continue;
         };
         let Some(start) = o.get("startTime").and_then(Value::as_str) else {
@@ -173,10 +207,16 @@ pub fn read_langfuse(path: &Path, filter: &SessionFilter) -> Result<SourceRead, 
             .get("endTime")
             .and_then(Value::as_str)
             .and_then(|t| parse_timestamp(t).ok());
-        let kind = o.get("type").and_then(Value::as_str).unwrap_or("OBSERVATION");
+        let kind = o
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("OBSERVATION");
         let level = o.get("level").and_then(Value::as_str).unwrap_or("DEFAULT");
         let failed = level.eq_ignore_ascii_case("ERROR");
-        let status = o.get("statusMessage").and_then(Value::as_str).filter(|s| !s.is_empty());
+        let status = o
+            .get("statusMessage")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty());
         let id = o.get("id").and_then(Value::as_str);
 
         let mut extra = Map::new();
@@ -186,7 +226,16 @@ pub fn read_langfuse(path: &Path, filter: &SessionFilter) -> Result<SourceRead, 
         }
         extra.insert("type".into(), kind.into());
         extra.insert("level".into(), level.into());
-        for key in ["parentObservationId", "statusMessage", "model", "endTime", "completionStartTime", "usageDetails", "costDetails", "environment"] {
+        for key in [
+            "parentObservationId",
+            "statusMessage",
+            "model",
+            "endTime",
+            "completionStartTime",
+            "usageDetails",
+            "costDetails",
+            "environment",
+        ] {
             if let Some(v) = o.get(key).filter(|v| !v.is_null()) {
                 extra.insert(key.into(), v.clone());
             }
@@ -202,7 +251,11 @@ pub fn read_langfuse(path: &Path, filter: &SessionFilter) -> Result<SourceRead, 
             instant,
             session_id: session_id.clone(),
             domain: kind.to_lowercase(),
-            operation: o.get("name").and_then(Value::as_str).unwrap_or(kind).to_owned(),
+            operation: o
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or(kind)
+                .to_owned(),
             params: params_of(o.get("input")),
             result: Outcome {
                 success: !failed,
@@ -283,11 +336,28 @@ mod tests {
                ]}"#,
         )
         .unwrap();
-        let [session] = read.sessions.as_slice() else { panic!("one session") };
+        let [session] = read.sessions.as_slice() else {
+            panic!("one session")
+        };
         assert_eq!(session.id, "t1", "no sessionId: the trace id");
-        let ops: Vec<_> = session.entries.iter().map(|e| format!("{}.{}", e.domain, e.operation)).collect();
-        assert_eq!(ops, ["trace.run", "span.running 1 tool", "tool.get_weather", "generation.chat"]);
-        assert_eq!(session.entries[0].params["q"], 1, "twice-encoded input decoded");
+        let ops: Vec<_> = session
+            .entries
+            .iter()
+            .map(|e| format!("{}.{}", e.domain, e.operation))
+            .collect();
+        assert_eq!(
+            ops,
+            [
+                "trace.run",
+                "span.running 1 tool",
+                "tool.get_weather",
+                "generation.chat"
+            ]
+        );
+        assert_eq!(
+            session.entries[0].params["q"], 1,
+            "twice-encoded input decoded"
+        );
         let tool = &session.entries[2];
         assert_eq!(tool.params["city"], "Berlin");
         assert_eq!(tool.result.duration, 250.0);
@@ -297,7 +367,11 @@ mod tests {
         assert_eq!(failed.error.as_deref(), Some("rate limited"));
         assert!(failed.params["input"].is_array());
         assert_eq!(read.warnings.len(), 1);
-        assert!(read.warnings[0].to_string().contains("`observations[3]`"), "{}", read.warnings[0]);
+        assert!(
+            read.warnings[0].to_string().contains("`observations[3]`"),
+            "{}",
+            read.warnings[0]
+        );
     }
 
     #[test]
@@ -309,11 +383,19 @@ mod tests {
 
     #[test]
     fn what_is_not_a_trace_is_an_error() {
-        for text in ["[]", r#"{"a": 1}"#, r#"{"trace": {"timestamp": "2025-12-04T14:51:22Z"}, "observations": []}"#, r#"{"trace": {"id": "x"}, "observations": {}}"#] {
+        for text in [
+            "[]",
+            r#"{"a": 1}"#,
+            r#"{"trace": {"timestamp": "2025-12-04T14:51:22Z"}, "observations": []}"#,
+            r#"{"trace": {"id": "x"}, "observations": {}}"#,
+        ] {
             let err = read(text).unwrap_err().to_string();
             assert!(err.contains("is not a Langfuse trace"), "{err}");
         }
         let err = read("{\n  \"trace\": ,\n}").unwrap_err().to_string();
-        assert!(err.contains(":2: not a Langfuse trace, which is one JSON document: expected value"), "{err}");
+        assert!(
+            err.contains(":2: not a Langfuse trace, which is one JSON document: expected value"),
+            "{err}"
+        );
     }
 }

@@ -195,16 +195,26 @@ pub fn detect_format(path: &Path) -> Result<SourceFormat, SourceError> {
                     return Ok(format);
                 }
                 first_problem.get_or_insert_with(|| {
-                    format!("line {line_no} is a JSON object with none of the keys of a known record")
+                    format!(
+                        "line {line_no} is a JSON object with none of the keys of a known record"
+                    )
                 });
             }
             Ok(other) => {
                 first_problem.get_or_insert_with(|| {
-                    format!("line {line_no} is a JSON {}, not an object", json_kind(&other))
+                    format!(
+                        "line {line_no} is a JSON {}, not an object",
+                        json_kind(&other)
+                    )
                 });
             }
             Err(err) => {
-                if seen == 1 && line.iter().find(|b| !b.is_ascii_whitespace()).is_some_and(|b| matches!(b, b'{' | b'[')) {
+                if seen == 1
+                    && line
+                        .iter()
+                        .find(|b| !b.is_ascii_whitespace())
+                        .is_some_and(|b| matches!(b, b'{' | b'['))
+                {
                     // Perhaps a pretty-printed document: read it whole.
                     let text = std::fs::read(path).map_err(io)?;
                     match serde_json::from_slice::<Value>(&text) {
@@ -220,13 +230,21 @@ pub fn detect_format(path: &Path) -> Result<SourceFormat, SourceError> {
                         Ok(other) => {
                             return Err(SourceError::UnknownFormat {
                                 path: path.to_owned(),
-                                reason: format!("it is one JSON {}, not an object", json_kind(&other)),
+                                reason: format!(
+                                    "it is one JSON {}, not an object",
+                                    json_kind(&other)
+                                ),
                             })
                         }
                         Err(_) => {}
                     }
                 }
-                first_problem.get_or_insert_with(|| format!("line {line_no} is not valid JSON: {}", describe_json_error(&err)));
+                first_problem.get_or_insert_with(|| {
+                    format!(
+                        "line {line_no} is not valid JSON: {}",
+                        describe_json_error(&err)
+                    )
+                });
             }
         }
     }
@@ -340,13 +358,28 @@ mod tests {
     #[test]
     fn formats_are_told_apart_by_content() {
         let cases = [
-            (r#"{"timestamp":"2026-03-01T00:00:00Z","sessionId":"s","domain":"tasks","operation":"find","result":{"success":true}}"#, SourceFormat::Jsonl),
+            (
+                r#"{"timestamp":"2026-03-01T00:00:00Z","sessionId":"s","domain":"tasks","operation":"find","result":{"success":true}}"#,
+                SourceFormat::Jsonl,
+            ),
             ("", SourceFormat::Jsonl),
-            (r#"{"type":"summary","summary":"x","leafUuid":"u"}"#, SourceFormat::ClaudeCode),
-            ("\"junk\"\n{\"type\":\"user\",\"sessionId\":\"s\",\"message\":{}}", SourceFormat::ClaudeCode),
+            (
+                r#"{"type":"summary","summary":"x","leafUuid":"u"}"#,
+                SourceFormat::ClaudeCode,
+            ),
+            (
+                "\"junk\"\n{\"type\":\"user\",\"sessionId\":\"s\",\"message\":{}}",
+                SourceFormat::ClaudeCode,
+            ),
             ("{\n  \"loglines\": []\n}\n", SourceFormat::ClaudeCode),
-            ("{\n  \"trace\": {\"id\": \"t\"},\n  \"observations\": []\n}", SourceFormat::Langfuse),
-            (r#"{"id":"t","timestamp":"2026-03-01T00:00:00Z","observations":[]}"#, SourceFormat::Langfuse),
+            (
+                "{\n  \"trace\": {\"id\": \"t\"},\n  \"observations\": []\n}",
+                SourceFormat::Langfuse,
+            ),
+            (
+                r#"{"id":"t","timestamp":"2026-03-01T00:00:00Z","observations":[]}"#,
+                SourceFormat::Langfuse,
+            ),
         ];
         for (text, want) in cases {
             let f = file_with(text);
@@ -356,7 +389,12 @@ mod tests {
 
     #[test]
     fn an_unknown_file_says_what_was_tried() {
-        for text in ["hello\n", "{\"silly\": \"this\"}\n", "[1, 2]\n", "{\n \"a\": 1\n}\n"] {
+        for text in [
+            "hello\n",
+            "{\"silly\": \"this\"}\n",
+            "[1, 2]\n",
+            "{\n \"a\": 1\n}\n",
+        ] {
             let f = file_with(text);
             let err = detect_format(f.path()).unwrap_err().to_string();
             assert!(err.contains("tried a CLEO database, a CLEO audit log, a Claude Code transcript and a Langfuse trace"), "{err}");
@@ -366,8 +404,16 @@ mod tests {
     #[test]
     fn a_folder_is_only_a_claude_code_source() {
         let dir = tempfile::tempdir().unwrap();
-        let err = read_source(dir.path(), Some(SourceFormat::Langfuse), &SessionFilter::All).unwrap_err();
-        assert!(matches!(err, SourceError::FolderNotClaudeCode { .. }), "{err}");
+        let err = read_source(
+            dir.path(),
+            Some(SourceFormat::Langfuse),
+            &SessionFilter::All,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(err, SourceError::FolderNotClaudeCode { .. }),
+            "{err}"
+        );
         let err = read_source(dir.path(), None, &SessionFilter::All).unwrap_err();
         assert!(matches!(err, SourceError::EmptyFolder { .. }), "{err}");
     }

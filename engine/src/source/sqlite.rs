@@ -227,7 +227,9 @@ fn map_row(row: &rusqlite::Row<'_>) -> Result<Entry, RowError> {
     let domain = owned(7)?;
     let operation = match owned(8)? {
         Some(op) => op,
-        None => owned(3)?.ok_or_else(|| fail("both `operation` and `action` are NULL".to_owned()))?,
+        None => {
+            owned(3)?.ok_or_else(|| fail("both `operation` and `action` are NULL".to_owned()))?
+        }
     };
     let session_id = owned(9)?.ok_or_else(|| fail("`session_id` is NULL".to_owned()))?;
     let duration: Option<f64> = row
@@ -332,7 +334,9 @@ pub(crate) fn open_stream<'p>(
     check_layout(&conn, path)?;
     let has_actor = column_names(&conn, path)?.iter().any(|c| c == "actor");
     let (min, max): (Option<i64>, Option<i64>) = conn
-        .query_row("SELECT min(rowid), max(rowid) FROM audit_log", [], |r| Ok((r.get(0)?, r.get(1)?)))
+        .query_row("SELECT min(rowid), max(rowid) FROM audit_log", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
         .map_err(sql_err)?;
     let (min, max) = (min.unwrap_or(1), max.unwrap_or(0));
     let threads = rayon::current_num_threads().max(1);
@@ -345,7 +349,9 @@ pub(crate) fn open_stream<'p>(
         .into_par_iter()
         .enumerate()
         .map(|(k, (lo, hi))| {
-            let conn = pool[k % pool.len()].lock().unwrap_or_else(|e| e.into_inner());
+            let conn = pool[k % pool.len()]
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
             let mut stmt = conn
                 .prepare_cached(
                     "SELECT session_id FROM audit_log WHERE session_id IS NOT NULL \
@@ -360,7 +366,9 @@ pub(crate) fn open_stream<'p>(
                 let rusqlite::types::ValueRef::Text(id) = row.get_ref(0).map_err(sql_err)? else {
                     continue;
                 };
-                let Ok(id) = std::str::from_utf8(id) else { continue };
+                let Ok(id) = std::str::from_utf8(id) else {
+                    continue;
+                };
                 match index.get(id) {
                     Some(&i) => seen[i].1 += 1,
                     None => {
@@ -416,7 +424,9 @@ impl Batches for DbBatches<'_> {
             return Ok(None);
         }
         let lo = self.next;
-        let hi = lo.saturating_add(BATCH_ROWS).min(self.max.saturating_add(1));
+        let hi = lo
+            .saturating_add(BATCH_ROWS)
+            .min(self.max.saturating_add(1));
         self.next = hi;
         let path = &self.path;
         let sql_err = |source| SourceError::Sqlite {
@@ -427,14 +437,18 @@ impl Batches for DbBatches<'_> {
             .into_par_iter()
             .enumerate()
             .map(|(k, (lo, hi))| {
-                let conn = self.pool[k % self.pool.len()].lock().unwrap_or_else(|e| e.into_inner());
+                let conn = self.pool[k % self.pool.len()]
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner());
                 let mut stmt = conn.prepare_cached(&self.sql).map_err(sql_err)?;
                 let mut rows = stmt.query([lo, hi]).map_err(sql_err)?;
                 let mut items = Vec::with_capacity((hi - lo) as usize);
                 while let Some(row) = rows.next().map_err(sql_err)? {
                     let entry = map_row(row).map_err(|(id, message)| SourceError::BadRow {
                         path: path.clone(),
-                        row: id.unwrap_or_else(|| format!("rowid {}", row.get::<_, i64>(0).unwrap_or_default())),
+                        row: id.unwrap_or_else(|| {
+                            format!("rowid {}", row.get::<_, i64>(0).unwrap_or_default())
+                        }),
                         message,
                     })?;
                     let Some(session) = table.lookup(&entry.session_id) else {

@@ -105,16 +105,23 @@ where
         },
         // Transcripts and traces are one session per file or folder: read them whole (their
         // warnings are dropped here; callers that want them use `read_source`).
-        SourceFormat::ClaudeCode | SourceFormat::Langfuse => super::read_source(path, None, filter)?
-            .sessions
-            .into_par_iter()
-            .map(&f)
-            .collect::<Result<Vec<T>, E>>()
-            .map_err(StreamError::Session),
+        SourceFormat::ClaudeCode | SourceFormat::Langfuse => {
+            super::read_source(path, None, filter)?
+                .sessions
+                .into_par_iter()
+                .map(&f)
+                .collect::<Result<Vec<T>, E>>()
+                .map_err(StreamError::Session)
+        }
     }
 }
 
-fn drive<T, E, F, B>(table: SessionTable, mut batches: B, sort_by_instant: bool, f: &F) -> Result<Vec<T>, StreamError<E>>
+fn drive<T, E, F, B>(
+    table: SessionTable,
+    mut batches: B,
+    sort_by_instant: bool,
+    f: &F,
+) -> Result<Vec<T>, StreamError<E>>
 where
     T: Send,
     E: Send,
