@@ -355,3 +355,48 @@ fn rubric_path_folders_are_listed_and_found_by_id() {
     assert_eq!(code(&by_env), 0, "{}", stderr(&by_env));
     assert_eq!(json_lines(&stdout(&by_env))[0]["rubric"]["id"], "tutorial");
 }
+
+/// The `text` block that follows `marker` in the tutorial.
+fn tutorial_block(marker: &str) -> String {
+    let doc =
+        std::fs::read_to_string(repo_root().join("docs/tutorial.md")).expect("docs/tutorial.md");
+    let after = &doc[doc
+        .find(marker)
+        .unwrap_or_else(|| panic!("the tutorial has `{marker}`"))..];
+    let start = after.find("```text\n").expect("a text block follows") + "```text\n".len();
+    let body = &after[start..];
+    body[..body.find("```").expect("the block ends")].to_owned()
+}
+
+fn without_graded_time(text: &str) -> String {
+    text.lines()
+        .map(|l| match l.find(" · graded ") {
+            Some(at) => format!("{} · graded [TIME]", &l[..at]),
+            None => l.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn the_tutorials_printed_outputs_are_what_grade_prints() {
+    let out = run(&["rubric", "test", "tests/packs/tutorial", "--coverage"]);
+    assert_eq!(stdout(&out), tutorial_block("in how many it fired at all:"));
+
+    let out = run(&[
+        "--rubric",
+        "tests/packs/tutorial",
+        "--source",
+        "tests/packs/tutorial/tests/sessions.jsonl",
+        "--no-record",
+        "--explain",
+        "tut-sloppy",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        without_graded_time(&stdout(&out)),
+        without_graded_time(&tutorial_block(
+            "prints (the `graded` time is when you run it):"
+        ))
+    );
+}
