@@ -66,33 +66,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
     if cli.list {
         return list_grades(&cli);
     }
-    let Some(spec) = cli.rubric.as_deref() else {
-        return Err(CliError::Usage(
-            "`--rubric ID|PATH` is required to grade (or use `--list` to show recorded grades)"
-                .to_owned(),
-        ));
-    };
-    if cli.session.is_some() {
-        return Err(CliError::Usage(
-            "`--session` filters `--list`; to grade a session, name it as an argument".to_owned(),
-        ));
-    }
-    if cli.all && !cli.sessions.is_empty() {
-        return Err(CliError::Usage(
-            "give session ids or `--all`, not both".to_owned(),
-        ));
-    }
-    if !cli.all && cli.sessions.is_empty() {
-        return Err(CliError::Usage(
-            "name the sessions to grade, or pass `--all` to grade every session of the source"
-                .to_owned(),
-        ));
-    }
-    if cli.judgment.is_some() && (cli.all || cli.sessions.len() != 1) {
-        return Err(CliError::Usage(
-            "a `--judgment` judges one session: name exactly one".to_owned(),
-        ));
-    }
+    let spec = grading_spec(&cli)?;
     let pack = grade_engine::load_pack(spec, &search_path)?;
     if pack.judge.is_some()
         && cli.judgment.is_none()
@@ -238,6 +212,38 @@ fn run(cli: Cli) -> Result<(), CliError> {
     }
     write_stdout(&out)?;
     finish(failed, total)
+}
+
+/// The rubric to grade with, once the grading flags are known to fit together.
+fn grading_spec(cli: &Cli) -> Result<&str, CliError> {
+    let Some(spec) = cli.rubric.as_deref() else {
+        return Err(CliError::Usage(
+            "`--rubric ID|PATH` is required to grade (or use `--list` to show recorded grades)"
+                .to_owned(),
+        ));
+    };
+    if cli.session.is_some() {
+        return Err(CliError::Usage(
+            "`--session` filters `--list`; to grade a session, name it as an argument".to_owned(),
+        ));
+    }
+    if cli.all && !cli.sessions.is_empty() {
+        return Err(CliError::Usage(
+            "give session ids or `--all`, not both".to_owned(),
+        ));
+    }
+    if !cli.all && cli.sessions.is_empty() {
+        return Err(CliError::Usage(
+            "name the sessions to grade, or pass `--all` to grade every session of the source"
+                .to_owned(),
+        ));
+    }
+    if cli.judgment.is_some() && (cli.all || cli.sessions.len() != 1) {
+        return Err(CliError::Usage(
+            "a `--judgment` judges one session: name exactly one".to_owned(),
+        ));
+    }
+    Ok(spec)
 }
 
 /// The end of a grading run: it fails when a session could not be graded.
