@@ -950,3 +950,45 @@ fn a_judged_pack_without_a_judgment_is_a_usage_error() {
         stderr(&out)
     );
 }
+
+#[test]
+fn the_human_report_of_a_weighted_pack_shows_labels_weights_and_rationales() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write_judgment(
+        dir.path(),
+        "j.json",
+        &dims([
+            json!(2),
+            json!(0.8),
+            json!(0.7),
+            json!(0.6),
+            json!(3),
+            json!(0.9),
+        ]),
+    );
+    let out = run(&[
+        "--rubric",
+        "langfuse-v1",
+        "--judgment",
+        &file,
+        "--no-record",
+        "session-x",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text: Vec<String> = stdout(&out)
+        .lines()
+        .map(|l| match l.find(" · graded ") {
+            Some(at) => format!("{} · graded [TIME]", &l[..at]),
+            None => l.to_owned(),
+        })
+        .collect();
+    insta::assert_snapshot!("weighted_human_report", text.join("\n"));
+
+    let show = run(&["rubric", "show", "langfuse-v1"]);
+    let shown_text = stdout(&show);
+    let shown: Vec<&str> = shown_text
+        .lines()
+        .filter(|l| !l.starts_with("digest "))
+        .collect();
+    insta::assert_snapshot!("rubric_show_langfuse_v1", shown.join("\n"));
+}

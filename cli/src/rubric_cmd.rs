@@ -157,6 +157,13 @@ fn show(pack: &CompiledPack, format: Format) -> Result<(), CliError> {
             }
             let _ = writeln!(out, "digest {}", pack.digest);
             let _ = writeln!(out, "max score {}", js_number(pack.max_score()));
+            if let Some(judge) = &pack.judge {
+                let _ = writeln!(
+                    out,
+                    "judge prompt `{}` (one prompt per chunk of about {} tokens past {})",
+                    judge.prompt_file, judge.chunk_tokens, judge.budget_tokens
+                );
+            }
             if let Some((id, description)) = &pack.aggregate {
                 let _ = writeln!(
                     out,
