@@ -101,6 +101,23 @@ impl Recorder {
         self.places.values.entry(path).or_insert(Self::place(mark));
     }
 
+    /// The collections opened at this depth get their place: here, where their first key or
+    /// item starts (or, for an empty one, where it ends).
+    fn settle_pending(&mut self, mark: Marker) {
+        while self
+            .pending
+            .last()
+            .is_some_and(|p| p.depth == self.stack.len())
+        {
+            if let Some(p) = self.pending.pop() {
+                self.places
+                    .values
+                    .entry(p.path)
+                    .or_insert(Self::place(mark));
+            }
+        }
+    }
+
     /// A value finished: the parent moves to its next key or item.
     fn advance(&mut self) {
         match self.stack.last_mut() {
@@ -122,18 +139,7 @@ impl MarkedEventReceiver for Recorder {
                 | Event::SequenceStart(..)
         );
         if starts_content {
-            while self
-                .pending
-                .last()
-                .is_some_and(|p| p.depth == self.stack.len())
-            {
-                if let Some(p) = self.pending.pop() {
-                    self.places
-                        .values
-                        .entry(p.path)
-                        .or_insert(Self::place(mark));
-                }
-            }
+            self.settle_pending(mark);
         }
         match event {
             Event::Scalar(text, ..) if awaiting_key => {
@@ -164,18 +170,7 @@ impl MarkedEventReceiver for Recorder {
             }
             Event::MappingEnd | Event::SequenceEnd => {
                 // An empty collection: its own marker is the best place there is.
-                while self
-                    .pending
-                    .last()
-                    .is_some_and(|p| p.depth == self.stack.len())
-                {
-                    if let Some(p) = self.pending.pop() {
-                        self.places
-                            .values
-                            .entry(p.path)
-                            .or_insert(Self::place(mark));
-                    }
-                }
+                self.settle_pending(mark);
                 self.stack.pop();
                 self.advance();
             }
