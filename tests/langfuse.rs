@@ -48,6 +48,18 @@ fn grade_json(args: &[&str]) -> Value {
     serde_json::from_str(&stdout(&out)).expect("json result")
 }
 
+/// A complete, valid judgment; its overall is 0.735.
+fn typical() -> Value {
+    dims([
+        json!(2),
+        json!(0.8),
+        json!(0.7),
+        json!(0.6),
+        json!(3),
+        json!(0.9),
+    ])
+}
+
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() < 1e-12
 }
@@ -55,18 +67,7 @@ fn close(a: f64, b: f64) -> bool {
 #[test]
 fn a_single_judgment_gives_the_designs_weighted_overall() {
     let dir = tempfile::tempdir().unwrap();
-    let file = write_judgment(
-        dir.path(),
-        "j.json",
-        &dims([
-            json!(2),
-            json!(0.8),
-            json!(0.7),
-            json!(0.6),
-            json!(3),
-            json!(0.9),
-        ]),
-    );
+    let file = write_judgment(dir.path(), "j.json", &typical());
     let r = grade_json(&[
         "--rubric",
         "langfuse-v1",
@@ -166,14 +167,7 @@ fn chunked_judgments_average_numbers_and_keep_the_last_category() {
 #[test]
 fn each_invalid_judgment_is_refused_naming_the_pointer_and_dimension() {
     let dir = tempfile::tempdir().unwrap();
-    let good = dims([
-        json!(2),
-        json!(0.8),
-        json!(0.7),
-        json!(0.6),
-        json!(3),
-        json!(0.9),
-    ]);
+    let good = typical();
     let with = |pointer: &str, value: Value| {
         let mut v = good.clone();
         *v.pointer_mut(pointer).unwrap() = value;
@@ -281,14 +275,7 @@ fn the_judgment_schema_file_is_the_one_the_pack_derives() {
     .unwrap();
     assert_eq!(derived, file, "schemas/judgment.schema.json drifted from the pack: regenerate it with `grade rubric judgment-schema langfuse-v1`");
     let validator = jsonschema::validator_for(&file).unwrap();
-    assert!(validator.is_valid(&dims([
-        json!(2),
-        json!(0.8),
-        json!(0.7),
-        json!(0.6),
-        json!(3),
-        json!(0.9)
-    ])));
+    assert!(validator.is_valid(&typical()));
     assert!(!validator.is_valid(&dims([
         json!(2.5),
         json!(0.8),
@@ -542,18 +529,7 @@ fn score_config_bodies_follow_langfuses_schema() {
 
 fn emitted(extra: &[&str]) -> Vec<Value> {
     let dir = tempfile::tempdir().unwrap();
-    let file = write_judgment(
-        dir.path(),
-        "j.json",
-        &dims([
-            json!(2),
-            json!(0.8),
-            json!(0.7),
-            json!(0.6),
-            json!(3),
-            json!(0.9),
-        ]),
-    );
+    let file = write_judgment(dir.path(), "j.json", &typical());
     let mut args = vec![
         "--rubric",
         "langfuse-v1",
@@ -620,18 +596,7 @@ fn scores_of_a_langfuse_trace_attach_to_the_trace() {
     let trace =
         "rubrics/claude-code-v1/tests/real/langfuse_traces/openai-agents-2025-09-30.trace.json";
     let dir = tempfile::tempdir().unwrap();
-    let file = write_judgment(
-        dir.path(),
-        "j.json",
-        &dims([
-            json!(2),
-            json!(0.8),
-            json!(0.7),
-            json!(0.6),
-            json!(3),
-            json!(0.9),
-        ]),
-    );
+    let file = write_judgment(dir.path(), "j.json", &typical());
     let listed = run(&[
         "--rubric",
         "claude-code-v1",
@@ -954,18 +919,7 @@ fn a_judged_pack_without_a_judgment_is_a_usage_error() {
 #[test]
 fn the_human_report_of_a_weighted_pack_shows_labels_weights_and_rationales() {
     let dir = tempfile::tempdir().unwrap();
-    let file = write_judgment(
-        dir.path(),
-        "j.json",
-        &dims([
-            json!(2),
-            json!(0.8),
-            json!(0.7),
-            json!(0.6),
-            json!(3),
-            json!(0.9),
-        ]),
-    );
+    let file = write_judgment(dir.path(), "j.json", &typical());
     let out = run(&[
         "--rubric",
         "langfuse-v1",
