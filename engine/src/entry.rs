@@ -1,27 +1,149 @@
 //! The audit model: one entry per operation an agent performed, in CLEO's `AuditEntry` shape.
 
+use std::fmt;
+
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::time::InstantMs;
+
+/// A text of an entry. Nearly all (timestamps, session ids, domains, operations, param keys)
+/// fit in 24 bytes and are then kept inline, without an allocation.
+pub type Text = compact_str::CompactString;
 
 /// One audited operation.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Entry {
     /// The timestamp as the source spelled it.
-    pub timestamp: String,
+    pub timestamp: Text,
     /// The instant the timestamp denotes; what rules compare.
     #[serde(skip)]
     pub instant: InstantMs,
-    pub session_id: String,
-    pub domain: String,
-    pub operation: String,
-    pub params: Map<String, Value>,
+    pub session_id: Text,
+    pub domain: Text,
+    pub operation: Text,
+    pub params: Params,
     pub result: Outcome,
     pub metadata: Metadata,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
+    pub error: Option<Text>,
+}
+
+/// An entry's params: a JSON object, kept as pairs sorted by key (the order a map would
+/// iterate in). Most entries have no param or a few, and a map node costs 600 bytes.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Params(Vec<(Text, Value)>);
+
+impl Params {
+    pub fn new() -> Self {
+        Params(Vec::new())
+    }
+
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.0
+            .binary_search_by(|(k, _)| k.as_str().cmp(key))
+            .ok()
+            .map(|i| &self.0[i].1)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// The pairs in key order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// Sets `key` to `value`, replacing an earlier value.
+    pub fn insert(&mut self, key: impl Into<Text>, value: Value) {
+        let key = key.into();
+        match self.0.binary_search_by(|(k, _)| k.cmp(&key)) {
+            Ok(i) => self.0[i].1 = value,
+            Err(i) => self.0.insert(i, (key, value)),
+        }
+    }
+
+    pub fn to_map(&self) -> Map<String, Value> {
+        self.iter()
+            .map(|(k, v)| (k.to_owned(), v.clone()))
+            .collect()
+    }
+
+    /// Params from pairs in source order; a repeated key keeps its last value, as in a map.
+    fn from_pairs(mut pairs: Vec<(Text, Value)>) -> Self {
+        if !pairs.windows(2).all(|w| w[0].0 < w[1].0) {
+            pairs.sort_by(|a, b| a.0.cmp(&b.0));
+            // `later` is dropped; the kept, earlier slot takes its value.
+            pairs.dedup_by(|later, earlier| {
+                let same = later.0 == earlier.0;
+                if same {
+                    std::mem::swap(&mut later.1, &mut earlier.1);
+                }
+                same
+            });
+        }
+        Params(pairs)
+    }
+}
+
+impl From<Map<String, Value>> for Params {
+    fn from(map: Map<String, Value>) -> Self {
+        Params::from_pairs(map.into_iter().map(|(k, v)| (Text::from(k), v)).collect())
+    }
+}
+
+impl<K: Into<Text>> FromIterator<(K, Value)> for Params {
+    fn from_iter<I: IntoIterator<Item = (K, Value)>>(iter: I) -> Self {
+        Params::from_pairs(iter.into_iter().map(|(k, v)| (k.into(), v)).collect())
+    }
+}
+
+impl std::ops::Index<&str> for Params {
+    type Output = Value;
+
+    /// The value of `key`, or `null` when there is none (as `serde_json::Value` indexes).
+    fn index(&self, key: &str) -> &Value {
+        static NULL: Value = Value::Null;
+        self.get(key).unwrap_or(&NULL)
+    }
+}
+
+impl Serialize for Params {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            map.serialize_entry(k.as_str(), v)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Params {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct ParamsVisitor;
+        impl<'de> Visitor<'de> for ParamsVisitor {
+            type Value = Params;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a map")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Params, A::Error> {
+                let mut pairs = Vec::with_capacity(map.size_hint().unwrap_or(0));
+                while let Some(pair) = map.next_entry::<Text, Value>()? {
+                    pairs.push(pair);
+                }
+                Ok(Params::from_pairs(pairs))
+            }
+        }
+        d.deserialize_map(ParamsVisitor)
+    }
 }
 
 /// How the operation ended.

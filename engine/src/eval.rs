@@ -387,8 +387,8 @@ impl CompiledPack {
 
     pub(crate) fn matches(&self, selector: &Selector, e: &Entry) -> bool {
         match selector {
-            Selector::Domain(names) => names.contains(&e.domain),
-            Selector::Operation(names) => names.contains(&e.operation),
+            Selector::Domain(names) => names.iter().any(|n| *n == e.domain),
+            Selector::Operation(names) => names.iter().any(|n| *n == e.operation),
             Selector::Success(want) => e.result.success == *want,
             Selector::ExitCode(codes) => codes.contains(&e.result.exit_code),
             Selector::Equals(field, value) => field.get(e).equals(value),
@@ -455,7 +455,7 @@ fn judged_score(dimension: &Dimension, judgment: &Judgment) -> DimensionScore {
 fn entry_ref(index: u32, e: &Entry) -> EntryRef {
     EntryRef {
         position: index as usize + 1,
-        timestamp: e.timestamp.clone(),
+        timestamp: e.timestamp.to_string(),
         operation: format!("{}.{}", e.domain, e.operation),
     }
 }

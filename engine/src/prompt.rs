@@ -204,7 +204,7 @@ fn summary_line(index: usize, e: &Entry) -> String {
     }
     line.push_str(if e.result.success { " ok" } else { " FAILED" });
     if !e.params.is_empty() {
-        let params = Value::Object(e.params.clone()).to_string();
+        let params = serde_json::to_string(&e.params).unwrap_or_default();
         let _ = write!(line, " {}", truncate(&params, MAX_TEXT));
     }
     if let Some(error) = &e.error {

@@ -333,7 +333,7 @@ fn register_api(engine: &mut Engine) {
             e.entry()
                 .params
                 .iter()
-                .map(|(k, v)| (k.as_str().into(), json_to_dynamic(v)))
+                .map(|(k, v)| (k.into(), json_to_dynamic(v)))
                 .collect(),
         )
     });

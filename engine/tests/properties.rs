@@ -76,12 +76,12 @@ fn entry_strategy(session: &'static str) -> impl Strategy<Value = Entry> {
                     meta.insert("role".into(), json!(r));
                 }
                 Entry {
-                    timestamp: String::new(),
+                    timestamp: Default::default(),
                     instant: 1_772_400_000_000 + t * 1_000,
-                    session_id: session.to_owned(),
-                    domain: DOMAINS[d].to_owned(),
-                    operation: OPERATIONS[o].to_owned(),
-                    params,
+                    session_id: session.into(),
+                    domain: DOMAINS[d].into(),
+                    operation: OPERATIONS[o].into(),
+                    params: params.into(),
                     result: Outcome {
                         success,
                         exit_code: if success { 0 } else { code },

@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 use super::{
     describe_json_error, json_kind, Place, SessionFilter, SourceError, SourceRead, SourceWarning,
 };
-use crate::entry::{Entry, Metadata, Outcome, Session};
+use crate::entry::{Entry, Metadata, Outcome, Session, Text};
 use crate::time::{parse_timestamp, InstantMs};
 
 /// `metadata.source` of every entry read from a transcript.
@@ -375,19 +375,19 @@ fn entries_of(
                     extra: Map<String, Value>,
                     outcome: Outcome,
                     error: Option<String>| Entry {
-            timestamp: timestamp.clone(),
+            timestamp: timestamp.as_str().into(),
             instant,
-            session_id: session_id.clone(),
-            domain: domain.to_owned(),
-            operation: operation.to_owned(),
-            params,
+            session_id: session_id.as_str().into(),
+            domain: domain.into(),
+            operation: operation.into(),
+            params: params.into(),
             result: outcome,
             metadata: Metadata {
                 source: Value::String(SOURCE.to_owned()),
                 extra,
                 ..Metadata::default()
             },
-            error,
+            error: error.map(Text::from),
         };
         let ok = Outcome {
             success: true,
@@ -579,7 +579,7 @@ fn group(per_file: Vec<Vec<Pending>>, filter: &SessionFilter) -> Vec<Session> {
     for file in per_file {
         let mut touched: HashSet<usize> = HashSet::new();
         for pending in file {
-            let id = pending.entry.session_id.clone();
+            let id = pending.entry.session_id.to_string();
             if !filter.wants(&id) {
                 continue;
             }

@@ -19,23 +19,23 @@ use serde_json::{Map, Value};
 
 use super::stream::{Batches, Item, Progress, SessionTable};
 use super::{SessionFilter, SourceError};
-use crate::entry::{Entry, Metadata, Outcome, Session};
+use crate::entry::{Entry, Metadata, Outcome, Params, Session, Text};
 use crate::time::parse_timestamp;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct RawEntry {
-    timestamp: String,
-    session_id: String,
-    domain: String,
-    operation: String,
+    timestamp: Text,
+    session_id: Text,
+    domain: Text,
+    operation: Text,
     #[serde(default)]
-    params: Option<Map<String, Value>>,
+    params: Option<Params>,
     result: RawOutcome,
     #[serde(default)]
     metadata: Option<RawMetadata>,
     #[serde(default)]
-    error: Option<String>,
+    error: Option<Text>,
 }
 
 #[derive(Deserialize)]
@@ -135,12 +135,12 @@ pub fn read_jsonl(path: &Path, filter: &SessionFilter) -> Result<Vec<Session>, S
         let parsed = unwrap_pieces(parsed, &chunk, path)?;
         chunks.recycle(chunk);
         for entry in parsed.into_iter().flatten() {
-            let slot = match index_of.get(&entry.session_id) {
+            let slot = match index_of.get(entry.session_id.as_str()) {
                 Some(&slot) => slot,
                 None => {
-                    index_of.insert(entry.session_id.clone(), sessions.len());
+                    index_of.insert(entry.session_id.to_string(), sessions.len());
                     sessions.push(Session {
-                        id: entry.session_id.clone(),
+                        id: entry.session_id.to_string(),
                         entries: Vec::new(),
                     });
                     sessions.len() - 1

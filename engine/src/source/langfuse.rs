@@ -14,7 +14,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::{json_kind, Place, SessionFilter, SourceError, SourceRead, SourceWarning};
-use crate::entry::{Entry, Metadata, Outcome, Session};
+use crate::entry::{Entry, Metadata, Outcome, Params, Session};
 use crate::time::{parse_timestamp, InstantMs};
 
 /// `metadata.source` of every entry read from a trace.
@@ -113,15 +113,15 @@ pub fn read_langfuse(path: &Path, filter: &SessionFilter) -> Result<SourceRead, 
                 extra.insert("scores".into(), Value::Array(scores.clone()));
             }
             entries.push(Entry {
-                timestamp: text.to_owned(),
+                timestamp: text.into(),
                 instant,
-                session_id: session_id.clone(),
-                domain: "trace".to_owned(),
+                session_id: session_id.as_str().into(),
+                domain: "trace".into(),
                 operation: trace
                     .get("name")
                     .and_then(Value::as_str)
                     .unwrap_or("trace")
-                    .to_owned(),
+                    .into(),
                 params: params_of(trace.get("input")),
                 result: Outcome {
                     success: true,
@@ -247,15 +247,11 @@ pub fn read_langfuse(path: &Path, filter: &SessionFilter) -> Result<SourceRead, 
             extra.insert("observationMetadata".into(), decode(v.clone()));
         }
         let entry = Entry {
-            timestamp: start.to_owned(),
+            timestamp: start.into(),
             instant,
-            session_id: session_id.clone(),
-            domain: kind.to_lowercase(),
-            operation: o
-                .get("name")
-                .and_then(Value::as_str)
-                .unwrap_or(kind)
-                .to_owned(),
+            session_id: session_id.as_str().into(),
+            domain: kind.to_lowercase().into(),
+            operation: o.get("name").and_then(Value::as_str).unwrap_or(kind).into(),
             params: params_of(o.get("input")),
             result: Outcome {
                 success: !failed,
@@ -268,7 +264,7 @@ pub fn read_langfuse(path: &Path, filter: &SessionFilter) -> Result<SourceRead, 
                 extra,
                 ..Metadata::default()
             },
-            error: failed.then(|| status.unwrap_or("level ERROR").to_owned()),
+            error: failed.then(|| status.unwrap_or("level ERROR").into()),
         };
         ordered.push((instant, depth(id), i, entry));
     }
@@ -301,15 +297,11 @@ fn decode(mut value: Value) -> Value {
 }
 
 /// An input as params: its keys when it is an object, else `{"input": value}`.
-fn params_of(input: Option<&Value>) -> Map<String, Value> {
+fn params_of(input: Option<&Value>) -> Params {
     match input.filter(|v| !v.is_null()).cloned().map(decode) {
-        None => Map::new(),
-        Some(Value::Object(map)) => map,
-        Some(other) => {
-            let mut map = Map::new();
-            map.insert("input".into(), other);
-            map
-        }
+        None => Params::new(),
+        Some(Value::Object(map)) => map.into(),
+        Some(other) => Params::from_iter([("input", other)]),
     }
 }
 

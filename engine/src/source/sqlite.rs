@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 
 use super::stream::{Batches, Item, Progress, SessionTable};
 use super::{SessionFilter, SourceError};
-use crate::entry::{Entry, Metadata, Outcome, Session};
+use crate::entry::{Entry, Metadata, Outcome, Params, Session, Text};
 use crate::time::parse_timestamp;
 
 /// Columns the reader needs; `id`, `timestamp`, `action` and `task_id` predate the migration.
@@ -80,12 +80,12 @@ pub fn read_cleo_db(path: &Path, filter: &SessionFilter) -> Result<Vec<Session>,
             row: id.unwrap_or_else(|| format!("rowid {rowid}")),
             message,
         })?;
-        let slot = match index_of.get(&entry.session_id) {
+        let slot = match index_of.get(entry.session_id.as_str()) {
             Some(&slot) => slot,
             None => {
-                index_of.insert(entry.session_id.clone(), sessions.len());
+                index_of.insert(entry.session_id.to_string(), sessions.len());
                 sessions.push(Session {
-                    id: entry.session_id.clone(),
+                    id: entry.session_id.to_string(),
                     entries: Vec::new(),
                 });
                 rowids.push(Vec::new());
@@ -218,11 +218,11 @@ fn map_row(row: &rusqlite::Row<'_>) -> Result<Entry, RowError> {
             Err(e) => Err(fail(format!("column {i}: {e}"))),
         }
     };
-    let owned = |i: usize| -> Result<Option<String>, RowError> { Ok(text(i)?.map(str::to_owned)) };
+    let owned = |i: usize| -> Result<Option<Text>, RowError> { Ok(text(i)?.map(Text::from)) };
     let timestamp = owned(2)?.ok_or_else(|| fail("`timestamp` is NULL".to_owned()))?;
     let instant = parse_timestamp(&timestamp).map_err(|e| fail(format!("`timestamp`: {e}")))?;
     let task_id = text(4)?;
-    let actor = owned(5)?;
+    let actor = text(5)?;
     let details = text(6)?;
     let domain = owned(7)?;
     let operation = match owned(8)? {
@@ -236,17 +236,19 @@ fn map_row(row: &rusqlite::Row<'_>) -> Result<Entry, RowError> {
         .get(10)
         .map_err(|e| fail(format!("`duration_ms`: {e}")))?;
     let success: Option<i64> = row.get(11).map_err(|e| fail(format!("`success`: {e}")))?;
-    let source = owned(12)?;
-    let gateway = owned(13)?;
+    let source = text(12)?;
+    let gateway = text(13)?;
     let error = owned(14)?;
 
     let params = match details {
-        None | Some("") | Some("{}") => Map::new(),
-        Some(json) => match serde_json::from_str::<Value>(json) {
-            Ok(Value::Object(map)) => map,
-            Ok(Value::Null) => Map::new(),
-            Ok(_) => return Err(fail("`details_json` is not a JSON object".to_owned())),
-            Err(e) => return Err(fail(format!("`details_json` is not JSON: {e}"))),
+        None | Some("") | Some("{}") => Params::new(),
+        Some(json) => match serde_json::from_str::<Option<Params>>(json) {
+            Ok(params) => params.unwrap_or_default(),
+            // Parsed again only to tell the two failures apart.
+            Err(e) => match serde_json::from_str::<serde::de::IgnoredAny>(json) {
+                Ok(_) => return Err(fail("`details_json` is not a JSON object".to_owned())),
+                Err(_) => return Err(fail(format!("`details_json` is not JSON: {e}"))),
+            },
         },
     };
     let success = success == Some(1);
@@ -261,9 +263,9 @@ fn map_row(row: &rusqlite::Row<'_>) -> Result<Entry, RowError> {
         task_id: task_id
             .filter(|t| *t != "system" && *t != "unknown")
             .map(|t| Value::String(t.to_owned())),
-        user_id: actor.map(Value::String),
-        source: Value::String(source.unwrap_or_else(|| "mcp".to_owned())),
-        gateway: gateway.map(Value::String),
+        user_id: actor.map(Value::from),
+        source: Value::from(source.unwrap_or("mcp")),
+        gateway: gateway.map(Value::from),
         role: None,
         extra: Map::new(),
     };
@@ -271,7 +273,7 @@ fn map_row(row: &rusqlite::Row<'_>) -> Result<Entry, RowError> {
         timestamp,
         instant,
         session_id,
-        domain: domain.unwrap_or_else(|| "unknown".to_owned()),
+        domain: domain.unwrap_or_else(|| "unknown".into()),
         operation,
         params,
         result: Outcome {
