@@ -170,7 +170,7 @@ fn trace_count(session: &Session) -> usize {
 fn entry_text(e: &Entry) -> Option<String> {
     ["text", "content", "message"]
         .iter()
-        .find_map(|k| e.params.get(*k))
+        .find_map(|k| e.params.get(k))
         .map(|v| match v {
             Value::String(s) => s.clone(),
             other => other.to_string(),

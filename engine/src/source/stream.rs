@@ -133,7 +133,6 @@ where
     let mut open: Vec<Vec<Entry>> = (0..n).map(|_| Vec::new()).collect();
     let mut results: Vec<Option<T>> = (0..n).map(|_| None).collect();
     let mut first_error: Option<(usize, E)> = None;
-    let mut ready: Vec<(usize, Session)> = Vec::new();
 
     let grade = |ready: Vec<(usize, Session)>| -> Vec<(usize, Result<T, E>)> {
         ready
@@ -160,16 +159,17 @@ where
         }
     };
 
-    loop {
-        let work = std::mem::take(&mut ready);
-        // Grade the sessions completed so far while the next batch is read and parsed.
-        let (batch, graded) = rayon::join(|| batches.next_batch(&table), || grade(work));
-        keep(graded, &mut results);
-        let Some(batch) = batch? else { break };
+    // Hands each entry of a batch to its session; `None` if a session got more entries than
+    // the first pass counted (the source changed).
+    let distribute = |batch: Vec<Vec<Item>>,
+                      open: &mut Vec<Vec<Entry>>,
+                      remaining: &mut Vec<u32>|
+     -> Option<Vec<(usize, Session)>> {
+        let mut ready = Vec::new();
         for item in batch.into_iter().flatten() {
             let s = item.session as usize;
             if remaining[s] == 0 {
-                return Err(batches.changed().into());
+                return None;
             }
             if open[s].capacity() == 0 {
                 // The session's size is known: no regrowth, no moving entries again.
@@ -188,8 +188,29 @@ where
                 ));
             }
         }
+        Some(ready)
+    };
+
+    // A pipeline: while batch k+1 is read and parsed, batch k is handed to its sessions and
+    // the sessions it completes are graded, so no step waits on the one thread.
+    let mut parsed: Vec<Vec<Item>> = Vec::new();
+    loop {
+        let previous = std::mem::take(&mut parsed);
+        let (batch, graded) = rayon::join(
+            || batches.next_batch(&table),
+            || distribute(previous, &mut open, &mut remaining).map(&grade),
+        );
+        let Some(graded) = graded else {
+            return Err(batches.changed().into());
+        };
+        keep(graded, &mut results);
+        match batch? {
+            Some(batch) => parsed = batch,
+            None => break,
+        }
     }
     // Sessions the second pass found fewer entries of than the first (a source that shrank).
+    let mut ready = Vec::new();
     for (s, entries) in open.into_iter().enumerate() {
         if !entries.is_empty() {
             ready.push((
