@@ -322,17 +322,13 @@ fn stream_grades(
                 .collect(),
         ));
     }
-    let mut out = Vec::with_capacity(
-        graded
-            .iter()
-            .map(|g| if let Graded::Line(l) = g { l.len() } else { 0 })
-            .sum(),
-    );
     let total = graded.len();
     let mut failed = 0;
+    // Each line is written and freed in turn: no second copy of the whole output.
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     for g in graded {
         match g {
-            Graded::Line(line) => out.extend_from_slice(&line),
+            Graded::Line(line) => out.write_all(&line).map_err(CliError::Stdout)?,
             Graded::Failed(err) => {
                 failed += 1;
                 eprintln!("error: {err}");
@@ -340,7 +336,7 @@ fn stream_grades(
             Graded::Result(_) => {}
         }
     }
-    write_stdout(&out)?;
+    out.flush().map_err(CliError::Stdout)?;
     Ok(Streamed::Printed { failed, total })
 }
 

@@ -165,16 +165,24 @@ pub(crate) fn open_stream<'p>(
     let size = std::fs::metadata(path).map_err(io)?.len();
     let mut chunks = Chunks::open(path, None)?;
     let mut table = SessionTable::default();
-    while let Some(chunk) = chunks.next_chunk()? {
-        let pieces: Vec<Vec<(Cow<'_, str>, u32)>> = split_lines(&chunk)
-            .par_iter()
-            .map(|piece| count_sessions(piece))
-            .collect();
+    let mut next = chunks.next_chunk()?;
+    while let Some(chunk) = next {
+        // The next chunk is read while this one is counted.
+        let (read, pieces) = rayon::join(
+            || chunks.next_chunk(),
+            || -> Vec<Vec<(Cow<'_, str>, u32)>> {
+                split_lines(&chunk)
+                    .par_iter()
+                    .map(|piece| count_sessions(piece))
+                    .collect()
+            },
+        );
         for (id, n) in pieces.into_iter().flatten() {
             if filter.wants(&id) {
                 table.add(&id, n);
             }
         }
+        next = read?;
         chunks.recycle(chunk);
         if let Some(p) = progress {
             p(chunks.consumed, 2 * size);
@@ -301,17 +309,15 @@ impl Chunks {
                     self.eof = true;
                     break;
                 }
-                let start = buf.len();
-                buf.resize(start + want, 0);
-                let n = self
-                    .file
-                    .read(&mut buf[start..])
+                // Into the spare capacity: no zeroing of bytes about to be overwritten.
+                let n = (&mut self.file)
+                    .take(want as u64)
+                    .read_to_end(&mut buf)
                     .map_err(|source| SourceError::Io {
                         path: self.path.clone(),
                         source,
                     })?;
-                buf.truncate(start + n);
-                if n == 0 {
+                if n < want {
                     self.eof = true;
                 }
                 if let Some(left) = self.left.as_mut() {
