@@ -29,8 +29,11 @@ use error::CliError;
 
 /// Sessions are parsed on one thread and graded and freed on another, the pattern glibc's
 /// allocator handles worst (it spent about half of a large run in malloc and free).
+/// jemalloc reuses that memory where mimalloc kept faulting in fresh pages: 1M entries of
+/// JSONL ran 13% faster in 117 MiB instead of 190 MiB.
+#[cfg(not(target_env = "msvc"))]
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 /// Where CLEO keeps its database, relative to the project folder.
 const DEFAULT_SOURCE: &str = ".cleo/tasks.db";
