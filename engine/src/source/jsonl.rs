@@ -414,11 +414,18 @@ where
         .zip(offsets)
         .map(|(piece, offset)| {
             let mut kept = Vec::with_capacity(piece.len() / 200);
+            // UTF-8 checked once for the piece rather than string by string in the parser;
+            // a piece that fails is parsed from bytes, so the bad line is the one named.
+            let text = std::str::from_utf8(piece).ok();
+            let mut at = 0;
             for (i, line) in lines(piece).enumerate() {
+                // Lines start after a `\n`, so they start and end on character boundaries.
+                let line_text = text.map(|t| &t[at..at + line.len()]);
+                at += line.len();
                 if is_blank(line) {
                     continue;
                 }
-                let entry = match parse_line(line) {
+                let entry = match parse_line(line, line_text) {
                     Ok(e) => e,
                     Err(message) => return (offset, Err((i, message))),
                 };
@@ -595,8 +602,13 @@ impl<'a> Skim<'a> {
     }
 }
 
-fn parse_line(line: &[u8]) -> Result<Entry, String> {
-    let raw: RawEntry = serde_json::from_slice(line).map_err(describe_json_error)?;
+/// Parses a line; `text` is the same line when it is known to be valid UTF-8.
+fn parse_line(line: &[u8], text: Option<&str>) -> Result<Entry, String> {
+    let raw: RawEntry = match text {
+        Some(text) => serde_json::from_str(text),
+        None => serde_json::from_slice(line),
+    }
+    .map_err(describe_json_error)?;
     let instant = parse_timestamp(&raw.timestamp).map_err(|e| format!("field `timestamp`: {e}"))?;
     let exit_code = raw
         .result
@@ -644,14 +656,14 @@ mod tests {
 
     #[test]
     fn a_missing_field_is_named() {
-        let err = parse_line(br#"{"timestamp":"2026-03-01T00:00:00Z","domain":"tasks","operation":"find","result":{"success":true}}"#)
+        let err = parse_line(br#"{"timestamp":"2026-03-01T00:00:00Z","domain":"tasks","operation":"find","result":{"success":true}}"#, None)
             .unwrap_err();
         assert!(err.contains("missing field `sessionId`"), "{err}");
     }
 
     #[test]
     fn defaults_follow_cleo() {
-        let e = parse_line(br#"{"timestamp":"2026-03-01T00:00:00Z","sessionId":"s","domain":"tasks","operation":"find","result":{"success":false}}"#)
+        let e = parse_line(br#"{"timestamp":"2026-03-01T00:00:00Z","sessionId":"s","domain":"tasks","operation":"find","result":{"success":false}}"#, None)
             .unwrap();
         assert_eq!(e.result.exit_code, 1);
         assert_eq!(e.metadata.source, Value::String("mcp".into()));
@@ -661,7 +673,7 @@ mod tests {
     #[test]
     fn metadata_is_read_as_from_map_reads_it() {
         let line = br#"{"timestamp":"2026-03-01T00:00:00Z","sessionId":"s","domain":"d","operation":"o","result":{"success":true},"metadata":{"source":null,"taskId":"T1","x":{"y":1},"role":null,"gateway":"a","gateway":"query","userId":7}}"#;
-        let e = parse_line(line).unwrap();
+        let e = parse_line(line, None).unwrap();
         let v: Value = serde_json::from_slice(line).unwrap();
         let map = v["metadata"].as_object().unwrap().clone();
         assert_eq!(e.metadata, Metadata::from_map(map, "mcp"));
