@@ -13,6 +13,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -466,7 +467,7 @@ fn unwrap_pieces<T>(
 /// Lines whose session cannot be read are left out: the second pass reports them.
 fn count_sessions(piece: &[u8]) -> Vec<(Cow<'_, str>, u32)> {
     let mut out: Vec<(Cow<'_, str>, u32)> = Vec::new();
-    let mut index: HashMap<Cow<'_, str>, usize> = HashMap::new();
+    let mut index: FxHashMap<Cow<'_, str>, usize> = FxHashMap::default();
     for line in lines(piece) {
         if is_blank(line) {
             continue;

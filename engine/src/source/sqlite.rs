@@ -10,6 +10,7 @@ use std::sync::Mutex;
 
 use rayon::prelude::*;
 use rusqlite::{Connection, OpenFlags};
+use rustc_hash::FxHashMap;
 use serde_json::{Map, Value};
 
 use super::stream::{Batches, Item, Progress, SessionTable};
@@ -370,7 +371,7 @@ pub(crate) fn open_stream<'p>(
                 .map_err(sql_err)?;
             let mut rows = stmt.query([lo, hi]).map_err(sql_err)?;
             let mut seen: Vec<(String, u32)> = Vec::new();
-            let mut index: HashMap<String, usize> = HashMap::new();
+            let mut index: FxHashMap<String, usize> = FxHashMap::default();
             while let Some(row) = rows.next().map_err(sql_err)? {
                 // A session id that is not text is reported by the second pass.
                 let rusqlite::types::ValueRef::Text(id) = row.get_ref(0).map_err(sql_err)? else {

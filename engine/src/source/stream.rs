@@ -7,10 +7,10 @@
 //! reached, while the next batch is being read. Results come back in the order of each
 //! session's first entry, as [`super::read_sessions`] orders sessions.
 
-use std::collections::HashMap;
 use std::path::Path;
 
 use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 
 use super::{SessionFilter, SourceError, SourceFormat};
 use crate::entry::{Entry, Session};
@@ -33,7 +33,7 @@ pub type Progress<'a> = &'a (dyn Fn(u64, u64) + Sync);
 pub(crate) struct SessionTable {
     pub ids: Vec<String>,
     pub counts: Vec<u32>,
-    pub index: HashMap<String, u32>,
+    pub index: FxHashMap<String, u32>,
 }
 
 impl SessionTable {
