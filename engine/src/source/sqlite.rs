@@ -302,22 +302,14 @@ const BATCH_ROWS: i64 = 1 << 15;
 
 /// Opens a read-only connection.
 fn open(path: &Path) -> Result<Connection, SourceError> {
-    let sql_err = |source| SourceError::Sqlite {
-        path: path.to_owned(),
-        source,
-    };
-    let conn = Connection::open_with_flags(
+    Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
-    .map_err(sql_err)?;
-    // Pages read through a memory map instead of copied by `read`: the two passes of a
-    // whole-database grade copied the file twice, an eighth of the run. (SQLite caps the
-    // map at its compile-time maximum; a file truncated by another process while mapped
-    // would end the run with SIGBUS, which CLEO, appending to its log, does not do.)
-    conn.pragma_update(None, "mmap_size", 1i64 << 40)
-        .map_err(sql_err)?;
-    Ok(conn)
+    .map_err(|source| SourceError::Sqlite {
+        path: path.to_owned(),
+        source,
+    })
 }
 
 /// `rowid` ranges `[lo, hi)` covering `[min, max]` in `parts` pieces.
