@@ -101,6 +101,10 @@ a = means("a"); ra = a[0][0] / a[1][0]
 rows.append(("(a) tasks.db, 1M entries, --all", fmt(a[0]), "sqlite3 select *: " + fmt(a[1]), f"{ra:.2f}x", "<= 1.00x", verdict(ra <= 1.0)))
 b = means("b"); mb = rss("b_grade")
 rows.append(("(b) JSONL, 1M entries, --all", fmt(b[0]), "cat: " + fmt(b[1]), f"{b[0][0]:.2f} s", "<= 0.90 s", verdict(b[0][0] <= 0.9)))
+# The issue sets 0.9 s on a machine where `sqlite3 select *` took about 2.0 s; the shared
+# cores here run at different speeds from one hour to the next, so the same bar as a ratio.
+rb = b[0][0] / a[1][0]
+rows.append(("(b) JSONL, as a share of sqlite3 select *", fmt(b[0]), "sqlite3 select *: " + fmt(a[1]), f"{rb:.2f}x", "<= 0.45x", verdict(rb <= 0.45)))
 rows.append(("(b) JSONL peak memory", f"{mb:.0f} MiB", "", f"{mb:.0f} MiB", "<= 300 MiB", verdict(mb <= 300)))
 c = means("c"); rc = c[0][0] / c[1][0]
 rows.append(("(c) one session of tasks.db", fmt(c[0]), "sqlite3 where session_id: " + fmt(c[1]), f"{rc:.2f}x", "<= 1.30x", verdict(rc <= 1.3)))
