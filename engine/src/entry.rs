@@ -335,6 +335,29 @@ mod tests {
     }
 
     #[test]
+    fn params_keep_the_last_of_a_repeated_key_and_iterate_in_key_order() {
+        let params: Params =
+            serde_json::from_str(r#"{"b": 1, "a": 2, "b": 3, "c": null}"#).unwrap();
+        let map: Map<String, Value> =
+            serde_json::from_str(r#"{"b": 1, "a": 2, "b": 3, "c": null}"#).unwrap();
+        assert_eq!(params, Params::from(map.clone()));
+        assert_eq!(params.to_map(), map, "what a serde_json map would hold");
+        assert_eq!(
+            serde_json::to_string(&params).unwrap(),
+            r#"{"a":2,"b":3,"c":null}"#
+        );
+        assert_eq!(params["b"], json!(3));
+        assert_eq!(params["missing"], Value::Null);
+        assert_eq!(params.get("c"), Some(&Value::Null));
+        let mut more = params.clone();
+        more.insert("aa", json!("x"));
+        more.insert("a", json!(5));
+        let keys: Vec<&str> = more.iter().map(|(k, _)| k).collect();
+        assert_eq!(keys, ["a", "aa", "b", "c"]);
+        assert_eq!(more["a"], json!(5));
+    }
+
+    #[test]
     fn trim_follows_javascript_not_rust() {
         assert_eq!(js_trim("\u{FEFF} a \t\n"), "a");
         assert_eq!(js_trim("\u{0085}a"), "\u{0085}a");
