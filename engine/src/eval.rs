@@ -16,7 +16,8 @@ use crate::pack::raw::Normalize;
 use crate::pack::raw::Scoring;
 use crate::pack::template::TemplateValues;
 use crate::pack::{
-    Case, CompiledPack, Condition, Dimension, DimensionKind, Metric, Points, RuleKind, Selector,
+    Case, CompiledPack, Condition, Dimension, DimensionKind, EntryKeys, Metric, Points, RuleKind,
+    Selector,
 };
 use crate::result::{
     percent_of, DimensionScore, EntryRef, GradeResult, RubricRef, RuleTrace, Score,
@@ -338,8 +339,9 @@ impl CompiledPack {
         // earlier selector (`all: [task_added, …]`) reads it instead of matching again.
         let mut matched = vec![false; self.selectors.len()];
         for (i, entry) in entries.iter().enumerate() {
+            let keys = self.vocabulary.keys(entry);
             for (s, selector) in self.selectors.iter().enumerate() {
-                let hit = self.matches_known(selector, entry, &matched[..s]);
+                let hit = self.matches(selector, entry, keys, &matched[..s]);
                 matched[s] = hit;
                 if hit {
                     hits[s].push(i as u32);
@@ -367,28 +369,13 @@ impl CompiledPack {
         }
     }
 
-    /// [`CompiledPack::matches`], reading references to the selectors in `known` (the
-    /// decisions already taken for this entry) instead of matching them again.
-    fn matches_known(&self, selector: &Selector, e: &Entry, known: &[bool]) -> bool {
+    /// Whether `e` (whose domain and operation ids are `keys`) matches `selector`. A
+    /// reference to a selector in `known` (the decisions already taken for this entry)
+    /// reads that decision instead of matching again.
+    fn matches(&self, selector: &Selector, e: &Entry, keys: EntryKeys, known: &[bool]) -> bool {
         match selector {
-            Selector::Ref(id) => match known.get(*id) {
-                Some(&hit) => hit,
-                None => self
-                    .selectors
-                    .get(*id)
-                    .is_some_and(|s| self.matches_known(s, e, known)),
-            },
-            Selector::All(items) => items.iter().all(|s| self.matches_known(s, e, known)),
-            Selector::Any(items) => items.iter().any(|s| self.matches_known(s, e, known)),
-            Selector::Not(inner) => !self.matches_known(inner, e, known),
-            other => self.matches(other, e),
-        }
-    }
-
-    pub(crate) fn matches(&self, selector: &Selector, e: &Entry) -> bool {
-        match selector {
-            Selector::Domain(names) => names.iter().any(|n| *n == e.domain),
-            Selector::Operation(names) => names.iter().any(|n| *n == e.operation),
+            Selector::Domain(names) => names.ids.contains(&keys.domain),
+            Selector::Operation(names) => names.ids.contains(&keys.operation),
             Selector::Success(want) => e.result.success == *want,
             Selector::ExitCode(codes) => codes.contains(&e.result.exit_code),
             Selector::Equals(field, value) => field.get(e).equals(value),
@@ -403,10 +390,16 @@ impl CompiledPack {
                 .get(e)
                 .as_str()
                 .is_some_and(|s| s.contains(text.as_str())),
-            Selector::Ref(id) => self.selectors.get(*id).is_some_and(|s| self.matches(s, e)),
-            Selector::All(items) => items.iter().all(|s| self.matches(s, e)),
-            Selector::Any(items) => items.iter().any(|s| self.matches(s, e)),
-            Selector::Not(inner) => !self.matches(inner, e),
+            Selector::Ref(id) => match known.get(*id) {
+                Some(&hit) => hit,
+                None => self
+                    .selectors
+                    .get(*id)
+                    .is_some_and(|s| self.matches(s, e, keys, known)),
+            },
+            Selector::All(items) => items.iter().all(|s| self.matches(s, e, keys, known)),
+            Selector::Any(items) => items.iter().any(|s| self.matches(s, e, keys, known)),
+            Selector::Not(inner) => !self.matches(inner, e, keys, known),
         }
     }
 

@@ -14,7 +14,7 @@ use super::raw::{
 use super::template::{Template, TemplateScope};
 use super::{
     Band, Case, CompiledPack, Condition, Dimension, DimensionKind, Judge, Metric, PackError,
-    PackFiles, Points, Problem, Rule, RuleKind, Selector, Severity,
+    PackFiles, Points, Problem, Rule, RuleKind, Selector, Severity, Vocabulary,
 };
 use crate::script::ScriptHost;
 
@@ -82,6 +82,7 @@ pub fn validate_pack(files: &PackFiles) -> Validation {
         selector_ids: IndexMap::new(),
         selectors: Vec::new(),
         metric_ids: IndexMap::new(),
+        vocabulary: Vocabulary::default(),
         scripts: None,
     };
     for (path, message) in top_level {
@@ -135,6 +136,7 @@ struct Compiler<'f> {
     /// Compiled selectors by id; `None` until compiled (or when compiling failed).
     selectors: Vec<Option<Selector>>,
     metric_ids: IndexMap<String, usize>,
+    vocabulary: Vocabulary,
     scripts: Option<ScriptHost>,
 }
 
@@ -275,6 +277,7 @@ impl Compiler<'_> {
                     .map(|(k, v)| (k.clone(), *v))
                     .collect(),
             ),
+            vocabulary: std::mem::take(&mut self.vocabulary),
             dimensions,
             scoring: raw.scoring,
             aggregate,
@@ -403,10 +406,12 @@ impl Compiler<'_> {
         let mut parts = Vec::new();
         let mut ok = true;
         if let Some(domain) = &raw.domain {
-            parts.push(Selector::Domain(domain.0.clone()));
+            parts.push(Selector::Domain(self.vocabulary.domains(&domain.0)));
         }
         if let Some(operation) = &raw.operation {
-            parts.push(Selector::Operation(operation.0.clone()));
+            parts.push(Selector::Operation(
+                self.vocabulary.operations(&operation.0),
+            ));
         }
         if let Some(success) = raw.success {
             parts.push(Selector::Success(success));

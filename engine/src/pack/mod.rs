@@ -189,6 +189,7 @@ pub struct CompiledPack {
     /// Name → id of the named selectors and metrics, built once for scripts to look up.
     pub(crate) selector_index: std::sync::Arc<std::collections::HashMap<String, usize>>,
     pub(crate) metric_index: std::sync::Arc<std::collections::HashMap<String, usize>>,
+    pub(crate) vocabulary: Vocabulary,
     pub dimensions: Vec<Dimension>,
     pub scoring: raw::Scoring,
     /// The id and description of a weighted pack's total (`overall_quality`).
@@ -205,8 +206,8 @@ pub struct Band {
 
 #[derive(Debug, Clone)]
 pub(crate) enum Selector {
-    Domain(Vec<String>),
-    Operation(Vec<String>),
+    Domain(Names),
+    Operation(Names),
     Success(bool),
     ExitCode(Vec<i64>),
     Equals(Field, serde_json::Value),
@@ -219,6 +220,76 @@ pub(crate) enum Selector {
     All(Vec<Selector>),
     Any(Vec<Selector>),
     Not(Box<Selector>),
+}
+
+/// The domain or operation names a selector accepts, and their ids in the pack's
+/// [`Vocabulary`], which is what evaluation compares.
+#[derive(Debug, Clone)]
+pub(crate) struct Names {
+    pub names: Vec<String>,
+    pub ids: Vec<u32>,
+}
+
+impl std::ops::Deref for Names {
+    type Target = Vec<String>;
+    fn deref(&self) -> &Vec<String> {
+        &self.names
+    }
+}
+
+/// Every domain and every operation name the pack's selectors mention, numbered. An entry's
+/// domain and operation are looked up once, so each selector compares small integers
+/// instead of strings (a selector pass compares each entry with every selector).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Vocabulary {
+    domains: rustc_hash::FxHashMap<String, u32>,
+    operations: rustc_hash::FxHashMap<String, u32>,
+}
+
+/// The ids of an entry's domain and operation; [`EntryKeys::UNKNOWN`] for a name no
+/// selector mentions.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct EntryKeys {
+    pub domain: u32,
+    pub operation: u32,
+}
+
+impl EntryKeys {
+    pub const UNKNOWN: u32 = u32::MAX;
+}
+
+impl Vocabulary {
+    pub fn domains(&mut self, names: &[String]) -> Names {
+        Self::intern(&mut self.domains, names)
+    }
+
+    pub fn operations(&mut self, names: &[String]) -> Names {
+        Self::intern(&mut self.operations, names)
+    }
+
+    fn intern(table: &mut rustc_hash::FxHashMap<String, u32>, names: &[String]) -> Names {
+        let ids = names
+            .iter()
+            .map(|n| {
+                let next = table.len() as u32;
+                *table.entry(n.clone()).or_insert(next)
+            })
+            .collect();
+        Names {
+            names: names.to_vec(),
+            ids,
+        }
+    }
+
+    pub fn keys(&self, e: &crate::entry::Entry) -> EntryKeys {
+        let id = |map: &rustc_hash::FxHashMap<String, u32>, name: &str| {
+            map.get(name).copied().unwrap_or(EntryKeys::UNKNOWN)
+        };
+        EntryKeys {
+            domain: id(&self.domains, &e.domain),
+            operation: id(&self.operations, &e.operation),
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
