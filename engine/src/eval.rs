@@ -373,11 +373,16 @@ impl CompiledPack {
     /// reference to a selector in `known` (the decisions already taken for this entry)
     /// reads that decision instead of matching again.
     fn matches(&self, selector: &Selector, e: &Entry, keys: EntryKeys, known: &[bool]) -> bool {
+        // Leaves are decided inline: most selectors are `all` of a domain, an operation and
+        // a result, and a call per leaf cost more than the comparisons.
+        let each = |s: &Selector| {
+            quick_match(s, e, keys, known).unwrap_or_else(|| self.matches(s, e, keys, known))
+        };
         match selector {
-            Selector::Domain(names) => names.ids.contains(&keys.domain),
-            Selector::Operation(names) => names.ids.contains(&keys.operation),
-            Selector::Success(want) => e.result.success == *want,
-            Selector::ExitCode(codes) => codes.contains(&e.result.exit_code),
+            Selector::Domain(_)
+            | Selector::Operation(_)
+            | Selector::Success(_)
+            | Selector::ExitCode(_) => quick_match(selector, e, keys, known).unwrap_or(false),
             Selector::Equals(field, value) => field.get(e).equals(value),
             Selector::OneOf(field, values) => {
                 let v = field.get(e);
@@ -397,9 +402,9 @@ impl CompiledPack {
                     .get(*id)
                     .is_some_and(|s| self.matches(s, e, keys, known)),
             },
-            Selector::All(items) => items.iter().all(|s| self.matches(s, e, keys, known)),
-            Selector::Any(items) => items.iter().any(|s| self.matches(s, e, keys, known)),
-            Selector::Not(inner) => !self.matches(inner, e, keys, known),
+            Selector::All(items) => items.iter().all(each),
+            Selector::Any(items) => items.iter().any(each),
+            Selector::Not(inner) => !each(inner),
         }
     }
 
@@ -682,4 +687,18 @@ impl TemplateValues for Ctx<'_, '_> {
     fn entry_position(&self) -> Option<usize> {
         self.entry.map(|at| at as usize + 1)
     }
+}
+
+/// A selector decided from the entry's ids and result, or a reference to one already
+/// decided for this entry; `None` for the others.
+#[inline(always)]
+fn quick_match(selector: &Selector, e: &Entry, keys: EntryKeys, known: &[bool]) -> Option<bool> {
+    Some(match selector {
+        Selector::Domain(names) => names.ids.contains(&keys.domain),
+        Selector::Operation(names) => names.ids.contains(&keys.operation),
+        Selector::Success(want) => e.result.success == *want,
+        Selector::ExitCode(codes) => codes.contains(&e.result.exit_code),
+        Selector::Ref(id) => return known.get(*id).copied(),
+        _ => return None,
+    })
 }
