@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use grade_engine::entry::MetaRef;
 use grade_engine::{read_source, SessionFilter, SourceFormat};
 use serde_json::Value;
 
@@ -278,12 +279,12 @@ fn every_tool_use_block_is_an_entry_and_parallel_calls_share_a_message_id() {
             let id = call
                 .metadata
                 .get("toolUseId")
-                .and_then(Value::as_str)
+                .and_then(MetaRef::as_str)
                 .expect("toolUseId");
             let message_id = call
                 .metadata
                 .get("messageId")
-                .and_then(Value::as_str)
+                .and_then(MetaRef::as_str)
                 .expect("messageId");
             if let Some(Some(raw)) = blocks.get(id) {
                 assert_eq!(
@@ -304,7 +305,8 @@ fn every_tool_use_block_is_an_entry_and_parallel_calls_share_a_message_id() {
         .entries
         .iter()
         .filter(|e| {
-            e.metadata.get("messageId") == Some(&Value::from("msg_018mu4atNCkxSiLt7VVQquTL"))
+            e.metadata.get("messageId")
+                == Some(MetaRef::Json(&Value::from("msg_018mu4atNCkxSiLt7VVQquTL")))
                 && e.domain == "tool"
         })
         .map(|e| e.operation.as_str())
@@ -334,15 +336,20 @@ fn sidechains_are_marked() {
     assert!(!entries.is_empty());
     assert!(entries
         .iter()
-        .all(|e| e.metadata.get("isSidechain") == Some(&Value::Bool(true))));
+        .all(|e| e.metadata.get("isSidechain") == Some(MetaRef::Json(&Value::Bool(true)))));
 
     let mixed = fixtures_dir().join("rules/read_before_edit.jsonl");
     let read = read_source(&mixed, None, &SessionFilter::All).expect("reads");
     let marked: Vec<_> = read.sessions[0]
         .entries
         .iter()
-        .filter(|e| e.metadata.get("isSidechain") == Some(&Value::Bool(true)))
-        .map(|e| (e.operation.as_str(), e.metadata.get("agentId").cloned()))
+        .filter(|e| e.metadata.get("isSidechain") == Some(MetaRef::Json(&Value::Bool(true))))
+        .map(|e| {
+            (
+                e.operation.as_str(),
+                e.metadata.get("agentId").map(MetaRef::to_json),
+            )
+        })
         .collect();
     assert_eq!(marked, [("Read", Some(Value::from("a1b2c3")))]);
 }

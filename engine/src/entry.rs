@@ -160,37 +160,166 @@ pub struct Outcome {
 #[serde(rename_all = "camelCase")]
 pub struct Metadata {
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub task_id: Option<Value>,
+    pub task_id: Option<MetaValue>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub user_id: Option<Value>,
-    pub source: Value,
+    pub user_id: Option<MetaValue>,
+    pub source: MetaValue,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub gateway: Option<Value>,
+    pub gateway: Option<MetaValue>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub role: Option<Value>,
+    pub role: Option<MetaValue>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
 
+/// A value of one of CLEO's metadata keys: nearly always a short string (`mcp`,
+/// `cleo_query`, `T342`), kept inline; anything else as JSON.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MetaValue {
+    Text(Text),
+    Json(Value),
+}
+
+/// A metadata value as [`Metadata::get`] finds it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum MetaRef<'a> {
+    Text(&'a str),
+    Json(&'a Value),
+}
+
+impl MetaValue {
+    pub fn as_ref(&self) -> MetaRef<'_> {
+        match self {
+            MetaValue::Text(t) => MetaRef::Text(t),
+            MetaValue::Json(v) => MetaRef::Json(v),
+        }
+    }
+
+    pub fn is_null(&self) -> bool {
+        matches!(self, MetaValue::Json(Value::Null))
+    }
+}
+
+impl<'a> MetaRef<'a> {
+    pub fn as_str(self) -> Option<&'a str> {
+        match self {
+            MetaRef::Text(t) => Some(t),
+            MetaRef::Json(v) => v.as_str(),
+        }
+    }
+
+    pub fn to_json(self) -> Value {
+        match self {
+            MetaRef::Text(t) => Value::String(t.to_owned()),
+            MetaRef::Json(v) => v.clone(),
+        }
+    }
+}
+
+impl Default for MetaValue {
+    fn default() -> Self {
+        MetaValue::Json(Value::Null)
+    }
+}
+
+impl From<Value> for MetaValue {
+    fn from(value: Value) -> Self {
+        match value {
+            Value::String(s) => MetaValue::Text(s.into()),
+            other => MetaValue::Json(other),
+        }
+    }
+}
+
+impl From<&str> for MetaValue {
+    fn from(text: &str) -> Self {
+        MetaValue::Text(text.into())
+    }
+}
+
+impl Serialize for MetaValue {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            MetaValue::Text(t) => serializer.serialize_str(t),
+            MetaValue::Json(v) => v.serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for MetaValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
+        use serde::de::{Error, SeqAccess};
+        struct MetaVisitor;
+        impl<'de> Visitor<'de> for MetaVisitor {
+            type Value = MetaValue;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_str<E: Error>(self, v: &str) -> Result<MetaValue, E> {
+                Ok(MetaValue::Text(v.into()))
+            }
+            fn visit_string<E: Error>(self, v: String) -> Result<MetaValue, E> {
+                Ok(MetaValue::Text(v.into()))
+            }
+            fn visit_bool<E: Error>(self, v: bool) -> Result<MetaValue, E> {
+                Ok(MetaValue::Json(Value::Bool(v)))
+            }
+            fn visit_i64<E: Error>(self, v: i64) -> Result<MetaValue, E> {
+                Ok(MetaValue::Json(Value::from(v)))
+            }
+            fn visit_u64<E: Error>(self, v: u64) -> Result<MetaValue, E> {
+                Ok(MetaValue::Json(Value::from(v)))
+            }
+            fn visit_f64<E: Error>(self, v: f64) -> Result<MetaValue, E> {
+                Ok(MetaValue::Json(Value::from(v)))
+            }
+            fn visit_unit<E: Error>(self) -> Result<MetaValue, E> {
+                Ok(MetaValue::Json(Value::Null))
+            }
+            fn visit_none<E: Error>(self) -> Result<MetaValue, E> {
+                Ok(MetaValue::Json(Value::Null))
+            }
+            fn visit_some<D2: Deserializer<'de>>(self, d: D2) -> Result<MetaValue, D2::Error> {
+                MetaValue::deserialize(d)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<MetaValue, A::Error> {
+                Value::deserialize(SeqAccessDeserializer::new(seq)).map(MetaValue::Json)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<MetaValue, A::Error> {
+                Value::deserialize(MapAccessDeserializer::new(map)).map(MetaValue::Json)
+            }
+        }
+        d.deserialize_any(MetaVisitor)
+    }
+}
+
 impl Metadata {
     /// The metadata key `name`, wherever it is kept.
-    pub fn get(&self, name: &str) -> Option<&Value> {
+    pub fn get(&self, name: &str) -> Option<MetaRef<'_>> {
+        fn known(v: &Option<MetaValue>) -> Option<MetaRef<'_>> {
+            v.as_ref().map(MetaValue::as_ref)
+        }
         match name {
-            "taskId" => self.task_id.as_ref(),
-            "userId" => self.user_id.as_ref(),
-            "source" => Some(&self.source),
-            "gateway" => self.gateway.as_ref(),
-            "role" => self.role.as_ref(),
-            other => self.extra.get(other),
+            "taskId" => known(&self.task_id),
+            "userId" => known(&self.user_id),
+            "source" => Some(self.source.as_ref()),
+            "gateway" => known(&self.gateway),
+            "role" => known(&self.role),
+            other => self.extra.get(other).map(MetaRef::Json),
         }
     }
 
     /// Builds metadata from a JSON object, moving CLEO's known keys to their fields.
     pub fn from_map(mut map: Map<String, Value>, default_source: &str) -> Self {
-        let mut take = |key: &str| map.remove(key).filter(|v| !v.is_null());
+        let mut take = |key: &str| {
+            map.remove(key)
+                .filter(|v| !v.is_null())
+                .map(MetaValue::from)
+        };
         let task_id = take("taskId");
         let user_id = take("userId");
-        let source = take("source").unwrap_or_else(|| Value::String(default_source.to_owned()));
+        let source = take("source").unwrap_or_else(|| MetaValue::from(default_source));
         let gateway = take("gateway");
         let role = take("role");
         Metadata {

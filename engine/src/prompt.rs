@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use crate::entry::{Entry, Session};
+use crate::entry::{Entry, MetaRef, Session};
 use crate::pack::{CompiledPack, DimensionKind, Judge};
 
 const PLACEHOLDERS: &[&str] = &[
@@ -162,7 +162,7 @@ fn trace_count(session: &Session) -> usize {
     let traces: HashSet<&str> = session
         .entries
         .iter()
-        .filter_map(|e| e.metadata.get("traceId").and_then(Value::as_str))
+        .filter_map(|e| e.metadata.get("traceId").and_then(MetaRef::as_str))
         .collect();
     traces.len().max(1)
 }

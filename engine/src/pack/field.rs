@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::entry::{js_string, js_trim, Entry};
+use crate::entry::{js_string, js_trim, Entry, MetaRef};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Field {
@@ -91,7 +91,13 @@ impl Field {
                 let first = parts.next().and_then(|k| e.params.get(k));
                 descend(first, parts)
             }
-            Field::Metadata(key, path) => descend(e.metadata.get(key), path.iter()),
+            Field::Metadata(key, path) => match e.metadata.get(key) {
+                None => FieldValue::Missing,
+                Some(MetaRef::Text(s)) if path.is_empty() => FieldValue::Str(s),
+                // A string has no fields.
+                Some(MetaRef::Text(_)) => FieldValue::Missing,
+                Some(MetaRef::Json(v)) => descend(Some(v), path.iter()),
+            },
         }
     }
 }

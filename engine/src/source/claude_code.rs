@@ -383,7 +383,7 @@ fn entries_of(
             params: params.into(),
             result: outcome,
             metadata: Metadata {
-                source: Value::String(SOURCE.to_owned()),
+                source: SOURCE.into(),
                 extra,
                 ..Metadata::default()
             },
@@ -614,6 +614,7 @@ fn group(per_file: Vec<Vec<Pending>>, filter: &SessionFilter) -> Vec<Session> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::entry::MetaRef;
     use std::io::Write as _;
 
     fn transcript(lines: &[&str]) -> tempfile::NamedTempFile {
@@ -657,11 +658,11 @@ mod tests {
         assert_eq!(read_call.result.duration, 4000.0);
         assert_eq!(
             read_call.metadata.get("model"),
-            Some(&Value::from("claude-x"))
+            Some(MetaRef::Json(&Value::from("claude-x")))
         );
         assert_eq!(
             read_call.metadata.get("toolUseId"),
-            Some(&Value::from("toolu_1"))
+            Some(MetaRef::Json(&Value::from("toolu_1")))
         );
         let bash = &session.entries[2];
         assert!(!bash.result.success);
@@ -735,11 +736,11 @@ mod tests {
         );
         assert_eq!(
             session.entries[1].metadata.get("isSidechain"),
-            Some(&Value::Bool(true))
+            Some(MetaRef::Json(&Value::Bool(true)))
         );
         assert_eq!(
             session.entries[2].metadata.get("isSidechain"),
-            Some(&Value::Bool(false))
+            Some(MetaRef::Json(&Value::Bool(false)))
         );
     }
 
@@ -767,6 +768,9 @@ mod tests {
         let read = read(&[CALLS_1]);
         let e = &read.sessions[0].entries[0];
         assert!(e.result.success);
-        assert_eq!(e.metadata.get("hasResult"), Some(&Value::Bool(false)));
+        assert_eq!(
+            e.metadata.get("hasResult"),
+            Some(MetaRef::Json(&Value::Bool(false)))
+        );
     }
 }

@@ -20,7 +20,7 @@ use serde_json::{Map, Value};
 
 use super::stream::{Batches, Item, Progress, SessionTable};
 use super::{SessionFilter, SourceError};
-use crate::entry::{Entry, Metadata, Outcome, Params, Session, Text};
+use crate::entry::{Entry, MetaValue, Metadata, Outcome, Params, Session, Text};
 use crate::time::parse_timestamp;
 
 #[derive(Deserialize)]
@@ -92,23 +92,24 @@ impl<'de> Deserialize<'de> for RawMetadata {
                 let mut extra = Map::new();
                 // A repeated key keeps its last value, as a map would.
                 while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
-                    let value: Value = map.next_value()?;
-                    match &*key {
-                        "taskId" => task_id = Some(value),
-                        "userId" => user_id = Some(value),
-                        "source" => source = Some(value),
-                        "gateway" => gateway = Some(value),
-                        "role" => role = Some(value),
+                    let slot = match &*key {
+                        "taskId" => &mut task_id,
+                        "userId" => &mut user_id,
+                        "source" => &mut source,
+                        "gateway" => &mut gateway,
+                        "role" => &mut role,
                         _ => {
-                            extra.insert(key.into_owned(), value);
+                            extra.insert(key.into_owned(), map.next_value::<Value>()?);
+                            continue;
                         }
-                    }
+                    };
+                    *slot = Some(map.next_value::<MetaValue>()?);
                 }
-                let known = |v: Option<Value>| v.filter(|v| !v.is_null());
+                let known = |v: Option<MetaValue>| v.filter(|v| !v.is_null());
                 Ok(RawMetadata(Metadata {
                     task_id: known(task_id),
                     user_id: known(user_id),
-                    source: known(source).unwrap_or_else(|| Value::String("mcp".to_owned())),
+                    source: known(source).unwrap_or_else(|| MetaValue::from("mcp")),
                     gateway: known(gateway),
                     role: known(role),
                     extra,
@@ -667,7 +668,7 @@ mod tests {
         let e = parse_line(br#"{"timestamp":"2026-03-01T00:00:00Z","sessionId":"s","domain":"tasks","operation":"find","result":{"success":false}}"#, None)
             .unwrap();
         assert_eq!(e.result.exit_code, 1);
-        assert_eq!(e.metadata.source, Value::String("mcp".into()));
+        assert_eq!(e.metadata.source, MetaValue::from("mcp"));
         assert!(e.params.is_empty());
     }
 
@@ -678,7 +679,7 @@ mod tests {
         let v: Value = serde_json::from_slice(line).unwrap();
         let map = v["metadata"].as_object().unwrap().clone();
         assert_eq!(e.metadata, Metadata::from_map(map, "mcp"));
-        assert_eq!(e.metadata.gateway, Some(Value::String("query".into())));
+        assert_eq!(e.metadata.gateway, Some(MetaValue::from("query")));
     }
 
     #[test]

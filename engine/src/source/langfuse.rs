@@ -14,7 +14,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::{json_kind, Place, SessionFilter, SourceError, SourceRead, SourceWarning};
-use crate::entry::{Entry, Metadata, Outcome, Params, Session};
+use crate::entry::{Entry, MetaValue, Metadata, Outcome, Params, Session};
 use crate::time::{parse_timestamp, InstantMs};
 
 /// `metadata.source` of every entry read from a trace.
@@ -93,7 +93,11 @@ pub fn read_langfuse(path: &Path, filter: &SessionFilter) -> Result<SourceRead, 
             warnings,
         });
     }
-    let user_id = trace.get("userId").filter(|v| !v.is_null()).cloned();
+    let user_id: Option<MetaValue> = trace
+        .get("userId")
+        .filter(|v| !v.is_null())
+        .cloned()
+        .map(MetaValue::from);
     let mut entries = Vec::with_capacity(observations.len() + 1);
 
     let trace_time = trace.get("timestamp").and_then(Value::as_str);
@@ -308,6 +312,7 @@ fn params_of(input: Option<&Value>) -> Params {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::entry::MetaRef;
     use std::io::Write as _;
 
     fn read(text: &str) -> Result<SourceRead, SourceError> {
@@ -353,7 +358,10 @@ mod tests {
         let tool = &session.entries[2];
         assert_eq!(tool.params["city"], "Berlin");
         assert_eq!(tool.result.duration, 250.0);
-        assert_eq!(tool.metadata.get("output"), Some(&Value::from("sunny")));
+        assert_eq!(
+            tool.metadata.get("output"),
+            Some(MetaRef::Json(&Value::from("sunny")))
+        );
         let failed = &session.entries[3];
         assert!(!failed.result.success);
         assert_eq!(failed.error.as_deref(), Some("rate limited"));

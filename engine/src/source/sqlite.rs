@@ -11,11 +11,11 @@ use std::sync::Mutex;
 use rayon::prelude::*;
 use rusqlite::{Connection, OpenFlags};
 use rustc_hash::FxHashMap;
-use serde_json::{Map, Value};
+use serde_json::Map;
 
 use super::stream::{Batches, Item, Progress, SessionTable};
 use super::{SessionFilter, SourceError};
-use crate::entry::{Entry, Metadata, Outcome, Params, Session, Text};
+use crate::entry::{Entry, MetaValue, Metadata, Outcome, Params, Session, Text};
 use crate::time::parse_timestamp;
 
 /// Columns the reader needs; `id`, `timestamp`, `action` and `task_id` predate the migration.
@@ -263,10 +263,10 @@ fn map_row(row: &rusqlite::Row<'_>) -> Result<Entry, RowError> {
     let metadata = Metadata {
         task_id: task_id
             .filter(|t| *t != "system" && *t != "unknown")
-            .map(|t| Value::String(t.to_owned())),
-        user_id: actor.map(Value::from),
-        source: Value::from(source.unwrap_or("mcp")),
-        gateway: gateway.map(Value::from),
+            .map(MetaValue::from),
+        user_id: actor.map(MetaValue::from),
+        source: MetaValue::from(source.unwrap_or("mcp")),
+        gateway: gateway.map(MetaValue::from),
         role: None,
         extra: Map::new(),
     };
