@@ -156,7 +156,7 @@ pub struct Outcome {
 }
 
 /// Who and what around the operation; keys CLEO does not define are kept in `extra`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Metadata {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -177,7 +177,9 @@ pub struct Metadata {
 #[derive(Debug, Clone, PartialEq)]
 pub enum MetaValue {
     Text(Text),
-    Json(Value),
+    /// Boxed, since it is rare: a `MetaValue` is then no larger than its text, which keeps
+    /// `Entry` small, and entries are moved several times on their way to a session.
+    Json(Box<Value>),
 }
 
 /// A metadata value as [`Metadata::get`] finds it.
@@ -191,12 +193,12 @@ impl MetaValue {
     pub fn as_ref(&self) -> MetaRef<'_> {
         match self {
             MetaValue::Text(t) => MetaRef::Text(t),
-            MetaValue::Json(v) => MetaRef::Json(v),
+            MetaValue::Json(v) => MetaRef::Json(v.as_ref()),
         }
     }
 
     pub fn is_null(&self) -> bool {
-        matches!(self, MetaValue::Json(Value::Null))
+        matches!(self, MetaValue::Json(v) if v.is_null())
     }
 }
 
@@ -216,17 +218,11 @@ impl<'a> MetaRef<'a> {
     }
 }
 
-impl Default for MetaValue {
-    fn default() -> Self {
-        MetaValue::Json(Value::Null)
-    }
-}
-
 impl From<Value> for MetaValue {
     fn from(value: Value) -> Self {
         match value {
             Value::String(s) => MetaValue::Text(s.into()),
-            other => MetaValue::Json(other),
+            other => MetaValue::Json(Box::new(other)),
         }
     }
 }
@@ -263,31 +259,33 @@ impl<'de> Deserialize<'de> for MetaValue {
                 Ok(MetaValue::Text(v.into()))
             }
             fn visit_bool<E: Error>(self, v: bool) -> Result<MetaValue, E> {
-                Ok(MetaValue::Json(Value::Bool(v)))
+                Ok(MetaValue::Json(Box::new(Value::Bool(v))))
             }
             fn visit_i64<E: Error>(self, v: i64) -> Result<MetaValue, E> {
-                Ok(MetaValue::Json(Value::from(v)))
+                Ok(MetaValue::Json(Box::new(Value::from(v))))
             }
             fn visit_u64<E: Error>(self, v: u64) -> Result<MetaValue, E> {
-                Ok(MetaValue::Json(Value::from(v)))
+                Ok(MetaValue::Json(Box::new(Value::from(v))))
             }
             fn visit_f64<E: Error>(self, v: f64) -> Result<MetaValue, E> {
-                Ok(MetaValue::Json(Value::from(v)))
+                Ok(MetaValue::Json(Box::new(Value::from(v))))
             }
             fn visit_unit<E: Error>(self) -> Result<MetaValue, E> {
-                Ok(MetaValue::Json(Value::Null))
+                Ok(MetaValue::Json(Box::new(Value::Null)))
             }
             fn visit_none<E: Error>(self) -> Result<MetaValue, E> {
-                Ok(MetaValue::Json(Value::Null))
+                Ok(MetaValue::Json(Box::new(Value::Null)))
             }
             fn visit_some<D2: Deserializer<'de>>(self, d: D2) -> Result<MetaValue, D2::Error> {
                 MetaValue::deserialize(d)
             }
             fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<MetaValue, A::Error> {
-                Value::deserialize(SeqAccessDeserializer::new(seq)).map(MetaValue::Json)
+                Value::deserialize(SeqAccessDeserializer::new(seq))
+                    .map(|v| MetaValue::Json(Box::new(v)))
             }
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<MetaValue, A::Error> {
-                Value::deserialize(MapAccessDeserializer::new(map)).map(MetaValue::Json)
+                Value::deserialize(MapAccessDeserializer::new(map))
+                    .map(|v| MetaValue::Json(Box::new(v)))
             }
         }
         d.deserialize_any(MetaVisitor)
@@ -295,6 +293,18 @@ impl<'de> Deserialize<'de> for MetaValue {
 }
 
 impl Metadata {
+    /// Metadata with only a source.
+    pub fn with_source(source: &str) -> Self {
+        Metadata {
+            task_id: None,
+            user_id: None,
+            source: source.into(),
+            gateway: None,
+            role: None,
+            extra: Map::new(),
+        }
+    }
+
     /// The metadata key `name`, wherever it is kept.
     pub fn get(&self, name: &str) -> Option<MetaRef<'_>> {
         fn known(v: &Option<MetaValue>) -> Option<MetaRef<'_>> {

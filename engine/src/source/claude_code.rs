@@ -383,9 +383,8 @@ fn entries_of(
             params: params.into(),
             result: outcome,
             metadata: Metadata {
-                source: SOURCE.into(),
                 extra,
-                ..Metadata::default()
+                ..Metadata::with_source(SOURCE)
             },
             error: error.map(Text::from),
         };

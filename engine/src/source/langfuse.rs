@@ -136,10 +136,9 @@ pub fn read_langfuse(path: &Path, filter: &SessionFilter) -> Result<SourceRead, 
                         .map_or(0.0, |s| s * 1000.0),
                 },
                 metadata: Metadata {
-                    source: SOURCE.into(),
                     user_id: user_id.clone(),
                     extra,
-                    ..Metadata::default()
+                    ..Metadata::with_source(SOURCE)
                 },
                 error: None,
             });
@@ -263,10 +262,9 @@ pub fn read_langfuse(path: &Path, filter: &SessionFilter) -> Result<SourceRead, 
                 duration: end.map_or(0.0, |e| (e - instant).max(0) as f64),
             },
             metadata: Metadata {
-                source: SOURCE.into(),
                 user_id: user_id.clone(),
                 extra,
-                ..Metadata::default()
+                ..Metadata::with_source(SOURCE)
             },
             error: failed.then(|| status.unwrap_or("level ERROR").into()),
         };
