@@ -340,8 +340,15 @@ impl CompiledPack {
         let mut matched = vec![false; self.selectors.len()];
         for (i, entry) in entries.iter().enumerate() {
             let keys = self.vocabulary.keys(entry);
+            let row = self
+                .decided
+                .as_ref()
+                .map(|d| (&d.decided, d.row(keys, entry.result.success)));
             for (s, selector) in self.selectors.iter().enumerate() {
-                let hit = self.matches(selector, entry, keys, &matched[..s]);
+                let hit = match row {
+                    Some((decided, bits)) if decided[s] => bits[s / 64] >> (s % 64) & 1 == 1,
+                    _ => self.matches(selector, entry, keys, &matched[..s]),
+                };
                 matched[s] = hit;
                 if hit {
                     hits[s].push(i as u32);
@@ -372,7 +379,13 @@ impl CompiledPack {
     /// Whether `e` (whose domain and operation ids are `keys`) matches `selector`. A
     /// reference to a selector in `known` (the decisions already taken for this entry)
     /// reads that decision instead of matching again.
-    fn matches(&self, selector: &Selector, e: &Entry, keys: EntryKeys, known: &[bool]) -> bool {
+    pub(crate) fn matches(
+        &self,
+        selector: &Selector,
+        e: &Entry,
+        keys: EntryKeys,
+        known: &[bool],
+    ) -> bool {
         // Leaves are decided inline: most selectors are `all` of a domain, an operation and
         // a result, and a call per leaf cost more than the comparisons.
         let each = |s: &Selector| {
@@ -697,7 +710,7 @@ fn quick_match(selector: &Selector, e: &Entry, keys: EntryKeys, known: &[bool]) 
         Selector::Domain(names) => names.ids.contains(&keys.domain),
         Selector::Operation(names) => names.ids.contains(&keys.operation),
         Selector::Success(want) => e.result.success == *want,
-        Selector::ExitCode(codes) => codes.contains(&e.result.exit_code),
+        Selector::ExitCode(codes) => codes.ids.contains(&keys.exit_code),
         Selector::Ref(id) => return known.get(*id).copied(),
         _ => return None,
     })

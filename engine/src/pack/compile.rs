@@ -248,11 +248,12 @@ impl Compiler<'_> {
             .empty_session
             .map(|e| e.flag)
             .unwrap_or_else(|| DEFAULT_EMPTY_FLAG.to_owned());
-        let selectors = self
+        let selectors: Vec<Selector> = self
             .selectors
             .iter()
             .map(|s| s.clone().unwrap_or(Selector::All(Vec::new())))
             .collect();
+        let decided = super::decided::DecidedSelectors::build(&selectors, &self.vocabulary);
         CompiledPack {
             id: raw.id,
             version: raw.version,
@@ -278,6 +279,7 @@ impl Compiler<'_> {
                     .collect(),
             ),
             vocabulary: std::mem::take(&mut self.vocabulary),
+            decided,
             dimensions,
             scoring: raw.scoring,
             aggregate,
@@ -417,7 +419,7 @@ impl Compiler<'_> {
             parts.push(Selector::Success(success));
         }
         if let Some(codes) = &raw.exit_code {
-            parts.push(Selector::ExitCode(codes.0.clone()));
+            parts.push(Selector::ExitCode(self.vocabulary.exit_codes(&codes.0)));
         }
         let tests: Vec<&str> = [
             ("equals", raw.equals.is_some()),

@@ -5,6 +5,7 @@
 //! of sessions.
 
 pub mod compile;
+mod decided;
 pub mod field;
 pub mod lint;
 pub mod locate;
@@ -190,6 +191,7 @@ pub struct CompiledPack {
     pub(crate) selector_index: std::sync::Arc<std::collections::HashMap<String, usize>>,
     pub(crate) metric_index: std::sync::Arc<std::collections::HashMap<String, usize>>,
     pub(crate) vocabulary: Vocabulary,
+    pub(crate) decided: Option<decided::DecidedSelectors>,
     pub dimensions: Vec<Dimension>,
     pub scoring: raw::Scoring,
     /// The id and description of a weighted pack's total (`overall_quality`).
@@ -209,7 +211,7 @@ pub(crate) enum Selector {
     Domain(Names),
     Operation(Names),
     Success(bool),
-    ExitCode(Vec<i64>),
+    ExitCode(Codes),
     Equals(Field, serde_json::Value),
     OneOf(Field, Vec<serde_json::Value>),
     Truthy(Field, bool),
@@ -237,57 +239,97 @@ impl std::ops::Deref for Names {
     }
 }
 
-/// Every domain and every operation name the pack's selectors mention, numbered. An entry's
-/// domain and operation are looked up once, so each selector compares small integers
-/// instead of strings (a selector pass compares each entry with every selector).
+/// The exit codes a selector accepts, and their ids in the pack's [`Vocabulary`].
+#[derive(Debug, Clone)]
+pub(crate) struct Codes {
+    pub codes: Vec<i64>,
+    pub ids: Vec<u32>,
+}
+
+impl std::ops::Deref for Codes {
+    type Target = Vec<i64>;
+    fn deref(&self) -> &Vec<i64> {
+        &self.codes
+    }
+}
+
+/// Every domain name, operation name and exit code the pack's selectors mention, numbered.
+/// An entry's are looked up once, so each selector compares small integers instead of
+/// strings (a selector pass compares each entry with every selector).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Vocabulary {
     domains: rustc_hash::FxHashMap<String, u32>,
     operations: rustc_hash::FxHashMap<String, u32>,
+    exit_codes: rustc_hash::FxHashMap<i64, u32>,
 }
 
-/// The ids of an entry's domain and operation; [`EntryKeys::UNKNOWN`] for a name no
-/// selector mentions.
+/// The ids of an entry's domain, operation and exit code; a value no selector mentions has
+/// the id one past the last (the number of values of its kind).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct EntryKeys {
     pub domain: u32,
     pub operation: u32,
-}
-
-impl EntryKeys {
-    pub const UNKNOWN: u32 = u32::MAX;
+    pub exit_code: u32,
 }
 
 impl Vocabulary {
     pub fn domains(&mut self, names: &[String]) -> Names {
-        Self::intern(&mut self.domains, names)
-    }
-
-    pub fn operations(&mut self, names: &[String]) -> Names {
-        Self::intern(&mut self.operations, names)
-    }
-
-    fn intern(table: &mut rustc_hash::FxHashMap<String, u32>, names: &[String]) -> Names {
-        let ids = names
-            .iter()
-            .map(|n| {
-                let next = table.len() as u32;
-                *table.entry(n.clone()).or_insert(next)
-            })
-            .collect();
         Names {
             names: names.to_vec(),
-            ids,
+            ids: Self::intern(&mut self.domains, names),
         }
     }
 
+    pub fn operations(&mut self, names: &[String]) -> Names {
+        Names {
+            names: names.to_vec(),
+            ids: Self::intern(&mut self.operations, names),
+        }
+    }
+
+    pub fn exit_codes(&mut self, codes: &[i64]) -> Codes {
+        Codes {
+            codes: codes.to_vec(),
+            ids: Self::intern(&mut self.exit_codes, codes),
+        }
+    }
+
+    fn intern<K: Clone + Eq + std::hash::Hash>(
+        table: &mut rustc_hash::FxHashMap<K, u32>,
+        values: &[K],
+    ) -> Vec<u32> {
+        values
+            .iter()
+            .map(|v| {
+                let next = table.len() as u32;
+                *table.entry(v.clone()).or_insert(next)
+            })
+            .collect()
+    }
+
+    /// How many domains, operations and exit codes the selectors mention.
+    pub fn sizes(&self) -> (usize, usize, usize) {
+        (
+            self.domains.len(),
+            self.operations.len(),
+            self.exit_codes.len(),
+        )
+    }
+
     pub fn keys(&self, e: &crate::entry::Entry) -> EntryKeys {
-        let id = |map: &rustc_hash::FxHashMap<String, u32>, name: &str| {
-            map.get(name).copied().unwrap_or(EntryKeys::UNKNOWN)
-        };
+        fn id<
+            K: Eq + std::hash::Hash + std::borrow::Borrow<Q>,
+            Q: Eq + std::hash::Hash + ?Sized,
+        >(
+            map: &rustc_hash::FxHashMap<K, u32>,
+            key: &Q,
+        ) -> u32 {
+            map.get(key).copied().unwrap_or(map.len() as u32)
+        }
         EntryKeys {
-            domain: id(&self.domains, &e.domain),
-            operation: id(&self.operations, &e.operation),
+            domain: id(&self.domains, e.domain.as_str()),
+            operation: id(&self.operations, e.operation.as_str()),
+            exit_code: id(&self.exit_codes, &e.result.exit_code),
         }
     }
 }
