@@ -206,4 +206,52 @@ mod tests {
         }
         assert!(checked > 10_000, "only {checked} decisions checked");
     }
+
+    /// The conformance corpus graded by each CLEO pack with and without the table.
+    #[test]
+    fn grades_do_not_depend_on_the_table() {
+        let log = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixtures/conformance/audit.jsonl");
+        let sessions = crate::read_sessions(&log, &crate::SessionFilter::All).expect("reads");
+        let options = crate::GradeOptions::default();
+        for id in ["cleo-v1", "cleo-v2"] {
+            let files = crate::builtin_pack(id).expect("builtin");
+            let with_table = crate::compile_pack(&files).expect("compiles");
+            let mut without = crate::compile_pack(&files).expect("compiles");
+            assert!(
+                with_table.decided.is_some(),
+                "{id} has selectors to decide ahead"
+            );
+            without.decided = None;
+            for session in &sessions {
+                let mut a = with_table.grade(session, &options).expect("grades");
+                let mut b = without.grade(session, &options).expect("grades");
+                a.timestamp.clear();
+                b.timestamp.clear();
+                assert_eq!(
+                    serde_json::to_value(&a).unwrap(),
+                    serde_json::to_value(&b).unwrap(),
+                    "{id} on {}",
+                    session.id
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn too_many_combinations_leave_selectors_to_evaluation() {
+        let mut vocabulary = super::Vocabulary::default();
+        let names: Vec<String> = (0..300).map(|i| format!("n{i}")).collect();
+        let domains = vocabulary.domains(&names);
+        let operations = vocabulary.operations(&names);
+        let selectors = [super::Selector::All(vec![
+            super::Selector::Domain(domains),
+            super::Selector::Operation(operations),
+        ])];
+        assert!(super::DecidedSelectors::build(&selectors, &vocabulary).is_none());
+        let small = super::Vocabulary::default();
+        assert!(
+            super::DecidedSelectors::build(&[super::Selector::Success(true)], &small).is_some()
+        );
+    }
 }
