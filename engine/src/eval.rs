@@ -340,6 +340,7 @@ impl CompiledPack {
         let mut matched = vec![false; self.selectors.len()];
         for (i, entry) in entries.iter().enumerate() {
             let keys = self.vocabulary.keys(entry);
+            // Selectors decided when the pack compiled are read from the entry's row.
             let row = self
                 .decided
                 .as_ref()
@@ -376,7 +377,7 @@ impl CompiledPack {
         }
     }
 
-    /// Whether `e` (whose domain and operation ids are `keys`) matches `selector`. A
+    /// Whether `e` (whose domain, operation and exit code ids are `keys`) matches `selector`. A
     /// reference to a selector in `known` (the decisions already taken for this entry)
     /// reads that decision instead of matching again.
     pub(crate) fn matches(
