@@ -55,7 +55,7 @@ impl DecidedSelectors {
                         };
                         let row = row_index(keys, success, operations, exit_codes) * words;
                         for (s, selector) in selectors.iter().enumerate() {
-                            if decided[s] && decide(selector, selectors, keys, success, 0) {
+                            if decided[s] && decide(selector, selectors, keys, success) {
                                 bits[row + s / 64] |= 1 << (s % 64);
                             }
                         }
@@ -115,22 +115,16 @@ fn is_decidable(selector: &Selector, selectors: &[Selector], visiting: &mut [boo
     }
 }
 
-/// A decidable selector's decision for one combination. `depth` bounds references, which
-/// [`is_decidable`] has already found acyclic.
-fn decide(
-    selector: &Selector,
-    selectors: &[Selector],
-    keys: EntryKeys,
-    success: bool,
-    depth: usize,
-) -> bool {
-    let each = |s: &Selector| decide(s, selectors, keys, success, depth + 1);
+/// A decidable selector's decision for one combination ([`is_decidable`] has found its
+/// references acyclic).
+fn decide(selector: &Selector, selectors: &[Selector], keys: EntryKeys, success: bool) -> bool {
+    let each = |s: &Selector| decide(s, selectors, keys, success);
     match selector {
         Selector::Domain(names) => names.ids.contains(&keys.domain),
         Selector::Operation(names) => names.ids.contains(&keys.operation),
         Selector::ExitCode(codes) => codes.ids.contains(&keys.exit_code),
         Selector::Success(want) => success == *want,
-        Selector::Ref(id) => depth <= selectors.len() && selectors.get(*id).is_some_and(each),
+        Selector::Ref(id) => selectors.get(*id).is_some_and(each),
         Selector::All(items) => items.iter().all(each),
         Selector::Any(items) => items.iter().any(each),
         Selector::Not(inner) => !each(inner),

@@ -6,7 +6,6 @@
 //! finds each line's `sessionId`, mostly without parsing the rest of the line.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::fmt;
 use std::fs::File;
 use std::io::Read;
@@ -19,7 +18,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::stream::{Batches, Item, Progress, SessionTable};
-use super::{SessionFilter, SourceError};
+use super::{SessionFilter, SessionGroups, SourceError};
 use crate::entry::{Entry, MetaValue, Metadata, Outcome, Params, Session, Text};
 use crate::time::parse_timestamp;
 
@@ -130,28 +129,14 @@ const PIECE_BYTES: usize = 256 << 10;
 /// session that was not asked for: a log that is partly unreadable should not grade quietly.
 pub fn read_jsonl(path: &Path, filter: &SessionFilter) -> Result<Vec<Session>, SourceError> {
     let mut chunks = Chunks::open(path, None)?;
-    let mut sessions: Vec<Session> = Vec::new();
-    let mut index_of: HashMap<String, usize> = HashMap::new();
+    let mut groups = SessionGroups::default();
     while let Some(chunk) = chunks.next_chunk()? {
         let parsed = parse_chunk(&chunk, |e: Entry| filter.wants(&e.session_id).then_some(e));
         let parsed = unwrap_pieces(parsed, &chunk, path)?;
         chunks.recycle(chunk);
-        for entry in parsed.into_iter().flatten() {
-            let slot = match index_of.get(entry.session_id.as_str()) {
-                Some(&slot) => slot,
-                None => {
-                    index_of.insert(entry.session_id.to_string(), sessions.len());
-                    sessions.push(Session {
-                        id: entry.session_id.to_string(),
-                        entries: Vec::new(),
-                    });
-                    sessions.len() - 1
-                }
-            };
-            sessions[slot].entries.push(entry);
-        }
+        parsed.into_iter().flatten().for_each(|e| groups.push(e));
     }
-    Ok(sessions)
+    Ok(groups.into_sessions())
 }
 
 /// First pass of a streamed read: the session table. Then the batches of the second pass.

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use crate::entry::Session;
+use crate::entry::{Entry, Session};
 
 pub use claude_code::{read_claude_code, read_claude_code_folder};
 pub use jsonl::read_jsonl;
@@ -341,6 +341,36 @@ pub fn read_source(
         }),
         SourceFormat::ClaudeCode => read_claude_code(&[path.to_owned()], filter),
         SourceFormat::Langfuse => read_langfuse(path, filter),
+    }
+}
+
+/// Entries grouped by session, sessions in the order of their first entry and each
+/// session's entries in the order they were added.
+#[derive(Default)]
+pub(crate) struct SessionGroups {
+    sessions: Vec<Session>,
+    index_of: rustc_hash::FxHashMap<String, usize>,
+}
+
+impl SessionGroups {
+    pub fn push(&mut self, entry: Entry) {
+        let slot = match self.index_of.get(entry.session_id.as_str()) {
+            Some(&slot) => slot,
+            None => {
+                let id = entry.session_id.to_string();
+                self.index_of.insert(id.clone(), self.sessions.len());
+                self.sessions.push(Session {
+                    id,
+                    entries: Vec::new(),
+                });
+                self.sessions.len() - 1
+            }
+        };
+        self.sessions[slot].entries.push(entry);
+    }
+
+    pub fn into_sessions(self) -> Vec<Session> {
+        self.sessions
     }
 }
 

@@ -4,7 +4,6 @@
 //! no 1,000-row cap, and an exit code recovered from the error text (CLEO stores none,
 //! which would leave its not-found rule unable to fire).
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -14,7 +13,7 @@ use rustc_hash::FxHashMap;
 use serde_json::Map;
 
 use super::stream::{Batches, Item, Progress, SessionTable};
-use super::{SessionFilter, SourceError};
+use super::{SessionFilter, SessionGroups, SourceError};
 use crate::entry::{Entry, MetaValue, Metadata, Outcome, Params, Session, Text};
 use crate::time::parse_timestamp;
 
@@ -70,10 +69,7 @@ pub fn read_cleo_db(path: &Path, filter: &SessionFilter) -> Result<Vec<Session>,
         .query(rusqlite::params_from_iter(wanted.iter()))
         .map_err(sql_err)?;
 
-    let mut sessions: Vec<Session> = Vec::new();
-    let mut index_of: HashMap<String, usize> = HashMap::new();
-    // rowid of each entry, parallel to the session's entries, for the tie-break.
-    let mut rowids: Vec<Vec<i64>> = Vec::new();
+    let mut groups = SessionGroups::default();
     while let Some(row) = rows.next().map_err(sql_err)? {
         let rowid: i64 = row.get(0).map_err(sql_err)?;
         let entry = map_row(row).map_err(|(id, message)| SourceError::BadRow {
@@ -81,31 +77,14 @@ pub fn read_cleo_db(path: &Path, filter: &SessionFilter) -> Result<Vec<Session>,
             row: id.unwrap_or_else(|| format!("rowid {rowid}")),
             message,
         })?;
-        let slot = match index_of.get(entry.session_id.as_str()) {
-            Some(&slot) => slot,
-            None => {
-                index_of.insert(entry.session_id.to_string(), sessions.len());
-                sessions.push(Session {
-                    id: entry.session_id.to_string(),
-                    entries: Vec::new(),
-                });
-                rowids.push(Vec::new());
-                sessions.len() - 1
-            }
-        };
-        sessions[slot].entries.push(entry);
-        rowids[slot].push(rowid);
+        groups.push(entry);
     }
 
-    // A session's entries in order of instant, ties by rowid (the order CLEO inserted them).
-    for (session, ids) in sessions.iter_mut().zip(rowids) {
-        let mut keyed: Vec<(i64, i64, Entry)> = std::mem::take(&mut session.entries)
-            .into_iter()
-            .zip(ids)
-            .map(|(e, id)| (e.instant, id, e))
-            .collect();
-        keyed.sort_by_key(|(instant, id, _)| (*instant, *id));
-        session.entries = keyed.into_iter().map(|(_, _, e)| e).collect();
+    // A session's entries in order of instant, ties by rowid (the order CLEO inserted them):
+    // rows came in rowid order and the sort is stable.
+    let mut sessions = groups.into_sessions();
+    for session in &mut sessions {
+        session.entries.sort_by_key(|e| e.instant);
     }
     Ok(sessions)
 }
