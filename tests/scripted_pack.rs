@@ -73,3 +73,61 @@ fn the_scripted_pack_grades_the_corpus_database_as_cleo_v1() {
     common::write_cleo_db(&root().join("tests/fixtures/conformance/audit.jsonl"), &db);
     assert_same_grades(&db);
 }
+
+/// Grades `sessions` twice with a pack whose scripts remember outcomes (the second pass
+/// reuses what the first remembered) and once with one whose scripts always run: every
+/// result, explanations included, is the same.
+fn assert_remembered_outcomes_are_fresh_ones(pack: &str, sessions: &[grade_engine::Session]) {
+    let remembering = grade_engine::load_pack(pack, &[]).unwrap();
+    let mut fresh = grade_engine::load_pack(pack, &[]).unwrap();
+    fresh.remember_script_outcomes(false);
+    let options = GradeOptions {
+        now: 0,
+        explain: true,
+    };
+    for pass in 0..2 {
+        for session in sessions {
+            let got = remembering.grade(session, &options).unwrap();
+            let want = fresh.grade(session, &options).unwrap();
+            assert_eq!(
+                got, want,
+                "{pack}: session `{}` (pass {pass}) grades differently when remembered",
+                session.id
+            );
+        }
+    }
+}
+
+#[test]
+fn remembered_script_outcomes_are_those_of_fresh_runs_on_the_corpus() {
+    let sessions = grade_engine::read_sessions(
+        &root().join("tests/fixtures/conformance/audit.jsonl"),
+        &SessionFilter::All,
+    )
+    .unwrap();
+    assert!(sessions.len() > 250);
+    let pack = root().join("tests/packs/cleo-v1-scripted");
+    assert_remembered_outcomes_are_fresh_ones(pack.to_str().unwrap(), &sessions);
+}
+
+#[test]
+fn remembered_script_outcomes_are_those_of_fresh_runs_on_transcripts() {
+    let mut sessions = Vec::new();
+    let mut folders = vec![root().join("rubrics/claude-code-v1/tests")];
+    while let Some(folder) = folders.pop() {
+        for item in std::fs::read_dir(&folder).unwrap() {
+            let path = item.unwrap().path();
+            if path.is_dir() {
+                folders.push(path);
+            } else if !path.to_string_lossy().contains(".expected.")
+                && path
+                    .extension()
+                    .is_some_and(|e| e == "jsonl" || e == "json")
+            {
+                sessions.extend(grade_engine::read_sessions(&path, &SessionFilter::All).unwrap());
+            }
+        }
+    }
+    assert!(sessions.len() >= 15, "{} sessions", sessions.len());
+    assert_remembered_outcomes_are_fresh_ones("claude-code-v1", &sessions);
+}

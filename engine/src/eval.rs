@@ -22,7 +22,7 @@ use crate::pack::{
 use crate::result::{
     percent_of, DimensionScore, EntryRef, GradeResult, RubricRef, RuleTrace, Score,
 };
-use crate::script::SessionData;
+use crate::script::{Observable, SessionData};
 use crate::time::{format_iso_millis, InstantMs};
 
 #[derive(Debug, Clone, Copy)]
@@ -270,15 +270,22 @@ impl CompiledPack {
                         }
                     }
                     RuleKind::Script { index, .. } => {
-                        let data = script_data.get_or_insert_with(make_script_data);
                         let host = self.scripts.as_ref().ok_or_else(|| EvalError::Script {
                             pack: self.id.clone(),
                             rule: rule.id.clone(),
                             session: session_id.to_owned(),
                             message: "the pack has no script host".to_owned(),
                         })?;
+                        let observable = Observable {
+                            session_id,
+                            entries,
+                            hits: &facts.hits,
+                            metrics: &facts.metrics,
+                        };
+                        let mut data =
+                            || Arc::clone(script_data.get_or_insert_with(make_script_data));
                         let outcome =
-                            host.run(*index, data, score)
+                            host.run(*index, &observable, score, &mut data)
                                 .map_err(|message| EvalError::Script {
                                     pack: self.id.clone(),
                                     rule: rule.id.clone(),

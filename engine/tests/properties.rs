@@ -101,8 +101,39 @@ fn packs() -> Vec<grade_engine::CompiledPack> {
         .collect()
 }
 
+/// cleo-v1 written in Rhai, remembering script outcomes across cases and not.
+fn scripted_packs() -> &'static (grade_engine::CompiledPack, grade_engine::CompiledPack) {
+    static PACKS: std::sync::OnceLock<(grade_engine::CompiledPack, grade_engine::CompiledPack)> =
+        std::sync::OnceLock::new();
+    PACKS.get_or_init(|| {
+        let folder = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tests/packs/cleo-v1-scripted"
+        );
+        let remembering = grade_engine::load_pack(folder, &[]).expect("valid");
+        let mut fresh = grade_engine::load_pack(folder, &[]).expect("valid");
+        fresh.remember_script_outcomes(false);
+        (remembering, fresh)
+    })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// A script's remembered outcome, reused for a session that answers its probes alike,
+    /// is the outcome a fresh run would have.
+    #[test]
+    fn remembered_script_outcomes_are_those_of_fresh_runs(entries in proptest::collection::vec(entry_strategy("s"), 0..40)) {
+        let session = Session { id: "s".into(), entries };
+        let (remembering, fresh) = scripted_packs();
+        let options = GradeOptions { now: 0, explain: true };
+        for _ in 0..2 {
+            prop_assert_eq!(
+                remembering.grade(&session, &options).expect("grades"),
+                fresh.grade(&session, &options).expect("grades")
+            );
+        }
+    }
 
     #[test]
     fn every_score_stays_within_zero_and_its_max(entries in proptest::collection::vec(entry_strategy("s"), 0..60)) {

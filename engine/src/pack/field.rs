@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use crate::entry::{js_string, js_trim, Entry, MetaRef};
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Field {
     Timestamp,
     SessionId,

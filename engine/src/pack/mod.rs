@@ -464,6 +464,15 @@ pub(crate) enum RuleKind {
 }
 
 impl CompiledPack {
+    /// Whether scripts reuse the outcome of an earlier run for a session that gives them the
+    /// same answers (on unless turned off). Grades are the same either way; off, every script
+    /// runs for every session, which tests and measurements compare against.
+    pub fn remember_script_outcomes(&mut self, on: bool) {
+        if let Some(host) = self.scripts.as_mut() {
+            host.set_memoize(on);
+        }
+    }
+
     /// The most a session can score: the sum of the dimensions' maxima, or of the weights
     /// in a weighted pack (1 when they sum to 1, as they should).
     pub fn max_score(&self) -> f64 {

@@ -1,0 +1,654 @@
+//! Rhai rules: what the declarative part cannot say.
+//!
+//! A script is compiled once per pack. For each session it runs with two variables in
+//! scope — `session` and `score` (the dimension's running score) — and evaluates to a map
+//! `#{ points, evidence, flags, entries }` (every key optional; `evidence`/`flags` a string
+//! or an array of strings; `entries` the entries behind the outcome) or to `()` for no outcome.
+//!
+//! The engine is sandboxed: no module resolver (no files), no `print`, no clock (the `no_time`
+//! feature), no environment; operations, call depth, expression depth, string, array and map
+//! sizes are bounded so a runaway script stops with an error instead of hanging a run.
+//!
+//! Scripts read a session only through probes with scalar answers (`observe.rs`); a run that
+//! another session would answer alike is not run again but recalled (`memo.rs`).
+
+mod memo;
+mod observe;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use rhai::packages::{Package, StandardPackage};
+use rhai::{Array, Dynamic, Engine, EvalAltResult, ImmutableString, Map, Scope, AST};
+use serde_json::Value;
+
+use crate::entry::Entry;
+use crate::pack::field::Field;
+use memo::{Memo, Recorder, Remembered};
+pub use observe::Observable;
+use observe::{Answer, EntryAt, Getter, Probe};
+
+/// Bounds that stop a script within about a second on a slow machine.
+pub const MAX_OPERATIONS: u64 = 2_000_000;
+const MAX_CALL_LEVELS: usize = 32;
+const MAX_STRING_SIZE: usize = 1 << 20;
+const MAX_ARRAY_SIZE: usize = 1 << 20;
+const MAX_MAP_SIZE: usize = 1 << 16;
+
+pub struct ScriptHost {
+    engine: Engine,
+    scripts: Vec<Script>,
+    memoize: bool,
+}
+
+struct Script {
+    ast: AST,
+    memo: Memo,
+}
+
+/// A script that did not compile, with its place in the `.rhai` file.
+#[derive(Debug)]
+pub struct ScriptCompileError {
+    pub line: Option<usize>,
+    pub column: Option<usize>,
+    pub message: String,
+}
+
+/// What a script decided.
+#[derive(Debug, Default)]
+pub struct ScriptOutcome {
+    pub points: f64,
+    pub evidence: Vec<String>,
+    pub flags: Vec<String>,
+    pub entries: Vec<u32>,
+}
+
+/// What a script decided, with its entries named by how the script reached them.
+#[derive(Debug, Default)]
+pub struct RawOutcome {
+    points: f64,
+    evidence: Vec<String>,
+    flags: Vec<String>,
+    entries: Vec<EntryAt>,
+}
+
+impl RawOutcome {
+    fn resolve(&self, on: &Observable<'_>) -> ScriptOutcome {
+        ScriptOutcome {
+            points: self.points,
+            evidence: self.evidence.clone(),
+            flags: self.flags.clone(),
+            entries: self.entries.iter().filter_map(|at| at.index(on)).collect(),
+        }
+    }
+}
+
+/// Everything a script may read about one session, owned so that scripts can hold it.
+pub struct SessionData {
+    pub session_id: String,
+    pub entries: Vec<Entry>,
+    pub hits: Vec<Vec<u32>>,
+    pub metrics: Vec<Option<f64>>,
+    pub selector_ids: Arc<HashMap<String, usize>>,
+    pub metric_ids: Arc<HashMap<String, usize>>,
+}
+
+impl SessionData {
+    fn observable(&self) -> Observable<'_> {
+        Observable {
+            session_id: &self.session_id,
+            entries: &self.entries,
+            hits: &self.hits,
+            metrics: &self.metrics,
+        }
+    }
+}
+
+/// The session as a script sees it. Every read goes through [`SessionView::ask`], which
+/// records it when the run is to be remembered.
+#[derive(Clone)]
+struct SessionView {
+    data: Arc<SessionData>,
+    recorder: Option<Arc<Recorder>>,
+}
+
+impl SessionView {
+    fn ask(&self, probe: Probe) -> Dynamic {
+        match probe.answer(&self.data.observable(), f64::NAN) {
+            Some(answer) => {
+                if let Some(recorder) = &self.recorder {
+                    recorder.record(probe, &answer);
+                }
+                answer.to_dynamic()
+            }
+            // Only an entry path past the end has no answer, and handles never point there.
+            None => Dynamic::UNIT,
+        }
+    }
+
+    /// The run read a map or an array: nothing to compare another session's answer with.
+    fn give_up_memo(&self) {
+        if let Some(recorder) = &self.recorder {
+            recorder.give_up();
+        }
+    }
+
+    fn entry(&self, at: EntryAt) -> EntryView {
+        EntryView {
+            session: self.clone(),
+            at,
+        }
+    }
+
+    fn selector(&self, name: &str) -> Fallible<u32> {
+        id_of(&self.data.selector_ids, name, "selector")
+    }
+}
+
+#[derive(Clone)]
+struct EntryView {
+    session: SessionView,
+    at: EntryAt,
+}
+
+impl EntryView {
+    fn ask(&self, getter: Getter) -> Dynamic {
+        self.session.ask(Probe::Entry(self.at, getter))
+    }
+
+    /// The entry itself, for the reads that are not scalar answers.
+    fn entry(&self) -> Option<&Entry> {
+        let data = &self.session.data;
+        let index = self.at.index(&data.observable())?;
+        data.entries.get(index as usize)
+    }
+}
+
+type Fallible<T> = Result<T, Box<EvalAltResult>>;
+
+fn id_of(ids: &HashMap<String, usize>, name: &str, what: &str) -> Fallible<u32> {
+    ids.get(name)
+        .and_then(|&id| u32::try_from(id).ok())
+        .ok_or_else(|| format!("unknown {what} `{name}`").into())
+}
+
+impl Default for ScriptHost {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ScriptHost {
+    pub fn new() -> ScriptHost {
+        let mut engine = Engine::new_raw();
+        engine.register_global_module(StandardPackage::new().as_shared_module());
+        engine.set_max_operations(MAX_OPERATIONS);
+        engine.set_max_call_levels(MAX_CALL_LEVELS);
+        engine.set_max_expr_depths(64, 32);
+        engine.set_max_string_size(MAX_STRING_SIZE);
+        engine.set_max_array_size(MAX_ARRAY_SIZE);
+        engine.set_max_map_size(MAX_MAP_SIZE);
+        // The raw engine's string interner stays off: with `sync` it is shared by every
+        // grading thread, and turning it on made a script-heavy pack 40% slower.
+        register_api(&mut engine);
+        ScriptHost {
+            engine,
+            scripts: Vec::new(),
+            memoize: true,
+        }
+    }
+
+    /// Whether runs are remembered and reused (on by default; tests compare both ways).
+    pub fn set_memoize(&mut self, on: bool) {
+        self.memoize = on;
+    }
+
+    /// Compiles a script and returns its index for [`ScriptHost::run`].
+    pub fn compile(&mut self, _file: &str, source: &str) -> Result<usize, ScriptCompileError> {
+        match self.engine.compile(source) {
+            Ok(ast) => {
+                self.scripts.push(Script {
+                    ast,
+                    memo: Memo::default(),
+                });
+                Ok(self.scripts.len() - 1)
+            }
+            Err(err) => {
+                let position = err.1;
+                Err(ScriptCompileError {
+                    line: position.line(),
+                    column: position.position(),
+                    message: format!(
+                        "rhai syntax error: {}",
+                        crate::entry::lowercase_first(&err.0.to_string())
+                    ),
+                })
+            }
+        }
+    }
+
+    /// Runs script `index` on a session with the dimension's running `score`. `data` gives
+    /// the session in the form a run holds; it is not called when an earlier run's outcome
+    /// applies.
+    pub fn run(
+        &self,
+        index: usize,
+        on: &Observable<'_>,
+        score: f64,
+        data: &mut dyn FnMut() -> Arc<SessionData>,
+    ) -> Result<ScriptOutcome, String> {
+        let script = self
+            .scripts
+            .get(index)
+            .ok_or_else(|| "script was not compiled".to_owned())?;
+        let memoize = self.memoize && script.memo.is_on();
+        if memoize {
+            if let Some(remembered) = script.memo.recall(on, score) {
+                return resolve(&remembered, on);
+            }
+        }
+        let recorder = memoize.then(|| Arc::new(Recorder::new(score, on)));
+        let session = SessionView {
+            data: data(),
+            recorder: recorder.clone(),
+        };
+        let mut scope = Scope::new();
+        scope.push("session", session);
+        scope.push("score", score);
+        let result: Remembered = self
+            .engine
+            .eval_ast_with_scope::<Dynamic>(&mut scope, &script.ast)
+            .map_err(|e| crate::entry::lowercase_first(&e.to_string()))
+            .and_then(outcome_from);
+        // The scope holds the last other reference to the recorder.
+        drop(scope);
+        let result = Arc::new(result);
+        if let Some(recorder) = recorder.and_then(|r| Arc::try_unwrap(r).ok()) {
+            script.memo.remember(recorder, &result);
+        }
+        resolve(&result, on)
+    }
+}
+
+fn resolve(remembered: &Remembered, on: &Observable<'_>) -> Result<ScriptOutcome, String> {
+    match remembered {
+        Ok(outcome) => Ok(outcome.resolve(on)),
+        Err(message) => Err(message.clone()),
+    }
+}
+
+fn outcome_from(value: Dynamic) -> Result<RawOutcome, String> {
+    if value.is_unit() {
+        return Ok(RawOutcome::default());
+    }
+    let type_name = value.type_name();
+    let Some(map) = value.try_cast::<Map>() else {
+        return Err(format!(
+            "the script must end with a map `#{{ points, evidence, flags, entries }}` or `()`, not a `{type_name}`"
+        ));
+    };
+    let mut outcome = RawOutcome::default();
+    for (key, v) in map {
+        match key.as_str() {
+            "points" => {
+                outcome.points = if let Some(i) = v.clone().try_cast::<i64>() {
+                    i as f64
+                } else if let Some(f) = v.clone().try_cast::<f64>() {
+                    f
+                } else {
+                    return Err(format!("`points` must be a number, not a `{}`", v.type_name()));
+                }
+            }
+            "evidence" => outcome.evidence = strings(v, "evidence")?,
+            "flags" | "flag" => outcome.flags = strings(v, &key)?,
+            "entries" => {
+                let items = v
+                    .try_cast::<Array>()
+                    .ok_or("`entries` must be an array of entries")?;
+                for item in items {
+                    if let Some(e) = item.clone().try_cast::<EntryView>() {
+                        outcome.entries.push(e.at);
+                    } else if let Some(i) = item.try_cast::<i64>() {
+                        outcome.entries.push(EntryAt::Nth(u32::try_from(i).map_err(|_| "`entries` holds a negative index")?));
+                    } else {
+                        return Err("`entries` must hold entries or 0-based indices".to_owned());
+                    }
+                }
+            }
+            other => {
+                return Err(format!(
+                    "unknown key `{other}` in the script's result (use `points`, `evidence`, `flags`, `entries`)"
+                ))
+            }
+        }
+    }
+    Ok(outcome)
+}
+
+fn strings(v: Dynamic, key: &str) -> Result<Vec<String>, String> {
+    if v.is_string() {
+        return Ok(vec![v.to_string()]);
+    }
+    let Some(items) = v.try_cast::<Array>() else {
+        return Err(format!("`{key}` must be a string or an array of strings"));
+    };
+    items
+        .into_iter()
+        .map(|i| {
+            if i.is_string() {
+                Ok(i.to_string())
+            } else {
+                Err(format!(
+                    "`{key}` must hold strings, not a `{}`",
+                    i.type_name()
+                ))
+            }
+        })
+        .collect()
+}
+
+pub fn json_to_dynamic(value: &Value) -> Dynamic {
+    match value {
+        Value::Null => Dynamic::UNIT,
+        Value::Bool(b) => Dynamic::from(*b),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => Dynamic::from(i),
+            None => Dynamic::from(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        Value::String(s) => Dynamic::from(s.clone()),
+        Value::Array(items) => Dynamic::from_array(items.iter().map(json_to_dynamic).collect()),
+        Value::Object(map) => Dynamic::from_map(
+            map.iter()
+                .map(|(k, v)| (k.as_str().into(), json_to_dynamic(v)))
+                .collect(),
+        ),
+    }
+}
+
+fn register_api(engine: &mut Engine) {
+    engine.register_type_with_name::<SessionView>("Session");
+    engine.register_type_with_name::<EntryView>("Entry");
+
+    engine.register_get("id", |s: &mut SessionView| s.ask(Probe::SessionId));
+    engine.register_fn("len", |s: &mut SessionView| s.ask(Probe::Len));
+    engine.register_get("entries", |s: &mut SessionView| -> Array {
+        let len = s.ask(Probe::Len).as_int().unwrap_or(0);
+        (0..len as u32)
+            .map(|k| Dynamic::from(s.entry(EntryAt::Nth(k))))
+            .collect()
+    });
+    engine.register_fn(
+        "count",
+        |s: &mut SessionView, name: &str| -> Fallible<Dynamic> {
+            Ok(s.ask(Probe::Count(s.selector(name)?)))
+        },
+    );
+    engine.register_fn(
+        "first",
+        |s: &mut SessionView, name: &str| -> Fallible<Dynamic> {
+            let selector = s.selector(name)?;
+            Ok(match s.ask(Probe::Any(selector)).as_bool() {
+                Ok(true) => Dynamic::from(s.entry(EntryAt::Hit { selector, k: 0 })),
+                _ => Dynamic::UNIT,
+            })
+        },
+    );
+    engine.register_fn(
+        "matching",
+        |s: &mut SessionView, name: &str| -> Fallible<Array> {
+            let selector = s.selector(name)?;
+            let count = s.ask(Probe::Count(selector)).as_int().unwrap_or(0);
+            Ok((0..count as u32)
+                .map(|k| Dynamic::from(s.entry(EntryAt::Hit { selector, k })))
+                .collect())
+        },
+    );
+    engine.register_fn(
+        "metric",
+        |s: &mut SessionView, name: &str| -> Fallible<Dynamic> {
+            Ok(s.ask(Probe::Metric(id_of(&s.data.metric_ids, name, "metric")?)))
+        },
+    );
+
+    engine.register_get("index", |e: &mut EntryView| e.ask(Getter::Index));
+    engine.register_get("position", |e: &mut EntryView| e.ask(Getter::Position));
+    engine.register_get("timestamp", |e: &mut EntryView| e.ask(Getter::Timestamp));
+    engine.register_get("instant", |e: &mut EntryView| e.ask(Getter::Instant));
+    engine.register_get("session_id", |e: &mut EntryView| e.ask(Getter::SessionId));
+    engine.register_get("domain", |e: &mut EntryView| e.ask(Getter::Domain));
+    engine.register_get("operation", |e: &mut EntryView| e.ask(Getter::Operation));
+    engine.register_get("success", |e: &mut EntryView| e.ask(Getter::Success));
+    engine.register_get("exit_code", |e: &mut EntryView| e.ask(Getter::ExitCode));
+    engine.register_get("duration", |e: &mut EntryView| e.ask(Getter::Duration));
+    engine.register_get("error", |e: &mut EntryView| e.ask(Getter::Error));
+    engine.register_get("params", |e: &mut EntryView| -> Dynamic {
+        e.session.give_up_memo();
+        e.entry().map_or(Dynamic::UNIT, |entry| {
+            Dynamic::from_map(
+                entry
+                    .params
+                    .iter()
+                    .map(|(k, v)| (k.into(), json_to_dynamic(v)))
+                    .collect(),
+            )
+        })
+    });
+    engine.register_get("metadata", |e: &mut EntryView| -> Dynamic {
+        e.session.give_up_memo();
+        match e.entry().map(|entry| serde_json::to_value(&entry.metadata)) {
+            Some(Ok(v)) => json_to_dynamic(&v),
+            _ => Dynamic::UNIT,
+        }
+    });
+    engine.register_fn(
+        "field",
+        |e: &mut EntryView, path: &str| -> Fallible<Dynamic> {
+            let field = Field::parse(path).map_err(|m| -> Box<EvalAltResult> { m.into() })?;
+            let Some(value) = e.entry().map(|entry| observe::field_value(&field, entry)) else {
+                return Ok(Dynamic::UNIT);
+            };
+            Ok(match Answer::from_json(&value) {
+                Some(_) => e.ask(Getter::Field(Arc::new(field))),
+                None => {
+                    e.session.give_up_memo();
+                    json_to_dynamic(&value)
+                }
+            })
+        },
+    );
+    engine.register_fn("is", |e: &mut EntryView, name: &str| -> Fallible<Dynamic> {
+        Ok(e.ask(Getter::Is(e.session.selector(name)?)))
+    });
+    engine.register_fn("to_string", |e: &mut EntryView| -> ImmutableString {
+        e.ask(Getter::Describe)
+            .into_immutable_string()
+            .unwrap_or_default()
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::Ordering;
+
+    use super::*;
+    use crate::entry::{Metadata, Outcome, Params};
+
+    fn entry(index: usize, operation: &str, title: &str) -> Entry {
+        let mut params = Params::new();
+        params.insert("title", Value::from(title));
+        Entry {
+            timestamp: format!("2026-03-01T00:00:{index:02}Z").into(),
+            instant: 1_772_323_200_000 + index as i64 * 1_000,
+            session_id: "s".into(),
+            domain: "tasks".into(),
+            operation: operation.into(),
+            params,
+            result: Outcome {
+                success: true,
+                exit_code: 0,
+                duration: 1.0,
+            },
+            metadata: Metadata::with_source("mcp"),
+            error: None,
+        }
+    }
+
+    /// A session of `operations` with selector 0 = `add` and selector 1 = `find`.
+    fn session(id: &str, operations: &[&str]) -> Arc<SessionData> {
+        let entries: Vec<Entry> = operations
+            .iter()
+            .enumerate()
+            .map(|(i, op)| entry(i, op, &format!("{id} task {i}")))
+            .collect();
+        let hits = ["add", "find"]
+            .iter()
+            .map(|name| {
+                (0..entries.len() as u32)
+                    .filter(|&i| entries[i as usize].operation == *name)
+                    .collect()
+            })
+            .collect();
+        let ids = |names: &[&str]| -> Arc<HashMap<String, usize>> {
+            Arc::new(
+                names
+                    .iter()
+                    .enumerate()
+                    .map(|(i, n)| ((*n).to_owned(), i))
+                    .collect(),
+            )
+        };
+        Arc::new(SessionData {
+            session_id: id.to_owned(),
+            entries,
+            hits,
+            metrics: vec![Some(0.5)],
+            selector_ids: ids(&["add", "find"]),
+            metric_ids: ids(&["share"]),
+        })
+    }
+
+    fn host(source: &str) -> ScriptHost {
+        let mut host = ScriptHost::new();
+        host.compile("rule.rhai", source).expect("compiles");
+        host
+    }
+
+    fn run(host: &ScriptHost, data: &Arc<SessionData>, score: f64) -> ScriptOutcome {
+        host.run(0, &data.observable(), score, &mut || Arc::clone(data))
+            .expect("runs")
+    }
+
+    fn hits(host: &ScriptHost) -> u64 {
+        host.scripts[0].memo.hits.load(Ordering::Relaxed)
+    }
+
+    const COUNTS: &str = r#"
+        let adds = session.count("add");
+        if adds > 0 { #{ points: score - 1.0, evidence: `${adds} adds, share ${session.metric("share")}` } }
+    "#;
+
+    #[test]
+    fn a_run_that_reads_counts_is_reused_for_a_session_with_the_same_counts() {
+        let host = host(COUNTS);
+        let first = run(&host, &session("a", &["add", "find", "add"]), 20.0);
+        let again = run(&host, &session("b", &["find", "add", "add", "find"]), 20.0);
+        assert_eq!(hits(&host), 1);
+        assert_eq!(again.points, first.points);
+        assert_eq!(again.evidence, ["2 adds, share 0.5"]);
+        // Another count, or another running score, is another outcome.
+        let three = run(&host, &session("c", &["add", "add", "add"]), 20.0);
+        assert_eq!(three.evidence, ["3 adds, share 0.5"]);
+        let lower = run(&host, &session("d", &["add", "add"]), 15.0);
+        assert_eq!(lower.points, 14.0);
+        assert_eq!(hits(&host), 1);
+    }
+
+    #[test]
+    fn a_reused_outcome_names_the_entries_of_the_session_it_is_reused_for() {
+        let host = host(
+            r#"
+            let adds = session.matching("add");
+            #{ points: -adds.len(), entries: adds, flags: `first add at #${session.first("add").position}` }
+            "#,
+        );
+        let a = session("a", &["add", "find", "add"]);
+        let b = session("b", &["find", "add", "find", "add"]);
+        let first = run(&host, &a, 0.0);
+        assert_eq!(first.entries, [0, 2]);
+        // `position` is an answer: b's first add is elsewhere, so the run is not reused…
+        assert_eq!(run(&host, &b, 0.0).flags, ["first add at #2"]);
+        assert_eq!(hits(&host), 0);
+        // …but b again is, and its entries are b's.
+        let again = run(&host, &b, 0.0);
+        assert_eq!(hits(&host), 1);
+        assert_eq!(again.entries, [1, 3]);
+        assert_eq!(again.flags, ["first add at #2"]);
+
+        let without_positions = super::tests::host(r#"#{ entries: session.matching("add") }"#);
+        run(&without_positions, &a, 0.0);
+        assert_eq!(run(&without_positions, &b, 0.0).entries, [1, 3]);
+        assert_eq!(hits(&without_positions), 1);
+    }
+
+    #[test]
+    fn a_run_that_reads_a_map_or_too_many_entries_is_not_remembered() {
+        let reads_params = host(
+            r#"let n = 0; for e in session.entries { if e.params.title != "" { n += 1 } } #{ points: n }"#,
+        );
+        let long: Vec<&str> = vec!["add"; memo::MAX_PROBES + 1];
+        let reads_every_entry = host(
+            r#"let n = 0; for e in session.entries { if e.operation == "add" { n += 1 } } #{ points: n }"#,
+        );
+        for host in [&reads_params, &reads_every_entry] {
+            for _ in 0..2 {
+                assert_eq!(
+                    run(host, &session("a", &long), 0.0).points,
+                    long.len() as f64
+                );
+            }
+            assert_eq!(hits(host), 0);
+        }
+        // A few scalar reads of entries are remembered.
+        let short = ["add", "find"];
+        for _ in 0..2 {
+            assert_eq!(
+                run(&reads_every_entry, &session("a", &short), 0.0).points,
+                1.0
+            );
+        }
+        assert_eq!(hits(&reads_every_entry), 1);
+    }
+
+    #[test]
+    fn a_script_whose_sessions_never_repeat_is_no_longer_memoised() {
+        let host = host(r#"#{ evidence: `session ${session.id}` }"#);
+        for i in 0..memo::WARM_UP + 1 {
+            let outcome = run(&host, &session(&format!("s{i}"), &["add"]), 0.0);
+            assert_eq!(outcome.evidence, [format!("session s{i}")]);
+        }
+        assert!(!host.scripts[0].memo.is_on());
+    }
+
+    #[test]
+    fn errors_are_remembered_like_outcomes() {
+        let host = host(r#"if session.count("add") > 1 { throw "too many adds" }"#);
+        for _ in 0..2 {
+            let data = session("a", &["add", "add"]);
+            let err = host
+                .run(0, &data.observable(), 0.0, &mut || Arc::clone(&data))
+                .unwrap_err();
+            assert!(err.contains("too many adds"), "{err}");
+        }
+        assert_eq!(hits(&host), 1);
+    }
+
+    #[test]
+    fn turned_off_every_run_is_a_fresh_one() {
+        let mut host = host(COUNTS);
+        host.set_memoize(false);
+        for _ in 0..3 {
+            run(&host, &session("a", &["add"]), 20.0);
+        }
+        assert_eq!(host.scripts[0].memo.lookups.load(Ordering::Relaxed), 0);
+    }
+}

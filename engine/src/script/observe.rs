@@ -1,0 +1,183 @@
+//! What a script reads of a session, one probe at a time.
+//!
+//! The script API reads session data only through [`Probe::answer`], and every answer is a
+//! scalar (entries are handed out as handles that name how they were reached, not what they
+//! hold). A run is deterministic (no clock, no randomness, no I/O), so its outcome is a
+//! function of its `score` and the answers it got: that is what lets [`super::memo`] reuse an
+//! outcome for a session that would give the same answers.
+
+use std::sync::Arc;
+
+use rhai::{Dynamic, ImmutableString};
+use serde_json::Value;
+
+use crate::entry::Entry;
+use crate::pack::field::Field;
+
+/// The parts of a graded session a script can read.
+#[derive(Clone, Copy)]
+pub struct Observable<'a> {
+    pub session_id: &'a str,
+    pub entries: &'a [Entry],
+    /// Per selector id: the ascending positions of matching entries.
+    pub hits: &'a [Vec<u32>],
+    pub metrics: &'a [Option<f64>],
+}
+
+/// An entry as a script holds it: by the way it was reached, so the same path names the
+/// corresponding entry of another session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EntryAt {
+    /// The entry at this 0-based position of the session (from `session.entries`, or an
+    /// index a script put in `entries`).
+    Nth(u32),
+    /// The `k`-th entry matching a selector (from `first` and `matching`).
+    Hit { selector: u32, k: u32 },
+}
+
+impl EntryAt {
+    pub fn index(self, on: &Observable<'_>) -> Option<u32> {
+        match self {
+            EntryAt::Nth(k) => Some(k),
+            EntryAt::Hit { selector, k } => on
+                .hits
+                .get(selector as usize)
+                .and_then(|hits| hits.get(k as usize))
+                .copied(),
+        }
+    }
+}
+
+/// One read of session data.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Probe {
+    /// The dimension's running score (every run reads it first: it is in scope).
+    Score,
+    SessionId,
+    /// The number of entries (`session.len()`, and the length of `session.entries`).
+    Len,
+    /// The number of entries matching a selector (`count`, and the length of `matching`).
+    Count(u32),
+    /// Whether any entry matches a selector (`first` returns a handle or `()`).
+    Any(u32),
+    Metric(u32),
+    Entry(EntryAt, Getter),
+}
+
+/// What a script reads of one entry.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Getter {
+    Index,
+    Position,
+    Timestamp,
+    Instant,
+    SessionId,
+    Domain,
+    Operation,
+    Success,
+    ExitCode,
+    Duration,
+    Error,
+    /// `to_string`: `#position domain.operation`.
+    Describe,
+    /// Whether the entry matches a selector.
+    Is(u32),
+    /// A field path with a scalar value (a map or array is not an answer: see [`field_value`]).
+    Field(Arc<Field>),
+}
+
+/// A probe's answer: a scalar, compared exactly (floats by their bits).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Answer {
+    Unit,
+    Bool(bool),
+    Int(i64),
+    Float(u64),
+    Str(ImmutableString),
+}
+
+impl Answer {
+    fn float(f: f64) -> Answer {
+        Answer::Float(f.to_bits())
+    }
+
+    fn text(s: &str) -> Answer {
+        Answer::Str(s.into())
+    }
+
+    pub fn to_dynamic(&self) -> Dynamic {
+        match self {
+            Answer::Unit => Dynamic::UNIT,
+            Answer::Bool(b) => Dynamic::from(*b),
+            Answer::Int(i) => Dynamic::from(*i),
+            Answer::Float(bits) => Dynamic::from(f64::from_bits(*bits)),
+            Answer::Str(s) => Dynamic::from(s.clone()),
+        }
+    }
+
+    /// The answer for a scalar JSON value, as [`super::json_to_dynamic`] converts it; `None`
+    /// for an array or object.
+    pub fn from_json(value: &Value) -> Option<Answer> {
+        Some(match value {
+            Value::Null => Answer::Unit,
+            Value::Bool(b) => Answer::Bool(*b),
+            Value::Number(n) => match n.as_i64() {
+                Some(i) => Answer::Int(i),
+                None => Answer::float(n.as_f64().unwrap_or(f64::NAN)),
+            },
+            Value::String(s) => Answer::text(s),
+            Value::Array(_) | Value::Object(_) => return None,
+        })
+    }
+}
+
+/// A field's value in an entry as JSON (what `e.field(path)` returns).
+pub fn field_value(field: &Field, entry: &Entry) -> Value {
+    field.get(entry).to_json()
+}
+
+impl Probe {
+    /// The answer in a session; `None` when the probe does not apply there (an entry path
+    /// past the end) or its value is not a scalar.
+    pub fn answer(&self, on: &Observable<'_>, score: f64) -> Option<Answer> {
+        let count = |selector: u32| on.hits.get(selector as usize).map(Vec::len);
+        Some(match self {
+            Probe::Score => Answer::float(score),
+            Probe::SessionId => Answer::text(on.session_id),
+            Probe::Len => Answer::Int(on.entries.len() as i64),
+            Probe::Count(selector) => Answer::Int(count(*selector)? as i64),
+            Probe::Any(selector) => Answer::Bool(count(*selector)? > 0),
+            Probe::Metric(metric) => match on.metrics.get(*metric as usize)? {
+                Some(value) => Answer::float(*value),
+                None => Answer::Unit,
+            },
+            Probe::Entry(at, getter) => {
+                let index = at.index(on)?;
+                let entry = on.entries.get(index as usize)?;
+                match getter {
+                    Getter::Index => Answer::Int(i64::from(index)),
+                    Getter::Position => Answer::Int(i64::from(index) + 1),
+                    Getter::Timestamp => Answer::text(&entry.timestamp),
+                    Getter::Instant => Answer::Int(entry.instant),
+                    Getter::SessionId => Answer::text(&entry.session_id),
+                    Getter::Domain => Answer::text(&entry.domain),
+                    Getter::Operation => Answer::text(&entry.operation),
+                    Getter::Success => Answer::Bool(entry.result.success),
+                    Getter::ExitCode => Answer::Int(entry.result.exit_code),
+                    Getter::Duration => Answer::float(entry.result.duration),
+                    Getter::Error => entry.error.as_deref().map_or(Answer::Unit, Answer::text),
+                    Getter::Describe => Answer::Str(
+                        format!("#{} {}.{}", index + 1, entry.domain, entry.operation).into(),
+                    ),
+                    Getter::Is(selector) => Answer::Bool(
+                        on.hits
+                            .get(*selector as usize)?
+                            .binary_search(&index)
+                            .is_ok(),
+                    ),
+                    Getter::Field(field) => Answer::from_json(&field_value(field, entry))?,
+                }
+            }
+        })
+    }
+}
