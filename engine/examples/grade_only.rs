@@ -5,11 +5,17 @@
 //! ```text
 //! cargo run --release -p grade-engine --example grade_only -- LOG PACK [PACK...]
 //! ```
+//!
+//! `PASSES=N` sets the timed passes per pack (default 5).
 
 use std::time::{Duration, Instant};
 
 use grade_engine::{GradeOptions, SessionFilter};
 use rayon::prelude::*;
+
+#[cfg(not(target_env = "msvc"))]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -27,7 +33,11 @@ fn main() {
     let mut first: Option<Duration> = None;
     for spec in packs {
         let mut best = Duration::MAX;
-        for _ in 0..5 {
+        let passes: usize = std::env::var("PASSES")
+            .ok()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(5);
+        for _ in 0..passes {
             // A pack compiled afresh each time: what scripts remember starts empty, as in a run.
             let pack = grade_engine::load_pack(spec, &[]).expect("the pack compiles");
             // Owned sessions, as `grade --all` grades them (the copy is not timed).
