@@ -229,14 +229,17 @@ impl Batches for JsonlBatches<'_> {
 
 /// A chunk of whole lines and the number of lines before it.
 struct Chunk {
+    /// A buffer of which the first `len` bytes are the chunk (the rest is kept initialised
+    /// so that a recycled buffer is read into without zeroing it again).
     bytes: Vec<u8>,
+    len: usize,
     first_line: u64,
 }
 
 impl std::ops::Deref for Chunk {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
-        &self.bytes
+        &self.bytes[..self.len]
     }
 }
 
@@ -278,64 +281,79 @@ impl Chunks {
         self.spare = Some(chunk.bytes);
     }
 
-    fn next_chunk(&mut self) -> Result<Option<Chunk>, SourceError> {
-        let mut buf = self.spare.take().unwrap_or_default();
-        buf.clear();
-        buf.extend_from_slice(&self.carry);
-        self.carry.clear();
-        let mut target = CHUNK_BYTES;
-        loop {
-            while !self.eof && buf.len() < target {
-                let want = match self.left {
-                    Some(left) => {
-                        (target - buf.len()).min(usize::try_from(left).unwrap_or(usize::MAX))
-                    }
-                    None => target - buf.len(),
-                };
-                if want == 0 {
-                    self.eof = true;
-                    break;
-                }
-                // Into the spare capacity: no zeroing of bytes about to be overwritten.
-                let n = (&mut self.file)
-                    .take(want as u64)
-                    .read_to_end(&mut buf)
-                    .map_err(|source| SourceError::Io {
+    /// Reads into `buf[len..target]` until it is full or the file (or the bound) ends, and
+    /// returns the new length. One `read` of all that is wanted: `read_to_end` probes with
+    /// reads of 8 KiB doubling up to the size, ten system calls a chunk instead of one.
+    fn fill(&mut self, buf: &mut [u8], mut len: usize) -> Result<usize, SourceError> {
+        while !self.eof && len < buf.len() {
+            let want = match self.left {
+                Some(left) => (buf.len() - len).min(usize::try_from(left).unwrap_or(usize::MAX)),
+                None => buf.len() - len,
+            };
+            if want == 0 {
+                self.eof = true;
+                break;
+            }
+            let n = match self.file.read(&mut buf[len..len + want]) {
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(source) => {
+                    return Err(SourceError::Io {
                         path: self.path.clone(),
                         source,
-                    })?;
-                if n < want {
-                    self.eof = true;
+                    })
                 }
-                if let Some(left) = self.left.as_mut() {
-                    *left -= n as u64;
-                }
+            };
+            if n == 0 {
+                self.eof = true;
             }
-            if buf.is_empty() {
+            len += n;
+            if let Some(left) = self.left.as_mut() {
+                *left -= n as u64;
+            }
+        }
+        Ok(len)
+    }
+
+    fn next_chunk(&mut self) -> Result<Option<Chunk>, SourceError> {
+        let mut buf = self.spare.take().unwrap_or_default();
+        let mut target = CHUNK_BYTES.max(self.carry.len());
+        if buf.len() < target {
+            buf.resize(target, 0);
+        }
+        buf[..self.carry.len()].copy_from_slice(&self.carry);
+        let mut len = self.carry.len();
+        self.carry.clear();
+        loop {
+            len = self.fill(&mut buf[..target], len)?;
+            if len == 0 {
                 return Ok(None);
             }
             let cut = if self.eof {
-                buf.len()
+                len
             } else {
-                match memchr::memrchr(b'\n', &buf) {
+                match memchr::memrchr(b'\n', &buf[..len]) {
                     Some(i) => i + 1,
                     None => {
                         // A line longer than a chunk: read on.
                         target *= 2;
+                        buf.resize(target, 0);
                         continue;
                     }
                 }
             };
-            self.carry.extend_from_slice(&buf[cut..]);
-            buf.truncate(cut);
+            self.carry.extend_from_slice(&buf[cut..len]);
+            len = cut;
+            let chunk = &buf[..len];
             let first_line = self.lines;
-            self.lines += memchr::memchr_iter(b'\n', &buf).count() as u64;
-            if self.eof && buf.last() != Some(&b'\n') {
+            self.lines += memchr::memchr_iter(b'\n', chunk).count() as u64;
+            if self.eof && chunk.last() != Some(&b'\n') {
                 self.lines += 1;
             }
-            self.consumed += buf.len() as u64;
+            self.consumed += len as u64;
             return Ok(Some(Chunk {
                 bytes: buf,
+                len,
                 first_line,
             }));
         }
