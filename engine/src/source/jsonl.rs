@@ -729,4 +729,42 @@ mod tests {
         assert_eq!(all, text.as_bytes());
         assert_eq!(chunks.lines, 200_001);
     }
+
+    /// Recycled buffers keep bytes of earlier chunks past a chunk's end: none may show.
+    #[test]
+    fn recycled_chunks_hold_only_their_lines_even_after_a_line_longer_than_a_chunk() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.jsonl");
+        let long = "x".repeat(CHUNK_BYTES * 2 + 17);
+        let mut text = String::new();
+        for i in 0..2_000_000 {
+            text.push_str(&format!("line {i}\n"));
+            if i == 1_000 {
+                text.push_str(&long);
+                text.push('\n');
+            }
+        }
+        std::fs::write(&path, &text).unwrap();
+        let read = |limit: Option<u64>| {
+            let mut chunks = Chunks::open(&path, limit).unwrap();
+            let mut all = Vec::new();
+            let mut count = 0;
+            while let Some(c) = chunks.next_chunk().unwrap() {
+                assert!(c.ends_with(b"\n"));
+                all.extend_from_slice(&c);
+                count += 1;
+                chunks.recycle(c);
+            }
+            (all, count, chunks.lines)
+        };
+        let (all, count, lines) = read(None);
+        assert_eq!(all, text.as_bytes());
+        assert!(count > 3, "{count} chunks");
+        assert_eq!(lines, 2_000_001);
+        // A bound stops at the byte it names, as the second pass reads what the first counted.
+        let cut = text[..text.len() / 2].rfind('\n').unwrap() + 1;
+        let (all, _, lines) = read(Some(cut as u64));
+        assert_eq!(all, text[..cut].as_bytes());
+        assert_eq!(lines, text[..cut].matches('\n').count() as u64);
+    }
 }
