@@ -764,7 +764,7 @@ mod tests {
         // A bound stops at the byte it names, as the second pass reads what the first counted.
         let cut = text[..text.len() / 2].rfind('\n').unwrap() + 1;
         let (all, _, lines) = read(Some(cut as u64));
-        assert_eq!(all, text[..cut].as_bytes());
+        assert_eq!(all, &text.as_bytes()[..cut]);
         assert_eq!(lines, text[..cut].matches('\n').count() as u64);
     }
 }
