@@ -87,22 +87,12 @@ impl CompiledPack {
         judgment: Option<&Judgment>,
         options: &GradeOptions,
     ) -> Result<GradeResult, EvalError> {
-        self.check_judgment(&session.id, judgment)?;
-        let facts = self.facts(&session.entries, options.explain);
-        let mut script_data: Option<Arc<SessionData>> = None;
-        let make = || Arc::new(self.script_data(session, &facts));
-        self.grade_facts(
-            &session.id,
-            &facts,
-            judgment,
-            &mut script_data,
-            &make,
-            options,
-        )
+        let copy = || Arc::new(session.entries.clone());
+        self.grade_entries(&session.id, &session.entries, &copy, judgment, options)
     }
 
-    /// [`CompiledPack::grade_with`] for a session the caller no longer needs: a pack with
-    /// scripts hands the entries to its scripts instead of copying them for every session.
+    /// [`CompiledPack::grade_with`] for a session the caller no longer needs: a script that
+    /// runs is handed the entries instead of a copy of them.
     pub fn grade_owned(
         &self,
         session: Session,
@@ -112,36 +102,41 @@ impl CompiledPack {
         if self.scripts.is_none() {
             return self.grade_with(&session, judgment, options);
         }
-        self.check_judgment(&session.id, judgment)?;
         let Session { id, entries } = session;
-        let Facts {
-            hits,
-            metrics,
-            metric_witnesses,
-            ..
-        } = self.facts(&entries, options.explain);
-        let data = Arc::new(SessionData {
-            session_id: id,
-            entries,
-            hits: hits.clone(),
-            metrics: metrics.clone(),
-            selector_ids: Arc::clone(&self.selector_index),
-            metric_ids: Arc::clone(&self.metric_index),
-        });
-        let facts = Facts {
-            entries: &data.entries,
-            hits,
-            metrics,
-            metric_witnesses,
+        let entries = Arc::new(entries);
+        let share = || Arc::clone(&entries);
+        self.grade_entries(&id, &entries, &share, judgment, options)
+    }
+
+    /// Grades entries; `share` gives them to scripts, which is needed only when a script
+    /// runs (not when its outcome for such a session is remembered).
+    fn grade_entries(
+        &self,
+        session_id: &str,
+        entries: &[Entry],
+        share: &dyn Fn() -> Arc<Vec<Entry>>,
+        judgment: Option<&Judgment>,
+        options: &GradeOptions,
+    ) -> Result<GradeResult, EvalError> {
+        self.check_judgment(session_id, judgment)?;
+        let facts = self.facts(entries, options.explain);
+        let mut script_data: Option<Arc<SessionData>> = None;
+        let make = || {
+            Arc::new(SessionData {
+                session_id: session_id.to_owned(),
+                entries: share(),
+                hits: facts.hits.clone(),
+                metrics: facts.metrics.clone(),
+                selector_ids: Arc::clone(&self.selector_index),
+                metric_ids: Arc::clone(&self.metric_index),
+            })
         };
-        let mut script_data = Some(Arc::clone(&data));
-        let ready = || Arc::clone(&data);
         self.grade_facts(
-            &data.session_id,
+            session_id,
             &facts,
             judgment,
             &mut script_data,
-            &ready,
+            &make,
             options,
         )
     }
@@ -426,17 +421,6 @@ impl CompiledPack {
             Selector::All(items) => items.iter().all(each),
             Selector::Any(items) => items.iter().any(each),
             Selector::Not(inner) => !each(inner),
-        }
-    }
-
-    fn script_data(&self, session: &Session, facts: &Facts<'_>) -> SessionData {
-        SessionData {
-            session_id: session.id.clone(),
-            entries: session.entries.clone(),
-            hits: facts.hits.clone(),
-            metrics: facts.metrics.clone(),
-            selector_ids: Arc::clone(&self.selector_index),
-            metric_ids: Arc::clone(&self.metric_index),
         }
     }
 }

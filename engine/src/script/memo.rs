@@ -39,10 +39,11 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    pub fn new(score: f64, on: &Observable<'_>) -> Recorder {
+    /// A recorder for a run that reads `score` (`None`: a run that cannot).
+    pub fn new(score: Option<f64>) -> Recorder {
         let mut trace = Vec::with_capacity(8);
-        if let Some(answer) = Probe::Score.answer(on, score) {
-            trace.push((Probe::Score, answer));
+        if let Some(score) = score {
+            trace.push((Probe::Score, Answer::score(score)));
         }
         Recorder {
             trace: Mutex::new(Some(trace)),
@@ -82,6 +83,8 @@ pub struct Memo {
     tree: RwLock<Vec<Node>>,
     pub(super) lookups: AtomicU64,
     pub(super) hits: AtomicU64,
+    /// Whether the warm-up is over and the hit rate judged.
+    judged: AtomicBool,
     off: AtomicBool,
 }
 
@@ -92,18 +95,25 @@ impl Memo {
 
     /// The outcome a run would have for this session, if an earlier run asked the same
     /// probes and got the same answers.
-    pub fn recall(&self, on: &Observable<'_>, score: f64) -> Option<Arc<Remembered>> {
-        let lookups = self.lookups.fetch_add(1, Ordering::Relaxed) + 1;
+    pub fn recall(&self, on: &Observable<'_>, score: Option<f64>) -> Option<Arc<Remembered>> {
         let found = {
             let tree = self.tree.read().unwrap_or_else(PoisonError::into_inner);
             walk(&tree, on, score)
         };
-        if found.is_some() {
-            self.hits.fetch_add(1, Ordering::Relaxed);
-        } else if lookups >= WARM_UP
-            && (self.hits.load(Ordering::Relaxed) as f64) < MIN_HIT_SHARE * lookups as f64
-        {
-            self.turn_off();
+        // Counted during the warm-up only: counters every grading thread writes would bounce
+        // their cache line between cores on every lookup.
+        if !self.judged.load(Ordering::Relaxed) {
+            let lookups = self.lookups.fetch_add(1, Ordering::Relaxed) + 1;
+            let hits = self.hits.load(Ordering::Relaxed) + u64::from(found.is_some());
+            if found.is_some() {
+                self.hits.fetch_add(1, Ordering::Relaxed);
+            }
+            if lookups >= WARM_UP {
+                self.judged.store(true, Ordering::Relaxed);
+                if (hits as f64) < MIN_HIT_SHARE * lookups as f64 {
+                    self.turn_off();
+                }
+            }
         }
         found
     }
@@ -132,7 +142,7 @@ impl Memo {
     }
 }
 
-fn walk(tree: &[Node], on: &Observable<'_>, score: f64) -> Option<Arc<Remembered>> {
+fn walk(tree: &[Node], on: &Observable<'_>, score: Option<f64>) -> Option<Arc<Remembered>> {
     let mut node = tree.first()?;
     loop {
         match node {

@@ -44,6 +44,9 @@ pub struct ScriptHost {
 struct Script {
     ast: AST,
     memo: Memo,
+    /// Whether the source names `score`: a script that does not cannot read it (`eval` is
+    /// disabled), so its outcomes are remembered regardless of the running score.
+    reads_score: bool,
 }
 
 /// A script that did not compile, with its place in the `.rhai` file.
@@ -86,7 +89,7 @@ impl RawOutcome {
 /// Everything a script may read about one session, owned so that scripts can hold it.
 pub struct SessionData {
     pub session_id: String,
-    pub entries: Vec<Entry>,
+    pub entries: Arc<Vec<Entry>>,
     pub hits: Vec<Vec<u32>>,
     pub metrics: Vec<Option<f64>>,
     pub selector_ids: Arc<HashMap<String, usize>>,
@@ -114,7 +117,7 @@ struct SessionView {
 
 impl SessionView {
     fn ask(&self, probe: Probe) -> Dynamic {
-        match probe.answer(&self.data.observable(), f64::NAN) {
+        match probe.answer(&self.data.observable(), None) {
             Some(answer) => {
                 if let Some(recorder) = &self.recorder {
                     recorder.record(probe, &answer);
@@ -188,6 +191,9 @@ impl ScriptHost {
         engine.set_max_string_size(MAX_STRING_SIZE);
         engine.set_max_array_size(MAX_ARRAY_SIZE);
         engine.set_max_map_size(MAX_MAP_SIZE);
+        // Code built at run time would be invisible to `validate` (the selector names it
+        // uses) and to the memo (whether it reads `score`).
+        engine.disable_symbol("eval");
         // The raw engine's string interner stays off: with `sync` it is shared by every
         // grading thread, and turning it on made a script-heavy pack 40% slower.
         register_api(&mut engine);
@@ -210,6 +216,7 @@ impl ScriptHost {
                 self.scripts.push(Script {
                     ast,
                     memo: Memo::default(),
+                    reads_score: names_identifier(source, "score"),
                 });
                 Ok(self.scripts.len() - 1)
             }
@@ -243,11 +250,12 @@ impl ScriptHost {
             .ok_or_else(|| "script was not compiled".to_owned())?;
         let memoize = self.memoize && script.memo.is_on();
         if memoize {
-            if let Some(remembered) = script.memo.recall(on, score) {
+            if let Some(remembered) = script.memo.recall(on, script.reads_score.then_some(score)) {
                 return resolve(&remembered, on);
             }
         }
-        let recorder = memoize.then(|| Arc::new(Recorder::new(score, on)));
+        let recorder =
+            memoize.then(|| Arc::new(Recorder::new(script.reads_score.then_some(score))));
         let session = SessionView {
             data: data(),
             recorder: recorder.clone(),
@@ -268,6 +276,17 @@ impl ScriptHost {
         }
         resolve(&result, on)
     }
+}
+
+/// Whether `name` occurs in `source` as a whole word (in code, a string or a comment: a
+/// word in a comment only costs the memo a distinction it did not need).
+fn names_identifier(source: &str, name: &str) -> bool {
+    let is_ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let bytes = source.as_bytes();
+    source.match_indices(name).any(|(at, _)| {
+        let end = at + name.len();
+        (at == 0 || !is_ident(bytes[at - 1])) && bytes.get(end).is_none_or(|&c| !is_ident(c))
+    })
 }
 
 fn resolve(remembered: &Remembered, on: &Observable<'_>) -> Result<ScriptOutcome, String> {
@@ -519,7 +538,7 @@ mod tests {
         };
         Arc::new(SessionData {
             session_id: id.to_owned(),
-            entries,
+            entries: Arc::new(entries),
             hits,
             metrics: vec![Some(0.5)],
             selector_ids: ids(&["add", "find"]),
@@ -640,6 +659,28 @@ mod tests {
             assert!(err.contains("too many adds"), "{err}");
         }
         assert_eq!(hits(&host), 1);
+    }
+
+    #[test]
+    fn a_script_that_does_not_name_score_is_reused_whatever_the_score() {
+        let host = host(r#"#{ evidence: `${session.count("add")} adds` }"#);
+        run(&host, &session("a", &["add"]), 20.0);
+        run(&host, &session("b", &["add"]), 5.0);
+        assert_eq!(hits(&host), 1);
+        assert!(names_identifier("if score > 1 {}", "score"));
+        assert!(names_identifier("score", "score"));
+        assert!(!names_identifier(
+            "let scores = 1; let _score2 = 2; my_score;",
+            "score"
+        ));
+    }
+
+    #[test]
+    fn eval_is_not_available_to_scripts() {
+        let err = ScriptHost::new()
+            .compile("rule.rhai", r#"let x = eval("sco" + "re"); x"#)
+            .unwrap_err();
+        assert!(err.message.contains("eval"), "{}", err.message);
     }
 
     #[test]

@@ -51,7 +51,7 @@ impl EntryAt {
 /// One read of session data.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Probe {
-    /// The dimension's running score (every run reads it first: it is in scope).
+    /// The dimension's running score (read first by every run of a script that names it).
     Score,
     SessionId,
     /// The number of entries (`session.len()`, and the length of `session.entries`).
@@ -101,6 +101,10 @@ impl Answer {
         Answer::Float(f.to_bits())
     }
 
+    pub fn score(score: f64) -> Answer {
+        Answer::float(score)
+    }
+
     fn text(s: &str) -> Answer {
         Answer::Str(s.into())
     }
@@ -139,10 +143,10 @@ pub fn field_value(field: &Field, entry: &Entry) -> Value {
 impl Probe {
     /// The answer in a session; `None` when the probe does not apply there (an entry path
     /// past the end) or its value is not a scalar.
-    pub fn answer(&self, on: &Observable<'_>, score: f64) -> Option<Answer> {
+    pub fn answer(&self, on: &Observable<'_>, score: Option<f64>) -> Option<Answer> {
         let count = |selector: u32| on.hits.get(selector as usize).map(Vec::len);
         Some(match self {
-            Probe::Score => Answer::float(score),
+            Probe::Score => Answer::float(score?),
             Probe::SessionId => Answer::text(on.session_id),
             Probe::Len => Answer::Int(on.entries.len() as i64),
             Probe::Count(selector) => Answer::Int(count(*selector)? as i64),
