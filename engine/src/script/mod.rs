@@ -110,9 +110,19 @@ impl SessionData {
 /// The session as a script sees it. Every read goes through [`SessionView::ask`], which
 /// records it when the run is to be remembered.
 #[derive(Clone)]
-struct SessionView {
+struct SessionView(Arc<Run>);
+
+/// One run of a script: the session it reads and what records the reads.
+struct Run {
     data: Arc<SessionData>,
-    recorder: Option<Arc<Recorder>>,
+    recorder: Option<Recorder>,
+}
+
+impl std::ops::Deref for SessionView {
+    type Target = Run;
+    fn deref(&self) -> &Run {
+        &self.0
+    }
 }
 
 impl SessionView {
@@ -254,24 +264,22 @@ impl ScriptHost {
                 return resolve(&remembered, on);
             }
         }
-        let recorder =
-            memoize.then(|| Arc::new(Recorder::new(script.reads_score.then_some(score))));
-        let session = SessionView {
+        let run = Arc::new(Run {
             data: data(),
-            recorder: recorder.clone(),
-        };
+            recorder: memoize.then(|| Recorder::new(script.reads_score.then_some(score))),
+        });
         let mut scope = Scope::new();
-        scope.push("session", session);
+        scope.push("session", SessionView(Arc::clone(&run)));
         scope.push("score", score);
         let result: Remembered = self
             .engine
             .eval_ast_with_scope::<Dynamic>(&mut scope, &script.ast)
             .map_err(|e| crate::entry::lowercase_first(&e.to_string()))
             .and_then(outcome_from);
-        // The scope holds the last other reference to the recorder.
+        // The scope holds the last other reference to the run (the outcome holds no handle).
         drop(scope);
         let result = Arc::new(result);
-        if let Some(recorder) = recorder.and_then(|r| Arc::try_unwrap(r).ok()) {
+        if let Some(recorder) = Arc::try_unwrap(run).ok().and_then(|run| run.recorder) {
             script.memo.remember(recorder, &result);
         }
         resolve(&result, on)
