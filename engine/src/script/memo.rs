@@ -204,3 +204,78 @@ fn insert(
     tree.push(Node::Done(Arc::clone(outcome)));
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(points: f64) -> Arc<Remembered> {
+        Arc::new(Ok(RawOutcome {
+            points,
+            ..RawOutcome::default()
+        }))
+    }
+
+    #[test]
+    fn runs_that_share_answers_share_a_path_and_part_where_an_answer_differs() {
+        let mut tree = Vec::new();
+        let one = [
+            (Probe::Count(0), Answer::Int(1)),
+            (Probe::Len, Answer::Int(5)),
+        ];
+        let two = [
+            (Probe::Count(0), Answer::Int(1)),
+            (Probe::Len, Answer::Int(6)),
+        ];
+        let three = [(Probe::Count(0), Answer::Int(2))];
+        assert!(insert(&mut tree, &one, &outcome(1.0)).is_ok());
+        assert!(insert(&mut tree, &two, &outcome(2.0)).is_ok());
+        assert!(insert(&mut tree, &three, &outcome(3.0)).is_ok());
+        // ask count, ask len, two leaves, one leaf for count 2
+        assert_eq!(tree.len(), 5);
+        // The same run again (another thread got there first) adds nothing.
+        assert!(insert(&mut tree, &one, &outcome(1.0)).is_ok());
+        assert_eq!(tree.len(), 5);
+    }
+
+    #[test]
+    fn a_run_the_tree_contradicts_is_refused() {
+        let mut tree = Vec::new();
+        let asked_len = [
+            (Probe::Count(0), Answer::Int(1)),
+            (Probe::Len, Answer::Int(5)),
+        ];
+        insert(&mut tree, &asked_len, &outcome(1.0)).unwrap();
+        // Same answer to the first probe, then another probe: the script was not deterministic.
+        let asked_metric = [
+            (Probe::Count(0), Answer::Int(1)),
+            (Probe::Metric(0), Answer::Unit),
+        ];
+        assert!(insert(&mut tree, &asked_metric, &outcome(1.0)).is_err());
+        // Stopping where the tree asks on, or asking on where it stopped, contradicts it too.
+        assert!(insert(&mut tree, &asked_len[..1], &outcome(1.0)).is_err());
+        let longer = [
+            (Probe::Count(0), Answer::Int(1)),
+            (Probe::Len, Answer::Int(5)),
+            (Probe::Any(1), Answer::Bool(true)),
+        ];
+        assert!(insert(&mut tree, &longer, &outcome(1.0)).is_err());
+    }
+
+    #[test]
+    fn a_contradicted_memo_turns_itself_off() {
+        let memo = Memo::default();
+        let record = |probes: &[(Probe, Answer)]| {
+            let recorder = Recorder::new(None);
+            for (probe, answer) in probes {
+                recorder.record(probe.clone(), answer);
+            }
+            recorder
+        };
+        memo.remember(record(&[(Probe::Len, Answer::Int(1))]), &outcome(1.0));
+        assert!(memo.is_on());
+        memo.remember(record(&[]), &outcome(1.0));
+        assert!(!memo.is_on());
+        assert!(memo.tree.read().unwrap().is_empty());
+    }
+}
