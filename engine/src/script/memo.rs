@@ -189,9 +189,6 @@ fn insert(
             _ => return Err(()),
         }
     }
-    if tree.is_empty() && trace.len() + 1 > MAX_NODES {
-        return Ok(());
-    }
     for (probe, answer) in &trace[at..] {
         let child = tree.len() as u32 + 1;
         let mut next = FxHashMap::default();

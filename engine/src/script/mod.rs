@@ -128,15 +128,18 @@ impl std::ops::Deref for SessionView {
 impl SessionView {
     fn ask(&self, probe: Probe) -> Dynamic {
         match probe.answer(&self.data.observable(), None) {
-            Some(answer) => {
-                if let Some(recorder) = &self.recorder {
-                    recorder.record(probe, &answer);
-                }
-                answer.to_dynamic()
-            }
+            Some(answer) => self.answered(probe, answer),
             // Only an entry path past the end has no answer, and handles never point there.
             None => Dynamic::UNIT,
         }
+    }
+
+    /// Records an answer already computed from this session's data, and hands it to Rhai.
+    fn answered(&self, probe: Probe, answer: Answer) -> Dynamic {
+        if let Some(recorder) = &self.recorder {
+            recorder.record(probe, &answer);
+        }
+        answer.to_dynamic()
     }
 
     /// The run read a map or an array: nothing to compare another session's answer with.
@@ -439,15 +442,31 @@ fn register_api(engine: &mut Engine) {
 
     engine.register_get("index", |e: &mut EntryView| e.ask(Getter::Index));
     engine.register_get("position", |e: &mut EntryView| e.ask(Getter::Position));
-    engine.register_get("timestamp", |e: &mut EntryView| e.ask(Getter::Timestamp));
+    engine.register_get("timestamp", |e: &mut EntryView| {
+        e.ask(Getter::Field(Field::Timestamp))
+    });
     engine.register_get("instant", |e: &mut EntryView| e.ask(Getter::Instant));
-    engine.register_get("session_id", |e: &mut EntryView| e.ask(Getter::SessionId));
-    engine.register_get("domain", |e: &mut EntryView| e.ask(Getter::Domain));
-    engine.register_get("operation", |e: &mut EntryView| e.ask(Getter::Operation));
-    engine.register_get("success", |e: &mut EntryView| e.ask(Getter::Success));
-    engine.register_get("exit_code", |e: &mut EntryView| e.ask(Getter::ExitCode));
-    engine.register_get("duration", |e: &mut EntryView| e.ask(Getter::Duration));
-    engine.register_get("error", |e: &mut EntryView| e.ask(Getter::Error));
+    engine.register_get("session_id", |e: &mut EntryView| {
+        e.ask(Getter::Field(Field::SessionId))
+    });
+    engine.register_get("domain", |e: &mut EntryView| {
+        e.ask(Getter::Field(Field::Domain))
+    });
+    engine.register_get("operation", |e: &mut EntryView| {
+        e.ask(Getter::Field(Field::Operation))
+    });
+    engine.register_get("success", |e: &mut EntryView| {
+        e.ask(Getter::Field(Field::Success))
+    });
+    engine.register_get("exit_code", |e: &mut EntryView| {
+        e.ask(Getter::Field(Field::ExitCode))
+    });
+    engine.register_get("duration", |e: &mut EntryView| {
+        e.ask(Getter::Field(Field::Duration))
+    });
+    engine.register_get("error", |e: &mut EntryView| {
+        e.ask(Getter::Field(Field::Error))
+    });
     engine.register_get("params", |e: &mut EntryView| -> Dynamic {
         e.session.give_up_memo();
         e.entry().map_or(Dynamic::UNIT, |entry| {
@@ -471,14 +490,16 @@ fn register_api(engine: &mut Engine) {
         "field",
         |e: &mut EntryView, path: &str| -> Fallible<Dynamic> {
             let field = Field::parse(path).map_err(|m| -> Box<EvalAltResult> { m.into() })?;
-            let Some(value) = e.entry().map(|entry| observe::field_value(&field, entry)) else {
+            let Some(value) = e.entry().map(|entry| field.get(entry)) else {
                 return Ok(Dynamic::UNIT);
             };
-            Ok(match Answer::from_json(&value) {
-                Some(_) => e.ask(Getter::Field(Arc::new(field))),
+            Ok(match Answer::from_field(value) {
+                Some(answer) => e
+                    .session
+                    .answered(Probe::Entry(e.at, Getter::Field(field)), answer),
                 None => {
                     e.session.give_up_memo();
-                    json_to_dynamic(&value)
+                    json_to_dynamic(&value.to_json())
                 }
             })
         },

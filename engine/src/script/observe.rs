@@ -6,13 +6,11 @@
 //! function of its `score` and the answers it got: that is what lets [`super::memo`] reuse an
 //! outcome for a session that would give the same answers.
 
-use std::sync::Arc;
-
 use rhai::{Dynamic, ImmutableString};
 use serde_json::Value;
 
 use crate::entry::Entry;
-use crate::pack::field::Field;
+use crate::pack::field::{Field, FieldValue};
 
 /// The parts of a graded session a script can read.
 #[derive(Clone, Copy)]
@@ -69,21 +67,14 @@ pub enum Probe {
 pub enum Getter {
     Index,
     Position,
-    Timestamp,
     Instant,
-    SessionId,
-    Domain,
-    Operation,
-    Success,
-    ExitCode,
-    Duration,
-    Error,
     /// `to_string`: `#position domain.operation`.
     Describe,
     /// Whether the entry matches a selector.
     Is(u32),
-    /// A field path with a scalar value (a map or array is not an answer: see [`field_value`]).
-    Field(Arc<Field>),
+    /// A field with a scalar value: `e.domain`, `e.success`, … and `e.field(path)` (a map or
+    /// an array is not an answer: see [`Answer::from_field`]).
+    Field(Field),
 }
 
 /// A probe's answer: a scalar, compared exactly (floats by their bits).
@@ -119,25 +110,25 @@ impl Answer {
         }
     }
 
-    /// The answer for a scalar JSON value, as [`super::json_to_dynamic`] converts it; `None`
-    /// for an array or object.
-    pub fn from_json(value: &Value) -> Option<Answer> {
+    /// The answer for a field's value, as [`super::json_to_dynamic`] converts its JSON;
+    /// `None` for an array or object.
+    pub fn from_field(value: FieldValue<'_>) -> Option<Answer> {
         Some(match value {
-            Value::Null => Answer::Unit,
-            Value::Bool(b) => Answer::Bool(*b),
-            Value::Number(n) => match n.as_i64() {
+            FieldValue::Missing => Answer::Unit,
+            FieldValue::Str(s) => Answer::text(s),
+            FieldValue::Bool(b) => Answer::Bool(b),
+            FieldValue::Int(i) => Answer::Int(i),
+            FieldValue::Float(f) => Answer::float(f),
+            FieldValue::Json(Value::Null) => Answer::Unit,
+            FieldValue::Json(Value::Bool(b)) => Answer::Bool(*b),
+            FieldValue::Json(Value::Number(n)) => match n.as_i64() {
                 Some(i) => Answer::Int(i),
                 None => Answer::float(n.as_f64().unwrap_or(f64::NAN)),
             },
-            Value::String(s) => Answer::text(s),
-            Value::Array(_) | Value::Object(_) => return None,
+            FieldValue::Json(Value::String(s)) => Answer::text(s),
+            FieldValue::Json(Value::Array(_) | Value::Object(_)) => return None,
         })
     }
-}
-
-/// A field's value in an entry as JSON (what `e.field(path)` returns).
-pub fn field_value(field: &Field, entry: &Entry) -> Value {
-    field.get(entry).to_json()
 }
 
 impl Probe {
@@ -161,15 +152,7 @@ impl Probe {
                 match getter {
                     Getter::Index => Answer::Int(i64::from(index)),
                     Getter::Position => Answer::Int(i64::from(index) + 1),
-                    Getter::Timestamp => Answer::text(&entry.timestamp),
                     Getter::Instant => Answer::Int(entry.instant),
-                    Getter::SessionId => Answer::text(&entry.session_id),
-                    Getter::Domain => Answer::text(&entry.domain),
-                    Getter::Operation => Answer::text(&entry.operation),
-                    Getter::Success => Answer::Bool(entry.result.success),
-                    Getter::ExitCode => Answer::Int(entry.result.exit_code),
-                    Getter::Duration => Answer::float(entry.result.duration),
-                    Getter::Error => entry.error.as_deref().map_or(Answer::Unit, Answer::text),
                     Getter::Describe => Answer::Str(
                         format!("#{} {}.{}", index + 1, entry.domain, entry.operation).into(),
                     ),
@@ -179,7 +162,7 @@ impl Probe {
                             .binary_search(&index)
                             .is_ok(),
                     ),
-                    Getter::Field(field) => Answer::from_json(&field_value(field, entry))?,
+                    Getter::Field(field) => Answer::from_field(field.get(entry))?,
                 }
             }
         })
