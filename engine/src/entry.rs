@@ -392,10 +392,11 @@ pub fn js_string(value: &Value) -> String {
     match value {
         Value::Null => "null".to_owned(),
         Value::Bool(b) => b.to_string(),
-        Value::Number(n) => match (n.as_i64(), n.as_f64()) {
-            (Some(i), _) => i.to_string(),
-            (None, Some(f)) => js_number(f),
-            (None, None) => n.to_string(),
+        // JavaScript reads every JSON number as a double, so an integer past 2^53 prints
+        // as its nearest double does (9007199254740993 → 9007199254740992).
+        Value::Number(n) => match n.as_f64() {
+            Some(f) => js_number(f),
+            None => n.to_string(),
         },
         Value::String(s) => s.clone(),
         Value::Array(items) => items
@@ -413,18 +414,13 @@ pub fn js_string(value: &Value) -> String {
     }
 }
 
-/// A number as JavaScript prints it, for the values rules produce (integers and plain decimals).
+/// A number as JavaScript's `String(x)` prints it.
 pub fn js_number(f: f64) -> String {
-    if f.is_nan() {
-        "NaN".to_owned()
-    } else if f.is_infinite() {
-        if f > 0.0 { "Infinity" } else { "-Infinity" }.to_owned()
-    } else if f == f.trunc() && f.abs() < 1e21 {
-        format!("{}", f as i128)
-    } else {
-        // Rust's shortest round-trip representation matches JavaScript's for plain decimals.
-        format!("{f}")
-    }
+    // ECMAScript's Number::toString: the shortest digits that round-trip, in plain notation
+    // from 1e-6 up to 1e21 and as `1e+21`/`1e-7` outside it; `-0` prints as `0`. Rust's own
+    // `{}` never uses an exponent and printed integers exactly (123456789012345683968 where
+    // JavaScript says 123456789012345680000).
+    ryu_js::Buffer::new().format(f).to_owned()
 }
 
 /// A message from another library in our style: lowercase first letter (`Too many
@@ -455,6 +451,49 @@ pub fn round_half_up(x: f64) -> f64 {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Reference values are what `String(x)` gives in Node 22 (V8), the runtime of CLEO's grader.
+    #[test]
+    fn numbers_print_as_javascript_number_to_string() {
+        for (x, js) in [
+            (0.0, "0"),
+            (-0.0, "0"),
+            (5.0, "5"),
+            (-17.0, "-17"),
+            (0.5, "0.5"),
+            (0.1 + 0.2, "0.30000000000000004"),
+            (2f64.powi(53), "9007199254740992"),
+            (1.2345678901234568e20, "123456789012345680000"),
+            (1e21, "1e+21"),
+            (-1e21, "-1e+21"),
+            (1.2345678901234568e29, "1.2345678901234568e+29"),
+            (1e-6, "0.000001"),
+            (1e-7, "1e-7"),
+            (1.5e-10, "1.5e-10"),
+            (5e-324, "5e-324"),
+            (f64::MAX, "1.7976931348623157e+308"),
+            (f64::NAN, "NaN"),
+            (f64::INFINITY, "Infinity"),
+            (f64::NEG_INFINITY, "-Infinity"),
+        ] {
+            assert_eq!(js_number(x), js, "{x:e}");
+        }
+    }
+
+    #[test]
+    fn json_numbers_print_as_javascript_reads_them() {
+        for (v, js) in [
+            (json!(4), "4"),
+            (json!(-0.0), "0"),
+            (json!(1e21), "1e+21"),
+            (json!(0.0000001), "1e-7"),
+            (json!(9007199254740993u64), "9007199254740992"),
+            (json!(i64::MIN), "-9223372036854776000"),
+            (json!([1e21, null, 2]), "1e+21,,2"),
+        ] {
+            assert_eq!(js_string(&v), js, "{v}");
+        }
+    }
 
     #[test]
     fn truthiness_follows_javascript() {

@@ -166,7 +166,8 @@ impl<'a> FieldValue<'a> {
             FieldValue::Missing => None,
             FieldValue::Str(s) => Some(s.to_owned()),
             FieldValue::Bool(b) => Some(b.to_string()),
-            FieldValue::Int(i) => Some(i.to_string()),
+            // As a double, as JavaScript holds it: past 2^53 an integer prints rounded.
+            FieldValue::Int(i) => Some(crate::entry::js_number(i as f64)),
             FieldValue::Float(f) => Some(crate::entry::js_number(f)),
             FieldValue::Json(v) => Some(js_string(v)),
         }

@@ -181,3 +181,55 @@ fn placeholder(name: &str, scope: &mut dyn TemplateScope) -> Result<Segment, Str
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Scope;
+    impl TemplateScope for Scope {
+        fn selector(&mut self, name: &str) -> Option<usize> {
+            (name == "calls").then_some(0)
+        }
+        fn metric(&self, name: &str) -> Option<usize> {
+            ["huge", "tiny", "big", "negzero", "ratio"]
+                .iter()
+                .position(|m| *m == name)
+        }
+        fn has_entry(&self) -> bool {
+            true
+        }
+    }
+
+    struct Values;
+    impl TemplateValues for Values {
+        fn count(&self, _: usize) -> usize {
+            3
+        }
+        fn metric(&self, metric: usize) -> Option<f64> {
+            [1e21, 1e-7, 1.2345678901234568e29, -0.0, 0.125].get(metric).copied()
+        }
+        fn score(&self) -> f64 {
+            -0.0
+        }
+        fn entry_field(&self, field: &Field) -> Option<String> {
+            let _ = field;
+            Some("x".to_owned())
+        }
+        fn entry_position(&self) -> Option<usize> {
+            Some(7)
+        }
+    }
+
+    /// CLEO's grader builds its texts with template literals, so a number prints as
+    /// JavaScript's `String(x)`: `1e+21` and `1e-7`, never Rust's `1000000000000000000000`.
+    #[test]
+    fn placeholders_print_numbers_as_javascript() {
+        let text = "{metric.huge} {metric.tiny} {metric.big} {metric.negzero} {percent.ratio}% {percent.tiny}% {score} {count.calls}";
+        let template = Template::parse(text, &mut Scope).unwrap();
+        assert_eq!(
+            template.render(&Values),
+            "1e+21 1e-7 1.2345678901234568e+29 0 13% 0% 0 3"
+        );
+    }
+}
