@@ -13,6 +13,7 @@ mod render;
 mod rubric_cmd;
 mod scaffold;
 
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -142,23 +143,18 @@ fn run(cli: Cli) -> Result<(), CliError> {
         let ordered: Vec<Session> = if cli.all {
             sessions
         } else {
-            cli.sessions
-                .iter()
-                .map(|id| match sessions.iter().position(|s| &s.id == id) {
-                    Some(i) => sessions.swap_remove(i),
-                    None => Session {
-                        id: id.clone(),
-                        entries: Vec::new(),
-                    },
-                })
-                .collect()
+            in_order_asked(sessions, &cli.sessions)
         };
         if cli.print_prompt {
             return print_prompts(&pack, &ordered, cli.format);
         }
         let judgments = judgments(&cli, &pack, &ordered)?;
         if judgments.iter().all(Option::is_none) {
-            for s in ordered.iter().filter(|s| s.entries.is_empty()) {
+            let mut warned = HashSet::new();
+            for s in ordered
+                .iter()
+                .filter(|s| s.entries.is_empty() && warned.insert(&s.id))
+            {
                 eprintln!(
                     "warning: session `{}` has no entries in `{}`; it gets the empty-session grade",
                     s.id,
@@ -215,6 +211,36 @@ fn run(cli: Cli) -> Result<(), CliError> {
     }
     write_stdout(&out)?;
     finish(failed, total)
+}
+
+/// The sessions in the order they were named, one per mention: a session named twice is
+/// graded twice (a copy for every mention but the last), and one the source does not hold
+/// gets no entries.
+fn in_order_asked(sessions: Vec<Session>, asked: &[String]) -> Vec<Session> {
+    let mut mentions: HashMap<&str, usize> = HashMap::new();
+    for id in asked {
+        *mentions.entry(id).or_default() += 1;
+    }
+    let mut by_id: HashMap<String, Session> =
+        sessions.into_iter().map(|s| (s.id.clone(), s)).collect();
+    asked
+        .iter()
+        .map(|id| {
+            let left = mentions.get_mut(id.as_str()).map(|n| {
+                *n -= 1;
+                *n
+            });
+            let found = if left == Some(0) {
+                by_id.remove(id)
+            } else {
+                by_id.get(id).cloned()
+            };
+            found.unwrap_or_else(|| Session {
+                id: id.clone(),
+                entries: Vec::new(),
+            })
+        })
+        .collect()
 }
 
 /// The rubric to grade with, once the grading flags are known to fit together.
