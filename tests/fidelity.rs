@@ -64,3 +64,103 @@ fn a_session_named_twice_gets_its_grade_each_time_from_a_database() {
     assert!(results[1]["entryCount"].as_u64() > Some(0));
     assert!(!warnings.contains("no entries"), "{warnings}");
 }
+
+fn entry(session: &str, at: &str, domain: &str, operation: &str, params: Value) -> String {
+    serde_json::json!({
+        "timestamp": at, "sessionId": session, "domain": domain, "operation": operation,
+        "params": params, "result": {"success": true, "exitCode": 0, "duration": 5},
+        "metadata": {"source": "mcp", "gateway": "cleo_query"}
+    })
+    .to_string()
+}
+
+fn grade_lines(pack: &str, lines: &[String], sessions: &[&str]) -> Vec<Value> {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("audit.jsonl");
+    std::fs::write(&log, lines.join("\n") + "\n").unwrap();
+    let log = log.display().to_string();
+    let mut args = vec!["--rubric", pack, "--source", &log];
+    args.extend_from_slice(sessions);
+    grade_jsonl(&args).0
+}
+
+fn evidence(result: &Value, dimension: &str) -> Vec<String> {
+    let mut texts: Vec<String> = result["dimensions"][dimension]["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_str().unwrap().to_owned())
+        .collect();
+    texts.extend(
+        result["flags"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f.as_str().unwrap().to_owned()),
+    );
+    texts
+}
+
+/// A deliberate difference (README, "Where grade differs from CLEO's grader"): V8 cannot
+/// parse a comma fraction or a leap second, so CLEO compares NaN and calls the list late;
+/// both are ISO-8601, and `grade` reads them as the instants they name.
+#[test]
+fn iso_timestamps_v8_cannot_parse_are_read_as_the_instants_they_name() {
+    let lines = [
+        entry("comma", "2026-03-01T12:00:00,5Z", "session", "list", Value::Null),
+        entry("comma", "2026-03-01T12:00:00.600Z", "tasks", "find", Value::Null),
+        entry("leap", "2026-12-31T23:59:60Z", "session", "list", Value::Null),
+        entry("leap", "2027-01-01T00:00:00.000Z", "tasks", "find", Value::Null),
+        entry("leap-late", "2026-12-31T23:59:60.5Z", "session", "list", Value::Null),
+        entry("leap-late", "2027-01-01T00:00:00.400Z", "tasks", "find", Value::Null),
+    ];
+    for pack in ["cleo-v1", "cleo-v2"] {
+        let results = grade_lines(pack, &lines, &["comma", "leap", "leap-late"]);
+        for (result, before) in results.iter().zip([true, true, false]) {
+            let texts = evidence(result, "sessionDiscipline");
+            assert_eq!(
+                texts.contains(&"session.list called before first task op".to_owned()),
+                before,
+                "{pack} {}: {texts:?}",
+                result["sessionId"]
+            );
+        }
+    }
+}
+
+/// A deliberate difference: CLEO's grader calls `.trim()` on a description and
+/// `.toLowerCase()` on a title and throws on any other type, losing the whole grade.
+/// `grade` grades them: a description is missing when it is falsy (0, false, null) or a
+/// blank string, so any other number, array or object counts as given; a title is compared
+/// as JavaScript's `String(title)` spells it (7 and "7" are the same title).
+#[test]
+fn descriptions_and_titles_that_are_not_strings_are_graded_as_javascript_values() {
+    let add = |at: &str, params: Value| entry("s", at, "tasks", "add", params);
+    let lines = [
+        add("2026-03-01T12:00:01Z", serde_json::json!({"title": 7, "description": 42})),
+        add("2026-03-01T12:00:02Z", serde_json::json!({"title": "7 ", "description": ["why"]})),
+        add("2026-03-01T12:00:03Z", serde_json::json!({"title": {"a": 1}, "description": {"a": 1}})),
+        add("2026-03-01T12:00:04Z", serde_json::json!({"title": "[object Object]", "description": 0})),
+        add("2026-03-01T12:00:05Z", serde_json::json!({"title": ["Fix", "it"], "description": false})),
+        add("2026-03-01T12:00:06Z", serde_json::json!({"title": "fix,it", "description": true})),
+    ];
+    for pack in ["cleo-v1", "cleo-v2"] {
+        let result = &grade_lines(pack, &lines, &["s"])[0];
+        let flags: Vec<&str> = result["flags"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f.as_str().unwrap())
+            .collect();
+        let undescribed = flags
+            .iter()
+            .filter(|f| f.starts_with("tasks.add without description"))
+            .count();
+        assert_eq!(undescribed, 2, "{pack}: {flags:?}");
+        assert!(
+            evidence(result, "errorProtocol")
+                .contains(&"3 potentially duplicate task create(s) detected".to_owned()),
+            "{pack}: {result}"
+        );
+    }
+}
