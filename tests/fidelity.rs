@@ -164,3 +164,42 @@ fn descriptions_and_titles_that_are_not_strings_are_graded_as_javascript_values(
         );
     }
 }
+
+fn with_role(line: String, role: Value) -> String {
+    let mut v: Value = serde_json::from_str(&line).unwrap();
+    v["metadata"]["role"] = role;
+    v.to_string()
+}
+
+/// CLEO's newest grader takes the session's role from the first entry whose `metadata.role`
+/// is a string (`typeof role === 'string'`): an empty role is still the role (not a lead),
+/// and a number is no role at all, so a later `lead` decides.
+#[test]
+fn cleo_v2_role_is_the_first_metadata_role_that_is_a_string() {
+    let session = |id: &str, first_role: Value| {
+        vec![
+            with_role(
+                entry(id, "2026-03-01T12:00:01Z", "session", "list", Value::Null),
+                first_role,
+            ),
+            with_role(
+                entry(id, "2026-03-01T12:00:02Z", "tasks", "complete", Value::Null),
+                Value::from("lead"),
+            ),
+        ]
+    };
+    let bypass = "lead-self-implementation-bypass";
+    for (id, first_role, flagged) in [
+        ("empty-then-lead", Value::from(""), false),
+        ("number-then-lead", Value::from(5), true),
+        ("zero-then-lead", Value::from(0), true),
+        ("null-then-lead", Value::Null, true),
+        ("true-then-lead", Value::from(true), true),
+        ("worker-then-lead", Value::from("worker"), false),
+        ("lead", Value::from("lead"), true),
+    ] {
+        let results = grade_lines("cleo-v2", &session(id, first_role), &[id]);
+        let flags = results[0]["flags"].to_string();
+        assert_eq!(flags.contains(bypass), flagged, "{id}: {flags}");
+    }
+}

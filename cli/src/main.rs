@@ -130,7 +130,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
             Streamed::Outcomes(outcomes) => (outcomes, Vec::new()),
         }
     } else {
-        let mut sessions = if judgment_only {
+        let sessions = if judgment_only {
             Vec::new()
         } else {
             let read = grade_engine::read_source(&source, cli.source_format.format(), &filter)?;

@@ -411,6 +411,7 @@ impl CompiledPack {
                 .get(e)
                 .as_str()
                 .is_some_and(|s| s.contains(text.as_str())),
+            Selector::Type(field, kind) => field.get(e).is_type(*kind),
             Selector::Ref(id) => match known.get(*id) {
                 Some(&hit) => hit,
                 None => self

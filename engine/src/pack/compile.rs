@@ -428,6 +428,7 @@ impl Compiler<'_> {
             ("blank", raw.blank.is_some()),
             ("present", raw.present.is_some()),
             ("contains", raw.contains.is_some()),
+            ("type", raw.kind.is_some()),
         ]
         .into_iter()
         .filter_map(|(name, set)| set.then_some(name))
@@ -445,7 +446,7 @@ impl Compiler<'_> {
                 ok = false;
                 self.problem(
                     format!("{path}.field"),
-                    format!("field `{field}` is named but not tested (add `equals`, `one_of`, `truthy`, `blank`, `present` or `contains`)"),
+                    format!("field `{field}` is named but not tested (add `equals`, `one_of`, `truthy`, `blank`, `present`, `contains` or `type`)"),
                 );
             }
             (Some(field), [_]) => match Field::parse(field) {
@@ -459,6 +460,8 @@ impl Compiler<'_> {
                     Selector::Blank(field, b)
                 } else if let Some(b) = raw.present {
                     Selector::Present(field, b)
+                } else if let Some(kind) = raw.kind {
+                    Selector::Type(field, kind)
                 } else {
                     Selector::Contains(field, raw.contains.clone().unwrap_or_default())
                 }),

@@ -111,7 +111,8 @@ fn is_decidable(selector: &Selector, selectors: &[Selector], visiting: &mut [boo
         | Selector::Truthy(..)
         | Selector::Blank(..)
         | Selector::Present(..)
-        | Selector::Contains(..) => false,
+        | Selector::Contains(..)
+        | Selector::Type(..) => false,
     }
 }
 

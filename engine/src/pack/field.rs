@@ -115,7 +115,50 @@ fn descend<'e, 'p>(
     }
 }
 
+/// A JSON type a field can be tested for (`type: string`). A missing or `null` field has
+/// none of them (`present: false` tests for that).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JsonType {
+    String,
+    Number,
+    Boolean,
+    Array,
+    Object,
+}
+
+impl JsonType {
+    pub fn name(self) -> &'static str {
+        match self {
+            JsonType::String => "string",
+            JsonType::Number => "number",
+            JsonType::Boolean => "boolean",
+            JsonType::Array => "array",
+            JsonType::Object => "object",
+        }
+    }
+}
+
 impl<'a> FieldValue<'a> {
+    /// Whether the value is of JSON type `kind` (JavaScript's `typeof`, with arrays apart).
+    pub fn is_type(self, kind: JsonType) -> bool {
+        let actual = match self {
+            FieldValue::Missing => return false,
+            FieldValue::Str(_) => JsonType::String,
+            FieldValue::Bool(_) => JsonType::Boolean,
+            FieldValue::Int(_) | FieldValue::Float(_) => JsonType::Number,
+            FieldValue::Json(v) => match v {
+                Value::Null => return false,
+                Value::Bool(_) => JsonType::Boolean,
+                Value::Number(_) => JsonType::Number,
+                Value::String(_) => JsonType::String,
+                Value::Array(_) => JsonType::Array,
+                Value::Object(_) => JsonType::Object,
+            },
+        };
+        actual == kind
+    }
+
     pub fn is_missing(self) -> bool {
         matches!(self, FieldValue::Missing)
     }

@@ -218,6 +218,7 @@ pub(crate) enum Selector {
     Blank(Field, bool),
     Present(Field, bool),
     Contains(Field, String),
+    Type(Field, field::JsonType),
     Ref(usize),
     All(Vec<Selector>),
     Any(Vec<Selector>),

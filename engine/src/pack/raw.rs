@@ -511,6 +511,9 @@ pub struct RawSelector {
     /// The field is a string containing this text.
     #[serde(default)]
     pub contains: Option<String>,
+    /// The field is of this JSON type (`string`, `number`, `boolean`, `array`, `object`).
+    #[serde(default, rename = "type")]
+    pub kind: Option<super::field::JsonType>,
     /// Another named selector.
     #[serde(default)]
     pub is: Option<String>,
