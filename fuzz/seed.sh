@@ -1,0 +1,94 @@
+#!/bin/sh
+# Seeds each fuzz target's corpus (fuzz/corpus/TARGET) from the repository's test fixtures
+# and shipped packs. Run from anywhere; existing corpus files are kept, so a corpus grown by
+# earlier runs is not lost. Seeds are named by content hash, so rerunning adds nothing twice.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+corpus="$here/corpus"
+
+add() { # add TARGET FILE
+    mkdir -p "$corpus/$1"
+    name=$(sha1sum "$2" | cut -c1-40)
+    cp "$2" "$corpus/$1/$name"
+}
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# CLEO audit logs: every pack test, the conformance sample and the example log. The
+# conformance audit log is large, so only its first 200 lines are a seed.
+for f in "$root"/rubrics/cleo-v*/tests/*.jsonl "$root"/examples/cleo-audit.jsonl; do
+    case "$f" in *.expected.jsonl) continue ;; esac
+    add source_cleo_jsonl "$f"
+    add source_detect "$f"
+done
+head -n 200 "$root/tests/fixtures/conformance/audit.jsonl" >"$tmp/conformance-head.jsonl"
+add source_cleo_jsonl "$tmp/conformance-head.jsonl"
+
+# Claude Code transcripts (JSONL and the {loglines} wrapper).
+find "$root/rubrics/claude-code-v1/tests" -name '*.jsonl' ! -name '*.expected.jsonl' \
+    ! -path '*/langfuse_traces/*' | while read -r f; do
+    add source_claude_code "$f"
+    add source_detect "$f"
+done
+for f in "$root"/rubrics/claude-code-v1/tests/real/claude_code_transcripts/synthetic/*/*.json; do
+    add source_claude_code "$f"
+    add source_detect "$f"
+done
+
+# Langfuse traces.
+for f in "$root"/rubrics/claude-code-v1/tests/real/langfuse_traces/*.json \
+    "$root"/rubrics/langfuse-v1/tests/*.jsonl "$root"/tests/fixtures/not-a-source/*.json; do
+    case "$f" in *.expected.jsonl) continue ;; esac
+    add source_langfuse "$f"
+    add source_detect "$f"
+done
+
+# CLEO databases, made from the example logs with the fixture script when Python is there.
+if command -v python3 >/dev/null 2>&1; then
+    for f in "$root"/rubrics/cleo-v1/tests/example.jsonl "$tmp/conformance-head.jsonl"; do
+        db="$tmp/$(basename "$f" .jsonl).db"
+        if python3 "$root/tests/fixtures/conformance/jsonl_to_cleo_db.py" "$f" "$db" >/dev/null 2>&1; then
+            add source_cleo_db "$db"
+            add source_detect "$db"
+        fi
+    done
+fi
+printf 'SQLite format 3\000' >"$tmp/header.db"
+add source_cleo_db "$tmp/header.db"
+
+# Packs: rubric.yaml, then NUL, file name, newline, content for each other pack file.
+for pack in "$root"/rubrics/* "$root"/tests/packs/* "$root"/tests/fixtures/packs/*; do
+    [ -f "$pack/rubric.yaml" ] || continue
+    out="$tmp/pack"
+    cat "$pack/rubric.yaml" >"$out"
+    for f in "$pack"/*.rhai "$pack"/*.prompt.md; do
+        [ -f "$f" ] || continue
+        printf '\000%s\n' "$(basename "$f")" >>"$out"
+        cat "$f" >>"$out"
+    done
+    add pack_compile "$out"
+done
+
+# Judgments: the langfuse-v1 fixtures, whole and one dimension set at a time.
+for f in "$root"/rubrics/langfuse-v1/tests/*.judgments.json; do
+    add judgment "$f"
+done
+printf 'Here is my verdict:\n```json\n{"task_completion": {"score": 3, "rationale": "ok"}}\n```\n' >"$tmp/fenced"
+add judgment "$tmp/fenced"
+
+# Templates: an evidence template line, then a prompt template.
+i=0
+grep -ho "\(evidence\|flag\|message\): .*{.*" "$root"/rubrics/*/rubric.yaml "$root"/tests/packs/*/rubric.yaml 2>/dev/null |
+    sed 's/^[a-z]*: //; s/^"//; s/"$//' | while IFS= read -r line; do
+    i=$((i + 1))
+    { printf '%s\n' "$line"; cat "$root/rubrics/langfuse-v1/scorer.prompt.md"; } >"$tmp/template"
+    add template "$tmp/template"
+done
+printf '{metric.big} {metric.tiny} {percent.ratio} {score} {entry.params.x|none} {entry.position} {{x}}\n{{session_id}} {{session_summary}}\n' >"$tmp/template"
+add template "$tmp/template"
+
+for d in "$corpus"/*; do
+    echo "$(basename "$d"): $(ls "$d" | wc -l) seeds"
+done
