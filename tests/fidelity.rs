@@ -24,7 +24,13 @@ fn without_timestamp(mut v: Value) -> Value {
 
 #[test]
 fn a_session_named_twice_gets_its_grade_each_time() {
-    let (once, _) = grade_jsonl(&["--rubric", "cleo-v1", "--source", EXAMPLE, "session-demo-good"]);
+    let (once, _) = grade_jsonl(&[
+        "--rubric",
+        "cleo-v1",
+        "--source",
+        EXAMPLE,
+        "session-demo-good",
+    ]);
     let (results, warnings) = grade_jsonl(&[
         "--rubric",
         "cleo-v1",
@@ -107,12 +113,48 @@ fn evidence(result: &Value, dimension: &str) -> Vec<String> {
 #[test]
 fn iso_timestamps_v8_cannot_parse_are_read_as_the_instants_they_name() {
     let lines = [
-        entry("comma", "2026-03-01T12:00:00,5Z", "session", "list", Value::Null),
-        entry("comma", "2026-03-01T12:00:00.600Z", "tasks", "find", Value::Null),
-        entry("leap", "2026-12-31T23:59:60Z", "session", "list", Value::Null),
-        entry("leap", "2027-01-01T00:00:00.000Z", "tasks", "find", Value::Null),
-        entry("leap-late", "2026-12-31T23:59:60.5Z", "session", "list", Value::Null),
-        entry("leap-late", "2027-01-01T00:00:00.400Z", "tasks", "find", Value::Null),
+        entry(
+            "comma",
+            "2026-03-01T12:00:00,5Z",
+            "session",
+            "list",
+            Value::Null,
+        ),
+        entry(
+            "comma",
+            "2026-03-01T12:00:00.600Z",
+            "tasks",
+            "find",
+            Value::Null,
+        ),
+        entry(
+            "leap",
+            "2026-12-31T23:59:60Z",
+            "session",
+            "list",
+            Value::Null,
+        ),
+        entry(
+            "leap",
+            "2027-01-01T00:00:00.000Z",
+            "tasks",
+            "find",
+            Value::Null,
+        ),
+        entry(
+            "leap-late",
+            "2026-12-31T23:59:60.5Z",
+            "session",
+            "list",
+            Value::Null,
+        ),
+        entry(
+            "leap-late",
+            "2027-01-01T00:00:00.400Z",
+            "tasks",
+            "find",
+            Value::Null,
+        ),
     ];
     for pack in ["cleo-v1", "cleo-v2"] {
         let results = grade_lines(pack, &lines, &["comma", "leap", "leap-late"]);
@@ -137,12 +179,30 @@ fn iso_timestamps_v8_cannot_parse_are_read_as_the_instants_they_name() {
 fn descriptions_and_titles_that_are_not_strings_are_graded_as_javascript_values() {
     let add = |at: &str, params: Value| entry("s", at, "tasks", "add", params);
     let lines = [
-        add("2026-03-01T12:00:01Z", serde_json::json!({"title": 7, "description": 42})),
-        add("2026-03-01T12:00:02Z", serde_json::json!({"title": "7 ", "description": ["why"]})),
-        add("2026-03-01T12:00:03Z", serde_json::json!({"title": {"a": 1}, "description": {"a": 1}})),
-        add("2026-03-01T12:00:04Z", serde_json::json!({"title": "[object Object]", "description": 0})),
-        add("2026-03-01T12:00:05Z", serde_json::json!({"title": ["Fix", "it"], "description": false})),
-        add("2026-03-01T12:00:06Z", serde_json::json!({"title": "fix,it", "description": true})),
+        add(
+            "2026-03-01T12:00:01Z",
+            serde_json::json!({"title": 7, "description": 42}),
+        ),
+        add(
+            "2026-03-01T12:00:02Z",
+            serde_json::json!({"title": "7 ", "description": ["why"]}),
+        ),
+        add(
+            "2026-03-01T12:00:03Z",
+            serde_json::json!({"title": {"a": 1}, "description": {"a": 1}}),
+        ),
+        add(
+            "2026-03-01T12:00:04Z",
+            serde_json::json!({"title": "[object Object]", "description": 0}),
+        ),
+        add(
+            "2026-03-01T12:00:05Z",
+            serde_json::json!({"title": ["Fix", "it"], "description": false}),
+        ),
+        add(
+            "2026-03-01T12:00:06Z",
+            serde_json::json!({"title": "fix,it", "description": true}),
+        ),
     ];
     for pack in ["cleo-v1", "cleo-v2"] {
         let result = &grade_lines(pack, &lines, &["s"])[0];

@@ -207,7 +207,9 @@ mod tests {
             3
         }
         fn metric(&self, metric: usize) -> Option<f64> {
-            [1e21, 1e-7, 1.2345678901234568e29, -0.0, 0.125].get(metric).copied()
+            [1e21, 1e-7, 1.2345678901234568e29, -0.0, 0.125]
+                .get(metric)
+                .copied()
         }
         fn score(&self) -> f64 {
             -0.0
