@@ -910,7 +910,8 @@ fn a_judged_pack_without_a_judgment_is_a_usage_error() {
     assert_eq!(code(&out), 2);
     assert!(stdout(&out).is_empty());
     assert!(
-        stderr(&out).contains("give `--judgment FILE` or `--judge-cmd CMD`"),
+        stderr(&out)
+            .contains("give `--judgment FILE`, `--judge PROVIDER:MODEL` or `--judge-cmd CMD`"),
         "{}",
         stderr(&out)
     );

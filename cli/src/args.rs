@@ -60,15 +60,43 @@ pub struct Cli {
     pub judgment: Option<PathBuf>,
 
     /// Ask this command for the judgment: it gets each chunk's scorer prompt on stdin and prints a judgment
-    #[arg(long, value_name = "CMD")]
+    #[arg(long, value_name = "CMD", conflicts_with = "judge")]
     pub judge_cmd: Option<String>,
 
-    /// Seconds the judge command may take per chunk
+    /// Ask a model for the judgment: `anthropic:MODEL` (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL) or `openai:MODEL` (OPENAI_API_KEY, OPENAI_BASE_URL; any compatible server)
+    #[arg(long, value_name = "PROVIDER:MODEL", conflicts_with = "judgment")]
+    pub judge: Option<String>,
+
+    /// Seconds the judge may take per chunk
     #[arg(long, value_name = "SECONDS", default_value_t = 300)]
     pub judge_timeout: u64,
 
+    /// Ask the judge this many times per chunk; the result reports each dimension's spread over the runs, and the run Krippendorff's alpha over the batch
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub judge_runs: u32,
+
+    /// Requests to a judge in flight at once (results keep their order)
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub judge_jobs: u32,
+
+    /// Ask the model again instead of reusing replies kept in the judgment cache
+    #[arg(long)]
+    pub no_judge_cache: bool,
+
+    /// Attempts per request to a model when it answers 429, 5xx or cannot be reached
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub judge_attempts: u32,
+
+    /// Wait before the first retry of a model request (when it names no retry-after); each further retry waits twice as long
+    #[arg(long, value_name = "MS", default_value_t = 500)]
+    pub judge_backoff_ms: u64,
+
+    /// With `--judge-runs` above 1: write the judge's agreement with itself (Krippendorff's alpha per dimension) to this JSON file
+    #[arg(long, value_name = "FILE")]
+    pub agreement: Option<PathBuf>,
+
     /// Print the pack's scorer prompt for each session (one per chunk of a long session) instead of grading
-    #[arg(long, conflicts_with_all = ["judgment", "judge_cmd"])]
+    #[arg(long, conflicts_with_all = ["judgment", "judge_cmd", "judge"])]
     pub print_prompt: bool,
 
     /// Print each graded session as score bodies for an observability tool instead of as results

@@ -242,29 +242,10 @@ fn server_from_env() -> Result<Server, CliError> {
         ));
     };
     let host = var("LANGFUSE_HOST").unwrap_or_else(|| "https://cloud.langfuse.com".to_owned());
-    let token = base64(format!("{public}:{secret}").as_bytes());
     Ok(Server {
         host: host.trim_end_matches('/').to_owned(),
-        authorization: format!("Basic {token}"),
+        authorization: crate::http::basic_auth(&public, &secret),
     })
-}
-
-fn base64(bytes: &[u8]) -> String {
-    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let n = (u32::from(chunk[0]) << 16)
-            | (u32::from(chunk.get(1).copied().unwrap_or(0)) << 8)
-            | u32::from(chunk.get(2).copied().unwrap_or(0));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(TABLE[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 /// Reads score bodies: JSON lines, or one JSON array.
@@ -383,13 +364,6 @@ pub fn push(args: &PushArgs) -> Result<(), CliError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn base64_matches_the_standard_alphabet() {
-        assert_eq!(base64(b"pk-lf-1:sk-lf-2"), "cGstbGYtMTpzay1sZi0y");
-        assert_eq!(base64(b"a"), "YQ==");
-        assert_eq!(base64(b"ab"), "YWI=");
-    }
 
     #[test]
     fn score_ids_are_stable_and_distinct() {

@@ -6,6 +6,7 @@
 mod args;
 mod error;
 mod grades;
+mod http;
 mod judge;
 mod langfuse;
 mod pack_tests;
@@ -75,6 +76,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
     if pack.judge.is_some()
         && cli.judgment.is_none()
         && cli.judge_cmd.is_none()
+        && cli.judge.is_none()
         && !cli.print_prompt
     {
         let judged: Vec<String> = pack
@@ -82,7 +84,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
             .map(|d| format!("`{}`", d.id))
             .collect();
         return Err(CliError::Usage(format!(
-            "rubric `{}` scores {} from a judgment: give `--judgment FILE` or `--judge-cmd CMD` (or `--print-prompt` to see what a judge reads)",
+            "rubric `{}` scores {} from a judgment: give `--judgment FILE`, `--judge PROVIDER:MODEL` or `--judge-cmd CMD` (or `--print-prompt` to see what a judge reads)",
             pack.id,
             judged.join(", ")
         )));
@@ -117,6 +119,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
     let streamable = cli.all
         && matches!(format, Some(SourceFormat::Jsonl | SourceFormat::CleoDb))
         && cli.judge_cmd.is_none()
+        && cli.judge.is_none()
         && !cli.print_prompt
         && cli.emit.is_none();
     let (outcomes, sessions): (Vec<Result<GradeResult, EvalError>>, Vec<Session>) = if streamable {
@@ -420,14 +423,37 @@ fn judgments(
             &text, &origin, pack,
         )?)]);
     }
-    if let Some(cmd) = &cli.judge_cmd {
-        let timeout = std::time::Duration::from_secs(cli.judge_timeout);
-        return sessions
-            .iter()
-            .map(|s| judge::judge(pack, s, cmd, timeout).map(Some))
-            .collect();
+    if cli.agreement.is_some() && cli.judge_runs < 2 {
+        return Err(CliError::Usage(
+            "`--agreement` reports how repeated runs agree: give `--judge-runs 2` or more"
+                .to_owned(),
+        ));
     }
-    Ok(vec![None; sessions.len()])
+    let judge = match (&cli.judge_cmd, &cli.judge) {
+        (Some(cmd), _) => judge::Judge::Command(cmd.clone()),
+        (None, Some(spec)) => judge::Judge::model(spec)?,
+        (None, None) => return Ok(vec![None; sessions.len()]),
+    };
+    let options = judge::Options {
+        runs: cli.judge_runs as usize,
+        jobs: cli.judge_jobs as usize,
+        timeout: std::time::Duration::from_secs(cli.judge_timeout),
+        retry: http::Retry {
+            attempts: cli.judge_attempts,
+            backoff: std::time::Duration::from_millis(cli.judge_backoff_ms),
+            max_wait: std::time::Duration::from_secs(60),
+        },
+        cache: if cli.no_judge_cache {
+            None
+        } else {
+            judge::cache::Cache::user()
+        },
+    };
+    let judged = judge::judge_sessions(pack, sessions, &judge, &options)?;
+    if options.runs > 1 {
+        judge::report_agreement(pack, &judge, &judged, cli.agreement.as_deref())?;
+    }
+    Ok(judged.into_iter().map(Some).collect())
 }
 
 fn print_prompts(

@@ -44,7 +44,7 @@ impl Default for GradeOptions {
 
 #[derive(Debug, thiserror::Error)]
 pub enum EvalError {
-    #[error("rubric `{pack}` scores {dimensions} from a judgment, and session `{session}` has none (give `--judgment FILE` or `--judge-cmd CMD`)")]
+    #[error("rubric `{pack}` scores {dimensions} from a judgment, and session `{session}` has none (give `--judgment FILE`, `--judge PROVIDER:MODEL` or `--judge-cmd CMD`)")]
     NoJudgment {
         pack: String,
         session: String,
@@ -188,6 +188,7 @@ impl CompiledPack {
             },
             percent: Score(0.0),
             grade: None,
+            judge: judgment.and_then(|j| j.usage.clone()),
             explain: options.explain.then(IndexMap::new),
         };
         // With a judgment, the grade rests on it even when the source has no entries.
@@ -453,6 +454,7 @@ fn judged_score(dimension: &Dimension, judgment: &Judgment) -> DimensionScore {
         normalized: Some(normalized),
         weight: dimension.weight,
         rationale: judged.map(|j| j.rationale.clone()),
+        spread: judged.and_then(|j| j.spread()),
     }
 }
 

@@ -22,12 +22,126 @@ pub struct DimensionJudgment {
     pub rationale: String,
     /// The score of each chunk, when there were several.
     pub chunk_scores: Vec<f64>,
+    /// The score of each run, when the judge was asked several times (`--judge-runs`).
+    pub run_scores: Vec<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Judgment {
     pub dimensions: IndexMap<String, DimensionJudgment>,
     pub chunks: usize,
+    /// How many times the judge was asked for the whole session.
+    pub runs: usize,
+    /// What asking a built-in judge cost, when one was asked.
+    pub usage: Option<JudgeUsage>,
+}
+
+/// What asking a model for a session's judgment cost: `judge` in a result.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JudgeUsage {
+    /// The judge as given: `anthropic:MODEL`, `openai:MODEL`, or `cmd:COMMAND`.
+    pub model: String,
+    /// Times the judge was asked for the whole session (`--judge-runs`).
+    pub runs: usize,
+    /// Replies read: chunks × runs.
+    pub replies: usize,
+    /// Prompt tokens the model reported for the replies asked for now (not those cached).
+    pub input_tokens: u64,
+    /// Completion tokens the model reported for the replies asked for now.
+    pub output_tokens: u64,
+    /// Replies read from the judgment cache instead of asked for.
+    pub cached: usize,
+}
+
+/// How far a judged dimension's score moved over repeated runs.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Spread {
+    pub min: f64,
+    pub max: f64,
+    /// Population standard deviation over the runs (divided by the number of runs).
+    pub sd: f64,
+}
+
+impl Spread {
+    /// The spread of some scores; `None` for fewer than two.
+    pub fn of(scores: &[f64]) -> Option<Spread> {
+        if scores.len() < 2 {
+            return None;
+        }
+        let n = scores.len() as f64;
+        let mean = scores.iter().sum::<f64>() / n;
+        let variance = scores.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / n;
+        Some(Spread {
+            min: scores.iter().copied().fold(f64::INFINITY, f64::min),
+            max: scores.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            sd: variance.sqrt(),
+        })
+    }
+}
+
+impl DimensionJudgment {
+    /// The spread over runs, when there were several.
+    pub fn spread(&self) -> Option<Spread> {
+        Spread::of(&self.run_scores)
+    }
+}
+
+/// One judgment from several runs of the judge over the same session: a numeric
+/// dimension takes the mean of the runs, a categorical one the median category (the lower
+/// of the two middle ones for an even number of runs, so a tie never rounds up). Evidence,
+/// rationale and chunk scores come from the first run whose score is nearest the result.
+///
+/// `runs` must not be empty; one run is returned as it is.
+pub fn combine_runs(mut runs: Vec<Judgment>, pack: &CompiledPack) -> Judgment {
+    if runs.len() <= 1 {
+        return runs.pop().unwrap_or(Judgment {
+            dimensions: IndexMap::new(),
+            chunks: 0,
+            runs: 0,
+            usage: None,
+        });
+    }
+    let n = runs.len();
+    let mut dimensions = IndexMap::new();
+    for d in pack.judged_dimensions() {
+        let scores: Vec<f64> = runs
+            .iter()
+            .map(|r| r.dimensions.get(&d.id).map_or(0.0, |j| j.score))
+            .collect();
+        let score = match &d.kind {
+            DimensionKind::Categorical { .. } => {
+                let mut sorted = scores.clone();
+                sorted.sort_by(f64::total_cmp);
+                sorted[(n - 1) / 2]
+            }
+            _ => scores.iter().sum::<f64>() / n as f64,
+        };
+        let nearest = scores
+            .iter()
+            .enumerate()
+            .min_by(|a, b| (a.1 - score).abs().total_cmp(&(b.1 - score).abs()))
+            .map_or(0, |(i, _)| i);
+        let Some(base) = runs[nearest].dimensions.get(&d.id) else {
+            continue;
+        };
+        dimensions.insert(
+            d.id.clone(),
+            DimensionJudgment {
+                score,
+                evidence: base.evidence.clone(),
+                rationale: base.rationale.clone(),
+                chunk_scores: base.chunk_scores.clone(),
+                run_scores: scores,
+            },
+        );
+    }
+    Judgment {
+        dimensions,
+        chunks: runs[0].chunks,
+        runs: n,
+        usage: None,
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -120,21 +234,119 @@ pub fn quote_start(text: &str, n: usize) -> String {
     }
 }
 
-/// The JSON in a judge's reply: the whole reply, or the first fenced ```json block in it.
-pub fn extract_json(reply: &str) -> &str {
+/// The JSON in a judge's reply: the whole reply when it is JSON, else the first fenced
+/// ```json block that parses, else the one JSON object written somewhere in the prose.
+///
+/// A reply with several JSON objects in its prose and no fenced block is refused: which
+/// of them is the judgment would be a guess.
+pub fn find_judgment_json(reply: &str) -> Result<&str, ReplyError> {
     let trimmed = reply.trim();
-    if trimmed.starts_with('{') || trimmed.starts_with('[') {
-        return trimmed;
+    if (trimmed.starts_with('{') || trimmed.starts_with('['))
+        && serde_json::from_str::<serde::de::IgnoredAny>(trimmed).is_ok()
+    {
+        return Ok(trimmed);
     }
-    for fence in ["```json", "```JSON", "```"] {
-        if let Some(start) = trimmed.find(fence) {
-            let body = &trimmed[start + fence.len()..];
-            if let Some(end) = body.find("```") {
-                return body[..end].trim();
+    let mut rest = trimmed;
+    while let Some(start) = rest.find("```") {
+        let after = &rest[start + 3..];
+        // The info string (`json`, `JSON`, or none) runs to the end of the fence's line.
+        let (info, body) = after.split_once('\n').unwrap_or((after, ""));
+        let Some(end) = body.find("```") else { break };
+        let block = body[..end].trim();
+        let info = info.trim();
+        if (info.is_empty() || info.eq_ignore_ascii_case("json"))
+            && serde_json::from_str::<serde::de::IgnoredAny>(block).is_ok()
+        {
+            return Ok(block);
+        }
+        rest = &body[end + 3..];
+    }
+    let objects = json_objects_in(trimmed);
+    match objects.as_slice() {
+        [one] => Ok(one),
+        [] => Err(ReplyError::NoJson),
+        many => Err(ReplyError::Ambiguous(many.len())),
+    }
+}
+
+/// Why a judge's reply holds no judgment to read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReplyError {
+    #[error("the reply is not JSON and holds no JSON object")]
+    NoJson,
+    #[error("the reply holds {0} JSON objects and no fenced ```json block, so which one is the judgment is unclear")]
+    Ambiguous(usize),
+}
+
+/// The outermost JSON objects written in a text's prose, in order (strings inside them may
+/// hold braces, and fenced code blocks hold code; neither counts).
+fn json_objects_in(text: &str) -> Vec<&str> {
+    let bytes = text.as_bytes();
+    let mut fenced = Vec::new();
+    let mut at = 0;
+    while let Some(open) = text[at..].find("```") {
+        let open = at + open;
+        let Some(close) = text[open + 3..].find("```") else {
+            break;
+        };
+        let close = open + 3 + close + 3;
+        fenced.push(open..close);
+        at = close;
+    }
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if let Some(fence) = fenced.iter().find(|f| f.contains(&i)) {
+            i = fence.end;
+            continue;
+        }
+        if bytes[i] != b'{' {
+            i += 1;
+            continue;
+        }
+        match object_end(bytes, i) {
+            Some(end)
+                if serde_json::from_str::<serde_json::Map<String, Value>>(&text[i..end])
+                    .is_ok() =>
+            {
+                found.push(&text[i..end]);
+                i = end;
             }
+            _ => i += 1,
         }
     }
-    trimmed
+    found
+}
+
+/// Where the object opened at `start` closes (one past its `}`), by brace depth outside
+/// strings; `None` when it never closes.
+fn object_end(bytes: &[u8], start: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for (i, &b) in bytes.iter().enumerate().skip(start) {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Parses, checks and aggregates a judgment. `origin` names where it came from in messages.
@@ -297,11 +509,61 @@ fn aggregate(chunks: &[&Value], pack: &CompiledPack) -> Judgment {
                 evidence,
                 rationale,
                 chunk_scores: if n > 1 { scores } else { Vec::new() },
+                run_scores: Vec::new(),
             },
         );
     }
     Judgment {
         dimensions,
         chunks: n,
+        runs: 1,
+        usage: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_judgment_is_found_bare_fenced_or_alone_in_prose() {
+        assert_eq!(find_judgment_json("  {\"a\": 1}\n"), Ok("{\"a\": 1}"));
+        assert_eq!(find_judgment_json("[{\"a\": 1}]"), Ok("[{\"a\": 1}]"));
+        let fenced = "Sure.\n```json\n{\"a\": 1}\n```\nAnd {\"b\": 2} too.";
+        assert_eq!(find_judgment_json(fenced), Ok("{\"a\": 1}"));
+        let bare_fence = "```\n{\"a\": 1}\n```";
+        assert_eq!(find_judgment_json(bare_fence), Ok("{\"a\": 1}"));
+        // A fenced block in another language is not the judgment.
+        let other = "```python\nx = {}\n```\nResult: {\"a\": 1}";
+        assert_eq!(find_judgment_json(other), Ok("{\"a\": 1}"));
+        let prose = "My judgment is {\"a\": {\"b\": \"a } in a string\"}} as asked.";
+        assert_eq!(
+            find_judgment_json(prose),
+            Ok("{\"a\": {\"b\": \"a } in a string\"}}")
+        );
+        assert_eq!(
+            find_judgment_json("first {\"a\": 1} then {\"a\": 2}"),
+            Err(ReplyError::Ambiguous(2))
+        );
+        assert_eq!(find_judgment_json("no idea"), Err(ReplyError::NoJson));
+        assert_eq!(find_judgment_json("{ broken"), Err(ReplyError::NoJson));
+        // A reply cut off mid-object holds no object.
+        assert_eq!(
+            find_judgment_json("Here: {\"a\": {\"b\": 1}"),
+            Ok("{\"b\": 1}"),
+            "only the complete inner object is there to read"
+        );
+    }
+
+    #[test]
+    fn spread_is_min_max_and_population_sd() {
+        let s = Spread::of(&[0.2, 0.4, 0.9]).unwrap();
+        assert_eq!((s.min, s.max), (0.2, 0.9));
+        let mean = 0.5;
+        let sd = (((0.2f64 - mean).powi(2) + (0.4f64 - mean).powi(2) + (0.9f64 - mean).powi(2))
+            / 3.0)
+            .sqrt();
+        assert!((s.sd - sd).abs() < 1e-12);
+        assert_eq!(Spread::of(&[0.5]), None);
     }
 }

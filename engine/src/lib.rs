@@ -5,6 +5,7 @@
 //! (references resolved, every problem collected, scripts compiled once) and
 //! [`pack::CompiledPack::grade`] (one session at a time; sessions are independent).
 
+pub mod agreement;
 pub mod entry;
 pub mod eval;
 pub mod judgment;

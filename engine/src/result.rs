@@ -42,6 +42,9 @@ pub struct GradeResult {
     pub percent: Score,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grade: Option<String>,
+    /// What asking a built-in judge cost, when one was asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge: Option<crate::judgment::JudgeUsage>,
     /// Why each point was given or taken; only with `--explain`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub explain: Option<IndexMap<String, Vec<RuleTrace>>>,
@@ -64,6 +67,10 @@ pub struct DimensionScore {
     /// A judged dimension: why the judge gave this score.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rationale: Option<String>,
+    /// A judged dimension asked several times (`--judge-runs`): how far the runs' scores
+    /// spread.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spread: Option<crate::judgment::Spread>,
 }
 
 /// Names exactly what graded a result: the pack, its version, and a digest of its files.

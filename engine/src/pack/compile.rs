@@ -308,6 +308,18 @@ impl Compiler<'_> {
                 ),
             );
         }
+        if let Some(t) = judge.temperature.filter(|t| !(0.0..=2.0).contains(t)) {
+            self.problem(
+                "judge.temperature",
+                format!(
+                    "`temperature` must be between 0 and 2, not {}",
+                    crate::entry::js_number(t)
+                ),
+            );
+        }
+        if judge.max_tokens == Some(0) {
+            self.problem("judge.max_tokens", "`max_tokens` must be at least 1");
+        }
         let Some(template) = self.files.files.get(&judge.prompt) else {
             self.problem(
                 "judge.prompt",
@@ -330,6 +342,8 @@ impl Compiler<'_> {
             template: template.clone(),
             budget_tokens: judge.budget_tokens,
             chunk_tokens: judge.chunk_tokens,
+            temperature: judge.temperature,
+            max_tokens: judge.max_tokens,
         })
     }
 

@@ -432,6 +432,10 @@ pub struct Judge {
     pub template: String,
     pub budget_tokens: u64,
     pub chunk_tokens: u64,
+    /// The sampling temperature for a built-in judge; the model's default when `None`.
+    pub temperature: Option<f64>,
+    /// The most tokens a built-in judge may write per reply.
+    pub max_tokens: Option<u64>,
 }
 
 pub struct Dimension {

@@ -226,6 +226,12 @@ pub struct RawJudge {
     /// The size each chunk aims at.
     #[serde(default = "default_chunk_tokens")]
     pub chunk_tokens: u64,
+    /// The sampling temperature sent to a built-in judge; the model's default without it.
+    #[serde(default)]
+    pub temperature: Option<f64>,
+    /// The most tokens a built-in judge may write per reply.
+    #[serde(default)]
+    pub max_tokens: Option<u64>,
 }
 
 fn default_budget_tokens() -> u64 {

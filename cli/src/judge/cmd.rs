@@ -1,61 +1,16 @@
 //! `--judge-cmd`: asks an external program (an LLM client, a script) for a judgment.
 //!
-//! The command runs once per chunk of the session with that chunk's scorer prompt on stdin
-//! and prints a judgment on stdout: a bare JSON object, or one inside a fenced ```json
-//! block. The replies of all chunks are aggregated like a `--judgment` array.
+//! The command runs once per chunk of the session (and per run) with that chunk's scorer
+//! prompt on stdin and prints a judgment on stdout.
 
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use grade_engine::judgment::{extract_json, parse_judgment, quote_start, Judgment};
-use grade_engine::{CompiledPack, Session};
-
-use crate::error::CliError;
-
-pub fn judge(
-    pack: &CompiledPack,
-    session: &Session,
-    cmd: &str,
-    timeout: Duration,
-) -> Result<Judgment, CliError> {
-    let judge = pack.judge.as_ref().ok_or_else(|| {
-        CliError::Usage(format!(
-            "rubric `{}` has no judged dimensions, so there is nothing to ask a judge",
-            pack.id
-        ))
-    })?;
-    let prompts = grade_engine::prompt::render_prompts(pack, judge, session);
-    let total = prompts.len();
-    let mut replies = Vec::with_capacity(total);
-    for (i, prompt) in prompts.iter().enumerate() {
-        let place = format!(
-            "judge `{cmd}` for session `{}`, chunk {} of {total}",
-            session.id,
-            i + 1
-        );
-        let reply =
-            run(cmd, prompt, timeout).map_err(|why| CliError::Judge(format!("{place}: {why}")))?;
-        let json = extract_json(&reply);
-        let value: serde_json::Value = serde_json::from_str(json).map_err(|e| {
-            CliError::Judge(format!(
-                "{place}: the reply is not JSON ({e}); it starts with `{}`",
-                quote_start(&reply, 120)
-            ))
-        })?;
-        replies.push(value);
-    }
-    let text = serde_json::Value::Array(replies).to_string();
-    parse_judgment(
-        &text,
-        &format!("judge `{cmd}` for session `{}`", session.id),
-        pack,
-    )
-    .map_err(|e| CliError::Judge(e.to_string()))
-}
+use grade_engine::judgment::quote_start;
 
 /// Runs `sh -c cmd` with `input` on stdin; its stdout, or why it failed.
-fn run(cmd: &str, input: &str, timeout: Duration) -> Result<String, String> {
+pub fn run(cmd: &str, input: &str, timeout: Duration) -> Result<String, String> {
     let mut child = Command::new("sh")
         .arg("-c")
         .arg(cmd)

@@ -1,0 +1,282 @@
+//! One way to call an HTTP API for every client in the binary (model judges, Langfuse reads
+//! and pushes): blocking ureq, no redirects followed (a redirect is not an answer), retries
+//! with exponential backoff on 429, 5xx, 408, 409 and transport errors, honouring the
+//! server's `retry-after-ms` or `retry-after` (seconds or an HTTP date), as the official
+//! Anthropic, OpenAI and Langfuse SDKs do.
+
+use std::time::Duration;
+
+/// How often and how long to retry.
+#[derive(Debug, Clone, Copy)]
+pub struct Retry {
+    /// Attempts in all, the first included.
+    pub attempts: u32,
+    /// Wait before the first retry; each further retry waits twice as long.
+    pub backoff: Duration,
+    /// No single wait is longer than this, whatever the server asks.
+    pub max_wait: Duration,
+}
+
+/// A request: method, URL, headers and an optional JSON body.
+pub struct Request<'a> {
+    pub method: &'a str,
+    pub url: &'a str,
+    pub headers: Vec<(&'a str, String)>,
+    pub body: Option<&'a str>,
+}
+
+/// A 2xx answer.
+#[derive(Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub body: String,
+    /// How many retries it took.
+    pub retries: u32,
+}
+
+/// Why a request got no 2xx answer.
+#[derive(Debug)]
+pub enum Failure {
+    /// The server answered with a status that is not retried (or ran out of retries).
+    Status {
+        status: u16,
+        body: String,
+        /// Where a redirect pointed.
+        location: Option<String>,
+        attempts: u32,
+    },
+    /// No answer at all.
+    Transport { message: String, attempts: u32 },
+}
+
+impl Failure {
+    /// A one-line description: the status and the start of what the server said.
+    pub fn describe(&self) -> String {
+        match self {
+            Failure::Status {
+                status,
+                body,
+                location,
+                attempts,
+            } => {
+                let mut out = format!("{status} {}", reason(*status));
+                if let Some(to) = location {
+                    out.push_str(&format!(" to `{to}` (redirects are not followed)"));
+                }
+                let said = grade_engine::judgment::quote_start(body, 200);
+                if !said.is_empty() {
+                    out.push_str(&format!(": {said}"));
+                }
+                if *attempts > 1 {
+                    out.push_str(&format!(" (after {attempts} attempts)"));
+                }
+                out
+            }
+            Failure::Transport { message, attempts } if *attempts > 1 => {
+                format!("{message} (after {attempts} attempts)")
+            }
+            Failure::Transport { message, .. } => message.clone(),
+        }
+    }
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        301 => "Moved Permanently",
+        302 => "Found",
+        303 => "See Other",
+        307 => "Temporary Redirect",
+        308 => "Permanent Redirect",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        408 => "Request Timeout",
+        409 => "Conflict",
+        413 => "Payload Too Large",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        504 => "Gateway Timeout",
+        _ => "",
+    }
+}
+
+/// An agent that waits at most `timeout` for each answer and follows no redirect.
+pub fn agent(timeout: Duration) -> ureq::Agent {
+    ureq::AgentBuilder::new()
+        .timeout(timeout)
+        .redirects(0)
+        .build()
+}
+
+fn retryable(status: u16) -> bool {
+    matches!(status, 408 | 409 | 429) || status >= 500
+}
+
+/// Sends a request, retrying as the module says; only a 2xx status is an answer.
+pub fn send(agent: &ureq::Agent, request: &Request<'_>, retry: Retry) -> Result<Reply, Failure> {
+    let mut attempt = 1;
+    loop {
+        let mut call = agent.request(request.method, request.url);
+        for (name, value) in &request.headers {
+            call = call.set(name, value);
+        }
+        let outcome = match request.body {
+            Some(body) => call
+                .set("Content-Type", "application/json")
+                .send_string(body),
+            None => call.call(),
+        };
+        let (failure, asked_wait) = match outcome {
+            Ok(response) if (200..300).contains(&response.status()) => {
+                let status = response.status();
+                let body = response.into_string().map_err(|e| Failure::Transport {
+                    message: format!("cannot read the answer: {e}"),
+                    attempts: attempt,
+                })?;
+                return Ok(Reply {
+                    status,
+                    body,
+                    retries: attempt - 1,
+                });
+            }
+            // A redirect or a 1xx: not an answer, and not retried.
+            Ok(response) => {
+                let status = response.status();
+                let location = response.header("location").map(str::to_owned);
+                return Err(Failure::Status {
+                    status,
+                    body: response.into_string().unwrap_or_default(),
+                    location,
+                    attempts: attempt,
+                });
+            }
+            Err(ureq::Error::Status(status, response)) => {
+                let wait = asked_wait(&response);
+                let body = response.into_string().unwrap_or_default();
+                let failure = Failure::Status {
+                    status,
+                    body,
+                    location: None,
+                    attempts: attempt,
+                };
+                if !retryable(status) {
+                    return Err(failure);
+                }
+                (failure, wait)
+            }
+            Err(ureq::Error::Transport(t)) => (
+                Failure::Transport {
+                    message: t.to_string(),
+                    attempts: attempt,
+                },
+                None,
+            ),
+        };
+        if attempt >= retry.attempts {
+            return Err(failure);
+        }
+        let backoff = retry.backoff.saturating_mul(1u32 << (attempt - 1).min(16));
+        std::thread::sleep(asked_wait.unwrap_or(backoff).min(retry.max_wait));
+        attempt += 1;
+    }
+}
+
+/// How long the server asked to wait: `retry-after-ms`, else `retry-after` in (possibly
+/// fractional) seconds or as an HTTP date.
+fn asked_wait(response: &ureq::Response) -> Option<Duration> {
+    if let Some(ms) = response
+        .header("retry-after-ms")
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|ms| ms.is_finite() && *ms >= 0.0)
+    {
+        return Some(Duration::from_secs_f64(ms / 1000.0));
+    }
+    let value = response.header("retry-after")?.trim();
+    if let Ok(seconds) = value.parse::<f64>() {
+        return (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds));
+    }
+    let at = http_date_ms(value)?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?
+        .as_millis() as i64;
+    Some(Duration::from_millis((at - now).max(0) as u64))
+}
+
+/// Milliseconds since the epoch of an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`).
+fn http_date_ms(text: &str) -> Option<i64> {
+    let parts: Vec<&str> = text.split_whitespace().collect();
+    let [_, day, month, year, time, "GMT"] = parts.as_slice() else {
+        return None;
+    };
+    let month = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ]
+    .iter()
+    .position(|m| m == month)?
+        + 1;
+    let iso = format!("{year}-{month:02}-{:0>2}T{time}Z", day);
+    grade_engine::time::parse_timestamp(&iso).ok()
+}
+
+/// `Authorization: Basic` for a key pair.
+pub fn basic_auth(user: &str, password: &str) -> String {
+    format!("Basic {}", base64(format!("{user}:{password}").as_bytes()))
+}
+
+fn base64(bytes: &[u8]) -> String {
+    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = (u32::from(chunk[0]) << 16)
+            | (u32::from(chunk.get(1).copied().unwrap_or(0)) << 8)
+            | u32::from(chunk.get(2).copied().unwrap_or(0));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(TABLE[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// A query-string component, percent-encoded (RFC 3986 unreserved characters kept).
+pub fn encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_matches_the_standard_alphabet() {
+        assert_eq!(base64(b"pk-lf-1:sk-lf-2"), "cGstbGYtMTpzay1sZi0y");
+        assert_eq!(base64(b"a"), "YQ==");
+        assert_eq!(base64(b"ab"), "YWI=");
+    }
+
+    #[test]
+    fn http_dates_and_query_components_are_read_and_written() {
+        assert_eq!(
+            http_date_ms("Sun, 06 Nov 1994 08:49:37 GMT"),
+            Some(784_111_777_000)
+        );
+        assert_eq!(http_date_ms("soon"), None);
+        assert_eq!(encode("chat 7/ü"), "chat%207%2F%C3%BC");
+    }
+}
