@@ -691,14 +691,21 @@ fn fake_langfuse(script: Vec<u16>) -> FakeLangfuse {
                 }
                 match serde_json::from_slice::<Value>(&body) {
                     Ok(json) => {
-                        for e in validator.iter_errors(&json) {
-                            probs
-                                .lock()
-                                .unwrap()
-                                .push(format!("{e} at {}", e.instance_path));
-                        }
-                        if status == 200 {
-                            rec.lock().unwrap().push(json);
+                        // The SDK sends a batch (an array); an older client one score.
+                        let scores = match json {
+                            Value::Array(items) => items,
+                            one => vec![one],
+                        };
+                        for score in scores {
+                            for e in validator.iter_errors(&score) {
+                                probs
+                                    .lock()
+                                    .unwrap()
+                                    .push(format!("{e} at {}", e.instance_path));
+                            }
+                            if status == 200 {
+                                rec.lock().unwrap().push(score);
+                            }
                         }
                     }
                     Err(e) => probs.lock().unwrap().push(format!("body is not JSON: {e}")),
@@ -760,7 +767,7 @@ fn bodies_file(dir: &std::path::Path) -> std::path::PathBuf {
 fn push_sends_every_score_and_retries_429_and_5xx() {
     let dir = tempfile::tempdir().unwrap();
     let file = bodies_file(dir.path());
-    let server = fake_langfuse(vec![429, 503, 200, 500]);
+    let server = fake_langfuse(vec![429, 503, 200]);
     let out = push(&server, &file);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(
@@ -768,7 +775,11 @@ fn push_sends_every_score_and_retries_429_and_5xx() {
         "{}",
         stdout(&out)
     );
-    assert!(stdout(&out).contains("(3 retries)"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("in 1 request (2 retries)"),
+        "the seven scores go in one batch, as the SDK sends them: {}",
+        stdout(&out)
+    );
     assert_eq!(*server.problems.lock().unwrap(), Vec::<String>::new());
     let received = server.received.lock().unwrap();
     let names: Vec<&str> = received
@@ -789,21 +800,32 @@ fn push_stops_with_a_clear_error_on_401_400_and_missing_keys() {
     let out = push(&server, &file);
     assert_eq!(code(&out), 2);
     assert!(
-        stderr(&out).contains("rejected the keys (401 unauthorized)"),
+        stderr(&out).contains("refused the keys (401 Unauthorized"),
         "{}",
         stderr(&out)
     );
 
-    let server = fake_langfuse(vec![400]);
+    // A batch answered 400 is sent again one score at a time (an older server); the score
+    // refused then is named.
+    let server = fake_langfuse(vec![400, 400]);
     let out = push(&server, &file);
     assert_eq!(code(&out), 2);
-    assert!(stderr(&out).contains("Langfuse refused score `goal_achievement` (400): {\"message\":\"Invalid score value\"}"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("refused score `goal_achievement` (id `"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("400 Bad Request: {\"message\":\"Invalid score value\"}"),
+        "{}",
+        stderr(&out)
+    );
 
     let server = fake_langfuse(vec![503, 503, 503, 503]);
     let out = push(&server, &file);
     assert_eq!(code(&out), 2);
     assert!(
-        stderr(&out).contains("after 4 attempts: 503"),
+        stderr(&out).contains("503 Service Unavailable: {} (after 4 attempts)"),
         "{}",
         stderr(&out)
     );

@@ -103,8 +103,12 @@ pub struct Cli {
     #[arg(long, value_enum, value_name = "TARGET")]
     pub emit: Option<EmitTarget>,
 
-    /// With `--emit langfuse`: a JSON object mapping score names to Langfuse score-config ids
-    #[arg(long, value_name = "FILE", requires = "emit")]
+    /// After grading, send each session's scores to Langfuse as its SDK does (LANGFUSE_BASE_URL, LANGFUSE_PUBLIC_KEY, LANGFUSE_SECRET_KEY); re-running updates the same scores
+    #[arg(long, value_enum, value_name = "TARGET")]
+    pub push: Option<EmitTarget>,
+
+    /// With `--emit langfuse` or `--push langfuse`: a JSON object mapping score names to Langfuse score-config ids
+    #[arg(long, value_name = "FILE")]
     pub config_ids: Option<PathBuf>,
 
     /// List recorded grades instead of grading
@@ -198,7 +202,7 @@ pub enum EmitTarget {
 
 #[derive(Debug, Args)]
 pub struct PushArgs {
-    /// Score bodies to send to Langfuse (JSON lines or an array); `-` reads stdin. Uses LANGFUSE_PUBLIC_KEY, LANGFUSE_SECRET_KEY and LANGFUSE_HOST
+    /// Score bodies to send to Langfuse (JSON lines or an array); `-` reads stdin. Uses LANGFUSE_BASE_URL (else LANGFUSE_HOST), LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY
     #[arg(long, value_name = "FILE|-")]
     pub langfuse: PathBuf,
     /// Attempts per score when the server answers 429 or 5xx, or cannot be reached

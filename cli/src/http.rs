@@ -246,19 +246,6 @@ fn base64(bytes: &[u8]) -> String {
     out
 }
 
-/// A query-string component, percent-encoded (RFC 3986 unreserved characters kept).
-pub fn encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for b in text.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -271,12 +258,11 @@ mod tests {
     }
 
     #[test]
-    fn http_dates_and_query_components_are_read_and_written() {
+    fn http_dates_are_read() {
         assert_eq!(
             http_date_ms("Sun, 06 Nov 1994 08:49:37 GMT"),
             Some(784_111_777_000)
         );
         assert_eq!(http_date_ms("soon"), None);
-        assert_eq!(encode("chat 7/ü"), "chat%207%2F%C3%BC");
     }
 }

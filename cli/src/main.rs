@@ -121,7 +121,8 @@ fn run(cli: Cli) -> Result<(), CliError> {
         && cli.judge_cmd.is_none()
         && cli.judge.is_none()
         && !cli.print_prompt
-        && cli.emit.is_none();
+        && cli.emit.is_none()
+        && cli.push.is_none();
     let (outcomes, sessions): (Vec<Result<GradeResult, EvalError>>, Vec<Session>) = if streamable {
         match stream_grades(
             &pack,
@@ -196,23 +197,37 @@ fn run(cli: Cli) -> Result<(), CliError> {
         grades::append(&path, &results)?;
     }
     let mut out = Vec::new();
+    let scores = if cli.emit.is_some() || cli.push.is_some() {
+        score_bodies(&cli, &pack, &results, &sessions)?
+    } else {
+        Vec::new()
+    };
     if let Some(EmitTarget::Langfuse) = cli.emit {
-        let config_ids = match &cli.config_ids {
-            Some(path) => langfuse::read_config_ids(path)?,
-            None => Default::default(),
-        };
-        for r in &results {
-            let session = sessions.iter().find(|s| s.id == r.session_id);
-            let trace = session.and_then(trace_id);
-            for body in langfuse::score_bodies(&pack, r, trace.as_deref(), &config_ids) {
-                serde_json::to_writer(&mut out, &body).map_err(CliError::Json)?;
-                out.push(b'\n');
-            }
+        for body in &scores {
+            serde_json::to_writer(&mut out, body).map_err(CliError::Json)?;
+            out.push(b'\n');
         }
     } else {
         render_results(&mut out, &results, &pack, &cli)?;
     }
     write_stdout(&out)?;
+    if let Some(EmitTarget::Langfuse) = cli.push {
+        let server = langfuse::server::Server::from_env(
+            "`--push langfuse`",
+            std::time::Duration::from_secs(30),
+            http::Retry {
+                attempts: 4,
+                backoff: std::time::Duration::from_millis(500),
+                max_wait: std::time::Duration::from_secs(60),
+            },
+        )?;
+        let values: Vec<serde_json::Value> = scores
+            .iter()
+            .map(serde_json::to_value)
+            .collect::<Result<_, _>>()
+            .map_err(CliError::Json)?;
+        eprint!("{}", langfuse::send(&server, &values)?);
+    }
     finish(failed, total)
 }
 
@@ -386,14 +401,24 @@ fn progress_bar() -> Option<ProgressBar> {
     Some(bar)
 }
 
-/// The Langfuse trace a session came from, when its source names one.
-fn trace_id(session: &Session) -> Option<String> {
-    session.entries.iter().find_map(|e| {
-        e.metadata
-            .get("traceId")
-            .and_then(|v| v.as_str())
-            .map(str::to_owned)
-    })
+/// The Langfuse score bodies of graded sessions, in order.
+fn score_bodies(
+    cli: &Cli,
+    pack: &CompiledPack,
+    results: &[GradeResult],
+    sessions: &[Session],
+) -> Result<Vec<langfuse::ScoreBody>, CliError> {
+    let config_ids = match &cli.config_ids {
+        Some(path) => langfuse::read_config_ids(path)?,
+        None => Default::default(),
+    };
+    let mut out = Vec::new();
+    for r in results {
+        let session = sessions.iter().find(|s| s.id == r.session_id);
+        let target = langfuse::ScoreTarget::of(session);
+        out.extend(langfuse::score_bodies(pack, r, &target, &config_ids));
+    }
+    Ok(out)
 }
 
 /// One judgment per session: from `--judgment`, from `--judge-cmd`, or none.

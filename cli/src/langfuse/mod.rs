@@ -1,8 +1,13 @@
 //! Langfuse: score-config bodies for a weighted pack, score bodies for a graded session,
-//! and `grade push`, which sends score bodies to a Langfuse server.
+//! `grade push` and `--push langfuse`, which send score bodies to a Langfuse server, and
+//! `--source langfuse:session/ID`, which reads a session from one.
 //!
 //! Bodies follow Langfuse's public API (`POST /api/public/score-configs`,
-//! `POST /api/public/scores`); the tests check them against Langfuse's own OpenAPI schemas.
+//! `POST /api/public/scores`) and carry the fields the Python SDK sends for a score; the
+//! tests check them against Langfuse's own OpenAPI schemas.
+
+pub mod push;
+pub mod server;
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -11,13 +16,14 @@ use std::time::Duration;
 
 use grade_engine::judgment::json_number;
 use grade_engine::pack::DimensionKind;
-use grade_engine::{CompiledPack, GradeResult};
+use grade_engine::{CompiledPack, GradeResult, Session};
 use serde::Serialize;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use crate::args::PushArgs;
 use crate::error::CliError;
+use server::Server;
 
 /// A body for `POST /api/public/score-configs`, keys in the order of Langfuse's docs.
 #[derive(Debug, Serialize)]
@@ -41,7 +47,9 @@ struct Category {
     value: Value,
 }
 
-/// A body for `POST /api/public/scores`.
+/// A body for `POST /api/public/scores`: the fields the Python SDK's `create_score` sends,
+/// in its order, those without a value left out as it leaves them out. `source` is not
+/// sent (the server then records `API`, as for the SDK's scores).
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ScoreBody {
@@ -52,11 +60,16 @@ pub struct ScoreBody {
     session_id: Option<String>,
     name: String,
     value: Value,
-    data_type: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     comment: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    environment: Option<String>,
+    data_type: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
     config_id: Option<String>,
+    /// With the id, what makes a re-sent score update the first one instead of adding
+    /// another: the session's start, the same on every run.
+    timestamp: String,
     metadata: ScoreMetadata,
 }
 
@@ -170,15 +183,61 @@ pub fn read_config_ids(path: &Path) -> Result<HashMap<String, String>, CliError>
         .collect()
 }
 
+/// Where a session's scores go and when they are dated, from what its source says.
+#[derive(Debug, Clone, Default)]
+pub struct ScoreTarget {
+    /// The Langfuse trace the scores attach to; without one they attach to the session.
+    pub trace_id: Option<String>,
+    /// The environment of the scored trace, else `LANGFUSE_TRACING_ENVIRONMENT`.
+    pub environment: Option<String>,
+    /// The session's first entry, else the grade's own time.
+    pub timestamp: Option<String>,
+}
+
+impl ScoreTarget {
+    /// The target of a session: the first trace it came from (the design's "7 scores on
+    /// the first trace"), that trace's environment and the session's start.
+    pub fn of(session: Option<&Session>) -> ScoreTarget {
+        let entries = session.map_or(&[][..], |s| &s.entries[..]);
+        let text = |key: &str| {
+            entries.iter().find_map(|e| {
+                e.metadata
+                    .get(key)
+                    .and_then(|v| v.as_str())
+                    .filter(|v| !v.is_empty())
+                    .map(str::to_owned)
+            })
+        };
+        ScoreTarget {
+            trace_id: text("traceId"),
+            environment: text("environment").or_else(|| {
+                std::env::var("LANGFUSE_TRACING_ENVIRONMENT")
+                    .ok()
+                    .filter(|v| !v.trim().is_empty())
+            }),
+            timestamp: entries
+                .iter()
+                .map(|e| e.instant)
+                .min()
+                .map(grade_engine::time::format_iso_millis),
+        }
+    }
+}
+
 /// The score bodies of one graded session: one per dimension and, for a weighted pack,
 /// the aggregate. Attached to the session's Langfuse trace when the source names one,
 /// else to the session.
 pub fn score_bodies(
     pack: &CompiledPack,
     result: &GradeResult,
-    trace_id: Option<&str>,
+    target: &ScoreTarget,
     config_ids: &HashMap<String, String>,
 ) -> Vec<ScoreBody> {
+    let trace_id = target.trace_id.as_deref();
+    let timestamp = target
+        .timestamp
+        .clone()
+        .unwrap_or_else(|| result.timestamp.clone());
     let body = |name: &str,
                 value: Value,
                 data_type: &'static str,
@@ -191,7 +250,9 @@ pub fn score_bodies(
         value,
         data_type,
         comment: comment.filter(|c| !c.is_empty()),
+        environment: target.environment.clone(),
         config_id: config_ids.get(name).cloned(),
+        timestamp: timestamp.clone(),
         metadata: ScoreMetadata {
             rubric: result.rubric.id.clone(),
             rubric_version: result.rubric.version.clone(),
@@ -227,27 +288,6 @@ pub fn score_bodies(
     out
 }
 
-/// Where to send scores, from the Langfuse SDK's own variables.
-struct Server {
-    host: String,
-    authorization: String,
-}
-
-fn server_from_env() -> Result<Server, CliError> {
-    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-    let (Some(public), Some(secret)) = (var("LANGFUSE_PUBLIC_KEY"), var("LANGFUSE_SECRET_KEY"))
-    else {
-        return Err(CliError::Usage(
-            "`grade push --langfuse` needs LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY (and LANGFUSE_HOST for a self-hosted server)".to_owned(),
-        ));
-    };
-    let host = var("LANGFUSE_HOST").unwrap_or_else(|| "https://cloud.langfuse.com".to_owned());
-    Ok(Server {
-        host: host.trim_end_matches('/').to_owned(),
-        authorization: crate::http::basic_auth(&public, &secret),
-    })
-}
-
 /// Reads score bodies: JSON lines, or one JSON array.
 fn read_bodies(path: &Path) -> Result<Vec<Value>, CliError> {
     let mut text = String::new();
@@ -270,9 +310,17 @@ fn read_bodies(path: &Path) -> Result<Vec<Value>, CliError> {
         path.display().to_string()
     };
     if text.trim_start().starts_with('[') {
-        return serde_json::from_str(&text).map_err(|e| {
+        let bodies: Vec<Value> = serde_json::from_str(&text).map_err(|e| {
             CliError::Usage(format!("{shown}: not a JSON array of score bodies: {e}"))
-        });
+        })?;
+        if let Some(i) = bodies.iter().position(|b| {
+            b.get("name").and_then(Value::as_str).is_none() || b.get("value").is_none()
+        }) {
+            return Err(CliError::Usage(format!(
+                "{shown}: item {i} of the array: a score body needs `name` and `value`"
+            )));
+        }
+        return Ok(bodies);
     }
     let mut out = Vec::new();
     for (n, line) in text.lines().enumerate() {
@@ -295,70 +343,32 @@ fn read_bodies(path: &Path) -> Result<Vec<Value>, CliError> {
 /// `grade push --langfuse FILE|-`.
 pub fn push(args: &PushArgs) -> Result<(), CliError> {
     let bodies = read_bodies(&args.langfuse)?;
-    let server = server_from_env()?;
-    let agent = ureq::AgentBuilder::new()
-        .timeout(Duration::from_secs(args.timeout))
-        .build();
-    let url = format!("{}/api/public/scores", server.host);
-    let mut retried = 0;
-    for body in &bodies {
-        let name = body["name"].as_str().unwrap_or_default();
-        let payload = body.to_string();
-        let mut attempt = 1;
-        loop {
-            let response = agent
-                .post(&url)
-                .set("Authorization", &server.authorization)
-                .set("Content-Type", "application/json")
-                .send_string(&payload);
-            let wait = match response {
-                Ok(_) => break,
-                Err(ureq::Error::Status(401, _)) => {
-                    return Err(CliError::Push(format!(
-                        "Langfuse at `{}` rejected the keys (401 unauthorized): check LANGFUSE_PUBLIC_KEY, LANGFUSE_SECRET_KEY and LANGFUSE_HOST",
-                        server.host
-                    )))
-                }
-                Err(ureq::Error::Status(code, response)) if code == 429 || code >= 500 => {
-                    let retry_after = response
-                        .header("Retry-After")
-                        .and_then(|s| s.trim().parse::<u64>().ok())
-                        .map(|s| Duration::from_secs(s.min(60)));
-                    (format!("{code} {}", response.status_text()), retry_after)
-                }
-                Err(ureq::Error::Status(code, response)) => {
-                    let text = response.into_string().unwrap_or_default();
-                    return Err(CliError::Push(format!(
-                        "Langfuse refused score `{name}` ({code}): {}",
-                        grade_engine::judgment::quote_start(&text, 200)
-                    )));
-                }
-                Err(ureq::Error::Transport(t)) => (t.to_string(), None),
-            };
-            if attempt >= args.attempts {
-                return Err(CliError::Push(format!(
-                    "could not send score `{name}` to `{url}` after {attempt} attempts: {}",
-                    wait.0
-                )));
-            }
-            let backoff =
-                Duration::from_millis(args.backoff_ms.saturating_mul(1 << (attempt - 1).min(16)));
-            std::thread::sleep(wait.1.unwrap_or(backoff));
-            attempt += 1;
-            retried += 1;
-        }
-    }
-    crate::write_stdout(
-        format!(
-            "pushed {} score{} to {} ({} retr{})\n",
-            bodies.len(),
-            if bodies.len() == 1 { "" } else { "s" },
-            server.host,
-            retried,
-            if retried == 1 { "y" } else { "ies" }
-        )
-        .as_bytes(),
-    )
+    let server = Server::from_env(
+        "`grade push --langfuse`",
+        Duration::from_secs(args.timeout),
+        crate::http::Retry {
+            attempts: args.attempts,
+            backoff: Duration::from_millis(args.backoff_ms),
+            max_wait: Duration::from_secs(60),
+        },
+    )?;
+    let said = send(&server, &bodies)?;
+    crate::write_stdout(said.as_bytes())
+}
+
+/// Sends score bodies; what was done, in a line.
+pub fn send(server: &Server, bodies: &[Value]) -> Result<String, CliError> {
+    let pushed = push::push_scores(server, bodies)?;
+    Ok(format!(
+        "pushed {} score{} to {} in {} request{} ({} retr{})\n",
+        pushed.scores,
+        if pushed.scores == 1 { "" } else { "s" },
+        server.host,
+        pushed.requests,
+        if pushed.requests == 1 { "" } else { "s" },
+        pushed.retries,
+        if pushed.retries == 1 { "y" } else { "ies" }
+    ))
 }
 
 #[cfg(test)]

@@ -1,0 +1,83 @@
+//! Which Langfuse server to talk to, from the SDK's own variables: `LANGFUSE_BASE_URL`
+//! (else the older `LANGFUSE_HOST`, else Langfuse Cloud), `LANGFUSE_PUBLIC_KEY` and
+//! `LANGFUSE_SECRET_KEY` (HTTP Basic auth, as the SDK sends them).
+
+use std::time::Duration;
+
+use crate::error::CliError;
+use crate::http::{self, Failure, Reply, Retry};
+
+pub const DEFAULT_HOST: &str = "https://cloud.langfuse.com";
+
+#[derive(Debug, Clone)]
+pub struct Server {
+    /// Without a trailing slash.
+    pub host: String,
+    authorization: String,
+    agent: ureq::Agent,
+    pub retry: Retry,
+}
+
+fn var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+impl Server {
+    /// The server of the environment; `needed_for` names the command in the message when
+    /// keys are missing.
+    pub fn from_env(needed_for: &str, timeout: Duration, retry: Retry) -> Result<Server, CliError> {
+        let (Some(public), Some(secret)) = (var("LANGFUSE_PUBLIC_KEY"), var("LANGFUSE_SECRET_KEY"))
+        else {
+            return Err(CliError::Usage(format!(
+                "{needed_for} needs LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY (and LANGFUSE_BASE_URL for a server other than Langfuse Cloud)"
+            )));
+        };
+        let host = var("LANGFUSE_BASE_URL")
+            .or_else(|| var("LANGFUSE_HOST"))
+            .unwrap_or_else(|| DEFAULT_HOST.to_owned());
+        Ok(Server {
+            host: host.trim().trim_end_matches('/').to_owned(),
+            authorization: http::basic_auth(&public, &secret),
+            agent: http::agent(timeout),
+            retry,
+        })
+    }
+
+    /// `POST` a JSON body to a path of the public API.
+    pub fn post(&self, path: &str, body: &str) -> Result<Reply, Failure> {
+        let url = format!("{}{path}", self.host);
+        http::send(
+            &self.agent,
+            &http::Request {
+                method: "POST",
+                url: &url,
+                headers: vec![("Authorization", self.authorization.clone())],
+                body: Some(body),
+            },
+            self.retry,
+        )
+    }
+
+    /// The message for a failure that means the keys or the address are wrong, if it is one.
+    pub fn access_problem(&self, failure: &Failure) -> Option<String> {
+        match failure {
+            Failure::Status {
+                status: status @ (401 | 403),
+                ..
+            } => Some(format!(
+                "Langfuse at `{}` refused the keys ({}): check LANGFUSE_PUBLIC_KEY, LANGFUSE_SECRET_KEY and LANGFUSE_BASE_URL{}",
+                self.host,
+                failure.describe(),
+                if *status == 403 { " (the keys may belong to another project)" } else { "" }
+            )),
+            Failure::Status {
+                status: 300..=399, ..
+            } => Some(format!(
+                "Langfuse at `{}` answered with a redirect, {}: set LANGFUSE_BASE_URL to the address of the server itself",
+                self.host,
+                failure.describe()
+            )),
+            _ => None,
+        }
+    }
+}
