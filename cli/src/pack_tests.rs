@@ -4,7 +4,7 @@
 //! engine reads) except `*.expected.jsonl` and notes (`*.md`, `*.txt`); its expectation is
 //! `<name>.expected.jsonl` beside it: one result per session, in order of first appearance.
 //! Compared per session: `totalScore`, `maxScore`, `entryCount`, `flags` in order, and each
-//! dimension's `score`, `max` and `evidence` in order.
+//! dimension's `score`, `max`, whether it applies, and `evidence` in order.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -365,6 +365,17 @@ fn diff_results(want: &Value, got: &Value) -> String {
             if !same(&w[key], &g[key]) {
                 let _ = writeln!(out, "  {id}.{key}: expected {}, got {}", w[key], g[key]);
             }
+        }
+        let applies = |d: &Value| d["notApplicable"] != Value::Bool(true);
+        if applies(w) != applies(g) {
+            let says = |d: &Value| {
+                if applies(d) {
+                    "applies"
+                } else {
+                    "not applicable"
+                }
+            };
+            let _ = writeln!(out, "  {id}: expected {}, got {}", says(w), says(g));
         }
         diff_list(
             &mut out,

@@ -63,14 +63,31 @@ pub fn report(r: &GradeResult, pack: &CompiledPack, color: bool) -> String {
         .as_deref()
         .map(|g| format!(" · grade {g}"))
         .unwrap_or_default();
-    let _ = writeln!(
-        out,
-        "{}  {}/{} ({}%){letter}",
-        p.bold(&r.session_id),
-        r.total_score,
-        r.max_score,
-        r.percent
-    );
+    let skipped = r.dimensions.values().filter(|d| d.not_applicable).count();
+    if skipped > 0 && skipped == r.dimensions.len() {
+        let _ = writeln!(
+            out,
+            "{}  nothing to grade: no dimension applies",
+            p.bold(&r.session_id)
+        );
+    } else {
+        let left_out = if skipped > 0 {
+            format!(
+                " · {skipped} of {} dimensions not applicable",
+                r.dimensions.len()
+            )
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            out,
+            "{}  {}/{} ({}%){letter}{left_out}",
+            p.bold(&r.session_id),
+            r.total_score,
+            r.max_score,
+            r.percent
+        );
+    }
     let _ = writeln!(
         out,
         "{}",
@@ -93,7 +110,9 @@ pub fn report(r: &GradeResult, pack: &CompiledPack, color: bool) -> String {
             .find(|d| &d.id == id)
             .map_or(id.as_str(), |d| d.name.as_str());
         let score = format!("{:>3}/{}", dim.score.to_string(), dim.max);
-        let score = if dim.score.0 >= dim.max.0 {
+        let score = if dim.not_applicable {
+            p.dim(&format!("{:>w$}", "n/a", w = 4 + dim.max.to_string().len()))
+        } else if dim.score.0 >= dim.max.0 {
             p.green(&score)
         } else if dim.score.0 <= 0.0 {
             p.red(&score)

@@ -209,6 +209,7 @@ impl CompiledPack {
         }
 
         let mut total = 0.0;
+        let mut not_applicable = Vec::new();
         for dimension in &self.dimensions {
             if let (Some(judgment), true) = (judgment, dimension.kind.is_judged()) {
                 let scored = judged_score(dimension, judgment);
@@ -220,6 +221,31 @@ impl CompiledPack {
                 };
                 result.dimensions.insert(dimension.id.clone(), scored);
                 continue;
+            }
+            if let Some(applies) = &dimension.applies {
+                let ctx = Ctx {
+                    facts,
+                    score: dimension.start,
+                    entry: None,
+                };
+                if !holds(&applies.when, &ctx, None) {
+                    let reason = applies.otherwise.as_ref().map(|t| t.render(&ctx));
+                    result.dimensions.insert(
+                        dimension.id.clone(),
+                        DimensionScore {
+                            score: Score(0.0),
+                            max: Score(dimension.max),
+                            evidence: reason.into_iter().collect(),
+                            not_applicable: true,
+                            ..DimensionScore::default()
+                        },
+                    );
+                    if let Some(explain) = result.explain.as_mut() {
+                        explain.insert(dimension.id.clone(), Vec::new());
+                    }
+                    not_applicable.push(dimension.id.as_str());
+                    continue;
+                }
             }
             let mut score = dimension.start;
             let mut evidence = Vec::new();
@@ -331,8 +357,21 @@ impl CompiledPack {
             }
         }
         result.total_score = Score(total);
-        result.percent = Score(percent_of(total, self.max_score()));
-        result.grade = self.band_for(result.percent.0).map(str::to_owned);
+        if not_applicable.is_empty() {
+            result.percent = Score(percent_of(total, self.max_score()));
+            result.grade = self.band_for(result.percent.0).map(str::to_owned);
+            return Ok(result);
+        }
+        // The total is over the dimensions that apply; with none, there is nothing to grade
+        // and no letter (a session that did nothing is not an A).
+        let max = self.max_score_of(|d| !not_applicable.contains(&d.id.as_str()));
+        result.max_score = Score(max);
+        result.percent = Score(percent_of(total, max));
+        result.grade = if max > 0.0 {
+            self.band_for(result.percent.0).map(str::to_owned)
+        } else {
+            None
+        };
         Ok(result)
     }
 
@@ -455,6 +494,7 @@ fn judged_score(dimension: &Dimension, judgment: &Judgment) -> DimensionScore {
         weight: dimension.weight,
         rationale: judged.map(|j| j.rationale.clone()),
         spread: judged.and_then(|j| j.spread()),
+        not_applicable: false,
     }
 }
 

@@ -71,6 +71,15 @@ pub struct DimensionScore {
     /// spread.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spread: Option<crate::judgment::Spread>,
+    /// The session gave the dimension nothing to judge (its `applies_when` did not hold):
+    /// its score is 0, its evidence says why, and neither it nor its `max` counts in the
+    /// result's `totalScore` and `maxScore`.
+    #[serde(
+        rename = "notApplicable",
+        default,
+        skip_serializing_if = "std::ops::Not::not"
+    )]
+    pub not_applicable: bool,
 }
 
 /// Names exactly what graded a result: the pack, its version, and a digest of its files.

@@ -13,8 +13,8 @@ use super::raw::{
 };
 use super::template::{Template, TemplateScope};
 use super::{
-    Band, Case, CompiledPack, Condition, Dimension, DimensionKind, Judge, Metric, PackError,
-    PackFiles, Points, Problem, Rule, RuleKind, Selector, Severity, Vocabulary,
+    Applies, Band, Case, CompiledPack, Condition, Dimension, DimensionKind, Judge, Metric,
+    PackError, PackFiles, Points, Problem, Rule, RuleKind, Selector, Severity, Vocabulary,
 };
 use crate::script::ScriptHost;
 
@@ -697,6 +697,12 @@ impl Compiler<'_> {
             _ => {}
         }
         if raw.kind != DimensionType::Points {
+            if raw.applies_when.is_some() {
+                self.problem(
+                    format!("{path}.applies_when"),
+                    "`applies_when` belongs to dimensions scored by rules: a judge scores every judged dimension",
+                );
+            }
             return self.judged_dimension(raw, path, scoring);
         }
         let Some(max) = raw.max else {
@@ -767,10 +773,30 @@ impl Compiler<'_> {
                 });
             }
         }
+        let applies = match &raw.applies_when {
+            Some(when) => {
+                let when = self.condition(when, &format!("{path}.applies_when"), false);
+                let otherwise = raw
+                    .not_applicable
+                    .as_deref()
+                    .and_then(|text| self.template(text, &format!("{path}.not_applicable"), false));
+                when.map(|when| Applies { when, otherwise })
+            }
+            None => {
+                if raw.not_applicable.is_some() {
+                    self.problem(
+                        format!("{path}.not_applicable"),
+                        "`not_applicable` says why a dimension does not apply: it needs an `applies_when`",
+                    );
+                }
+                None
+            }
+        };
         Dimension {
             path: path.to_owned(),
             id: raw.id.clone(),
             kind: DimensionKind::Points,
+            applies,
             weight: raw.weight,
             name: raw.name.clone().unwrap_or_else(|| raw.id.clone()),
             description: raw.description.clone().unwrap_or_default(),
@@ -879,6 +905,7 @@ impl Compiler<'_> {
             floor: min,
             cap: max,
             rules: Vec::new(),
+            applies: None,
         }
     }
 
@@ -896,6 +923,7 @@ impl Compiler<'_> {
             floor: 0.0,
             cap: 1.0,
             rules: Vec::new(),
+            applies: None,
         }
     }
 

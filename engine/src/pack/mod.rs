@@ -452,6 +452,14 @@ pub struct Dimension {
     pub floor: f64,
     pub cap: f64,
     pub rules: Vec<Rule>,
+    /// When the dimension applies (`applies_when`) and what it says when it does not.
+    pub(crate) applies: Option<Applies>,
+}
+
+/// A dimension's `applies_when` and `not_applicable`.
+pub(crate) struct Applies {
+    pub when: Condition,
+    pub otherwise: Option<Template>,
 }
 
 pub struct Rule {
@@ -481,10 +489,25 @@ impl CompiledPack {
     /// The most a session can score: the sum of the dimensions' maxima, or of the weights
     /// in a weighted pack (1 when they sum to 1, as they should).
     pub fn max_score(&self) -> f64 {
+        self.max_score_of(|_| true)
+    }
+
+    /// [`CompiledPack::max_score`] over the dimensions `counts` keeps: those that apply.
+    pub(crate) fn max_score_of(&self, counts: impl Fn(&Dimension) -> bool) -> f64 {
         match self.scoring {
-            raw::Scoring::Points => self.dimensions.iter().map(|d| d.max).sum(),
+            raw::Scoring::Points => self
+                .dimensions
+                .iter()
+                .filter(|d| counts(d))
+                .map(|d| d.max)
+                .sum(),
             raw::Scoring::Weighted => {
-                let sum: f64 = self.dimensions.iter().filter_map(|d| d.weight).sum();
+                let sum: f64 = self
+                    .dimensions
+                    .iter()
+                    .filter(|d| counts(d))
+                    .filter_map(|d| d.weight)
+                    .sum();
                 // 0.3 + 0.2 + … in binary is 0.9999999999999999; the author meant 1.
                 if (sum - 1.0).abs() < 1e-9 {
                     1.0
@@ -493,6 +516,11 @@ impl CompiledPack {
                 }
             }
         }
+    }
+
+    /// Whether a dimension may be marked not applicable.
+    pub fn may_not_apply(&self, dimension: &Dimension) -> bool {
+        dimension.applies.is_some()
     }
 
     /// The dimensions a judge scores.

@@ -305,6 +305,13 @@ pub struct RawDimension {
     /// The rules of a `points` dimension; judged dimensions have none.
     #[serde(default)]
     pub rules: Vec<Lenient<RawRule>>,
+    /// When this condition does not hold, the session gives the dimension nothing to judge:
+    /// it is marked not applicable and left out of the total and its maximum.
+    #[serde(default)]
+    pub applies_when: Option<RawCondition>,
+    /// The evidence of a dimension that does not apply (a template), saying why.
+    #[serde(default)]
+    pub not_applicable: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

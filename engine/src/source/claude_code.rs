@@ -328,6 +328,28 @@ fn entries_of(
         }
     }
 
+    // Older transcripts keep subagents' lines in the main file without an `agentId`: each
+    // run of sidechain lines linked by `parentUuid` is one subagent, named by its first line.
+    let mut chains: HashMap<String, String> = HashMap::new();
+    for (record, _, _) in &usable {
+        let Value::Object(map) = &record.value else {
+            continue;
+        };
+        let sidechain = map.get("isSidechain").and_then(Value::as_bool) == Some(true);
+        let Some(uuid) = map.get("uuid").and_then(Value::as_str) else {
+            continue;
+        };
+        if !sidechain || map.get("agentId").and_then(Value::as_str).is_some() {
+            continue;
+        }
+        let chain = map
+            .get("parentUuid")
+            .and_then(Value::as_str)
+            .and_then(|parent| chains.get(parent).cloned())
+            .unwrap_or_else(|| uuid.to_owned());
+        chains.insert(uuid.to_owned(), chain);
+    }
+
     let mut out = Vec::new();
     for (record, instant, timestamp) in usable {
         let map = match &record.value {
@@ -359,6 +381,8 @@ fn entries_of(
             extra.insert("isSidechain".into(), Value::Bool(sidechain));
             if let Some(agent) = map.get("agentId").and_then(Value::as_str) {
                 extra.insert("agentId".into(), agent.into());
+            } else if let Some(chain) = uuid.and_then(|u| chains.get(u)) {
+                extra.insert("agentId".into(), chain.as_str().into());
             }
             if let Some(uuid) = uuid {
                 extra.insert("uuid".into(), uuid.into());
