@@ -10,54 +10,91 @@ use std::time::{Duration, Instant};
 use grade_engine::judgment::quote_start;
 
 /// Runs `sh -c cmd` with `input` on stdin; its stdout, or why it failed.
+///
+/// The judge runs in a process group of its own, so that at the deadline the whole group is
+/// killed: a child it left behind (`cat; (sleep 60 &)`) would otherwise keep its output pipe
+/// open and hold the run long past `--judge-timeout`.
 pub fn run(cmd: &str, input: &str, timeout: Duration) -> Result<String, String> {
-    let mut child = Command::new("sh")
+    let mut command = Command::new("sh");
+    command
         .arg("-c")
         .arg(cmd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stderr(Stdio::piped());
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let mut child = command
         .spawn()
         .map_err(|e| format!("cannot start it: {e}"))?;
     // Writing and reading on separate threads: a judge that answers before reading all of
     // a long prompt must not deadlock on a full pipe.
     let mut stdin = child.stdin.take().ok_or("its stdin is not available")?;
     let input = input.to_owned();
-    let writer = std::thread::spawn(move || {
+    std::thread::spawn(move || {
         // A judge may exit without reading everything; that is its business.
         let _ = stdin.write_all(input.as_bytes());
     });
-    let mut stdout = child.stdout.take().ok_or("its stdout is not available")?;
-    let reader = std::thread::spawn(move || {
-        let mut out = Vec::new();
-        let _ = stdout.read_to_end(&mut out);
-        out
-    });
-    let mut stderr = child.stderr.take().ok_or("its stderr is not available")?;
-    let err_reader = std::thread::spawn(move || {
-        let mut out = Vec::new();
-        let _ = stderr.read_to_end(&mut out);
-        out
-    });
-    let deadline = Instant::now() + timeout;
+    let (sender, pipes) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().ok_or("its stdout is not available")?;
+    let stderr = child.stderr.take().ok_or("its stderr is not available")?;
+    for (is_stdout, mut pipe) in [
+        (true, Box::new(stdout) as Box<dyn Read + Send>),
+        (false, Box::new(stderr)),
+    ] {
+        let sender = sender.clone();
+        std::thread::spawn(move || {
+            let mut out = Vec::new();
+            let _ = pipe.read_to_end(&mut out);
+            let _ = sender.send((is_stdout, out));
+        });
+    }
+    drop(sender);
+    // Validated at the command line; a deadline past the end of time is no deadline.
+    let deadline = Instant::now().checked_add(timeout);
+    let timed_out = |left_behind: bool| {
+        let why = if left_behind {
+            "it exited but left a process holding its output open"
+        } else {
+            "no answer"
+        };
+        format!("{why} within {} s (`--judge-timeout`)", timeout.as_secs())
+    };
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break status,
-            Ok(None) if Instant::now() >= deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!(
-                    "no answer within {} s (`--judge-timeout`)",
-                    timeout.as_secs()
-                ));
+            Ok(None) if deadline.is_some_and(|d| Instant::now() >= d) => {
+                kill_group(&mut child);
+                return Err(timed_out(false));
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(10)),
-            Err(e) => return Err(format!("cannot wait for it: {e}")),
+            Err(e) => {
+                kill_group(&mut child);
+                return Err(format!("cannot wait for it: {e}"));
+            }
         }
     };
-    let _ = writer.join();
-    let out = String::from_utf8_lossy(&reader.join().unwrap_or_default()).into_owned();
-    let err = String::from_utf8_lossy(&err_reader.join().unwrap_or_default()).into_owned();
+    let (mut out, mut err) = (None, None);
+    while out.is_none() || err.is_none() {
+        let received = match deadline {
+            Some(d) => pipes.recv_timeout(d.saturating_duration_since(Instant::now())),
+            None => pipes
+                .recv()
+                .map_err(|_| std::sync::mpsc::RecvTimeoutError::Disconnected),
+        };
+        match received {
+            Ok((true, bytes)) => out = Some(bytes),
+            Ok((false, bytes)) => err = Some(bytes),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                // The readers are left to end when the killed group's pipes close.
+                kill_group(&mut child);
+                return Err(timed_out(true));
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    let out = String::from_utf8_lossy(&out.unwrap_or_default()).into_owned();
+    let err = String::from_utf8_lossy(&err.unwrap_or_default()).into_owned();
     if !status.success() {
         let said = if err.trim().is_empty() { &out } else { &err };
         return Err(format!(
@@ -66,4 +103,16 @@ pub fn run(cmd: &str, input: &str, timeout: Duration) -> Result<String, String> 
         ));
     }
     Ok(out)
+}
+
+/// Kills the judge and everything it started in its process group, and reaps the judge.
+fn kill_group(child: &mut std::process::Child) {
+    #[cfg(unix)]
+    {
+        let pid = rustix::process::Pid::from_child(child);
+        // The group may already be gone: nothing is left to stop then.
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }
