@@ -67,8 +67,9 @@ pub struct Cli {
     #[arg(long, value_name = "PROVIDER:MODEL", conflicts_with = "judgment")]
     pub judge: Option<String>,
 
-    /// Seconds the judge may take per chunk
-    #[arg(long, value_name = "SECONDS", default_value_t = 300)]
+    /// Seconds the judge may take per chunk (1 to 86400)
+    #[arg(long, value_name = "SECONDS", default_value_t = 300,
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub judge_timeout: u64,
 
     /// Ask the judge this many times per chunk; the result reports each dimension's spread over the runs, and the run Krippendorff's alpha over the batch
@@ -211,8 +212,9 @@ pub struct PushArgs {
     /// Wait before the first retry; each further retry waits twice as long
     #[arg(long, value_name = "MS", default_value_t = 500)]
     pub backoff_ms: u64,
-    /// Seconds to wait for each response
-    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    /// Seconds to wait for each response (1 to 86400)
+    #[arg(long, value_name = "SECONDS", default_value_t = 30,
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub timeout: u64,
 }
 
@@ -246,8 +248,20 @@ pub struct RubricTestArgs {
     #[arg(long)]
     pub coverage: bool,
     /// Fail when fewer than this percentage of rules ever fire
-    #[arg(long, value_name = "PERCENT")]
+    #[arg(long, value_name = "PERCENT", value_parser = percent)]
     pub min_coverage: Option<f64>,
+}
+
+/// A percentage from 0 to 100: `NaN` would pass every comparison, so it is refused.
+fn percent(text: &str) -> Result<f64, String> {
+    let value: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number"))?;
+    if !(0.0..=100.0).contains(&value) {
+        return Err(format!("`{text}` is not a percentage from 0 to 100"));
+    }
+    Ok(value)
 }
 
 #[derive(Debug, Args)]
