@@ -52,6 +52,12 @@ pub enum CliError {
 }
 
 impl CliError {
+    /// Standard output was closed by its reader (`grade … | head`): like ripgrep and cargo,
+    /// the run ends quietly and successfully, since nobody is left to read the rest.
+    pub fn is_closed_output(&self) -> bool {
+        matches!(self, CliError::Stdout(e) if e.kind() == std::io::ErrorKind::BrokenPipe)
+    }
+
     /// 1 when a check failed (an invalid pack), 2 for usage and input errors.
     pub fn exit_code(&self) -> u8 {
         match self {

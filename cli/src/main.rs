@@ -54,8 +54,12 @@ fn main() -> ExitCode {
     };
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
+        Err(err) if err.is_closed_output() => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("error: {err}");
+            eprintln!(
+                "error: {}",
+                render::escape_controls_keep_lines(&err.to_string())
+            );
             ExitCode::from(err.exit_code())
         }
     }
@@ -139,7 +143,10 @@ fn run(cli: Cli) -> Result<(), CliError> {
         } else {
             let read = grade_engine::read_source(&source, cli.source_format.format(), &filter)?;
             for warning in &read.warnings {
-                eprintln!("warning: {warning}");
+                eprintln!(
+                    "warning: {}",
+                    render::escape_controls_keep_lines(&warning.to_string())
+                );
             }
             read.sessions
         };
@@ -161,7 +168,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
             {
                 eprintln!(
                     "warning: session `{}` has no entries in `{}`; it gets the empty-session grade",
-                    s.id,
+                    render::escape_controls(&s.id),
                     source.display()
                 );
             }
@@ -183,19 +190,15 @@ fn run(cli: Cli) -> Result<(), CliError> {
             Ok(r) => results.push(r),
             Err(err) => {
                 failed += 1;
-                eprintln!("error: {err}");
+                eprintln!(
+                    "error: {}",
+                    render::escape_controls_keep_lines(&err.to_string())
+                );
             }
         }
     }
     let total = results.len() + failed;
 
-    if !cli.no_record {
-        let path = cli
-            .grades
-            .clone()
-            .unwrap_or_else(|| PathBuf::from(DEFAULT_GRADES));
-        grades::append(&path, &results)?;
-    }
     let mut out = Vec::new();
     let scores = if cli.emit.is_some() || cli.push.is_some() {
         score_bodies(&cli, &pack, &results, &sessions)?
@@ -210,7 +213,22 @@ fn run(cli: Cli) -> Result<(), CliError> {
     } else {
         render_results(&mut out, &results, &pack, &cli)?;
     }
+    // Recorded only once the results are out: a run whose output was lost (a full disk, a
+    // closed pipe) leaves no grade behind that nobody saw. The file is opened first, so one
+    // that cannot be written fails the run before anything is printed.
+    let recorder = if cli.no_record {
+        None
+    } else {
+        let path = cli
+            .grades
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_GRADES));
+        Some(grades::Recorder::open(&path)?)
+    };
     write_stdout(&out)?;
+    if let Some(recorder) = recorder {
+        recorder.append(&results)?;
+    }
     if let Some(EmitTarget::Langfuse) = cli.push {
         let server = langfuse::server::Server::from_env(
             "`--push langfuse`",
@@ -378,7 +396,10 @@ fn stream_grades(
             Graded::Line(line) => out.write_all(&line).map_err(CliError::Stdout)?,
             Graded::Failed(err) => {
                 failed += 1;
-                eprintln!("error: {err}");
+                eprintln!(
+                    "error: {}",
+                    render::escape_controls_keep_lines(&err.to_string())
+                );
             }
             Graded::Result(_) => {}
         }
