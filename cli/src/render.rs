@@ -1,5 +1,6 @@
 //! Human-readable output: a report a person reads at a glance.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::io::IsTerminal;
 
@@ -68,7 +69,7 @@ pub fn report(r: &GradeResult, pack: &CompiledPack, color: bool) -> String {
         let _ = writeln!(
             out,
             "{}  nothing to grade: no dimension applies",
-            p.bold(&r.session_id)
+            p.bold(&escape_controls(&r.session_id))
         );
     } else {
         let left_out = if skipped > 0 {
@@ -82,7 +83,7 @@ pub fn report(r: &GradeResult, pack: &CompiledPack, color: bool) -> String {
         let _ = writeln!(
             out,
             "{}  {}/{} ({}%){letter}{left_out}",
-            p.bold(&r.session_id),
+            p.bold(&escape_controls(&r.session_id)),
             r.total_score,
             r.max_score,
             r.percent
@@ -93,7 +94,10 @@ pub fn report(r: &GradeResult, pack: &CompiledPack, color: bool) -> String {
         "{}",
         p.dim(&format!(
             "rubric {} {} · {} entries · graded {}",
-            r.rubric.id, r.rubric.version, r.entry_count, r.timestamp
+            escape_controls(&r.rubric.id),
+            escape_controls(&r.rubric.version),
+            r.entry_count,
+            escape_controls(&r.timestamp)
         ))
     );
     let width = pack
@@ -121,7 +125,7 @@ pub fn report(r: &GradeResult, pack: &CompiledPack, color: bool) -> String {
         };
         let mut extra = String::new();
         if let Some(label) = &dim.label {
-            let _ = write!(extra, "  {label}");
+            let _ = write!(extra, "  {}", escape_controls(label));
         }
         if let Some(weight) = dim.weight {
             let _ = write!(
@@ -136,14 +140,19 @@ pub fn report(r: &GradeResult, pack: &CompiledPack, color: bool) -> String {
         let _ = writeln!(
             out,
             "\n  {:<width$}  {score}{extra}",
-            p.bold(name),
+            p.bold(&escape_controls(name)),
             width = width + if color { 8 } else { 0 }
         );
         for e in &dim.evidence {
-            let _ = writeln!(out, "    • {e}");
+            let _ = writeln!(out, "    • {}", escape_controls(e));
         }
         if let Some(rationale) = dim.rationale.as_deref().filter(|r| !r.is_empty()) {
-            let _ = writeln!(out, "    {} {rationale}", p.dim("rationale:"));
+            let _ = writeln!(
+                out,
+                "    {} {}",
+                p.dim("rationale:"),
+                escape_controls(rationale)
+            );
         }
         if let Some(traces) = r.explain.as_ref().and_then(|x| x.get(id)) {
             // Rules that neither scored nor said anything would only hide the ones that did.
@@ -155,13 +164,20 @@ pub fn report(r: &GradeResult, pack: &CompiledPack, color: bool) -> String {
                     .entries
                     .iter()
                     .take(8)
-                    .map(|e| format!("#{} {} {}", e.position, e.operation, e.timestamp))
+                    .map(|e| {
+                        format!(
+                            "#{} {} {}",
+                            e.position,
+                            escape_controls(&e.operation),
+                            escape_controls(&e.timestamp)
+                        )
+                    })
                     .collect::<Vec<_>>();
                 let more = t.entries.len().saturating_sub(places.len());
                 let mut line = format!(
                     "    {} {:<28} {:>4}",
                     p.dim("rule"),
-                    t.rule,
+                    escape_controls(&t.rule),
                     signed(t.points)
                 );
                 if !places.is_empty() {
@@ -172,7 +188,7 @@ pub fn report(r: &GradeResult, pack: &CompiledPack, color: bool) -> String {
                 }
                 let _ = writeln!(out, "{line}");
                 for f in &t.flags {
-                    let _ = writeln!(out, "      {} {}", p.red("!"), p.dim(f));
+                    let _ = writeln!(out, "      {} {}", p.red("!"), p.dim(&escape_controls(f)));
                 }
             }
         }
@@ -180,7 +196,7 @@ pub fn report(r: &GradeResult, pack: &CompiledPack, color: bool) -> String {
     if !r.flags.is_empty() {
         let _ = writeln!(out, "\n  {}", p.bold(&format!("Flags ({})", r.flags.len())));
         for f in &r.flags {
-            let _ = writeln!(out, "    {} {f}", p.red("!"));
+            let _ = writeln!(out, "    {} {}", p.red("!"), escape_controls(f));
         }
     }
     out
@@ -242,7 +258,41 @@ pub fn grade_table(grades: &[Value]) -> String {
 
 fn value_text(v: &Value) -> String {
     match v {
-        Value::String(s) => s.clone(),
-        other => grade_engine::entry::js_string(other),
+        Value::String(s) => escape_controls(s).into_owned(),
+        other => escape_controls(&grade_engine::entry::js_string(other)).into_owned(),
     }
+}
+
+/// Whether a character would act on a terminal instead of being shown: control characters
+/// (escape sequences start with one) and the bidirectional overrides that reorder a line.
+fn acts_on_terminal(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Text from the data made safe to print on a terminal: each control character is shown as
+/// an escape (`\u{1b}`) instead of being sent, so a session id or a judge's rationale cannot
+/// move the cursor, recolour the screen or rewrite what was printed before it.
+pub fn escape_controls(text: &str) -> Cow<'_, str> {
+    escape_controls_but(text, false)
+}
+
+/// [`escape_controls`] for messages of several lines: line breaks stay.
+pub fn escape_controls_keep_lines(text: &str) -> Cow<'_, str> {
+    escape_controls_but(text, true)
+}
+
+fn escape_controls_but(text: &str, keep_lines: bool) -> Cow<'_, str> {
+    let escaped = |c: char| acts_on_terminal(c) && !(keep_lines && c == '\n');
+    if !text.chars().any(escaped) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if escaped(c) {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
 }
