@@ -1,0 +1,382 @@
+//! Regression tests for inputs an attacker or a careless user gives: each test is named after
+//! the defect it guards against (issue 12), and fails on the code before its fix.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::Stdio;
+
+use common::*;
+
+const EXAMPLE: &str = "examples/cleo-audit.jsonl";
+const TRANSCRIPT: &str =
+    "rubrics/claude-code-v1/tests/real/claude_code_transcripts/real/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl";
+const JUDGE: &str = "tests/fixtures/judge/judge.sh";
+
+fn example() -> std::path::PathBuf {
+    repo_root().join(EXAMPLE)
+}
+
+#[test]
+fn a_judge_timeout_too_large_to_add_to_the_clock_is_a_usage_error() {
+    for given in ["9223372036854775807", "0", "86401"] {
+        let out = run(&[
+            "--rubric",
+            "langfuse-v1",
+            "--source",
+            TRANSCRIPT,
+            "--all",
+            "--judge-cmd",
+            JUDGE,
+            "--judge-timeout",
+            given,
+            "--no-record",
+        ]);
+        assert_eq!(code(&out), 2, "{given}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.contains("--judge-timeout"), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
+#[test]
+fn a_judge_that_leaves_a_child_holding_its_output_is_stopped_at_the_deadline() {
+    // The judge answers, then leaves a child that keeps its stdout open for a minute: the
+    // deadline must end the wait and kill the child with its group.
+    let cmd = format!("sh {JUDGE}; (sleep 60 &)");
+    let out = run(&[
+        "--rubric",
+        "langfuse-v1",
+        "--source",
+        TRANSCRIPT,
+        "--all",
+        "--judge-cmd",
+        &cmd,
+        "--judge-timeout",
+        "1",
+        "--no-record",
+    ]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "it exited but left a process holding its output open within 1 s (`--judge-timeout`)"
+        ),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// A one-shot HTTP server answering every request with `response`; returns its address and
+/// a count of the requests it saw.
+fn answering(response: &'static str) -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = std::sync::Arc::clone(&seen);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { break };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut writer = stream;
+            let mut request = String::new();
+            if reader.read_line(&mut request).unwrap_or(0) == 0 {
+                continue;
+            }
+            let mut length = 0;
+            loop {
+                let mut header = String::new();
+                reader.read_line(&mut header).unwrap_or(0);
+                let header = header.trim_end();
+                if header.is_empty() {
+                    break;
+                }
+                if let Some((name, value)) = header.split_once(':') {
+                    if name.eq_ignore_ascii_case("content-length") {
+                        length = value.trim().parse().unwrap_or(0);
+                    }
+                }
+            }
+            let mut body = vec![0; length];
+            let _ = reader.read_exact(&mut body);
+            log.lock().unwrap().push(request.trim_end().to_owned());
+            let _ = writer.write_all(response.as_bytes());
+        }
+    });
+    (url, seen)
+}
+
+#[test]
+fn push_counts_only_2xx_answers_as_stored_and_follows_no_redirect() {
+    let dir = tempfile::tempdir().unwrap();
+    let bodies = dir.path().join("scores.jsonl");
+    std::fs::write(
+        &bodies,
+        "{\"name\":\"goal_achievement\",\"value\":1,\"traceId\":\"t1\"}\n",
+    )
+    .unwrap();
+    let cases = [
+        (
+            "HTTP/1.1 302 Found\r\nLocation: /login\r\nContent-Length: 0\r\n\r\n",
+            "302 Found to `/login` (redirects are not followed)",
+        ),
+        ("HTTP/1.1 204 No Content\r\n\r\n", ""),
+        ("HTTP/1.1 199 Odd\r\nContent-Length: 0\r\n\r\n", "199"),
+    ];
+    for (response, needle) in cases {
+        let (url, seen) = answering(response);
+        let out = grade_bin()
+            .env("LANGFUSE_PUBLIC_KEY", "pk")
+            .env("LANGFUSE_SECRET_KEY", "sk")
+            .env("LANGFUSE_HOST", &url)
+            .args([
+                "push",
+                "--langfuse",
+                bodies.to_str().unwrap(),
+                "--attempts",
+                "1",
+            ])
+            .output()
+            .unwrap();
+        if needle.is_empty() {
+            assert_eq!(code(&out), 0, "{response:?}: {}", stderr(&out));
+            assert!(
+                stdout(&out).starts_with("pushed 1 score"),
+                "{}",
+                stdout(&out)
+            );
+        } else {
+            assert_eq!(code(&out), 2, "{response:?}: {}", stdout(&out));
+            assert!(
+                stderr(&out).contains(needle),
+                "{response:?}: {}",
+                stderr(&out)
+            );
+            assert!(!stdout(&out).contains("pushed"), "{}", stdout(&out));
+        }
+        // Only the one POST: a redirect is not followed with a body-less GET.
+        let seen = seen.lock().unwrap();
+        assert!(
+            seen.iter()
+                .all(|r| r.starts_with("POST /api/public/scores ")),
+            "{seen:?}"
+        );
+    }
+}
+
+/// The grades file may have been opened (created empty), but holds no grade.
+fn assert_no_grade(path: &Path) {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    assert_eq!(text, "", "a grade was recorded");
+}
+
+/// Grades `session-demo-good` from the example, recording into `grades`.
+fn grade_into(dir: &Path, grades: &str) -> std::process::Output {
+    run_in(
+        dir,
+        &[
+            "--rubric",
+            "cleo-v1",
+            "--source",
+            example().to_str().unwrap(),
+            "--grades",
+            grades,
+            "--format",
+            "jsonl",
+            "session-demo-good",
+        ],
+    )
+}
+
+#[test]
+fn a_failed_grades_append_leaves_the_file_exactly_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let grades = dir.path().join("GRADES.jsonl");
+    // Most of a 512-byte block already used: the next grade line fits only part-way, the
+    // way a full disk takes the first bytes of a write and refuses the rest.
+    let before = format!(
+        "{{\"sessionId\":\"old\",\"pad\":\"{}\"}}\n",
+        "x".repeat(300)
+    );
+    std::fs::write(&grades, &before).unwrap();
+    // SIGXFSZ ignored is inherited through exec, so the write fails with EFBIG instead.
+    let out = std::process::Command::new("sh")
+        .current_dir(dir.path())
+        .arg("-c")
+        .arg(format!(
+            "trap '' XFSZ; ulimit -f 1; exec \"$0\" --rubric cleo-v1 --source {} --grades GRADES.jsonl --format jsonl session-demo-good",
+            example().display()
+        ))
+        .arg(env!("CARGO_BIN_EXE_grade"))
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("cannot write grades file `GRADES.jsonl`")
+            && stderr(&out).contains("the file was left as it was"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(std::fs::read_to_string(&grades).unwrap(), before);
+}
+
+#[test]
+fn a_torn_last_grades_line_is_reported_listed_around_and_never_glued_onto() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = grade_into(dir.path(), "GRADES.jsonl");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let grades = dir.path().join("GRADES.jsonl");
+    let whole = std::fs::read_to_string(&grades).unwrap();
+    // A crash half-way through a later write.
+    std::fs::write(&grades, format!("{whole}{{\"sessionId\":\"torn\",\"tot")).unwrap();
+
+    let listed = run_in(
+        dir.path(),
+        &["--list", "--grades", "GRADES.jsonl", "--format", "jsonl"],
+    );
+    assert_eq!(code(&listed), 0, "{}", stderr(&listed));
+    assert_eq!(json_lines(&stdout(&listed)).len(), 1);
+    assert!(
+        stderr(&listed).contains("GRADES.jsonl:2: the last line is torn"),
+        "{}",
+        stderr(&listed)
+    );
+
+    let out = grade_into(dir.path(), "GRADES.jsonl");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("ended in a torn line"),
+        "{}",
+        stderr(&out)
+    );
+    let text = std::fs::read_to_string(&grades).unwrap();
+    let lines = json_lines(&text);
+    assert_eq!(lines.len(), 2, "{text}");
+    assert!(lines.iter().all(|g| g["sessionId"] == "session-demo-good"));
+}
+
+#[test]
+fn grades_into_dev_null_are_written_without_a_sync() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = grade_into(dir.path(), "/dev/null");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(json_lines(&stdout(&out)).len(), 1);
+}
+
+#[test]
+fn grades_are_not_recorded_when_the_output_could_not_be_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = grade_bin()
+        .current_dir(dir.path())
+        .args([
+            "--rubric",
+            "cleo-v1",
+            "--source",
+            example().to_str().unwrap(),
+            "--grades",
+            "GRADES.jsonl",
+            "session-demo-good",
+        ])
+        .stdout(std::fs::File::create("/dev/full").unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("cannot write to standard output"),
+        "{}",
+        stderr(&out)
+    );
+    assert_no_grade(&dir.path().join("GRADES.jsonl"));
+}
+
+#[test]
+fn a_closed_output_pipe_ends_the_run_quietly_with_success() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = grade_bin()
+        .current_dir(dir.path())
+        .args([
+            "--rubric",
+            "cleo-v1",
+            "--source",
+            example().to_str().unwrap(),
+            "--all",
+            "--grades",
+            "GRADES.jsonl",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The reader goes away before reading a byte, as `head -c0` would.
+    drop(child.stdout.take());
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{err}");
+    assert_eq!(err, "");
+    assert_no_grade(&dir.path().join("GRADES.jsonl"));
+}
+
+#[test]
+fn terminal_escapes_from_the_data_are_shown_escaped_in_human_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = std::fs::read_to_string(example())
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .replace("session-demo-good", "evil\\u001b]0;pwned\\u0007\\u001b[2J");
+    let source = dir.path().join("evil.jsonl");
+    std::fs::write(&source, format!("{line}\n")).unwrap();
+    let out = run_in(
+        dir.path(),
+        &[
+            "--rubric",
+            "cleo-v1",
+            "--source",
+            "evil.jsonl",
+            "--all",
+            "--color",
+            "never",
+            "--grades",
+            "GRADES.jsonl",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        !text.contains('\u{1b}') && !text.contains('\u{7}'),
+        "{text:?}"
+    );
+    assert!(
+        text.contains("evil\\u{1b}]0;pwned\\u{7}\\u{1b}[2J"),
+        "{text}"
+    );
+
+    let listed = run_in(dir.path(), &["--list", "--grades", "GRADES.jsonl"]);
+    assert_eq!(code(&listed), 0, "{}", stderr(&listed));
+    let text = stdout(&listed);
+    assert!(!text.contains('\u{1b}'), "{text:?}");
+    assert!(text.contains("evil\\u{1b}]0;pwned"), "{text}");
+}
+
+#[test]
+fn a_min_coverage_that_is_not_a_percentage_is_refused() {
+    for given in ["NaN", "inf", "-1", "101"] {
+        let flag = format!("--min-coverage={given}");
+        let out = run(&["rubric", "test", "cleo-v1", &flag]);
+        assert_eq!(code(&out), 2, "{given}: {}", stdout(&out));
+        assert!(
+            stderr(&out).contains("is not a percentage from 0 to 100"),
+            "{given}: {}",
+            stderr(&out)
+        );
+    }
+}
