@@ -35,6 +35,10 @@ pub struct Cli {
     #[arg(long, value_enum, default_value_t = SourceFormatArg::Auto)]
     pub source_format: SourceFormatArg,
 
+    /// Skip malformed lines of a JSONL audit log with a warning naming each, instead of failing on the first (results say how many lines their session lost)
+    #[arg(long)]
+    pub skip_bad_lines: bool,
+
     /// Grade every session of the source
     #[arg(long)]
     pub all: bool,

@@ -22,7 +22,9 @@ use std::process::ExitCode;
 use clap::Parser;
 use grade_engine::judgment::Judgment;
 use grade_engine::source::{SourceFormat, StreamError};
-use grade_engine::{CompiledPack, EvalError, GradeOptions, GradeResult, Session, SessionFilter};
+use grade_engine::{
+    CompiledPack, EvalError, GradeOptions, GradeResult, ReadOptions, Session, SessionFilter,
+};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 
@@ -97,6 +99,11 @@ fn run(cli: Cli) -> Result<(), CliError> {
         explain: cli.explain,
         ..GradeOptions::default()
     };
+    // Fields no rule reads are not type-checked: an odd value there changes no grade.
+    let read_options = ReadOptions {
+        checked: pack.fields_read(),
+        skip_bad_lines: cli.skip_bad_lines,
+    };
     // With a judgment and no source, the grade rests on the judgment alone.
     let judgment_only = cli.judgment.is_some() && cli.source.is_none();
     let source = if judgment_only {
@@ -120,6 +127,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
             None => grade_engine::source::detect_format(&source)?,
         })
     };
+    let mut skipped_lines = 0;
     let streamable = cli.all
         && matches!(format, Some(SourceFormat::Jsonl | SourceFormat::CleoDb))
         && cli.judge_cmd.is_none()
@@ -132,29 +140,48 @@ fn run(cli: Cli) -> Result<(), CliError> {
             &pack,
             &source,
             &options,
+            &read_options,
             cli.format == Format::Jsonl && cli.no_record,
         )? {
-            Streamed::Printed { failed, total } => return finish(failed, total),
-            Streamed::Outcomes(outcomes) => (outcomes, Vec::new()),
+            Streamed::Printed {
+                failed,
+                total,
+                skipped,
+            } => {
+                report_skipped(skipped, &source);
+                return finish(failed, total);
+            }
+            Streamed::Outcomes(outcomes, skipped) => {
+                skipped_lines = skipped;
+                (outcomes, Vec::new())
+            }
         }
     } else {
+        let mut lost_to_unknown = 0;
         let sessions = if judgment_only {
             Vec::new()
         } else {
-            let read = grade_engine::read_source(&source, cli.source_format.format(), &filter)?;
+            let read = grade_engine::read_source_with(
+                &source,
+                cli.source_format.format(),
+                &filter,
+                &read_options,
+            )?;
             for warning in &read.warnings {
                 eprintln!(
                     "warning: {}",
                     render::escape_controls_keep_lines(&warning.to_string())
                 );
             }
+            skipped_lines = read.skipped_lines;
+            lost_to_unknown = read.skipped_unattributed;
             read.sessions
         };
         // Results come out in the order asked; a session without entries still gets a grade.
         let ordered: Vec<Session> = if cli.all {
             sessions
         } else {
-            in_order_asked(sessions, &cli.sessions)
+            in_order_asked(sessions, &cli.sessions, lost_to_unknown)
         };
         if cli.print_prompt {
             return print_prompts(&pack, &ordered, cli.format);
@@ -246,13 +273,16 @@ fn run(cli: Cli) -> Result<(), CliError> {
             .map_err(CliError::Json)?;
         eprint!("{}", langfuse::send(&server, &values)?);
     }
+    report_skipped(skipped_lines, &source);
     finish(failed, total)
 }
 
 /// The sessions in the order they were named, one per mention: a session named twice is
 /// graded twice (a copy for every mention but the last), and one the source does not hold
 /// gets no entries.
-fn in_order_asked(sessions: Vec<Session>, asked: &[String]) -> Vec<Session> {
+/// A session the source does not hold may still have lost the skipped lines whose session
+/// could not be read (`lost_to_unknown`).
+fn in_order_asked(sessions: Vec<Session>, asked: &[String], lost_to_unknown: u64) -> Vec<Session> {
     let mut mentions: HashMap<&str, usize> = HashMap::new();
     for id in asked {
         *mentions.entry(id).or_default() += 1;
@@ -274,6 +304,7 @@ fn in_order_asked(sessions: Vec<Session>, asked: &[String]) -> Vec<Session> {
             found.unwrap_or_else(|| Session {
                 id: id.clone(),
                 entries: Vec::new(),
+                skipped_lines: lost_to_unknown,
             })
         })
         .collect()
@@ -325,8 +356,12 @@ fn finish(failed: usize, total: usize) -> Result<(), CliError> {
 /// What a streamed run produced: lines already printed (and how many sessions failed), or
 /// the outcomes to record and print.
 enum Streamed {
-    Printed { failed: usize, total: usize },
-    Outcomes(Vec<Result<GradeResult, EvalError>>),
+    Printed {
+        failed: usize,
+        total: usize,
+        skipped: u64,
+    },
+    Outcomes(Vec<Result<GradeResult, EvalError>>, u64),
 }
 
 /// A session graded by a streamed run: its JSON line, the result itself, or why it failed.
@@ -336,10 +371,22 @@ enum Graded {
     Failed(EvalError),
 }
 
+/// The run's last word on skipped lines: how many, so a long run's warnings are not lost.
+fn report_skipped(skipped: u64, source: &Path) {
+    if skipped > 0 {
+        let plural = if skipped == 1 { "" } else { "s" };
+        eprintln!(
+            "warning: skipped {skipped} malformed line{plural} of `{}`; the results of their sessions say how many each lost",
+            source.display()
+        );
+    }
+}
+
 fn stream_grades(
     pack: &CompiledPack,
     source: &Path,
     options: &GradeOptions,
+    read_options: &ReadOptions,
     lines_only: bool,
 ) -> Result<Streamed, CliError> {
     let bar = progress_bar();
@@ -352,6 +399,7 @@ fn stream_grades(
     let graded = grade_engine::source::map_sessions(
         source,
         &SessionFilter::All,
+        read_options,
         bar.is_some()
             .then_some(&report as grade_engine::source::Progress<'_>),
         |session| -> Result<Graded, CliError> {
@@ -374,7 +422,12 @@ fn stream_grades(
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
-    let graded = graded?;
+    let mapped = graded?;
+    for warning in &mapped.warnings {
+        eprintln!("warning: {warning}");
+    }
+    let skipped = mapped.skipped_lines;
+    let graded = mapped.results;
     if !lines_only {
         return Ok(Streamed::Outcomes(
             graded
@@ -385,6 +438,7 @@ fn stream_grades(
                     Graded::Line(_) => None,
                 })
                 .collect(),
+            skipped,
         ));
     }
     let total = graded.len();
@@ -405,7 +459,11 @@ fn stream_grades(
         }
     }
     out.flush().map_err(CliError::Stdout)?;
-    Ok(Streamed::Printed { failed, total })
+    Ok(Streamed::Printed {
+        failed,
+        total,
+        skipped,
+    })
 }
 
 /// A progress bar on stderr, only when stderr is a terminal (silent when piped or logged).

@@ -100,6 +100,17 @@ pub fn report(r: &GradeResult, pack: &CompiledPack, color: bool) -> String {
             escape_controls(&r.timestamp)
         ))
     );
+    if r.skipped_lines > 0 {
+        let plural = if r.skipped_lines == 1 { "" } else { "s" };
+        let _ = writeln!(
+            out,
+            "{}",
+            p.yellow(&format!(
+                "! {} malformed line{plural} of the source skipped: this grade may miss entries",
+                r.skipped_lines
+            ))
+        );
+    }
     let width = pack
         .dimensions
         .iter()

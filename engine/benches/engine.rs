@@ -93,10 +93,15 @@ fn read(c: &mut Criterion) {
         let pack = grade_engine::load_pack("cleo-v1", &[]).unwrap();
         let options = options();
         b.iter(|| {
-            grade_engine::source::map_sessions(&d.jsonl, &SessionFilter::All, None, |s| {
-                pack.grade(&s, &options)
-            })
+            grade_engine::source::map_sessions(
+                &d.jsonl,
+                &SessionFilter::All,
+                &grade_engine::ReadOptions::default(),
+                None,
+                |s| pack.grade(&s, &options),
+            )
             .unwrap()
+            .results
             .len()
         })
     });

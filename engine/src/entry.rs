@@ -344,10 +344,13 @@ impl Metadata {
 }
 
 /// All entries of one session, in the session's order.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Session {
     pub id: String,
     pub entries: Vec<Entry>,
+    /// Malformed lines of the source that were skipped and named this session, or whose
+    /// session could not be read (so may have been this one's): its grade may miss them.
+    pub skipped_lines: u64,
 }
 
 /// JavaScript truthiness, which CLEO's rubric relies on (`if (e.params?.parent)`).

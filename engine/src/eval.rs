@@ -88,7 +88,10 @@ impl CompiledPack {
         options: &GradeOptions,
     ) -> Result<GradeResult, EvalError> {
         let copy = || Arc::new(session.entries.clone());
-        self.grade_entries(&session.id, &session.entries, &copy, judgment, options)
+        let mut result =
+            self.grade_entries(&session.id, &session.entries, &copy, judgment, options)?;
+        result.skipped_lines = session.skipped_lines;
+        Ok(result)
     }
 
     /// [`CompiledPack::grade_with`] for a session the caller no longer needs: a script that
@@ -102,10 +105,16 @@ impl CompiledPack {
         if self.scripts.is_none() {
             return self.grade_with(&session, judgment, options);
         }
-        let Session { id, entries } = session;
+        let Session {
+            id,
+            entries,
+            skipped_lines,
+        } = session;
         let entries = Arc::new(entries);
         let share = || Arc::clone(&entries);
-        self.grade_entries(&id, &entries, &share, judgment, options)
+        let mut result = self.grade_entries(&id, &entries, &share, judgment, options)?;
+        result.skipped_lines = skipped_lines;
+        Ok(result)
     }
 
     /// Grades entries; `share` gives them to scripts, which is needed only when a script
@@ -180,6 +189,7 @@ impl CompiledPack {
             flags: Vec::new(),
             timestamp: format_iso_millis(options.now),
             entry_count: entries.len(),
+            skipped_lines: 0,
             evaluator: "auto".to_owned(),
             rubric: RubricRef {
                 id: self.id.clone(),

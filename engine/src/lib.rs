@@ -20,12 +20,14 @@ use std::path::{Path, PathBuf};
 
 pub use entry::{Entry, Session};
 pub use eval::{EvalError, GradeOptions};
+pub use pack::reads::FieldsRead;
 pub use pack::{
     compile_pack, validate_pack, CompiledPack, PackError, PackFiles, PackOrigin, Validation,
 };
 pub use result::GradeResult;
 pub use source::{
-    read_sessions, read_source, SessionFilter, SourceError, SourceFormat, SourceRead, SourceWarning,
+    read_sessions, read_source, read_source_with, ReadOptions, SessionFilter, SourceError,
+    SourceFormat, SourceRead, SourceWarning,
 };
 
 mod builtin {

@@ -37,6 +37,9 @@ pub struct GradeResult {
     pub flags: Vec<String>,
     pub timestamp: String,
     pub entry_count: usize,
+    /// Lines of the source skipped as malformed that were (or may have been) this session's.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub skipped_lines: u64,
     pub evaluator: String,
     pub rubric: RubricRef,
     pub percent: Score,
@@ -48,6 +51,10 @@ pub struct GradeResult {
     /// Why each point was given or taken; only with `--explain`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub explain: Option<IndexMap<String, Vec<RuleTrace>>>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]

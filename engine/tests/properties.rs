@@ -124,7 +124,7 @@ proptest! {
     /// is the outcome a fresh run would have.
     #[test]
     fn remembered_script_outcomes_are_those_of_fresh_runs(entries in proptest::collection::vec(entry_strategy("s"), 0..40)) {
-        let session = Session { id: "s".into(), entries };
+        let session = Session { id: "s".into(), entries, ..Session::default() };
         let (remembering, fresh) = scripted_packs();
         let options = GradeOptions { now: 0, explain: true };
         for _ in 0..2 {
@@ -137,7 +137,7 @@ proptest! {
 
     #[test]
     fn every_score_stays_within_zero_and_its_max(entries in proptest::collection::vec(entry_strategy("s"), 0..60)) {
-        let session = Session { id: "s".into(), entries };
+        let session = Session { id: "s".into(), entries, ..Session::default() };
         for pack in packs() {
             let r = pack.grade(&session, &GradeOptions { now: 0, explain: true }).expect("grades");
             let mut sum = 0.0;

@@ -10,6 +10,7 @@ pub mod field;
 pub mod lint;
 pub mod locate;
 pub mod raw;
+pub mod reads;
 pub mod template;
 
 use std::collections::BTreeMap;

@@ -65,6 +65,7 @@ pub fn read_claude_code(
     Ok(SourceRead {
         sessions: group(per_file, filter),
         warnings,
+        ..SourceRead::default()
     })
 }
 
@@ -609,7 +610,7 @@ fn group(per_file: Vec<Vec<Pending>>, filter: &SessionFilter) -> Vec<Session> {
             let slot = *index_of.entry(id.clone()).or_insert_with(|| {
                 sessions.push(Session {
                     id: id.clone(),
-                    entries: Vec::new(),
+                    ..Session::default()
                 });
                 seen.push(HashSet::new());
                 files_of.push(0);

@@ -13,15 +13,22 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
+use serde::de::value::MapAccessDeserializer;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use super::lenient::{Duration, ExitCode, FromJson, Lenient};
 use super::stream::{Batches, Item, Progress, SessionTable};
-use super::{SessionFilter, SessionGroups, SourceError};
-use crate::entry::{Entry, MetaValue, Metadata, Outcome, Params, Session, Text};
+use super::{
+    Place, ReadOptions, SessionFilter, SessionGroups, SourceError, SourceRead, SourceWarning,
+};
+use crate::entry::{Entry, MetaValue, Metadata, Outcome, Params, Text};
+use crate::pack::reads::FieldsRead;
 use crate::time::parse_timestamp;
 
+/// The fields every entry has are typed; the optional ones are [`Lenient`], checked only
+/// when the pack reads them.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct RawEntry {
@@ -30,12 +37,12 @@ struct RawEntry {
     domain: Text,
     operation: Text,
     #[serde(default)]
-    params: Option<Params>,
+    params: Lenient<Params>,
     result: RawOutcome,
     #[serde(default)]
-    metadata: Option<RawMetadata>,
+    metadata: Lenient<RawMetadata>,
     #[serde(default)]
-    error: Option<Text>,
+    error: Lenient<Text>,
 }
 
 #[derive(Deserialize)]
@@ -43,9 +50,9 @@ struct RawEntry {
 struct RawOutcome {
     success: bool,
     #[serde(default)]
-    exit_code: Option<i64>,
+    exit_code: Lenient<ExitCode>,
     #[serde(default)]
-    duration: Option<f64>,
+    duration: Lenient<Duration>,
 }
 
 /// Metadata read straight into its fields: what [`Metadata::from_map`] builds from a map,
@@ -119,30 +126,61 @@ impl<'de> Deserialize<'de> for RawMetadata {
     }
 }
 
+impl<'de> FromJson<'de> for RawMetadata {
+    fn from_map<A: MapAccess<'de>>(map: A) -> Result<Option<Self>, A::Error> {
+        RawMetadata::deserialize(MapAccessDeserializer::new(map)).map(Some)
+    }
+}
+
 /// Bytes read at a time: enough lines to keep both cores busy, small next to the file.
 const CHUNK_BYTES: usize = 4 << 20;
 /// Lines per parallel task within a chunk.
 const PIECE_BYTES: usize = 256 << 10;
 
 /// Reads a JSONL audit log. A session's entries keep file order; sessions come out in the
-/// order of their first entry. Any malformed line is an error naming its line, even in a
-/// session that was not asked for: a log that is partly unreadable should not grade quietly.
-pub fn read_jsonl(path: &Path, filter: &SessionFilter) -> Result<Vec<Session>, SourceError> {
+/// order of their first entry. A malformed line is an error naming its line, even in a
+/// session that was not asked for (a log that is partly unreadable should not grade
+/// quietly), unless `options` skip bad lines; a final line without a newline that is not
+/// JSON is a line still being written, and is skipped with a warning.
+pub fn read_jsonl(
+    path: &Path,
+    filter: &SessionFilter,
+    options: &ReadOptions,
+) -> Result<SourceRead, SourceError> {
     let mut chunks = Chunks::open(path, None)?;
     let mut groups = SessionGroups::default();
+    let mut warnings = Vec::new();
+    let mut skipped_lines = 0;
     while let Some(chunk) = chunks.next_chunk()? {
-        let parsed = parse_chunk(&chunk, |e: Entry| filter.wants(&e.session_id).then_some(e));
-        let parsed = unwrap_pieces(parsed, &chunk, path)?;
+        let parsed = parse_chunk(&chunk, options, |e: Entry| {
+            filter.wants(&e.session_id).then_some(e)
+        });
+        let (parsed, skipped) = unwrap_pieces(parsed, &chunk, path)?;
         chunks.recycle(chunk);
         parsed.into_iter().flatten().for_each(|e| groups.push(e));
+        for line in skipped {
+            skipped_lines += 1;
+            match &line.session {
+                Some(id) if !filter.wants(id) => {}
+                id => groups.skipped(id.as_deref()),
+            }
+            warnings.push(line.warning(path));
+        }
     }
-    Ok(groups.into_sessions())
+    let (sessions, skipped_unattributed) = groups.into_sessions();
+    Ok(SourceRead {
+        sessions,
+        warnings,
+        skipped_lines,
+        skipped_unattributed,
+    })
 }
 
 /// First pass of a streamed read: the session table. Then the batches of the second pass.
 pub(crate) fn open_stream<'p>(
     path: &Path,
     filter: &SessionFilter,
+    options: &ReadOptions,
     progress: Option<Progress<'p>>,
 ) -> Result<(SessionTable, JsonlBatches<'p>), SourceError> {
     let io = |source| SourceError::Io {
@@ -157,17 +195,20 @@ pub(crate) fn open_stream<'p>(
         // The next chunk is read while this one is counted.
         let (read, pieces) = rayon::join(
             || chunks.next_chunk(),
-            || -> Vec<Vec<(Cow<'_, str>, u32)>> {
+            || -> Vec<SessionCounts<'_>> {
                 split_lines(&chunk)
                     .par_iter()
                     .map(|piece| count_sessions(piece))
                     .collect()
             },
         );
-        for (id, n) in pieces.into_iter().flatten() {
-            if filter.wants(&id) {
-                table.add(&id, n);
+        for (counts, unreadable) in pieces {
+            for (id, n) in counts {
+                if filter.wants(&id) {
+                    table.add(&id, n);
+                }
             }
+            table.unattributed += unreadable;
         }
         next = read?;
         chunks.recycle(chunk);
@@ -179,9 +220,11 @@ pub(crate) fn open_stream<'p>(
     let batches = JsonlBatches {
         chunks: Chunks::open(path, Some(chunks.consumed))?,
         filter: filter.clone(),
+        options: *options,
         path: path.to_owned(),
         size,
         progress,
+        warnings: Vec::new(),
     };
     Ok((table, batches))
 }
@@ -189,9 +232,12 @@ pub(crate) fn open_stream<'p>(
 pub(crate) struct JsonlBatches<'p> {
     chunks: Chunks,
     filter: SessionFilter,
+    options: ReadOptions,
     path: PathBuf,
     size: u64,
     progress: Option<Progress<'p>>,
+    /// The lines skipped so far.
+    warnings: Vec<SourceWarning>,
 }
 
 impl Batches for JsonlBatches<'_> {
@@ -201,15 +247,31 @@ impl Batches for JsonlBatches<'_> {
         };
         let filter = &self.filter;
         // A wanted session the first pass did not see gets `u32::MAX`: the log changed.
-        let parsed = parse_chunk(&chunk, |entry: Entry| {
+        let parsed = parse_chunk(&chunk, &self.options, |entry: Entry| {
             if !filter.wants(&entry.session_id) {
                 return None;
             }
             let session = table.lookup(&entry.session_id).unwrap_or(u32::MAX);
-            Some(Item { session, entry })
+            Some(Item {
+                session,
+                entry: Some(entry),
+            })
         });
-        let items = unwrap_pieces(parsed, &chunk, &self.path)?;
+        let (mut items, skipped) = unwrap_pieces(parsed, &chunk, &self.path)?;
         self.chunks.recycle(chunk);
+        // A skipped line still counts toward its session, which the first pass counted it in.
+        let mut lost = Vec::new();
+        for line in skipped {
+            if let Some(id) = line.session.as_deref().filter(|id| filter.wants(id)) {
+                let session = table.lookup(id).unwrap_or(u32::MAX);
+                lost.push(Item {
+                    session,
+                    entry: None,
+                });
+            }
+            self.warnings.push(line.warning(&self.path));
+        }
+        items.push(lost);
         if items.iter().flatten().any(|i| i.session == u32::MAX) {
             return Err(self.changed());
         }
@@ -224,6 +286,10 @@ impl Batches for JsonlBatches<'_> {
             path: self.path.clone(),
             source: std::io::Error::other("the file changed while it was read; run again"),
         }
+    }
+
+    fn take_warnings(&mut self) -> Vec<SourceWarning> {
+        std::mem::take(&mut self.warnings)
     }
 }
 
@@ -396,13 +462,48 @@ fn is_blank(line: &[u8]) -> bool {
     line.iter().all(u8::is_ascii_whitespace)
 }
 
-/// What a piece of a chunk parsed into: the kept entries, or the first bad line (its index
-/// within the piece and the message).
-type PieceResult<T> = Result<Vec<T>, (usize, String)>;
+/// A malformed line of a piece: its index within the piece, why, and the session it names.
+struct BadLine {
+    index: usize,
+    error: LineError,
+    /// Whether the line ends the file without a newline.
+    last: bool,
+    session: Option<String>,
+}
+
+/// What a piece of a chunk parsed into: the kept entries, the lines skipped, and the bad
+/// line that stops the read (bad lines not being skipped).
+struct Piece<T> {
+    kept: Vec<T>,
+    skipped: Vec<BadLine>,
+    fatal: Option<BadLine>,
+}
+
+/// A skipped line, numbered in the file.
+pub(crate) struct SkippedLine {
+    pub line: u64,
+    pub session: Option<String>,
+    bad: BadLine,
+}
+
+impl SkippedLine {
+    fn warning(&self, path: &Path) -> SourceWarning {
+        let what = if self.bad.last {
+            "skipped the last line, which has no newline and is not JSON (a log still being written?)"
+        } else {
+            "skipped a malformed line"
+        };
+        SourceWarning {
+            path: path.to_owned(),
+            place: Place::Line(self.line),
+            message: format!("{what}: {}", self.bad.error.message),
+        }
+    }
+}
 
 /// Parses the lines of a chunk in parallel; `keep` decides which entries to keep and turns
 /// them into what the caller collects (built in place, so entries are moved once).
-fn parse_chunk<T, F>(chunk: &Chunk, keep: F) -> Vec<(usize, PieceResult<T>)>
+fn parse_chunk<T, F>(chunk: &Chunk, options: &ReadOptions, keep: F) -> Vec<(usize, Piece<T>)>
 where
     T: Send,
     F: Fn(Entry) -> Option<T> + Sync,
@@ -419,6 +520,7 @@ where
         .zip(offsets)
         .map(|(piece, offset)| {
             let mut kept = Vec::with_capacity(piece.len() / 200);
+            let mut skipped = Vec::new();
             // UTF-8 checked once for the piece rather than string by string in the parser;
             // a piece that fails is parsed from bytes, so the bad line is the one named.
             let text = std::str::from_utf8(piece).ok();
@@ -430,53 +532,99 @@ where
                 if is_blank(line) {
                     continue;
                 }
-                let entry = match parse_line(line, line_text) {
+                let entry = match parse_line(line, line_text, options.checked) {
                     Ok(e) => e,
-                    Err(message) => return (offset, Err((i, message))),
+                    Err(error) => {
+                        // Only the file's last line can lack its newline: chunks end at one.
+                        let last = line.last() != Some(&b'\n');
+                        let bad = BadLine {
+                            index: i,
+                            last,
+                            session: session_of(line).map(Cow::into_owned),
+                            error,
+                        };
+                        if options.skip_bad_lines || (last && bad.error.not_json) {
+                            skipped.push(bad);
+                            continue;
+                        }
+                        return (
+                            offset,
+                            Piece {
+                                kept,
+                                skipped,
+                                fatal: Some(bad),
+                            },
+                        );
+                    }
                 };
                 if let Some(t) = keep(entry) {
                     kept.push(t);
                 }
             }
-            (offset, Ok(kept))
+            (
+                offset,
+                Piece {
+                    kept,
+                    skipped,
+                    fatal: None,
+                },
+            )
         })
         .collect()
 }
 
-/// The kept entries of a parsed chunk, piece by piece in file order, or the error of its
-/// first bad line.
+/// The kept entries of a parsed chunk, piece by piece in file order, and the lines it
+/// skipped; or the error of its first bad line that was not skipped.
 fn unwrap_pieces<T>(
-    parsed: Vec<(usize, PieceResult<T>)>,
+    parsed: Vec<(usize, Piece<T>)>,
     chunk: &Chunk,
     path: &Path,
-) -> Result<Vec<Vec<T>>, SourceError> {
+) -> Result<(Vec<Vec<T>>, Vec<SkippedLine>), SourceError> {
     let mut out = Vec::with_capacity(parsed.len());
-    for (offset, result) in parsed {
-        match result {
-            Ok(kept) => out.push(kept),
-            Err((i, message)) => {
-                let before = memchr::memchr_iter(b'\n', &chunk[..offset]).count() as u64;
-                return Err(SourceError::BadLine {
-                    path: path.to_owned(),
-                    line: chunk.first_line + before + i as u64 + 1,
-                    message,
-                });
-            }
+    let mut skipped = Vec::new();
+    for (offset, piece) in parsed {
+        let line_of = |index: usize| {
+            let before = memchr::memchr_iter(b'\n', &chunk[..offset]).count() as u64;
+            chunk.first_line + before + index as u64 + 1
+        };
+        if let Some(bad) = piece.fatal {
+            return Err(SourceError::BadLine {
+                path: path.to_owned(),
+                line: line_of(bad.index),
+                message: format!(
+                    "{} (pass `--skip-bad-lines` to skip malformed lines with a warning)",
+                    bad.error.message
+                ),
+            });
         }
+        out.push(piece.kept);
+        skipped.extend(piece.skipped.into_iter().map(|bad| SkippedLine {
+            line: line_of(bad.index),
+            session: bad.session.clone(),
+            bad,
+        }));
     }
-    Ok(out)
+    Ok((out, skipped))
 }
 
-/// The sessions of a piece's lines with their number of lines, in order of first line.
-/// Lines whose session cannot be read are left out: the second pass reports them.
-fn count_sessions(piece: &[u8]) -> Vec<(Cow<'_, str>, u32)> {
+/// The sessions of some lines with their number of lines, in order of first line, and the
+/// number of lines whose session cannot be read.
+type SessionCounts<'a> = (Vec<(Cow<'a, str>, u32)>, u64);
+
+/// The sessions of a piece's lines with their number of lines, in order of first line, and
+/// the number of lines whose session cannot be read (the second pass reports or skips them).
+fn count_sessions(piece: &[u8]) -> SessionCounts<'_> {
     let mut out: Vec<(Cow<'_, str>, u32)> = Vec::new();
+    let mut unreadable = 0;
     let mut index: FxHashMap<Cow<'_, str>, usize> = FxHashMap::default();
     for line in lines(piece) {
         if is_blank(line) {
             continue;
         }
-        let Some(id) = session_of(line) else { continue };
+        let Some(id) = session_of(line) else {
+            unreadable += 1;
+            continue;
+        };
         match index.get(&id) {
             Some(&i) => out[i].1 += 1,
             None => {
@@ -485,7 +633,7 @@ fn count_sessions(piece: &[u8]) -> Vec<(Cow<'_, str>, u32)> {
             }
         }
     }
-    out
+    (out, unreadable)
 }
 
 /// The `sessionId` of a line, as the full parse will read it.
@@ -607,35 +755,93 @@ impl<'a> Skim<'a> {
     }
 }
 
-/// Parses a line; `text` is the same line when it is known to be valid UTF-8.
-fn parse_line(line: &[u8], text: Option<&str>) -> Result<Entry, String> {
+/// Why a line is not an entry.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct LineError {
+    pub message: String,
+    /// Not JSON at all (as opposed to JSON that is no entry): a line still being written.
+    pub not_json: bool,
+}
+
+impl From<String> for LineError {
+    fn from(message: String) -> Self {
+        LineError {
+            message,
+            not_json: false,
+        }
+    }
+}
+
+/// An optional field's value; one of the wrong type is an error when the pack reads the
+/// field (`read`) and is left out when it does not.
+fn optional<T>(
+    value: Lenient<T>,
+    read: bool,
+    name: &str,
+    wanted: &str,
+) -> Result<Option<T>, LineError> {
+    match value {
+        Lenient::Value(v) => Ok(Some(v)),
+        Lenient::Null => Ok(None),
+        Lenient::Wrong(found) if read => {
+            Err(format!("field `{name}` must be {wanted}, not {found}").into())
+        }
+        Lenient::Wrong(_) => Ok(None),
+    }
+}
+
+/// Parses a line; `text` is the same line when it is known to be valid UTF-8. Optional
+/// fields of the wrong type are refused only if `reads` names them.
+fn parse_line(line: &[u8], text: Option<&str>, reads: FieldsRead) -> Result<Entry, LineError> {
     let raw: RawEntry = match text {
         Some(text) => serde_json::from_str(text),
         None => serde_json::from_slice(line),
     }
-    .map_err(describe_json_error)?;
+    .map_err(|e| LineError {
+        not_json: e.is_syntax() || e.is_eof(),
+        message: describe_json_error(e),
+    })?;
     let instant = parse_timestamp(&raw.timestamp).map_err(|e| format!("field `timestamp`: {e}"))?;
-    let exit_code = raw
-        .result
-        .exit_code
-        .unwrap_or(if raw.result.success { 0 } else { 1 });
+    let read = |field| reads.contains(field);
+    let exit_code = optional(
+        raw.result.exit_code,
+        read(FieldsRead::EXIT_CODE),
+        "result.exitCode",
+        "an integer",
+    )?
+    .map_or(if raw.result.success { 0 } else { 1 }, |ExitCode(c)| c);
+    let duration = optional(
+        raw.result.duration,
+        read(FieldsRead::DURATION),
+        "result.duration",
+        "a number",
+    )?
+    .map_or(0.0, |Duration(d)| d);
+    let params = optional(raw.params, read(FieldsRead::PARAMS), "params", "an object")?;
+    let metadata = optional(
+        raw.metadata,
+        read(FieldsRead::METADATA),
+        "metadata",
+        "an object",
+    )?;
+    let error = optional(raw.error, read(FieldsRead::ERROR), "error", "a string")?;
     Ok(Entry {
         timestamp: raw.timestamp,
         instant,
         session_id: raw.session_id,
         domain: raw.domain,
         operation: raw.operation,
-        params: raw.params.unwrap_or_default(),
+        params: params.unwrap_or_default(),
         result: Outcome {
             success: raw.result.success,
             exit_code,
-            duration: raw.result.duration.unwrap_or(0.0),
+            duration,
         },
-        metadata: match raw.metadata {
+        metadata: match metadata {
             Some(RawMetadata(m)) => m,
             None => Metadata::from_map(Map::new(), "mcp"),
         },
-        error: raw.error,
+        error,
     })
 }
 
@@ -661,14 +867,18 @@ mod tests {
 
     #[test]
     fn a_missing_field_is_named() {
-        let err = parse_line(br#"{"timestamp":"2026-03-01T00:00:00Z","domain":"tasks","operation":"find","result":{"success":true}}"#, None)
+        let err = parse_line(br#"{"timestamp":"2026-03-01T00:00:00Z","domain":"tasks","operation":"find","result":{"success":true}}"#, None, FieldsRead::ALL)
             .unwrap_err();
-        assert!(err.contains("missing field `sessionId`"), "{err}");
+        assert!(
+            err.message.contains("missing field `sessionId`"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]
     fn defaults_follow_cleo() {
-        let e = parse_line(br#"{"timestamp":"2026-03-01T00:00:00Z","sessionId":"s","domain":"tasks","operation":"find","result":{"success":false}}"#, None)
+        let e = parse_line(br#"{"timestamp":"2026-03-01T00:00:00Z","sessionId":"s","domain":"tasks","operation":"find","result":{"success":false}}"#, None, FieldsRead::ALL)
             .unwrap();
         assert_eq!(e.result.exit_code, 1);
         assert_eq!(e.metadata.source, MetaValue::from("mcp"));
@@ -678,7 +888,7 @@ mod tests {
     #[test]
     fn metadata_is_read_as_from_map_reads_it() {
         let line = br#"{"timestamp":"2026-03-01T00:00:00Z","sessionId":"s","domain":"d","operation":"o","result":{"success":true},"metadata":{"source":null,"taskId":"T1","x":{"y":1},"role":null,"gateway":"a","gateway":"query","userId":7}}"#;
-        let e = parse_line(line, None).unwrap();
+        let e = parse_line(line, None, FieldsRead::ALL).unwrap();
         let v: Value = serde_json::from_slice(line).unwrap();
         let map = v["metadata"].as_object().unwrap().clone();
         assert_eq!(e.metadata, Metadata::from_map(map, "mcp"));

@@ -89,8 +89,8 @@ pub fn read_langfuse(path: &Path, filter: &SessionFilter) -> Result<SourceRead, 
     let mut warnings = Vec::new();
     if !filter.wants(&session_id) {
         return Ok(SourceRead {
-            sessions: Vec::new(),
             warnings,
+            ..SourceRead::default()
         });
     }
     let user_id: Option<MetaValue> = trace
@@ -276,8 +276,10 @@ pub fn read_langfuse(path: &Path, filter: &SessionFilter) -> Result<SourceRead, 
         sessions: vec![Session {
             id: session_id,
             entries,
+            ..Session::default()
         }],
         warnings,
+        ..SourceRead::default()
     })
 }
 

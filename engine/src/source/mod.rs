@@ -5,6 +5,7 @@
 mod claude_code;
 mod jsonl;
 mod langfuse;
+mod lenient;
 mod sqlite;
 mod stream;
 
@@ -15,12 +16,13 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use crate::entry::{Entry, Session};
+use crate::pack::reads::FieldsRead;
 
 pub use claude_code::{read_claude_code, read_claude_code_folder};
 pub use jsonl::read_jsonl;
 pub use langfuse::read_langfuse;
 pub use sqlite::read_cleo_db;
-pub use stream::{map_sessions, Progress, StreamError};
+pub use stream::{map_sessions, Mapped, Progress, StreamError};
 
 /// Which sessions to read from a source.
 #[derive(Debug, Clone)]
@@ -144,6 +146,24 @@ impl std::fmt::Display for SourceWarning {
 pub struct SourceRead {
     pub sessions: Vec<Session>,
     pub warnings: Vec<SourceWarning>,
+    /// Malformed lines skipped (each is also a warning), of sessions asked for or not.
+    pub skipped_lines: u64,
+    /// Of those, the lines whose session could not be read: any session may have lost them,
+    /// so a session asked for that the source does not hold has lost these.
+    pub skipped_unattributed: u64,
+}
+
+/// How a source is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ReadOptions {
+    /// The optional entry fields to check the type of (the pack's
+    /// [`crate::CompiledPack::fields_read`]); an unchecked field of the wrong type is left
+    /// out of the entry. By default every field is checked.
+    pub checked: FieldsRead,
+    /// Skip any malformed line of a JSONL audit log with a warning, instead of failing on
+    /// the first. A final line without a newline that is not JSON (a log still being
+    /// written) is skipped either way.
+    pub skip_bad_lines: bool,
 }
 
 const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
@@ -317,6 +337,16 @@ pub fn read_source(
     format: Option<SourceFormat>,
     filter: &SessionFilter,
 ) -> Result<SourceRead, SourceError> {
+    read_source_with(path, format, filter, &ReadOptions::default())
+}
+
+/// [`read_source`] with [`ReadOptions`]: which fields to check, whether to skip bad lines.
+pub fn read_source_with(
+    path: &Path,
+    format: Option<SourceFormat>,
+    filter: &SessionFilter,
+    options: &ReadOptions,
+) -> Result<SourceRead, SourceError> {
     if path.is_dir() {
         if let Some(other) = format.filter(|f| *f != SourceFormat::ClaudeCode) {
             return Err(SourceError::FolderNotClaudeCode {
@@ -331,46 +361,65 @@ pub fn read_source(
         None => detect_format(path)?,
     };
     match format {
-        SourceFormat::Jsonl => Ok(SourceRead {
-            sessions: read_jsonl(path, filter)?,
-            warnings: Vec::new(),
-        }),
+        SourceFormat::Jsonl => read_jsonl(path, filter, options),
         SourceFormat::CleoDb => Ok(SourceRead {
             sessions: read_cleo_db(path, filter)?,
-            warnings: Vec::new(),
+            ..SourceRead::default()
         }),
         SourceFormat::ClaudeCode => read_claude_code(&[path.to_owned()], filter),
         SourceFormat::Langfuse => read_langfuse(path, filter),
     }
 }
 
-/// Entries grouped by session, sessions in the order of their first entry and each
-/// session's entries in the order they were added.
+/// Entries grouped by session, sessions in the order of their first entry (or skipped
+/// line) and each session's entries in the order they were added.
 #[derive(Default)]
 pub(crate) struct SessionGroups {
     sessions: Vec<Session>,
     index_of: rustc_hash::FxHashMap<String, usize>,
+    /// Skipped lines whose session could not be read.
+    unattributed: u64,
 }
 
 impl SessionGroups {
-    pub fn push(&mut self, entry: Entry) {
-        let slot = match self.index_of.get(entry.session_id.as_str()) {
+    fn slot(&mut self, id: &str) -> usize {
+        match self.index_of.get(id) {
             Some(&slot) => slot,
             None => {
-                let id = entry.session_id.to_string();
-                self.index_of.insert(id.clone(), self.sessions.len());
+                self.index_of.insert(id.to_owned(), self.sessions.len());
                 self.sessions.push(Session {
-                    id,
-                    entries: Vec::new(),
+                    id: id.to_owned(),
+                    ..Session::default()
                 });
                 self.sessions.len() - 1
             }
-        };
+        }
+    }
+
+    pub fn push(&mut self, entry: Entry) {
+        let slot = self.slot(&entry.session_id);
         self.sessions[slot].entries.push(entry);
     }
 
-    pub fn into_sessions(self) -> Vec<Session> {
-        self.sessions
+    /// A skipped line of session `id`, or of an unknown session.
+    pub fn skipped(&mut self, id: Option<&str>) {
+        match id {
+            Some(id) => {
+                let slot = self.slot(id);
+                self.sessions[slot].skipped_lines += 1;
+            }
+            None => self.unattributed += 1,
+        }
+    }
+
+    /// The sessions, each counting the skipped lines no session could be told for; and
+    /// the number of those.
+    pub fn into_sessions(self) -> (Vec<Session>, u64) {
+        let mut sessions = self.sessions;
+        for s in &mut sessions {
+            s.skipped_lines += self.unattributed;
+        }
+        (sessions, self.unattributed)
     }
 }
 

@@ -82,7 +82,7 @@ pub fn read_cleo_db(path: &Path, filter: &SessionFilter) -> Result<Vec<Session>,
 
     // A session's entries in order of instant, ties by rowid (the order CLEO inserted them):
     // rows came in rowid order and the sort is stable.
-    let mut sessions = groups.into_sessions();
+    let (mut sessions, _) = groups.into_sessions();
     for session in &mut sessions {
         session.entries.sort_by_key(|e| e.instant);
     }
@@ -436,7 +436,10 @@ impl Batches for DbBatches<'_> {
                     let Some(session) = table.lookup(&entry.session_id) else {
                         return Err(self.changed());
                     };
-                    items.push(Item { session, entry });
+                    items.push(Item {
+                        session,
+                        entry: Some(entry),
+                    });
                 }
                 Ok(items)
             })

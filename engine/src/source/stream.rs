@@ -12,7 +12,7 @@ use std::path::Path;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use super::{SessionFilter, SourceError, SourceFormat};
+use super::{ReadOptions, SessionFilter, SourceError, SourceFormat, SourceWarning};
 use crate::entry::{Entry, Session};
 
 /// Why [`map_sessions`] stopped.
@@ -34,6 +34,9 @@ pub(crate) struct SessionTable {
     pub ids: Vec<String>,
     pub counts: Vec<u32>,
     pub index: FxHashMap<String, u32>,
+    /// Lines whose session could not be read: if they are skipped, any session may have
+    /// lost them.
+    pub unattributed: u64,
 }
 
 impl SessionTable {
@@ -54,10 +57,11 @@ impl SessionTable {
     }
 }
 
-/// An entry of a batch, with the session it belongs to (an index into the [`SessionTable`]).
+/// An entry of a batch, with the session it belongs to (an index into the [`SessionTable`]);
+/// no entry for a line of that session that was skipped.
 pub(crate) struct Item {
     pub session: u32,
-    pub entry: Entry,
+    pub entry: Option<Entry>,
 }
 
 /// A source read in batches after its [`SessionTable`] is known.
@@ -67,6 +71,20 @@ pub(crate) trait Batches: Send {
     fn next_batch(&mut self, table: &SessionTable) -> Result<Option<Vec<Vec<Item>>>, SourceError>;
     /// An error for a source whose content changed between the passes.
     fn changed(&self) -> SourceError;
+    /// What was skipped since the last call.
+    fn take_warnings(&mut self) -> Vec<SourceWarning> {
+        Vec::new()
+    }
+}
+
+/// What [`map_sessions`] made of a source: a result per session in the order of each
+/// session's first entry, and what was skipped while reading.
+#[derive(Debug)]
+pub struct Mapped<T> {
+    pub results: Vec<T>,
+    pub warnings: Vec<SourceWarning>,
+    /// Malformed lines skipped (each also a warning).
+    pub skipped_lines: u64,
 }
 
 /// Reads every wanted session of a source and calls `f` on each, in parallel, as soon as it
@@ -75,17 +93,23 @@ pub(crate) trait Batches: Send {
 pub fn map_sessions<T, E, F>(
     path: &Path,
     filter: &SessionFilter,
+    options: &ReadOptions,
     progress: Option<Progress<'_>>,
     f: F,
-) -> Result<Vec<T>, StreamError<E>>
+) -> Result<Mapped<T>, StreamError<E>>
 where
     T: Send,
     E: Send,
     F: Fn(Session) -> Result<T, E> + Sync,
 {
+    let whole = |results| Mapped {
+        results,
+        warnings: Vec::new(),
+        skipped_lines: 0,
+    };
     match super::detect_format(path)? {
         SourceFormat::Jsonl => {
-            let (table, batches) = super::jsonl::open_stream(path, filter, progress)?;
+            let (table, batches) = super::jsonl::open_stream(path, filter, options, progress)?;
             drive(table, batches, false, &f)
         }
         SourceFormat::CleoDb => match filter {
@@ -96,6 +120,7 @@ where
                     .into_par_iter()
                     .map(&f)
                     .collect::<Result<Vec<T>, E>>()
+                    .map(whole)
                     .map_err(StreamError::Session)
             }
             SessionFilter::All => {
@@ -111,6 +136,7 @@ where
                 .into_par_iter()
                 .map(&f)
                 .collect::<Result<Vec<T>, E>>()
+                .map(whole)
                 .map_err(StreamError::Session)
         }
     }
@@ -121,7 +147,7 @@ fn drive<T, E, F, B>(
     mut batches: B,
     sort_by_instant: bool,
     f: &F,
-) -> Result<Vec<T>, StreamError<E>>
+) -> Result<Mapped<T>, StreamError<E>>
 where
     T: Send,
     E: Send,
@@ -131,6 +157,9 @@ where
     let n = table.ids.len();
     let mut remaining = table.counts.clone();
     let mut open: Vec<Vec<Entry>> = (0..n).map(|_| Vec::new()).collect();
+    // Lines skipped per session; a line of no known session may have been any session's.
+    let mut skipped: Vec<u64> = vec![table.unattributed; n];
+    let mut warnings = Vec::new();
     let mut results: Vec<Option<T>> = (0..n).map(|_| None).collect();
     let mut first_error: Option<(usize, E)> = None;
 
@@ -163,7 +192,8 @@ where
     // the first pass counted (the source changed).
     let distribute = |batch: Vec<Vec<Item>>,
                       open: &mut Vec<Vec<Entry>>,
-                      remaining: &mut Vec<u32>|
+                      remaining: &mut Vec<u32>,
+                      skipped: &mut Vec<u64>|
      -> Option<Vec<(usize, Session)>> {
         let mut ready = Vec::new();
         for item in batch.into_iter().flatten() {
@@ -171,11 +201,16 @@ where
             if remaining[s] == 0 {
                 return None;
             }
-            if open[s].capacity() == 0 {
-                // The session's size is known: no regrowth, no moving entries again.
-                open[s].reserve_exact(remaining[s] as usize);
+            match item.entry {
+                Some(entry) => {
+                    if open[s].capacity() == 0 {
+                        // The session's size is known: no regrowth, no moving entries again.
+                        open[s].reserve_exact(remaining[s] as usize);
+                    }
+                    open[s].push(entry);
+                }
+                None => skipped[s] += 1,
             }
-            open[s].push(item.entry);
             remaining[s] -= 1;
             if remaining[s] == 0 {
                 let entries = std::mem::take(&mut open[s]);
@@ -184,6 +219,7 @@ where
                     Session {
                         id: table.ids[s].clone(),
                         entries,
+                        skipped_lines: skipped[s],
                     },
                 ));
             }
@@ -198,12 +234,13 @@ where
         let previous = std::mem::take(&mut parsed);
         let (batch, graded) = rayon::join(
             || batches.next_batch(&table),
-            || distribute(previous, &mut open, &mut remaining).map(&grade),
+            || distribute(previous, &mut open, &mut remaining, &mut skipped).map(&grade),
         );
         let Some(graded) = graded else {
             return Err(batches.changed().into());
         };
         keep(graded, &mut results);
+        warnings.extend(batches.take_warnings());
         match batch? {
             Some(batch) => parsed = batch,
             None => break,
@@ -218,6 +255,7 @@ where
                 Session {
                     id: table.ids[s].clone(),
                     entries,
+                    skipped_lines: skipped[s],
                 },
             ));
         }
@@ -227,5 +265,9 @@ where
     if let Some((_, e)) = first_error {
         return Err(StreamError::Session(e));
     }
-    Ok(results.into_iter().flatten().collect())
+    Ok(Mapped {
+        results: results.into_iter().flatten().collect(),
+        skipped_lines: warnings.len() as u64,
+        warnings,
+    })
 }

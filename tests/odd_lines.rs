@@ -1,0 +1,316 @@
+//! The policy for odd lines in a JSONL audit log (docs/sources.md, "Odd lines"): unread
+//! fields are not type-checked, integral numbers are integers in any spelling, a final
+//! line still being written is skipped, and `--skip-bad-lines` skips the rest with a
+//! warning each, a count at the end, and a mark on every session that lost a line.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::*;
+use serde_json::{json, Value};
+
+fn line(session: &str, second: u32, domain: &str, operation: &str, result: Value) -> String {
+    json!({
+        "timestamp": format!("2026-03-01T12:00:{second:02}.000Z"),
+        "sessionId": session, "domain": domain, "operation": operation, "params": {},
+        "result": result, "metadata": {"source": "mcp", "gateway": "cleo_query"}
+    })
+    .to_string()
+}
+
+fn ok() -> Value {
+    json!({"success": true, "exitCode": 0, "duration": 5})
+}
+
+/// Two sessions, the second with an E_NOT_FOUND (exit code spelled by `exit_code`) that is
+/// never followed by a lookup.
+fn log(exit_code: &str) -> Vec<String> {
+    vec![
+        line("a", 1, "session", "list", ok()),
+        line("b", 2, "session", "list", ok()),
+        line("a", 3, "tasks", "find", ok()),
+        line(
+            "b",
+            4,
+            "tasks",
+            "show",
+            json!({"success": false, "duration": 5}),
+        )
+        .replace(
+            "\"success\":false",
+            &format!("\"success\":false,\"exitCode\":{exit_code}"),
+        ),
+        line("a", 5, "session", "end", ok()),
+        line("b", 6, "session", "end", ok()),
+    ]
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+struct Run {
+    code: i32,
+    results: Vec<Value>,
+    stderr: String,
+}
+
+fn grade(source: &Path, extra: &[&str]) -> Run {
+    let source = source.display().to_string();
+    let mut args = vec!["--rubric", "cleo-v1", "--source", &source, "--no-record"];
+    args.extend_from_slice(&["--format", "jsonl"]);
+    args.extend_from_slice(extra);
+    let out = run(&args);
+    Run {
+        code: code(&out),
+        results: json_lines(&stdout(&out)),
+        stderr: stderr(&out),
+    }
+}
+
+fn without_timestamp(results: &[Value]) -> Vec<Value> {
+    results
+        .iter()
+        .map(|r| {
+            let mut r = r.clone();
+            r.as_object_mut().map(|o| o.remove("timestamp"));
+            r
+        })
+        .collect()
+}
+
+/// Graded streamed (`--all`) and read whole (sessions named): the two paths must agree.
+fn both_ways(source: &Path, extra: &[&str]) -> Run {
+    let mut all = extra.to_vec();
+    all.push("--all");
+    let streamed = grade(source, &all);
+    let mut named = extra.to_vec();
+    named.extend_from_slice(&["a", "b"]);
+    let whole = grade(source, &named);
+    assert_eq!(
+        streamed.code, whole.code,
+        "{}\n{}",
+        streamed.stderr, whole.stderr
+    );
+    assert_eq!(
+        without_timestamp(&streamed.results),
+        without_timestamp(&whole.results)
+    );
+    assert_eq!(streamed.stderr, whole.stderr);
+    streamed
+}
+
+#[test]
+fn fields_no_rule_reads_are_not_type_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let clean = write(dir.path(), "clean.jsonl", &(log("4").join("\n") + "\n"));
+    let mut odd = log("4");
+    odd[0] = odd[0]
+        .replace("\"duration\":5", "\"duration\":\"fast\"")
+        .replace("\"params\":{}", "\"params\":{},\"error\":{\"code\":7}");
+    let odd = write(dir.path(), "odd.jsonl", &(odd.join("\n") + "\n"));
+    let (clean, odd) = (both_ways(&clean, &[]), both_ways(&odd, &[]));
+    assert_eq!(odd.code, 0, "{}", odd.stderr);
+    assert_eq!(
+        without_timestamp(&odd.results),
+        without_timestamp(&clean.results)
+    );
+    assert_eq!(odd.stderr, "");
+
+    // A pack that reads durations refuses the same line, naming it and the field.
+    let pack = dir.path().join("pack");
+    std::fs::create_dir(&pack).unwrap();
+    std::fs::write(
+        pack.join("rubric.yaml"),
+        "id: slow\nversion: 1.0.0\nname: Slow\ndescription: Slow calls\nselectors:\n  slow: { field: result.duration, one_of: [fast] }\ndimensions:\n  - id: speed\n    name: Speed\n    description: No slow calls\n    max: 1\n    rules:\n      - id: none-slow\n        doc: A point when nothing is slow.\n        when: { count: slow, at_most: 0 }\n        points: 1\n        evidence: nothing slow\n",
+    )
+    .unwrap();
+    let out = run(&[
+        "--rubric",
+        &pack.display().to_string(),
+        "--source",
+        &dir.path().join("odd.jsonl").display().to_string(),
+        "--no-record",
+        "--all",
+    ]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out)
+            .contains("odd.jsonl:1: field `result.duration` must be a number, not a string"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn an_integral_number_in_any_spelling_is_an_integer() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = both_ways(
+        &write(dir.path(), "4.jsonl", &(log("4").join("\n") + "\n")),
+        &[],
+    );
+    let b = &plain.results[1];
+    assert!(b["flags"].to_string().contains("E_NOT_FOUND"), "{b}");
+    for spelling in ["4.0", "4e0", "40e-1", "0.4e1"] {
+        let path = write(dir.path(), "x.jsonl", &(log(spelling).join("\n") + "\n"));
+        let odd = both_ways(&path, &[]);
+        assert_eq!(odd.code, 0, "{spelling}: {}", odd.stderr);
+        assert_eq!(
+            without_timestamp(&odd.results),
+            without_timestamp(&plain.results),
+            "{spelling}"
+        );
+    }
+    // 4.5 is no exit code, and exit codes are read by cleo-v1.
+    let path = write(dir.path(), "x.jsonl", &(log("4.5").join("\n") + "\n"));
+    let bad = grade(&path, &["--all"]);
+    assert_eq!(bad.code, 2);
+    assert!(
+        bad.stderr
+            .contains("x.jsonl:4: field `result.exitCode` must be an integer, not 4.5"),
+        "{}",
+        bad.stderr
+    );
+}
+
+#[test]
+fn a_final_line_still_being_written_is_skipped_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = log("4").join("\n") + "\n";
+    let whole = both_ways(&write(dir.path(), "whole.jsonl", &text), &[]);
+    text.push_str(r#"{"timestamp": "2026-03-01T12:00:07.000Z", "sessionId": "b", "domain": "ta"#);
+    let path = write(dir.path(), "growing.jsonl", &text);
+    let cut = both_ways(&path, &[]);
+    assert_eq!(cut.code, 0, "{}", cut.stderr);
+    assert!(
+        cut.stderr.contains("growing.jsonl:7: skipped the last line, which has no newline and is not JSON (a log still being written?)"),
+        "{}",
+        cut.stderr
+    );
+    assert!(
+        cut.stderr.contains("skipped 1 malformed line of"),
+        "{}",
+        cut.stderr
+    );
+    // Session `b` lost the line and says so; `a` did not.
+    assert_eq!(cut.results[0].get("skippedLines"), None);
+    assert_eq!(cut.results[1]["skippedLines"], 1);
+    let mut b = cut.results[1].clone();
+    b.as_object_mut().unwrap().remove("skippedLines");
+    assert_eq!(
+        without_timestamp(&[b]),
+        without_timestamp(&whole.results[1..])
+    );
+    assert_valid_grade(&grade_schema(), &cut.results[1]);
+
+    // Valid JSON that is no entry is not a line being written: still an error.
+    let path = write(
+        dir.path(),
+        "odd-end.jsonl",
+        &(log("4").join("\n") + "\n{\"x\": 1}"),
+    );
+    let out = grade(&path, &["--all"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("odd-end.jsonl:7: missing field"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn a_malformed_line_in_the_middle_is_an_error_that_suggests_the_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut lines = log("4");
+    lines.insert(
+        2,
+        "{\"timestamp\": \"2026-03-01T12:00:02.500Z\", \"sessionId\": \"a\", oops".to_owned(),
+    );
+    let path = write(dir.path(), "mid.jsonl", &(lines.join("\n") + "\n"));
+    for extra in [&["--all"][..], &["a"]] {
+        let out = grade(&path, extra);
+        assert_eq!(out.code, 2);
+        assert!(out.results.is_empty());
+        assert!(out.stderr.starts_with("error: "), "{}", out.stderr);
+        assert!(
+            out.stderr.contains("mid.jsonl:3: not valid JSON"),
+            "{}",
+            out.stderr
+        );
+        assert!(out.stderr.contains("`--skip-bad-lines`"), "{}", out.stderr);
+    }
+}
+
+#[test]
+fn skip_bad_lines_warns_for_each_counts_them_and_marks_the_sessions_that_lost_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut lines = log("4");
+    // One bad line of `a` (its session readable), one of no readable session, one wrong type.
+    lines.insert(
+        2,
+        "{\"timestamp\": \"2026-03-01T12:00:02.500Z\", \"sessionId\": \"a\", oops".to_owned(),
+    );
+    lines.insert(4, "not json at all".to_owned());
+    lines.push(line("a", 8, "tasks", "find", json!({"success": "yes"})));
+    let path = write(dir.path(), "bad.jsonl", &(lines.join("\n") + "\n"));
+    let out = both_ways(&path, &["--skip-bad-lines"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let warnings: Vec<&str> = out.stderr.lines().collect();
+    assert_eq!(warnings.len(), 4, "{}", out.stderr);
+    assert!(warnings[0].contains("bad.jsonl:3: skipped a malformed line: not valid JSON"));
+    assert!(warnings[1].contains("bad.jsonl:5: skipped a malformed line: not valid JSON"));
+    assert!(warnings[2].contains("bad.jsonl:9: skipped a malformed line: invalid type"));
+    assert!(
+        warnings[3].starts_with("warning: skipped 3 malformed lines of `"),
+        "{}",
+        out.stderr
+    );
+    // `a` lost two lines of its own and maybe the unreadable one; `b` maybe that one.
+    assert_eq!(out.results[0]["skippedLines"], 3);
+    assert_eq!(out.results[1]["skippedLines"], 1);
+    let schema = grade_schema();
+    for r in &out.results {
+        assert_valid_grade(&schema, r);
+    }
+
+    // A session asked for that the log does not hold may have lost the unreadable line.
+    let missing = grade(&path, &["--skip-bad-lines", "c"]);
+    assert_eq!(missing.results[0]["skippedLines"], 1);
+
+    // The human report says so too.
+    let human = run(&[
+        "--rubric",
+        "cleo-v1",
+        "--source",
+        &path.display().to_string(),
+        "--no-record",
+        "--skip-bad-lines",
+        "a",
+    ]);
+    assert!(
+        stdout(&human)
+            .contains("3 malformed lines of the source skipped: this grade may miss entries"),
+        "{}",
+        stdout(&human)
+    );
+}
+
+#[test]
+fn a_session_whose_every_line_was_skipped_is_still_graded_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut lines = log("4");
+    lines.push("{\"sessionId\": \"gone\", \"timestamp\": 5}".to_owned());
+    let path = write(dir.path(), "gone.jsonl", &(lines.join("\n") + "\n"));
+    let out = grade(&path, &["--skip-bad-lines", "--all"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let gone = out
+        .results
+        .iter()
+        .find(|r| r["sessionId"] == "gone")
+        .unwrap();
+    assert_eq!(gone["entryCount"], 0);
+    assert_eq!(gone["skippedLines"], 1);
+}
