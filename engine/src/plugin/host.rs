@@ -1,0 +1,292 @@
+//! The plugin host: the engine's only `unsafe`. It opens libraries with `libloading`, checks
+//! the ABI version before touching any other symbol, copies a plugin's description into
+//! owned values, and runs functions and source readers with callbacks that copy their
+//! results. Everything else in the engine sees the safe types of [`super`].
+#![allow(unsafe_code)]
+
+use std::ffi::c_void;
+use std::path::Path;
+
+use grade_plugin::abi::{
+    self, AbiVersionFn, DescribeFn, GradeCall, GradeDetectFn, GradeFn, GradeNewEntry, GradeOutput,
+    GradeReadFn, GradeSourceOutput, GradeStr,
+};
+
+/// Why a library could not be opened as a plugin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum OpenError {
+    /// The dynamic loader refused it (not a library, another platform or architecture).
+    NotLoadable(String),
+    NoAbiVersion,
+    AbiMismatch {
+        found: u32,
+    },
+    NoDescribe,
+    BadDescription(String),
+}
+
+/// A plugin's description, copied out of the library.
+#[derive(Debug, Clone)]
+pub(crate) struct Described {
+    pub name: String,
+    pub version: String,
+    pub functions: Vec<DescribedFunction>,
+    pub sources: Vec<DescribedSource>,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct DescribedFunction {
+    pub name: String,
+    pub kind: u32,
+    pub doc: String,
+    pub fields: Vec<String>,
+    pub call: GradeFn,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct DescribedSource {
+    pub name: String,
+    pub doc: String,
+    pub detect: GradeDetectFn,
+    pub read: GradeReadFn,
+}
+
+/// Opens `path`, checks its ABI version and reads its description. The library is never
+/// unloaded: function pointers into it live as long as the process (and `dlclose` is not
+/// reliable anyway: musl ignores it).
+pub(crate) fn open(path: &Path) -> Result<Described, OpenError> {
+    // SAFETY: loading a library runs its initialisers, which is arbitrary native code. That
+    // is the risk the user accepted with `--allow-plugins`, after the file's sha256 matched
+    // the one the pack pins; nothing else here depends on what the initialisers do.
+    let library = unsafe { libloading::Library::new(path) }
+        .map_err(|e| OpenError::NotLoadable(e.to_string()))?;
+    let library: &'static libloading::Library = Box::leak(Box::new(library));
+    // SAFETY: `grade_plugin_abi_version` is declared by the ABI as `uint32_t (void)`, which is
+    // `AbiVersionFn`. A library that exports the name with another type is not a plugin of
+    // any version; the symbol is read before any other, as the ABI promises.
+    let version: AbiVersionFn = unsafe { library.get::<AbiVersionFn>(abi::ABI_VERSION_SYMBOL) }
+        .map(|symbol| *symbol)
+        .map_err(|_| OpenError::NoAbiVersion)?;
+    let found = version();
+    if found != abi::ABI_VERSION {
+        return Err(OpenError::AbiMismatch { found });
+    }
+    // SAFETY: the version matched, so `grade_plugin_describe` has the type this version of the
+    // ABI declares: `const grade_plugin *(void)`.
+    let describe: DescribeFn = unsafe { library.get::<DescribeFn>(abi::DESCRIBE_SYMBOL) }
+        .map(|symbol| *symbol)
+        .map_err(|_| OpenError::NoDescribe)?;
+    let described = describe();
+    if described.is_null() {
+        return Err(OpenError::BadDescription(
+            "`grade_plugin_describe` returned null".to_owned(),
+        ));
+    }
+    // SAFETY: the ABI requires the description, and every array and string it points to, to
+    // live as long as the library, which is never unloaded; the pointer was checked non-null.
+    let plugin = unsafe { &*described };
+    let text = |s: GradeStr, what: &str| {
+        owned_text(s).ok_or_else(|| OpenError::BadDescription(format!("{what} is not UTF-8")))
+    };
+    let mut functions = Vec::new();
+    for f in table(plugin.functions, plugin.function_count) {
+        let name = text(f.name, "a function name")?;
+        let fields = table(f.fields, f.field_count)
+            .iter()
+            .map(|s| text(*s, "a field path"))
+            .collect::<Result<_, _>>()?;
+        functions.push(DescribedFunction {
+            doc: text(f.doc, "a function's doc")?,
+            kind: f.kind,
+            fields,
+            call: f.call,
+            name,
+        });
+    }
+    let mut sources = Vec::new();
+    for s in table(plugin.sources, plugin.source_count) {
+        sources.push(DescribedSource {
+            name: text(s.name, "a source name")?,
+            doc: text(s.doc, "a source's doc")?,
+            detect: s.detect,
+            read: s.read,
+        });
+    }
+    Ok(Described {
+        name: text(plugin.name, "the plugin name")?,
+        version: text(plugin.version, "the plugin version")?,
+        functions,
+        sources,
+    })
+}
+
+/// An array the library keeps alive (see [`open`]).
+fn table<'a, T>(ptr: *const T, len: usize) -> &'a [T] {
+    if ptr.is_null() || len == 0 {
+        return &[];
+    }
+    // SAFETY: the ABI requires `ptr` to point at `len` initialised values living as long as
+    // the library, which is never unloaded.
+    unsafe { std::slice::from_raw_parts(ptr, len) }
+}
+
+/// Bytes a plugin lends for the duration of a call (or of the library's life).
+fn lent<'a>(s: GradeStr) -> &'a [u8] {
+    table(s.ptr, s.len)
+}
+
+fn owned_text(s: GradeStr) -> Option<String> {
+    std::str::from_utf8(lent(s)).ok().map(str::to_owned)
+}
+
+/// What a function handed back, copied.
+#[derive(Debug, Default)]
+pub(crate) struct Returned {
+    pub value: Option<f64>,
+    pub evidence: Vec<String>,
+    pub flags: Vec<String>,
+    pub entries: Vec<u64>,
+    pub error: Option<String>,
+}
+
+extern "C" fn put_value(host: *mut c_void, value: f64) {
+    with_returned(host, |r| r.value = Some(value));
+}
+
+extern "C" fn put_text(host: *mut c_void, kind: u32, text: GradeStr) {
+    let text = String::from_utf8_lossy(lent(text)).into_owned();
+    with_returned(host, |r| match kind {
+        abi::TEXT_EVIDENCE => r.evidence.push(text),
+        abi::TEXT_FLAG => r.flags.push(text),
+        _ => r.error = Some(text),
+    });
+}
+
+extern "C" fn put_entry(host: *mut c_void, index: u64) {
+    with_returned(host, |r| r.entries.push(index));
+}
+
+fn with_returned(host: *mut c_void, f: impl FnOnce(&mut Returned)) {
+    if host.is_null() {
+        return;
+    }
+    // SAFETY: `host` is the `&mut Returned` that `call` put in the output; the plugin passes
+    // it back only while that call runs, on the thread that made it, and no other reference
+    // to it is live meanwhile.
+    f(unsafe { &mut *host.cast::<Returned>() });
+}
+
+/// Runs a function on a call the caller built from live slices.
+pub(crate) fn call(function: GradeFn, input: &GradeCall) -> Result<Returned, String> {
+    let mut returned = Returned::default();
+    let output = GradeOutput {
+        host: (&mut returned as *mut Returned).cast(),
+        value: put_value,
+        text: put_text,
+        entry: put_entry,
+    };
+    let status = function(input, &output);
+    if status == abi::STATUS_OK {
+        Ok(returned)
+    } else {
+        Err(returned
+            .error
+            .unwrap_or_else(|| format!("it failed with status {status} and gave no reason")))
+    }
+}
+
+/// An entry a source plugin read, copied.
+#[derive(Debug, Clone)]
+pub(crate) struct ReadEntry {
+    pub session_id: String,
+    pub timestamp: String,
+    pub domain: String,
+    pub operation: String,
+    pub success: bool,
+    pub exit_code: i64,
+    pub duration_ms: f64,
+    pub error: Option<String>,
+    pub params_json: String,
+    pub metadata_json: String,
+}
+
+/// What a source plugin read, and how the host judged each entry as it came.
+pub(crate) struct Reading<'a> {
+    pub accept: &'a mut dyn FnMut(ReadEntry) -> Result<(), String>,
+    pub warnings: Vec<(u64, String)>,
+    pub error: Option<(u64, String)>,
+}
+
+extern "C" fn take_entry(host: *mut c_void, entry: *const GradeNewEntry) -> i32 {
+    if host.is_null() || entry.is_null() {
+        return abi::STATUS_ERROR;
+    }
+    // SAFETY: `entry` points at a `GradeNewEntry` the plugin keeps alive for this call.
+    let e = unsafe { &*entry };
+    let text = |s: GradeStr| String::from_utf8_lossy(lent(s)).into_owned();
+    let read = ReadEntry {
+        session_id: text(e.session_id),
+        timestamp: text(e.timestamp),
+        domain: text(e.domain),
+        operation: text(e.operation),
+        success: e.success != 0,
+        exit_code: e.exit_code,
+        duration_ms: e.duration_ms,
+        error: (!e.error.ptr.is_null()).then(|| text(e.error)),
+        params_json: text(e.params_json),
+        metadata_json: text(e.metadata_json),
+    };
+    // SAFETY: `host` is the `&mut Reading` that `read` put in the output, passed back only
+    // during that call, on its thread, with no other reference live.
+    let reading = unsafe { &mut *host.cast::<Reading<'_>>() };
+    match (reading.accept)(read) {
+        Ok(()) => abi::STATUS_OK,
+        Err(message) => {
+            reading.error.get_or_insert((e.line, message));
+            abi::STATUS_ERROR
+        }
+    }
+}
+
+extern "C" fn take_warning(host: *mut c_void, line: u64, message: GradeStr) {
+    if host.is_null() {
+        return;
+    }
+    let message = String::from_utf8_lossy(lent(message)).into_owned();
+    // SAFETY: as in `take_entry`.
+    let reading = unsafe { &mut *host.cast::<Reading<'_>>() };
+    reading.warnings.push((line, message));
+}
+
+extern "C" fn take_error(host: *mut c_void, line: u64, message: GradeStr) {
+    if host.is_null() {
+        return;
+    }
+    let message = String::from_utf8_lossy(lent(message)).into_owned();
+    // SAFETY: as in `take_entry`.
+    let reading = unsafe { &mut *host.cast::<Reading<'_>>() };
+    // The first error is the cause; a refusal by the host came before the plugin's report of it.
+    reading.error.get_or_insert((line, message));
+}
+
+/// Runs a source reader over a file's content.
+pub(crate) fn read(reader: GradeReadFn, path: &str, content: &[u8], reading: &mut Reading<'_>) {
+    let output = GradeSourceOutput {
+        host: (reading as *mut Reading<'_>).cast(),
+        entry: take_entry,
+        warning: take_warning,
+        error: take_error,
+    };
+    let status = reader(GradeStr::new(path), GradeStr::bytes(content), &output);
+    if status != abi::STATUS_OK && reading.error.is_none() {
+        reading.error = Some((
+            0,
+            format!("it failed with status {status} and gave no reason"),
+        ));
+    }
+}
+
+/// Asks a source whether a file's first bytes are its format.
+pub(crate) fn detect(detect: GradeDetectFn, head: &[u8]) -> bool {
+    detect(GradeStr::bytes(head)) != 0
+}

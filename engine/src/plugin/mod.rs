@@ -1,0 +1,624 @@
+//! Native plugins: libraries a pack declares (`plugins: [{name, path, sha256}]`) whose
+//! functions are rules, conditions and metrics (`native: shell.near_repeat`) and whose
+//! source readers add formats. See `docs/plugins.md`.
+//!
+//! Loading is opt-in ([`PluginPolicy`]) and pinned: the file's sha256 must be the one the pack
+//! declares before the library is opened, and the ABI version is checked before any other
+//! symbol. [`host`] is the only place with `unsafe`; this module is the safe side.
+
+mod host;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use grade_plugin::abi::{self, GradeCall, GradeEntry, GradeStr, GradeValue};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::entry::{Entry, Metadata, Outcome, Params, Session};
+use crate::pack::field::{Field, FieldValue};
+use crate::source::{Place, SessionFilter, SourceError, SourceRead, SourceWarning};
+
+pub use grade_plugin::abi::ABI_VERSION;
+
+/// Whether packs may load native code. Off unless the user says so (`--allow-plugins`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PluginPolicy {
+    pub allow: bool,
+}
+
+/// What a function is, from its declaration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FunctionKind {
+    Rule,
+    Condition,
+    Metric,
+}
+
+impl FunctionKind {
+    fn from_abi(kind: u32) -> Option<FunctionKind> {
+        match kind {
+            abi::KIND_RULE => Some(FunctionKind::Rule),
+            abi::KIND_CONDITION => Some(FunctionKind::Condition),
+            abi::KIND_METRIC => Some(FunctionKind::Metric),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            FunctionKind::Rule => "rule",
+            FunctionKind::Condition => "condition",
+            FunctionKind::Metric => "metric",
+        }
+    }
+}
+
+impl fmt::Display for FunctionKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A loaded plugin: what the pack declared and what the library says it provides.
+#[derive(Debug)]
+pub struct Plugin {
+    /// The name the pack gives it (what `native: NAME.function` refers to).
+    pub name: String,
+    /// The name and version the library reports.
+    pub reported_name: String,
+    pub version: String,
+    /// The library file, as resolved from the pack's `path`.
+    pub path: PathBuf,
+    /// `sha256:` and the hex digest of the library's bytes (the pinned one, verified).
+    pub digest: String,
+    pub functions: Vec<PluginFunction>,
+    pub sources: Vec<PluginSourceInfo>,
+}
+
+#[derive(Debug)]
+pub struct PluginFunction {
+    pub name: String,
+    pub kind: FunctionKind,
+    pub doc: String,
+    /// The entry fields the function reads, resolved.
+    pub fields: Vec<String>,
+    resolved: Vec<Field>,
+    call: grade_plugin::abi::GradeFn,
+}
+
+#[derive(Debug)]
+pub struct PluginSourceInfo {
+    pub name: String,
+    pub doc: String,
+    detect: grade_plugin::abi::GradeDetectFn,
+    read: grade_plugin::abi::GradeReadFn,
+}
+
+/// A library the pack cannot use, with the reason in words (the place is the caller's).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadProblem(pub String);
+
+/// Libraries already opened by this process, by canonical path, with the sha256 they had:
+/// opening one again is free, and a file rebuilt since it was opened is refused instead of
+/// silently running the old code.
+type Opened = Mutex<HashMap<PathBuf, (String, Arc<host::Described>)>>;
+
+fn opened() -> &'static Opened {
+    static OPENED: std::sync::OnceLock<Opened> = std::sync::OnceLock::new();
+    OPENED.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// The file a declared `path` names: relative to the pack folder, and with the platform's
+/// library prefix and suffix when its file name has no extension (`lib/shell` is
+/// `lib/libshell.so` on Linux, `lib/libshell.dylib` on macOS, `lib\shell.dll` on Windows).
+pub fn library_path(pack_dir: &Path, declared: &str) -> PathBuf {
+    let path = pack_dir.join(declared);
+    let Some(file) = path.file_name().and_then(|f| f.to_str()) else {
+        return path;
+    };
+    if Path::new(file).extension().is_some() {
+        return path;
+    }
+    let prefix = std::env::consts::DLL_PREFIX;
+    let name = if file.starts_with(prefix) {
+        format!("{file}{}", std::env::consts::DLL_SUFFIX)
+    } else {
+        format!("{prefix}{file}{}", std::env::consts::DLL_SUFFIX)
+    };
+    path.with_file_name(name)
+}
+
+/// The hex sha256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+/// Bytes as lowercase hex.
+pub fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for byte in bytes {
+        let _ = write!(out, "{byte:02x}");
+    }
+    out
+}
+
+/// Whether `pinned` is a sha256 as packs write it: 64 hex digits, optionally after `sha256:`.
+pub fn parse_pin(pinned: &str) -> Option<String> {
+    let hex = pinned.strip_prefix("sha256:").unwrap_or(pinned);
+    (hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+        .then(|| hex.to_ascii_lowercase())
+}
+
+/// Loads a declared plugin: the file must exist and match the pin before the policy is even
+/// asked, and the library is opened only when the policy allows it.
+pub fn load(
+    name: &str,
+    pack_dir: &Path,
+    declared_path: &str,
+    pinned: &str,
+    policy: PluginPolicy,
+) -> Result<Plugin, LoadProblem> {
+    let problem = |message: String| LoadProblem(format!("plugin `{name}`: {message}"));
+    let path = library_path(pack_dir, declared_path);
+    let shown = path.display().to_string();
+    let Some(pin) = parse_pin(pinned) else {
+        return Err(problem(format!(
+            "`sha256` must be the library's 64 hex digits (`sha256sum {shown}`), not `{pinned}`"
+        )));
+    };
+    let bytes = match std::fs::read(&path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(problem(format!(
+                "library `{shown}` does not exist (build the plugin, or correct `path`)"
+            )))
+        }
+        Err(e) => return Err(problem(format!("cannot read library `{shown}`: {e}"))),
+    };
+    let actual = sha256_hex(&bytes);
+    if actual != pin {
+        return Err(problem(format!(
+            "library `{shown}` has sha256 `{actual}`, and the pack pins `{pin}`: refused before loading (if you rebuilt it and trust this build, pin it with `grade rubric pin`)"
+        )));
+    }
+    if !policy.allow {
+        return Err(problem(format!(
+            "the pack loads native code from `{shown}`, which runs with your rights: allow it with `--allow-plugins` (or `GRADE_ALLOW_PLUGINS=1`)"
+        )));
+    }
+    let described = open_once(&path, &actual).map_err(|e| problem(open_message(&e, &shown)))?;
+    let mut functions = Vec::new();
+    for f in &described.functions {
+        let Some(kind) = FunctionKind::from_abi(f.kind) else {
+            return Err(problem(format!(
+                "function `{}` of `{shown}` has kind {}, which ABI version {ABI_VERSION} does not define",
+                f.name, f.kind
+            )));
+        };
+        let resolved = f
+            .fields
+            .iter()
+            .map(|p| Field::parse(p))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|m| {
+                problem(format!(
+                    "function `{}` of `{shown}` reads a field grade does not know: {m}",
+                    f.name
+                ))
+            })?;
+        functions.push(PluginFunction {
+            name: f.name.clone(),
+            kind,
+            doc: f.doc.clone(),
+            fields: f.fields.clone(),
+            resolved,
+            call: f.call,
+        });
+    }
+    let sources = described
+        .sources
+        .iter()
+        .map(|s| PluginSourceInfo {
+            name: s.name.clone(),
+            doc: s.doc.clone(),
+            detect: s.detect,
+            read: s.read,
+        })
+        .collect();
+    Ok(Plugin {
+        name: name.to_owned(),
+        reported_name: described.name.clone(),
+        version: described.version.clone(),
+        path,
+        digest: format!("sha256:{actual}"),
+        functions,
+        sources,
+    })
+}
+
+fn open_once(path: &Path, sha: &str) -> Result<Arc<host::Described>, host::OpenError> {
+    let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+    let mut opened = opened().lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((loaded_sha, described)) = opened.get(&key) {
+        if loaded_sha == sha {
+            return Ok(Arc::clone(described));
+        }
+        return Err(host::OpenError::NotLoadable(format!(
+            "the file changed since this process loaded it (sha256 `{loaded_sha}` then), and a loaded library cannot be replaced"
+        )));
+    }
+    let described = Arc::new(host::open(&key)?);
+    opened.insert(key, (sha.to_owned(), Arc::clone(&described)));
+    Ok(described)
+}
+
+fn open_message(e: &host::OpenError, shown: &str) -> String {
+    match e {
+        host::OpenError::NotLoadable(reason) => format!(
+            "`{shown}` is not a library this platform ({} {}) can load: {reason}",
+            std::env::consts::OS,
+            std::env::consts::ARCH
+        ),
+        host::OpenError::NoAbiVersion => format!(
+            "`{shown}` does not export `{}`, so it is not a grade plugin",
+            abi::ABI_VERSION_SYMBOL
+        ),
+        host::OpenError::AbiMismatch { found } => format!(
+            "`{shown}` was built for plugin ABI version {found}, and this grade loads version {ABI_VERSION} (rebuild it against a matching `grade-plugin`)"
+        ),
+        host::OpenError::NoDescribe => format!(
+            "`{shown}` reports ABI version {ABI_VERSION} but does not export `{}`",
+            abi::DESCRIBE_SYMBOL
+        ),
+        host::OpenError::BadDescription(reason) => {
+            format!("`{shown}` describes itself wrongly: {reason}")
+        }
+    }
+}
+
+/// A function of a loaded plugin, as a pack refers to it.
+#[derive(Debug, Clone)]
+pub struct NativeRef {
+    plugin: Arc<Plugin>,
+    index: usize,
+}
+
+/// What a native function returned.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct NativeResult {
+    /// A metric's value, a condition's truth (non-zero), a rule's points; `None` when the
+    /// function gave none (undefined, false, no points).
+    pub value: Option<f64>,
+    pub evidence: Vec<String>,
+    pub flags: Vec<String>,
+    /// 0-based entry positions, within the session.
+    pub entries: Vec<u32>,
+}
+
+impl NativeRef {
+    pub fn new(plugin: Arc<Plugin>, index: usize) -> Option<NativeRef> {
+        (index < plugin.functions.len()).then_some(NativeRef { plugin, index })
+    }
+
+    pub fn function(&self) -> &PluginFunction {
+        &self.plugin.functions[self.index]
+    }
+
+    pub fn plugin(&self) -> &Plugin {
+        &self.plugin
+    }
+
+    /// `plugin.function`, as packs write it.
+    pub fn qualified_name(&self) -> String {
+        format!("{}.{}", self.plugin.name, self.function().name)
+    }
+
+    /// Calls the function on a session. `current` is the entry a `for_each` rule judges.
+    pub fn call(
+        &self,
+        session_id: &str,
+        entries: &[Entry],
+        current: Option<u32>,
+        score: f64,
+    ) -> Result<NativeResult, String> {
+        let function = self.function();
+        let width = function.resolved.len();
+        // Objects and arrays cross as JSON text, which must outlive the call.
+        let mut json_texts: Vec<String> = Vec::new();
+        let mut values: Vec<GradeValue> = Vec::with_capacity(entries.len() * width);
+        let raw: Vec<GradeEntry> = entries
+            .iter()
+            .map(|e| {
+                for field in &function.resolved {
+                    values.push(field_value(field.get(e), &mut json_texts));
+                }
+                GradeEntry {
+                    timestamp: GradeStr::new(&e.timestamp),
+                    instant_ms: e.instant,
+                    domain: GradeStr::new(&e.domain),
+                    operation: GradeStr::new(&e.operation),
+                    success: u32::from(e.result.success),
+                    exit_code: e.result.exit_code,
+                    duration_ms: e.result.duration,
+                    error: e.error.as_deref().map_or(GradeStr::EMPTY, GradeStr::new),
+                }
+            })
+            .collect();
+        // JSON texts were pushed while `values` pointed into earlier ones: `String`s do not
+        // move their bytes when the vector holding them grows, so those pointers still hold.
+        let input = GradeCall {
+            session_id: GradeStr::new(session_id),
+            entries: raw.as_ptr(),
+            entry_count: raw.len(),
+            fields: values.as_ptr(),
+            field_count: width,
+            current: current.map_or(-1, i64::from),
+            score,
+        };
+        let returned = host::call(function.call, &input)?;
+        drop(json_texts);
+        let count = entries.len() as u64;
+        if let Some(bad) = returned.entries.iter().find(|&&i| i >= count) {
+            return Err(format!(
+                "it named entry {bad}, and the session has {count} (entries are 0-based)"
+            ));
+        }
+        Ok(NativeResult {
+            value: returned.value,
+            evidence: returned.evidence,
+            flags: returned.flags,
+            entries: returned.entries.iter().map(|&i| i as u32).collect(),
+        })
+    }
+}
+
+fn field_value(value: FieldValue<'_>, json_texts: &mut Vec<String>) -> GradeValue {
+    let number = |kind, number| GradeValue {
+        kind,
+        number,
+        text: GradeStr::EMPTY,
+    };
+    let text = |kind, text: &str| GradeValue {
+        kind,
+        number: 0.0,
+        text: GradeStr::new(text),
+    };
+    match value {
+        FieldValue::Missing => number(abi::VALUE_MISSING, 0.0),
+        FieldValue::Bool(b) => number(abi::VALUE_BOOL, f64::from(u8::from(b))),
+        FieldValue::Int(i) => number(abi::VALUE_NUMBER, i as f64),
+        FieldValue::Float(f) => number(abi::VALUE_NUMBER, f),
+        FieldValue::Str(s) => text(abi::VALUE_STRING, s),
+        FieldValue::Json(v) => match v {
+            Value::Null => number(abi::VALUE_MISSING, 0.0),
+            Value::Bool(b) => number(abi::VALUE_BOOL, f64::from(u8::from(*b))),
+            Value::Number(n) => number(abi::VALUE_NUMBER, n.as_f64().unwrap_or(f64::NAN)),
+            Value::String(s) => text(abi::VALUE_STRING, s),
+            Value::Array(_) | Value::Object(_) => {
+                json_texts.push(v.to_string());
+                let last = json_texts.last().map_or("", String::as_str);
+                text(abi::VALUE_JSON, last)
+            }
+        },
+    }
+}
+
+/// A source format a plugin reads.
+#[derive(Debug, Clone)]
+pub struct PluginSource {
+    plugin: Arc<Plugin>,
+    index: usize,
+}
+
+/// How many bytes of a file a source's detector sees.
+pub const DETECT_BYTES: usize = 64 * 1024;
+
+impl PluginSource {
+    pub fn new(plugin: Arc<Plugin>, index: usize) -> Option<PluginSource> {
+        (index < plugin.sources.len()).then_some(PluginSource { plugin, index })
+    }
+
+    fn info(&self) -> &PluginSourceInfo {
+        &self.plugin.sources[self.index]
+    }
+
+    /// The format's name (`--source-format`).
+    pub fn name(&self) -> &str {
+        &self.info().name
+    }
+
+    pub fn doc(&self) -> &str {
+        &self.info().doc
+    }
+
+    pub fn plugin(&self) -> &Plugin {
+        &self.plugin
+    }
+
+    /// Whether the first bytes of a file (up to [`DETECT_BYTES`]) are this format.
+    pub fn detect(&self, head: &[u8]) -> bool {
+        host::detect(self.info().detect, &head[..head.len().min(DETECT_BYTES)])
+    }
+
+    /// Reads a file's content into sessions, in order of first appearance.
+    pub fn read(
+        &self,
+        path: &Path,
+        content: &[u8],
+        filter: &SessionFilter,
+    ) -> Result<SourceRead, SourceError> {
+        let format = self.name().to_owned();
+        let mut sessions: indexmap::IndexMap<String, Vec<Entry>> = indexmap::IndexMap::new();
+        let mut accept = |read: host::ReadEntry| -> Result<(), String> {
+            let entry = to_entry(read, &format)?;
+            if filter.wants(&entry.session_id) {
+                sessions
+                    .entry(entry.session_id.to_string())
+                    .or_default()
+                    .push(entry);
+            }
+            Ok(())
+        };
+        let mut reading = host::Reading {
+            accept: &mut accept,
+            warnings: Vec::new(),
+            error: None,
+        };
+        host::read(
+            self.info().read,
+            &path.display().to_string(),
+            content,
+            &mut reading,
+        );
+        let (warnings, error) = (reading.warnings, reading.error);
+        if let Some((line, message)) = error {
+            return Err(SourceError::Plugin {
+                path: path.to_owned(),
+                place: if line == 0 {
+                    String::new()
+                } else {
+                    format!(":{line}")
+                },
+                format,
+                plugin: self.plugin.name.clone(),
+                message,
+            });
+        }
+        Ok(SourceRead {
+            sessions: sessions
+                .into_iter()
+                .map(|(id, entries)| Session { id, entries })
+                .collect(),
+            warnings: warnings
+                .into_iter()
+                .map(|(line, message)| SourceWarning {
+                    path: path.to_owned(),
+                    place: if line == 0 {
+                        Place::File
+                    } else {
+                        Place::Line(line)
+                    },
+                    message,
+                })
+                .collect(),
+        })
+    }
+}
+
+/// An entry a plugin read, checked as the built-in sources check theirs.
+fn to_entry(read: host::ReadEntry, format: &str) -> Result<Entry, String> {
+    let instant = crate::time::parse_timestamp(&read.timestamp)
+        .map_err(|e| format!("timestamp `{}`: {e}", read.timestamp))?;
+    let object = |text: &str, what: &str| -> Result<serde_json::Map<String, Value>, String> {
+        if text.is_empty() {
+            return Ok(serde_json::Map::new());
+        }
+        match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(map)) => Ok(map),
+            Ok(other) => Err(format!("{what} must be a JSON object, not `{other}`")),
+            Err(e) => Err(format!("{what} is not JSON: {e}")),
+        }
+    };
+    let params = object(&read.params_json, "params")?;
+    let metadata = object(&read.metadata_json, "metadata")?;
+    if read.session_id.is_empty() {
+        return Err("the entry has no session id".to_owned());
+    }
+    Ok(Entry {
+        timestamp: read.timestamp.into(),
+        instant,
+        session_id: read.session_id.into(),
+        domain: read.domain.into(),
+        operation: read.operation.into(),
+        params: Params::from(params),
+        result: Outcome {
+            success: read.success,
+            exit_code: read.exit_code,
+            duration: read.duration_ms,
+        },
+        metadata: Metadata::from_map(metadata, format),
+        error: read.error.map(Into::into),
+    })
+}
+
+/// A plugin whose sha256 [`pin`] recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pinned {
+    pub name: String,
+    pub path: PathBuf,
+    pub sha256: String,
+    /// Whether the pack pinned another hash before.
+    pub changed: bool,
+}
+
+impl fmt::Display for Pinned {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "plugin `{}`: `{}` sha256 {} ({})",
+            self.name,
+            self.path.display(),
+            self.sha256,
+            if self.changed { "pinned" } else { "unchanged" }
+        )
+    }
+}
+
+/// Rewrites the `sha256` of every plugin declared in `rubric.yaml` (`text`) with the hash of
+/// its library as it is now; the rest of the text is kept byte for byte. Pinning is what an
+/// author does after building a plugin and deciding to trust that build.
+pub fn pin(text: &str, pack_dir: &Path) -> Result<(String, Vec<Pinned>), String> {
+    use crate::pack::raw::{Lenient, RawPack};
+    let (raw, _) = RawPack::read(text).map_err(|e| e.to_string())?;
+    let places = crate::pack::locate::Places::read(text);
+    let mut lines: Vec<String> = text.split('\n').map(str::to_owned).collect();
+    let mut pinned = Vec::new();
+    for (i, item) in raw.plugins.iter().enumerate() {
+        let Lenient::Ok(declared) = item else {
+            return Err(format!(
+                "`plugins[{i}]` needs `name`, `path` and `sha256` (write `sha256: \"\"` to have it pinned)"
+            ));
+        };
+        let path = library_path(pack_dir, &declared.path);
+        let bytes = std::fs::read(&path).map_err(|e| {
+            format!(
+                "plugin `{}`: cannot read library `{}`: {e}",
+                declared.name,
+                path.display()
+            )
+        })?;
+        let sha256 = sha256_hex(&bytes);
+        let place = places
+            .find(&format!("plugins[{i}].sha256"), false)
+            .ok_or_else(|| format!("cannot find where `plugins[{i}].sha256` is written"))?;
+        let line = lines
+            .get_mut(place.line - 1)
+            .ok_or_else(|| format!("`plugins[{i}].sha256` is past the end of the file"))?;
+        let start = line
+            .char_indices()
+            .nth(place.column - 1)
+            .map_or(line.len(), |(at, _)| at);
+        // The value is a scalar on its line (hex digits, maybe quoted): it ends at a comment,
+        // at the `,` or `}` of a flow mapping, or at the end of the line.
+        let rest = &line[start..];
+        let cut = [" #", ",", "}"]
+            .iter()
+            .filter_map(|t| rest.find(t))
+            .min()
+            .unwrap_or(rest.len());
+        let end = start + rest[..cut].trim_end().len();
+        let changed = parse_pin(&declared.sha256).as_deref() != Some(sha256.as_str());
+        line.replace_range(start..end, &format!("\"{sha256}\""));
+        pinned.push(Pinned {
+            name: declared.name.clone(),
+            path,
+            sha256,
+            changed,
+        });
+    }
+    Ok((lines.join("\n"), pinned))
+}
