@@ -175,6 +175,7 @@ fn the_schema_has_exactly_the_keys_of_the_loader_structs() {
         ("RawSelector", "/$defs/selector"),
         ("RawAggregate", "/properties/aggregate"),
         ("RawJudge", "/properties/judge"),
+        ("RawPlugin", "/properties/plugins/items"),
         (
             "RawCategory",
             "/$defs/dimension/properties/categories/items",

@@ -31,9 +31,9 @@ pub struct Cli {
     #[arg(long, value_name = "FILE|DIR")]
     pub source: Option<PathBuf>,
 
-    /// Read the source as this format instead of detecting it from its content
-    #[arg(long, value_enum, default_value_t = SourceFormatArg::Auto)]
-    pub source_format: SourceFormatArg,
+    /// Read the source as this format instead of detecting it from its content: `auto`, `cleo-jsonl`, `cleo-db`, `claude-code`, `langfuse`, or a format a plugin of the pack reads
+    #[arg(long, value_name = "FORMAT", default_value = "auto")]
+    pub source_format: String,
 
     /// Skip malformed lines of a JSONL audit log with a warning naming each, instead of failing on the first (results say how many lines their session lost)
     #[arg(long)]
@@ -134,6 +134,16 @@ pub struct Cli {
     )]
     pub rubric_path: Vec<PathBuf>,
 
+    /// Let packs load their native plugins (code that runs with your rights; each pinned by its sha256)
+    #[arg(
+        long,
+        env = "GRADE_ALLOW_PLUGINS",
+        global = true,
+        action = clap::ArgAction::SetTrue,
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    pub allow_plugins: bool,
+
     /// Colour in human output
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
@@ -147,6 +157,33 @@ impl Cli {
     pub fn rubric_search_path(&self) -> Vec<PathBuf> {
         self.rubric_path.clone()
     }
+
+    pub fn plugin_policy(&self) -> grade_engine::plugin::PluginPolicy {
+        grade_engine::plugin::PluginPolicy {
+            allow: self.allow_plugins,
+        }
+    }
+
+    /// `--source-format`: a built-in format, or the name of one a plugin reads (checked once
+    /// the pack and its plugins are loaded).
+    pub fn source_format(&self) -> SourceFormatChoice {
+        match SourceFormatArg::from_str(&self.source_format, false) {
+            Ok(SourceFormatArg::Auto) => SourceFormatChoice::Auto,
+            Ok(builtin) => builtin
+                .format()
+                .map_or(SourceFormatChoice::Auto, SourceFormatChoice::Builtin),
+            Err(_) => SourceFormatChoice::Plugin(self.source_format.clone()),
+        }
+    }
+}
+
+/// What `--source-format` asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SourceFormatChoice {
+    Auto,
+    Builtin(grade_engine::SourceFormat),
+    /// Not a built-in name: a format of one of the pack's plugins, or a mistake.
+    Plugin(String),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -238,6 +275,8 @@ pub enum RubricCommand {
     ScoreConfigs(RubricShowArgs),
     /// Print the JSON Schema a judgment for a pack must satisfy
     JudgmentSchema(RubricShowArgs),
+    /// Record the sha256 of each plugin library the pack declares in its `rubric.yaml` (after you built them and trust the build)
+    Pin(RubricShowArgs),
 }
 
 #[derive(Debug, Args)]

@@ -10,6 +10,7 @@ mod http;
 mod judge;
 mod langfuse;
 mod pack_tests;
+mod plugin_sources;
 mod render;
 mod rubric_cmd;
 mod scaffold;
@@ -28,7 +29,7 @@ use grade_engine::{
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 
-use args::{Cli, Command, EmitTarget, Format};
+use args::{Cli, Command, EmitTarget, Format, SourceFormatChoice};
 use error::CliError;
 
 /// Sessions are parsed on one thread and graded and freed on another, the pattern glibc's
@@ -70,7 +71,9 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<(), CliError> {
     let search_path = cli.rubric_search_path();
     match &cli.command {
-        Some(Command::Rubric(cmd)) => return rubric_cmd::run(cmd, &search_path),
+        Some(Command::Rubric(cmd)) => {
+            return rubric_cmd::run(cmd, &search_path, cli.plugin_policy())
+        }
         Some(Command::Push(args)) => return langfuse::push(args),
         None => {}
     }
@@ -78,7 +81,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
         return list_grades(&cli);
     }
     let spec = grading_spec(&cli)?;
-    let pack = grade_engine::load_pack(spec, &search_path)?;
+    let pack = grade_engine::load_pack_with(spec, &search_path, cli.plugin_policy())?;
     if pack.judge.is_some()
         && cli.judgment.is_none()
         && cli.judge_cmd.is_none()
@@ -117,12 +120,22 @@ fn run(cli: Cli) -> Result<(), CliError> {
         SessionFilter::only(cli.sessions.iter().cloned())
     };
 
-    // A whole CLEO log graded by rules alone is streamed: sessions are graded as soon as they
-    // are read whole, so memory follows the sessions open at once, not the size of the source.
-    let format = if judgment_only || source.is_dir() {
+    // A format a plugin of the pack reads is asked for by name, or recognised by the plugin.
+    let plugin_source = if judgment_only {
         None
     } else {
-        Some(match cli.source_format.format() {
+        plugin_sources::choose(&pack, &cli.source_format(), &source)?
+    };
+    let builtin = match cli.source_format() {
+        SourceFormatChoice::Builtin(format) => Some(format),
+        _ => None,
+    };
+    // A whole CLEO log graded by rules alone is streamed: sessions are graded as soon as they
+    // are read whole, so memory follows the sessions open at once, not the size of the source.
+    let format = if judgment_only || source.is_dir() || plugin_source.is_some() {
+        None
+    } else {
+        Some(match builtin {
             Some(format) => format,
             None => grade_engine::source::detect_format(&source)?,
         })
@@ -161,12 +174,10 @@ fn run(cli: Cli) -> Result<(), CliError> {
         let sessions = if judgment_only {
             Vec::new()
         } else {
-            let read = grade_engine::read_source_with(
-                &source,
-                cli.source_format.format(),
-                &filter,
-                &read_options,
-            )?;
+            let read = match &plugin_source {
+                Some(reader) => plugin_sources::read(reader, &source, &filter)?,
+                None => grade_engine::read_source_with(&source, builtin, &filter, &read_options)?,
+            };
             for warning in &read.warnings {
                 eprintln!(
                     "warning: {}",

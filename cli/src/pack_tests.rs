@@ -43,9 +43,13 @@ impl Drop for Unpacked {
     }
 }
 
-pub fn run(args: &RubricTestArgs, search_path: &[PathBuf]) -> Result<(), CliError> {
+pub fn run(
+    args: &RubricTestArgs,
+    search_path: &[PathBuf],
+    policy: grade_engine::plugin::PluginPolicy,
+) -> Result<(), CliError> {
     let files = grade_engine::locate_pack(&args.pack, search_path)?;
-    let pack = grade_engine::compile_pack(&files)?;
+    let pack = grade_engine::pack::compile_pack_with(&files, policy)?;
     let (tests_dir, _unpacked) = match &pack.origin {
         PackOrigin::Folder(dir) => (dir.join("tests"), None),
         PackOrigin::Builtin(id) => {
@@ -86,7 +90,19 @@ pub fn run(args: &RubricTestArgs, search_path: &[PathBuf]) -> Result<(), CliErro
     let (mut passed, mut failed, mut updated) = (0usize, 0usize, 0usize);
     let mut coverage = Coverage::new(&pack);
     for fixture in &fixtures {
-        let sessions = grade_engine::read_sessions(&fixture.source, &SessionFilter::All)?;
+        // A fixture in a format of the pack's plugins is read by that plugin.
+        let sessions = match crate::plugin_sources::choose(
+            &pack,
+            &crate::args::SourceFormatChoice::Auto,
+            &fixture.source,
+        )? {
+            Some(format) => {
+                let read =
+                    crate::plugin_sources::read(&format, &fixture.source, &SessionFilter::All)?;
+                read.sessions
+            }
+            None => grade_engine::read_sessions(&fixture.source, &SessionFilter::All)?,
+        };
         let options = GradeOptions {
             now: 0,
             explain: true,

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use grade_engine::entry::js_number;
 use grade_engine::pack::{DimensionKind, Problem, Severity};
+use grade_engine::plugin::PluginPolicy;
 use grade_engine::{CompiledPack, PackError, PackFiles, PackOrigin};
 use serde_json::json;
 
@@ -12,15 +13,20 @@ use crate::args::{Format, RubricCommand};
 use crate::error::CliError;
 use crate::write_stdout;
 
-pub fn run(cmd: &RubricCommand, search_path: &[PathBuf]) -> Result<(), CliError> {
+pub fn run(
+    cmd: &RubricCommand,
+    search_path: &[PathBuf],
+    policy: PluginPolicy,
+) -> Result<(), CliError> {
     match cmd {
-        RubricCommand::List(args) => list(search_path, args.format),
+        RubricCommand::List(args) => list(search_path, args.format, policy),
         RubricCommand::Show(args) => {
-            let pack = grade_engine::load_pack(&args.pack, search_path)?;
+            let pack = grade_engine::load_pack_with(&args.pack, search_path, policy)?;
             show(&pack, args.format)
         }
-        RubricCommand::Validate(args) => validate(&args.pack, search_path, args.format),
-        RubricCommand::Test(args) => crate::pack_tests::run(args, search_path),
+        RubricCommand::Validate(args) => validate(&args.pack, search_path, args.format, policy),
+        RubricCommand::Test(args) => crate::pack_tests::run(args, search_path, policy),
+        RubricCommand::Pin(args) => pin(&args.pack, search_path),
         RubricCommand::New(args) => crate::scaffold::run(args, search_path),
         RubricCommand::ScoreConfigs(args) => {
             let pack = grade_engine::load_pack(&args.pack, search_path)?;
@@ -74,7 +80,7 @@ fn origin_text(origin: &PackOrigin) -> String {
     }
 }
 
-fn list(search_path: &[PathBuf], format: Format) -> Result<(), CliError> {
+fn list(search_path: &[PathBuf], format: Format, policy: PluginPolicy) -> Result<(), CliError> {
     let mut packs = Vec::new();
     for dir in search_path {
         let Ok(listing) = std::fs::read_dir(dir) else {
@@ -90,8 +96,9 @@ fn list(search_path: &[PathBuf], format: Format) -> Result<(), CliError> {
             .collect();
         found.sort();
         for path in found {
-            packs.push(grade_engine::compile_pack(
+            packs.push(grade_engine::pack::compile_pack_with(
                 &grade_engine::PackFiles::read_folder(&path)?,
+                policy,
             ));
         }
     }
@@ -110,6 +117,11 @@ fn list(search_path: &[PathBuf], format: Format) -> Result<(), CliError> {
             })),
             Err(PackError::Invalid { origin, problems }) => rows.push(json!({
                 "origin": origin_text(&origin), "invalid": problems.len(),
+            })),
+            // A pack whose plugins are not allowed (or not built) is listed, not fatal.
+            Err(PackError::Plugin { problems }) => rows.push(json!({
+                "origin": problems.first().map(|p| p.file.trim_end_matches("rubric.yaml").trim_end_matches('/').to_owned()).unwrap_or_default(),
+                "invalid": problems.len(),
             })),
             Err(other) => return Err(other.into()),
         }
@@ -170,6 +182,23 @@ fn show(pack: &CompiledPack, format: Format) -> Result<(), CliError> {
                     "total `{id}`: {description} (Σ weight × normalised score)"
                 );
             }
+            for plugin in &pack.plugins {
+                let _ = writeln!(
+                    out,
+                    "plugin `{}`: {} {} from `{}` ({})",
+                    plugin.name,
+                    plugin.reported_name,
+                    plugin.version,
+                    plugin.path.display(),
+                    plugin.digest
+                );
+                for f in &plugin.functions {
+                    let _ = writeln!(out, "  {}.{} ({}): {}", plugin.name, f.name, f.kind, f.doc);
+                }
+                for s in &plugin.sources {
+                    let _ = writeln!(out, "  source format `{}`: {}", s.name, s.doc);
+                }
+            }
             if !pack.bands.is_empty() {
                 let bands: Vec<String> = pack
                     .bands
@@ -220,10 +249,23 @@ fn show(pack: &CompiledPack, format: Format) -> Result<(), CliError> {
                     "rules": d.rules.iter().map(|r| json!({"id": r.id, "doc": r.doc.trim()})).collect::<Vec<_>>(),
                 }))
                 .collect();
-            let body = json!({
+            let plugins: Vec<_> = pack
+                .plugins
+                .iter()
+                .map(|p| json!({
+                    "name": p.name, "reportedName": p.reported_name, "version": p.version,
+                    "path": p.path.display().to_string(), "sha256": p.digest,
+                    "functions": p.functions.iter().map(|f| json!({"name": f.name, "kind": f.kind.name(), "doc": f.doc, "reads": f.fields})).collect::<Vec<_>>(),
+                    "sources": p.sources.iter().map(|s| json!({"name": s.name, "doc": s.doc})).collect::<Vec<_>>(),
+                }))
+                .collect();
+            let mut body = json!({
                 "id": pack.id, "version": pack.version, "name": pack.name, "description": pack.description,
                 "digest": pack.digest, "maxScore": pack.max_score(), "dimensions": dims,
             });
+            if !plugins.is_empty() {
+                body["plugins"] = json!(plugins);
+            }
             format!(
                 "{}\n",
                 serde_json::to_string_pretty(&body).map_err(CliError::Json)?
@@ -237,9 +279,14 @@ fn plural(n: usize, word: &str) -> String {
     format!("{n} {word}{}", if n == 1 { "" } else { "s" })
 }
 
-fn validate(spec: &str, search_path: &[PathBuf], format: Format) -> Result<(), CliError> {
+fn validate(
+    spec: &str,
+    search_path: &[PathBuf],
+    format: Format,
+    policy: PluginPolicy,
+) -> Result<(), CliError> {
     let files = grade_engine::locate_pack(spec, search_path)?;
-    let validation = grade_engine::validate_pack(&files);
+    let validation = grade_engine::pack::validate_pack_with(&files, policy);
     let errors = validation
         .problems
         .iter()
@@ -276,6 +323,15 @@ fn validate(spec: &str, search_path: &[PathBuf], format: Format) -> Result<(), C
         ),
     };
     write_stdout(out.as_bytes())?;
+    if validation.plugin_failed {
+        // The same one-line errors, and exit code, as grading with the pack.
+        let problems = validation
+            .problems
+            .into_iter()
+            .filter(|p| p.severity == Severity::Error)
+            .collect();
+        return Err(PackError::Plugin { problems }.into());
+    }
     if validation.pack.is_some() {
         Ok(())
     } else {
@@ -323,4 +379,32 @@ pub fn describe_problem(p: &Problem, files: &PackFiles) -> String {
     }
     out.push('\n');
     out
+}
+
+/// `grade rubric pin`: writes the sha256 of each declared plugin library into `rubric.yaml`.
+fn pin(spec: &str, search_path: &[PathBuf]) -> Result<(), CliError> {
+    let files = grade_engine::locate_pack(spec, search_path)?;
+    let PackOrigin::Folder(dir) = &files.origin else {
+        return Err(CliError::Usage(format!(
+            "`{spec}` is built into the binary; pin plugins in a pack folder"
+        )));
+    };
+    let manifest = dir.join("rubric.yaml");
+    let text = files.files.get("rubric.yaml").cloned().unwrap_or_default();
+    let (pinned, changes) = grade_engine::plugin::pin(&text, dir)
+        .map_err(|message| CliError::Usage(format!("{}: {message}", manifest.display())))?;
+    let mut out = String::new();
+    for change in &changes {
+        let _ = writeln!(out, "{change}");
+    }
+    if pinned != text {
+        std::fs::write(&manifest, pinned).map_err(|source| CliError::Io {
+            path: manifest.clone(),
+            source,
+        })?;
+    }
+    if changes.is_empty() {
+        out.push_str("the pack declares no plugins\n");
+    }
+    write_stdout(out.as_bytes())
 }

@@ -57,10 +57,29 @@ pub enum EvalError {
         session: String,
         message: String,
     },
+    /// A plugin function failed (returned an error or panicked) for this session.
+    #[error("rubric `{pack}`, {place}, session `{session}`: plugin function `{function}` failed: {message}")]
+    Plugin {
+        pack: String,
+        /// `rule `ID`` or `metric `NAME``.
+        place: String,
+        /// `plugin.function`.
+        function: String,
+        session: String,
+        message: String,
+    },
+}
+
+/// The first plugin call that failed while the facts or a rule were evaluated.
+#[derive(Debug)]
+struct NativeFailure {
+    function: String,
+    message: String,
 }
 
 /// What the single pass learned about a session.
 struct Facts<'s> {
+    session_id: &'s str,
     entries: &'s [Entry],
     /// Per selector id: the (ascending) positions of matching entries.
     hits: Vec<Vec<u32>>,
@@ -68,6 +87,31 @@ struct Facts<'s> {
     /// Per metric, the entries that moved it (only with `explain`): the `over` entries
     /// outside `of` for a ratio, the repeats for duplicates, the first of each key for distinct.
     metric_witnesses: Vec<Vec<u32>>,
+    /// A plugin call that failed: the session fails with it (conditions and metrics have
+    /// no other way to say so, and a false or undefined in its place would grade wrong).
+    native_failure: std::cell::RefCell<Option<NativeFailure>>,
+}
+
+impl Facts<'_> {
+    fn call_native(
+        &self,
+        native: &crate::plugin::NativeRef,
+        entry: Option<u32>,
+        score: f64,
+    ) -> Option<crate::plugin::NativeResult> {
+        match native.call(self.session_id, self.entries, entry, score) {
+            Ok(result) => Some(result),
+            Err(message) => {
+                self.native_failure
+                    .borrow_mut()
+                    .get_or_insert(NativeFailure {
+                        function: native.qualified_name(),
+                        message,
+                    });
+                None
+            }
+        }
+    }
 }
 
 impl CompiledPack {
@@ -128,7 +172,24 @@ impl CompiledPack {
         options: &GradeOptions,
     ) -> Result<GradeResult, EvalError> {
         self.check_judgment(session_id, judgment)?;
-        let facts = self.facts(entries, options.explain);
+        let facts = self.facts(session_id, entries, options.explain);
+        if let Some(failure) = facts.native_failure.borrow_mut().take() {
+            let metric = self
+                .metrics
+                .iter()
+                .position(
+                    |m| matches!(m, Metric::Native(n) if n.qualified_name() == failure.function),
+                )
+                .and_then(|i| self.metric_names.get(i))
+                .map_or_else(|| "a metric".to_owned(), |name| format!("metric `{name}`"));
+            return Err(EvalError::Plugin {
+                pack: self.id.clone(),
+                place: metric,
+                function: failure.function,
+                session: session_id.to_owned(),
+                message: failure.message,
+            });
+        }
         let mut script_data: Option<Arc<SessionData>> = None;
         let make = || {
             Arc::new(SessionData {
@@ -329,6 +390,23 @@ impl CompiledPack {
                         result.flags.extend(outcome.flags);
                         witnesses.extend(outcome.entries);
                     }
+                    RuleKind::Native(native) => {
+                        if let Some(outcome) = facts.call_native(native, None, score) {
+                            score += outcome.value.unwrap_or(0.0);
+                            evidence.extend(outcome.evidence);
+                            result.flags.extend(outcome.flags);
+                            witnesses.extend(outcome.entries);
+                        }
+                    }
+                }
+                if let Some(failure) = facts.native_failure.borrow_mut().take() {
+                    return Err(EvalError::Plugin {
+                        pack: self.id.clone(),
+                        place: format!("rule `{}`", rule.id),
+                        function: failure.function,
+                        session: session_id.to_owned(),
+                        message: failure.message,
+                    });
                 }
                 if options.explain {
                     witnesses.sort_unstable();
@@ -385,7 +463,7 @@ impl CompiledPack {
         Ok(result)
     }
 
-    fn facts<'s>(&self, entries: &'s [Entry], explain: bool) -> Facts<'s> {
+    fn facts<'s>(&self, session_id: &'s str, entries: &'s [Entry], explain: bool) -> Facts<'s> {
         let mut hits: Vec<Vec<u32>> = vec![Vec::new(); self.selectors.len()];
         // Per entry, what the selectors before the current one decided: a reference to an
         // earlier selector (`all: [task_added, …]`) reads it instead of matching again.
@@ -408,25 +486,37 @@ impl CompiledPack {
                 }
             }
         }
-        let metrics = self
-            .metrics
-            .iter()
-            .map(|m| metric_value(m, entries, &hits))
-            .collect();
-        let metric_witnesses = if explain {
-            self.metrics
-                .iter()
-                .map(|m| metric_witnesses(m, entries, &hits))
-                .collect()
-        } else {
-            Vec::new()
-        };
-        Facts {
+        let mut facts = Facts {
+            session_id,
             entries,
             hits,
-            metrics,
-            metric_witnesses,
+            metrics: Vec::with_capacity(self.metrics.len()),
+            metric_witnesses: Vec::new(),
+            native_failure: std::cell::RefCell::new(None),
+        };
+        let mut native_witnesses = vec![Vec::new(); self.metrics.len()];
+        for (i, m) in self.metrics.iter().enumerate() {
+            let value = match m {
+                Metric::Native(native) => facts.call_native(native, None, 0.0).and_then(|r| {
+                    native_witnesses[i] = r.entries;
+                    r.value
+                }),
+                _ => metric_value(m, entries, &facts.hits),
+            };
+            facts.metrics.push(value);
         }
+        if explain {
+            facts.metric_witnesses = self
+                .metrics
+                .iter()
+                .zip(native_witnesses)
+                .map(|(m, native)| match m {
+                    Metric::Native(_) => native,
+                    _ => metric_witnesses(m, entries, &facts.hits),
+                })
+                .collect();
+        }
+        facts
     }
 
     /// Whether `e` (whose domain, operation and exit code ids are `keys`) matches `selector`. A
@@ -532,6 +622,8 @@ fn metric_value(metric: &Metric, entries: &[Entry], hits: &[Vec<u32>]) -> Option
             let distinct: HashSet<&str> = keys.iter().map(String::as_str).collect();
             Some(distinct.len() as f64)
         }
+        // Computed by `facts`, which can record a failure.
+        Metric::Native(_) => None,
     }
 }
 
@@ -556,6 +648,7 @@ fn metric_witnesses(metric: &Metric, entries: &[Entry], hits: &[Vec<u32>]) -> Ve
                 })
                 .collect()
         }
+        Metric::Native(_) => Vec::new(),
     }
 }
 
@@ -702,6 +795,13 @@ fn holds(condition: &Condition, ctx: &Ctx<'_, '_>, mut witnesses: Option<&mut Ve
             .iter()
             .any(|c| holds(c, ctx, witnesses.as_deref_mut())),
         Condition::Not(inner) => !holds(inner, ctx, None),
+        Condition::Native(native) => {
+            let Some(result) = ctx.facts.call_native(native, ctx.entry, ctx.score) else {
+                return false;
+            };
+            witness(&result.entries);
+            result.value.is_some_and(|v| v != 0.0 && !v.is_nan())
+        }
     }
 }
 

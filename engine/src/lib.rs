@@ -10,6 +10,7 @@ pub mod entry;
 pub mod eval;
 pub mod judgment;
 pub mod pack;
+pub mod plugin;
 pub mod prompt;
 pub mod result;
 pub mod script;
@@ -98,7 +99,16 @@ pub fn locate_pack(spec: &str, search_path: &[PathBuf]) -> Result<PackFiles, Pac
     })
 }
 
-/// Locates and compiles a pack.
+/// Locates and compiles a pack (a pack with plugins is refused: see [`load_pack_with`]).
 pub fn load_pack(spec: &str, search_path: &[PathBuf]) -> Result<CompiledPack, PackError> {
     compile_pack(&locate_pack(spec, search_path)?)
+}
+
+/// Locates and compiles a pack, loading its plugins if `policy` allows it.
+pub fn load_pack_with(
+    spec: &str,
+    search_path: &[PathBuf],
+    policy: plugin::PluginPolicy,
+) -> Result<CompiledPack, PackError> {
+    pack::compile_pack_with(&locate_pack(spec, search_path)?, policy)
 }

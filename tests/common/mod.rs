@@ -16,7 +16,9 @@ pub fn fixture(rel: &str) -> PathBuf {
 
 pub fn grade_bin() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_grade"));
-    cmd.env_remove("GRADE_RUBRIC_PATH").env("NO_COLOR", "1");
+    cmd.env_remove("GRADE_RUBRIC_PATH")
+        .env_remove("GRADE_ALLOW_PLUGINS")
+        .env("NO_COLOR", "1");
     cmd
 }
 

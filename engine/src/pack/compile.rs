@@ -16,6 +16,7 @@ use super::{
     Applies, Band, Case, CompiledPack, Condition, Dimension, DimensionKind, Judge, Metric,
     PackError, PackFiles, Points, Problem, Rule, RuleKind, Selector, Severity, Vocabulary,
 };
+use crate::plugin::{FunctionKind, PluginPolicy};
 use crate::script::ScriptHost;
 
 const MANIFEST: &str = "rubric.yaml";
@@ -26,30 +27,55 @@ pub struct Validation {
     pub pack: Option<CompiledPack>,
     /// Errors and warnings, each with its place.
     pub problems: Vec<Problem>,
+    /// Whether a declared plugin could not be used (missing, refused, not loadable, lacking a
+    /// function): an input error rather than a mistake in the pack's text.
+    pub plugin_failed: bool,
 }
 
-/// Compiles a pack, failing with every error found.
+/// Compiles a pack, failing with every error found. A pack with plugins is refused: see
+/// [`compile_pack_with`].
 pub fn compile_pack(files: &PackFiles) -> Result<CompiledPack, PackError> {
-    let validation = validate_pack(files);
+    compile_pack_with(files, PluginPolicy::default())
+}
+
+/// Compiles a pack, loading its plugins if `policy` allows it.
+pub fn compile_pack_with(
+    files: &PackFiles,
+    policy: PluginPolicy,
+) -> Result<CompiledPack, PackError> {
+    let validation = validate_pack_with(files, policy);
     match validation.pack {
         Some(pack) => Ok(pack),
-        None => Err(PackError::Invalid {
-            origin: files.origin.clone(),
-            problems: validation
+        None => {
+            let problems = validation
                 .problems
                 .into_iter()
                 .filter(|p| p.severity == Severity::Error)
-                .collect(),
-        }),
+                .collect();
+            Err(if validation.plugin_failed {
+                PackError::Plugin { problems }
+            } else {
+                PackError::Invalid {
+                    origin: files.origin.clone(),
+                    problems,
+                }
+            })
+        }
     }
 }
 
 /// Compiles a pack and runs the static checks: everything `grade rubric validate` reports.
 pub fn validate_pack(files: &PackFiles) -> Validation {
+    validate_pack_with(files, PluginPolicy::default())
+}
+
+/// [`validate_pack`], loading the pack's plugins if `policy` allows it.
+pub fn validate_pack_with(files: &PackFiles, policy: PluginPolicy) -> Validation {
     let manifest_path = files.display_path(MANIFEST);
     let failed = |problems| Validation {
         pack: None,
         problems,
+        plugin_failed: false,
     };
     let Some(text) = files.files.get(MANIFEST) else {
         return failed(vec![Problem {
@@ -84,11 +110,15 @@ pub fn validate_pack(files: &PackFiles) -> Validation {
         metric_ids: IndexMap::new(),
         vocabulary: Vocabulary::default(),
         scripts: None,
+        policy,
+        plugins: super::native::Plugins::default(),
+        plugin_failed: false,
     };
     for (path, message) in top_level {
         compiler.problem(path, message);
     }
     let pack = compiler.pack(raw);
+    let plugin_failed = compiler.plugin_failed;
     let mut problems = compiler.problems;
     let pack = if problems.is_empty() {
         problems.extend(super::lint::lint(&pack, &files.display_path(MANIFEST)));
@@ -108,7 +138,11 @@ pub fn validate_pack(files: &PackFiles) -> Validation {
             p.column = Some(place.column);
         }
     }
-    Validation { pack, problems }
+    Validation {
+        pack,
+        problems,
+        plugin_failed,
+    }
 }
 
 /// serde_yaml's message without the location it also reports separately.
@@ -138,9 +172,60 @@ struct Compiler<'f> {
     metric_ids: IndexMap<String, usize>,
     vocabulary: Vocabulary,
     scripts: Option<ScriptHost>,
+    policy: PluginPolicy,
+    plugins: super::native::Plugins,
+    plugin_failed: bool,
 }
 
 impl Compiler<'_> {
+    /// A problem with a declared plugin: reported at its declaration, and an input error.
+    fn plugin_problem(&mut self, path: impl Into<String>, message: impl Into<String>) {
+        self.plugin_failed = true;
+        self.problem(path, message);
+    }
+
+    /// Loads the declared plugins before anything can refer to them.
+    fn declare_plugins(&mut self, raw: &RawPack) {
+        let mut declared = Vec::new();
+        for (i, item) in raw.plugins.iter().enumerate() {
+            let path = format!("plugins[{i}]");
+            if let Some(plugin) = self.lenient(item, &path) {
+                declared.push((path, plugin));
+            }
+        }
+        let (plugins, problems) =
+            super::native::Plugins::declare(&declared, &self.files.origin, self.policy);
+        self.plugins = plugins;
+        for (path, message, is_plugin) in problems {
+            if is_plugin {
+                self.plugin_problem(path, message);
+            } else {
+                self.problem(path, message);
+            }
+        }
+    }
+
+    /// Resolves `native: plugin.function` at `path` for a use that needs `want`.
+    fn native(
+        &mut self,
+        reference: &str,
+        want: FunctionKind,
+        path: &str,
+    ) -> Option<crate::plugin::NativeRef> {
+        match self.plugins.resolve(reference, want) {
+            Ok(found) => Some(found),
+            Err(super::native::NativeProblem::AtUse(message)) => {
+                self.problem(path, message);
+                None
+            }
+            Err(super::native::NativeProblem::AtDeclaration { path: at, message }) => {
+                self.plugin_problem(at, format!("{message} at `{path}`"));
+                None
+            }
+            Err(super::native::NativeProblem::AlreadyReported) => None,
+        }
+    }
+
     fn problem(&mut self, path: impl Into<String>, message: impl Into<String>) {
         self.problems.push(Problem {
             severity: Severity::Error,
@@ -174,6 +259,7 @@ impl Compiler<'_> {
     }
 
     fn pack(&mut self, raw: RawPack) -> CompiledPack {
+        self.declare_plugins(&raw);
         if raw.id.trim().is_empty() {
             self.problem("id", "the pack id is empty");
         }
@@ -254,12 +340,14 @@ impl Compiler<'_> {
             .map(|s| s.clone().unwrap_or(Selector::All(Vec::new())))
             .collect();
         let decided = super::decided::DecidedSelectors::build(&selectors, &self.vocabulary);
+        let plugins = self.plugins.loaded();
         CompiledPack {
             id: raw.id,
             version: raw.version,
             name: raw.name,
             description: raw.description,
-            digest: self.files.digest(),
+            digest: self.files.digest_with_plugins(&plugins),
+            plugins,
             origin: self.files.origin.clone(),
             bands,
             empty_flag,
@@ -631,13 +719,19 @@ impl Compiler<'_> {
             raw.ratio.is_some(),
             raw.duplicates.is_some(),
             raw.distinct.is_some(),
+            raw.native.is_some(),
         ];
         if kinds.iter().filter(|k| **k).count() != 1 {
             self.problem(
                 path,
-                "a metric is exactly one of `ratio`, `duplicates` or `distinct`",
+                "a metric is exactly one of `ratio`, `duplicates`, `distinct` or `native`",
             );
             return None;
+        }
+        if let Some(reference) = &raw.native {
+            return self
+                .native(reference, FunctionKind::Metric, &format!("{path}.native"))
+                .map(Metric::Native);
         }
         if let Some(ratio) = &raw.ratio {
             let of = self.selector_ref(&ratio.of, &format!("{path}.ratio.of"));
@@ -933,11 +1027,16 @@ impl Compiler<'_> {
             || raw.evidence.is_some()
             || raw.flag.is_some()
             || raw.otherwise.is_some();
-        let forms = [raw.script.is_some(), raw.cases.is_some(), shorthand];
+        let forms = [
+            raw.script.is_some(),
+            raw.native.is_some(),
+            raw.cases.is_some(),
+            shorthand,
+        ];
         if forms.iter().filter(|f| **f).count() != 1 {
             self.problem(
                 path,
-                "a rule is exactly one of: `script`, `cases`, or a single case (`when` with `points`/`evidence`/`flag`, and optionally `otherwise`)",
+                "a rule is exactly one of: `script`, `native`, `cases`, or a single case (`when` with `points`/`evidence`/`flag`, and optionally `otherwise`)",
             );
             return None;
         }
@@ -956,6 +1055,18 @@ impl Compiler<'_> {
                 return None;
             }
             return self.script(file, &format!("{path}.script"));
+        }
+        if let Some(reference) = &raw.native {
+            if raw.for_each.is_some() {
+                self.problem(
+                    format!("{path}.for_each"),
+                    "a native rule sees the whole session; drop `for_each` (or use a native condition in a `for_each` rule)",
+                );
+                return None;
+            }
+            return self
+                .native(reference, FunctionKind::Rule, &format!("{path}.native"))
+                .map(RuleKind::Native);
         }
         // A bad `for_each` must not hide the problems of the outcomes below it.
         let for_each = raw
@@ -1128,6 +1239,7 @@ impl Compiler<'_> {
             ("all", raw.all.is_some()),
             ("any", raw.any.is_some()),
             ("not", raw.not.is_some()),
+            ("native", raw.native.is_some()),
         ]
         .into_iter()
         .filter_map(|(name, set)| set.then_some(name))
@@ -1136,7 +1248,7 @@ impl Compiler<'_> {
             self.problem(
                 path,
                 if subjects.is_empty() {
-                    "the condition tests nothing (use `count`, `metric`, `score_at_least`, `first`, `entry`, `followed_by`, `preceded_by`, `all`, `any` or `not`)".to_owned()
+                    "the condition tests nothing (use `count`, `metric`, `score_at_least`, `first`, `entry`, `followed_by`, `preceded_by`, `all`, `any`, `not` or `native`)".to_owned()
                 } else {
                     format!(
                         "a condition tests one thing, but this one has {} (combine them with `all`)",
@@ -1284,6 +1396,13 @@ impl Compiler<'_> {
                     }
                 })
             }
+            "native" => self
+                .native(
+                    raw.native.as_deref()?,
+                    FunctionKind::Condition,
+                    &format!("{path}.native"),
+                )
+                .map(Condition::Native),
             "not" => Some(Condition::Not(Box::new(self.condition(
                 raw.not.as_ref()?,
                 &format!("{path}.not"),
@@ -1315,7 +1434,12 @@ impl Compiler<'_> {
             );
             return None;
         };
-        let host = self.scripts.get_or_insert_with(ScriptHost::new);
+        let plugins = self.plugins.loaded();
+        let host = self.scripts.get_or_insert_with(|| {
+            let mut host = ScriptHost::new();
+            host.add_plugins(&plugins);
+            host
+        });
         match host.compile(file, source) {
             Ok(index) => {
                 self.check_script_names(file, source);

@@ -46,7 +46,7 @@ pub fn lint(pack: &CompiledPack, file: &str) -> Vec<Problem> {
                     }
                     cases
                 }
-                RuleKind::Script { .. } => {
+                RuleKind::Script { .. } | RuleKind::Native(_) => {
                     known = false;
                     continue;
                 }
@@ -212,7 +212,7 @@ fn never_holds(pack: &CompiledPack, condition: &Condition) -> Option<String> {
             reasons.map(|r| r.join("; "))
         }
         Condition::Any(_) => Some("`any: []` never holds".to_owned()),
-        Condition::Always | Condition::Not(_) => None,
+        Condition::Always | Condition::Not(_) | Condition::Native(_) => None,
     }
 }
 

@@ -9,6 +9,7 @@ mod decided;
 pub mod field;
 pub mod lint;
 pub mod locate;
+mod native;
 pub mod raw;
 pub mod reads;
 pub mod template;
@@ -22,7 +23,7 @@ use crate::script::ScriptHost;
 use field::Field;
 use template::Template;
 
-pub use compile::{compile_pack, validate_pack, Validation};
+pub use compile::{compile_pack, compile_pack_with, validate_pack, validate_pack_with, Validation};
 
 /// The files of a pack and where they came from.
 #[derive(Debug, Clone)]
@@ -96,13 +97,24 @@ impl PackFiles {
             hasher.update((text.len() as u64).to_le_bytes());
             hasher.update(text.as_bytes());
         }
-        let digest = hasher.finalize();
-        let mut out = String::with_capacity(7 + 64);
-        out.push_str("sha256:");
-        for byte in digest {
-            out.push_str(&format!("{byte:02x}"));
+        format!("sha256:{}", crate::plugin::hex(&hasher.finalize()))
+    }
+
+    /// [`PackFiles::digest`], covering also the bytes of the pack's plugins (by their
+    /// verified sha256), so a result names exactly the code that graded it. Without plugins
+    /// it is the plain digest.
+    pub fn digest_with_plugins(&self, plugins: &[std::sync::Arc<crate::plugin::Plugin>]) -> String {
+        if plugins.is_empty() {
+            return self.digest();
         }
-        out
+        let mut hasher = Sha256::new();
+        hasher.update(self.digest().as_bytes());
+        for plugin in plugins {
+            hasher.update((plugin.name.len() as u64).to_le_bytes());
+            hasher.update(plugin.name.as_bytes());
+            hasher.update(plugin.digest.as_bytes());
+        }
+        format!("sha256:{}", crate::plugin::hex(&hasher.finalize()))
     }
 
     /// Where a file of this pack lives, for messages.
@@ -172,6 +184,10 @@ pub enum PackError {
         origin: PackOrigin,
         problems: Vec<Problem>,
     },
+    /// A declared plugin cannot be used; one line per problem, each naming the pack file and
+    /// the line that declares the plugin.
+    #[error("{}", problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
+    Plugin { problems: Vec<Problem> },
 }
 
 /// A pack ready to grade: references resolved, templates parsed, scripts compiled.
@@ -199,6 +215,8 @@ pub struct CompiledPack {
     pub aggregate: Option<(String, String)>,
     pub judge: Option<Judge>,
     pub(crate) scripts: Option<ScriptHost>,
+    /// The plugins the pack loaded, in declaration order.
+    pub plugins: Vec<std::sync::Arc<crate::plugin::Plugin>>,
 }
 
 #[derive(Debug, Clone)]
@@ -352,6 +370,7 @@ pub(crate) enum Metric {
         key: Field,
         normalize: Vec<raw::Normalize>,
     },
+    Native(crate::plugin::NativeRef),
 }
 
 #[derive(Debug, Clone)]
@@ -391,6 +410,7 @@ pub(crate) enum Condition {
     All(Vec<Condition>),
     Any(Vec<Condition>),
     Not(Box<Condition>),
+    Native(crate::plugin::NativeRef),
 }
 
 #[derive(Debug, Clone)]
@@ -475,9 +495,21 @@ pub(crate) enum RuleKind {
     Session(Vec<Case>),
     ForEach { selector: usize, cases: Vec<Case> },
     Script { index: usize },
+    Native(crate::plugin::NativeRef),
 }
 
 impl CompiledPack {
+    /// The source formats the pack's plugins read, in declaration order.
+    pub fn plugin_sources(&self) -> Vec<crate::plugin::PluginSource> {
+        self.plugins
+            .iter()
+            .flat_map(|p| {
+                (0..p.sources.len())
+                    .filter_map(|i| crate::plugin::PluginSource::new(std::sync::Arc::clone(p), i))
+            })
+            .collect()
+    }
+
     /// Whether scripts reuse the outcome of an earlier run for a session that gives them the
     /// same answers (on unless turned off). Grades are the same either way; off, every script
     /// runs for every session, which tests and measurements compare against.

@@ -79,11 +79,24 @@ pub struct RawPack {
     /// For packs with judged dimensions: how to ask a judge for them.
     #[serde(default)]
     pub judge: Option<RawJudge>,
+    /// Native libraries whose functions rules use (`native: NAME.function`).
+    #[serde(default)]
+    pub plugins: Vec<Lenient<RawPlugin>>,
     pub dimensions: Vec<Lenient<RawDimension>>,
 }
 
+/// A native plugin the pack loads: `path` relative to the pack (the platform's library
+/// prefix and suffix added when the file name has no extension), pinned by `sha256`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPlugin {
+    pub name: String,
+    pub path: String,
+    pub sha256: String,
+}
+
 /// The top-level keys of `rubric.yaml`, in the order of [`RawPack`].
-const TOP_LEVEL_KEYS: [&str; 12] = [
+const TOP_LEVEL_KEYS: [&str; 13] = [
     "id",
     "version",
     "name",
@@ -95,6 +108,7 @@ const TOP_LEVEL_KEYS: [&str; 12] = [
     "scoring",
     "aggregate",
     "judge",
+    "plugins",
     "dimensions",
 ];
 
@@ -194,6 +208,7 @@ fn check_field(name: &str, value: serde_yaml::Value) -> Result<(), (String, Stri
         "scoring" => check::<Scoring>(value),
         "aggregate" => check::<Option<RawAggregate>>(value),
         "judge" => check::<Option<RawJudge>>(value),
+        "plugins" => check::<Vec<Lenient<RawPlugin>>>(value),
         "dimensions" => check::<Vec<Lenient<RawDimension>>>(value),
         _ => Ok(()),
     }
@@ -326,6 +341,9 @@ pub struct RawRule {
     /// A Rhai script (a file of the pack) that decides the rule's outcome.
     #[serde(default)]
     pub script: Option<String>,
+    /// A plugin's rule function (`plugin.function`) that decides the rule's outcome.
+    #[serde(default)]
+    pub native: Option<String>,
     /// Outcomes tried in order; the first whose `when` holds applies.
     #[serde(default)]
     pub cases: Option<Vec<RawCase>>,
@@ -451,6 +469,9 @@ pub struct RawCondition {
     pub any: Option<Vec<RawCondition>>,
     #[serde(default)]
     pub not: Option<Box<RawCondition>>,
+    /// A plugin's condition function (`plugin.function`); in `for_each`, it judges the entry.
+    #[serde(default)]
+    pub native: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -465,6 +486,9 @@ pub struct RawMetric {
     /// How many distinct keys the matching entries have.
     #[serde(default)]
     pub distinct: Option<RawKeyed>,
+    /// A plugin's metric function (`plugin.function`); undefined when it gives no value.
+    #[serde(default)]
+    pub native: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

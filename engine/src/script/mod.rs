@@ -13,6 +13,7 @@
 //! another session would answer alike is not run again but recalled (`memo.rs`).
 
 mod memo;
+mod native;
 mod observe;
 
 use std::collections::HashMap;
@@ -215,6 +216,12 @@ impl ScriptHost {
             scripts: Vec::new(),
             memoize: true,
         }
+    }
+
+    /// Makes the plugins' functions callable from scripts (`plugin::function(session)`); call
+    /// it before compiling the scripts that use them.
+    pub fn add_plugins(&mut self, plugins: &[Arc<crate::plugin::Plugin>]) {
+        native::register(&mut self.engine, plugins);
     }
 
     /// Whether runs are remembered and reused (on by default; tests compare both ways).

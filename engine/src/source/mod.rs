@@ -110,6 +110,15 @@ pub enum SourceError {
     FolderNotClaudeCode { path: PathBuf, format: &'static str },
     #[error("folder `{path}` holds no `*.jsonl` transcripts")]
     EmptyFolder { path: PathBuf },
+    #[error("{path}{place}: format `{format}` (plugin `{plugin}`): {message}")]
+    Plugin {
+        path: PathBuf,
+        /// `:LINE`, or empty for the file as a whole.
+        place: String,
+        format: String,
+        plugin: String,
+        message: String,
+    },
 }
 
 /// Something in a source that was skipped or guessed, with its place; reading went on.
