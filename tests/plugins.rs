@@ -1,0 +1,567 @@
+//! Native plugins: the example packs grade their fixtures with `--allow-plugins` and are
+//! refused without it; every loading error is one line naming the pack file and the line
+//! that declares the plugin, with exit 2; a failing plugin function fails only its session.
+//!
+//! The plugin libraries are dev-dependencies of this package, so `cargo test` builds them
+//! into the target folder, where these tests find them. Their bytes differ from build to
+//! build, so each test copies the pack it needs to a temporary folder, points it at the
+//! built library and pins that library's hash, as an author does with `grade rubric pin`.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{code, json_lines, repo_root, run, run_in, stderr, stdout};
+
+/// The folder the test binary was built in (`target/debug`), where cargo also puts the
+/// plugin libraries (in `deps/` when they were built only as dependencies).
+fn target_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary has a path");
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("the test binary is in target/<profile>/deps")
+        .to_owned()
+}
+
+/// A built plugin library, by crate name (`grade_shell_plugin`).
+fn built(name: &str) -> PathBuf {
+    let file = format!(
+        "{}{name}{}",
+        std::env::consts::DLL_PREFIX,
+        std::env::consts::DLL_SUFFIX
+    );
+    let dir = target_dir();
+    [dir.join(&file), dir.join("deps").join(&file)]
+        .into_iter()
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| {
+            panic!(
+                "`{file}` is built by `cargo test` (a dev-dependency) in {}",
+                dir.display()
+            )
+        })
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for item in std::fs::read_dir(from).unwrap() {
+        let item = item.unwrap();
+        let target = to.join(item.file_name());
+        if item.file_type().unwrap().is_dir() {
+            copy_dir(&item.path(), &target);
+        } else {
+            std::fs::copy(item.path(), &target).unwrap();
+        }
+    }
+}
+
+/// An example pack copied to a temporary folder, its plugin pointed at the built library
+/// and pinned.
+fn installed_example(example: &str, library: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(
+        &repo_root()
+            .join("plugins/examples")
+            .join(example)
+            .join("pack"),
+        dir.path(),
+    );
+    let manifest = dir.path().join("rubric.yaml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let lib = built(library);
+    let text: String = text
+        .lines()
+        .map(|l| {
+            if l.trim_start().starts_with("path: ") && l.contains("target/debug") {
+                format!("    path: {}\n", lib.display())
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    std::fs::write(&manifest, text).unwrap();
+    let out = run(&["rubric", "pin", dir.path().to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "pin: {}", stderr(&out));
+    dir
+}
+
+#[test]
+fn the_shell_example_pack_passes_its_tests_with_plugins_allowed() {
+    let pack = installed_example("shell", "grade_shell_plugin");
+    let path = pack.path().to_str().unwrap();
+    let out = run(&["rubric", "test", "--allow-plugins", path]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    // The environment variable allows it too.
+    let out = common::grade_bin()
+        .env("GRADE_ALLOW_PLUGINS", "1")
+        .args(["rubric", "test", path])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+}
+
+#[test]
+fn the_codex_example_pack_passes_its_tests_with_plugins_allowed() {
+    let pack = installed_example("codex", "grade_codex_plugin");
+    let out = run(&[
+        "rubric",
+        "test",
+        "--allow-plugins",
+        pack.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+}
+
+#[test]
+fn example_packs_are_refused_without_allow_plugins() {
+    for (example, library) in [
+        ("shell", "grade_shell_plugin"),
+        ("codex", "grade_codex_plugin"),
+    ] {
+        let pack = installed_example(example, library);
+        let path = pack.path().to_str().unwrap();
+        let out = common::grade_bin()
+            .env("GRADE_ALLOW_PLUGINS", "0")
+            .args(["rubric", "test", path])
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 2, "{example}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("rubric.yaml:"), "{err}");
+        assert!(err.contains("`--allow-plugins`"), "{err}");
+        assert!(err.contains("GRADE_ALLOW_PLUGINS=1"), "{err}");
+    }
+}
+
+#[test]
+fn the_shell_pack_grades_transcripts_through_rules_conditions_metrics_and_scripts() {
+    let pack = installed_example("shell", "grade_shell_plugin");
+    let source = pack.path().join("tests/sessions.jsonl");
+    let out = run(&[
+        "--allow-plugins",
+        "--rubric",
+        pack.path().to_str().unwrap(),
+        "--source",
+        source.to_str().unwrap(),
+        "--all",
+        "--no-record",
+        "--format",
+        "jsonl",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let results = json_lines(&stdout(&out));
+    let sloppy = results
+        .iter()
+        .find(|r| r["sessionId"] == "sloppy")
+        .expect("session `sloppy` is graded");
+    // Two near-identical retries (the native rule), two shell writes (the native condition
+    // in a `for_each` rule), and the script's flag from calling the plugin itself.
+    assert_eq!(sloppy["dimensions"]["diagnosis"]["score"], 8.0);
+    assert_eq!(sloppy["dimensions"]["file_work"]["score"], 4.0);
+    assert_eq!(
+        sloppy["flags"][0],
+        "1 of 2 shell writes came right after a failed command"
+    );
+    let careful = results
+        .iter()
+        .find(|r| r["sessionId"] == "careful")
+        .unwrap();
+    assert_eq!(careful["totalScore"], 16.0);
+    assert_eq!(
+        careful["dimensions"]["file_work"]["evidence"][0],
+        "every shell command only read"
+    );
+}
+
+#[test]
+fn a_source_plugin_adds_its_format_to_detection_and_source_format() {
+    let pack = installed_example("codex", "grade_codex_plugin");
+    let dir = pack.path().to_str().unwrap();
+    let source = pack.path().join("tests/rollout.jsonl");
+    let source = source.to_str().unwrap();
+    let detected = run(&[
+        "--allow-plugins",
+        "--rubric",
+        dir,
+        "--source",
+        source,
+        "--all",
+        "--no-record",
+        "--format",
+        "jsonl",
+    ]);
+    assert_eq!(code(&detected), 0, "{}", stderr(&detected));
+    let named = run(&[
+        "--allow-plugins",
+        "--rubric",
+        dir,
+        "--source",
+        source,
+        "--source-format",
+        "codex-rollout",
+        "--all",
+        "--no-record",
+        "--format",
+        "jsonl",
+    ]);
+    assert_eq!(code(&named), 0, "{}", stderr(&named));
+    assert_eq!(
+        json_lines(&stdout(&detected))[0]["totalScore"],
+        json_lines(&stdout(&named))[0]["totalScore"]
+    );
+    let unknown = run(&[
+        "--allow-plugins",
+        "--rubric",
+        dir,
+        "--source",
+        source,
+        "--source-format",
+        "codex",
+        "--all",
+        "--no-record",
+    ]);
+    assert_eq!(code(&unknown), 2);
+    assert!(
+        stderr(&unknown).contains("`codex-rollout` (plugin `codex`)"),
+        "{}",
+        stderr(&unknown)
+    );
+}
+
+#[test]
+fn rubric_show_lists_plugins_with_their_functions() {
+    let pack = installed_example("shell", "grade_shell_plugin");
+    let out = run(&[
+        "rubric",
+        "show",
+        "--allow-plugins",
+        pack.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("plugin `shell`: shell 0.1.0 from"), "{text}");
+    for function in [
+        "shell.writes_files (condition)",
+        "shell.file_writes (metric)",
+        "shell.near_repeats (metric)",
+        "shell.near_repeat (rule)",
+    ] {
+        assert!(text.contains(function), "{function} in {text}");
+    }
+    let out = run(&[
+        "rubric",
+        "show",
+        "--allow-plugins",
+        "--format",
+        "json",
+        pack.path().to_str().unwrap(),
+    ]);
+    let body: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(
+        body["plugins"][0]["functions"][0]["reads"][0],
+        "params.command"
+    );
+}
+
+#[test]
+fn the_rubric_digest_covers_the_plugin_bytes() {
+    let pack = installed_example("shell", "grade_shell_plugin");
+    let files = grade_engine::PackFiles::read_folder(pack.path()).unwrap();
+    let compiled = grade_engine::pack::compile_pack_with(
+        &files,
+        grade_engine::plugin::PluginPolicy { allow: true },
+    )
+    .unwrap();
+    assert_ne!(
+        compiled.digest,
+        files.digest(),
+        "the library is part of the digest"
+    );
+    assert_eq!(
+        compiled.digest,
+        files.digest_with_plugins(&compiled.plugins)
+    );
+    // A pack without plugins keeps the digest it always had.
+    let plain = grade_engine::builtin_pack("cleo-v1").unwrap();
+    assert_eq!(
+        grade_engine::compile_pack(&plain).unwrap().digest,
+        plain.digest()
+    );
+}
+
+/// A pack of its own in a temporary folder: one plugin declared on line 5, used by a rule.
+fn pack_with(path: &str, sha256: &str, rule: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = format!(
+        r#"id: plugin-errors
+version: "1"
+name: Plugin errors
+plugins:
+  - name: faulty
+    path: {path}
+    sha256: "{sha256}"
+dimensions:
+  - id: d
+    max: 10
+    start: 5
+    rules:
+{rule}
+"#
+    );
+    std::fs::write(dir.path().join("rubric.yaml"), yaml).unwrap();
+    dir
+}
+
+fn sha256_of(path: &Path) -> String {
+    grade_engine::plugin::sha256_hex(&std::fs::read(path).unwrap())
+}
+
+const NATIVE_RULE: &str =
+    "      - id: r\n        doc: the plugin decides\n        native: faulty.panics\n";
+
+/// Grades a two-session CLEO log with a pack; returns the output.
+fn grade_with(pack: &Path, extra: &[&str]) -> std::process::Output {
+    let source = pack.join("audit.jsonl");
+    let line = |session: &str| {
+        format!(
+            r#"{{"timestamp": "2026-03-01T09:00:00.000Z", "sessionId": "{session}", "domain": "tasks", "operation": "add", "params": {{"title": "a"}}, "result": {{"success": true, "exitCode": 0, "duration": 20}}, "metadata": {{"source": "mcp"}}}}"#
+        )
+    };
+    std::fs::write(
+        &source,
+        format!(
+            "{}\n{}\n{}\n",
+            line("ok-1"),
+            line("panic-1"),
+            line("fail-1")
+        ),
+    )
+    .unwrap();
+    let mut args = vec![
+        "--rubric",
+        pack.to_str().unwrap(),
+        "--source",
+        source.to_str().unwrap(),
+        "--all",
+        "--no-record",
+        "--format",
+        "jsonl",
+    ];
+    args.extend_from_slice(extra);
+    run_in(pack, &args)
+}
+
+/// The one line of a refused pack: exit 2, naming `rubric.yaml:5` (the declaration).
+fn refused(out: &std::process::Output, phrase: &str) {
+    let err = stderr(out);
+    assert_eq!(code(out), 2, "{err}");
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    assert!(
+        err.contains("rubric.yaml:5:"),
+        "names the declaration's line: {err}"
+    );
+    assert!(err.contains(phrase), "`{phrase}` in: {err}");
+}
+
+#[test]
+fn every_loading_error_is_one_line_at_the_declaration_with_exit_2() {
+    let faulty = built("grade_test_faulty");
+    let faulty_sha = sha256_of(&faulty);
+    let cases: Vec<(String, String, &str, &str)> = vec![
+        // A missing file.
+        (
+            "lib/nothing-here".into(),
+            "0".repeat(64),
+            "does not exist",
+            "missing",
+        ),
+        // A hash that does not match: refused before loading.
+        (
+            faulty.display().to_string(),
+            "1".repeat(64),
+            "refused before loading",
+            "hash",
+        ),
+    ];
+    for (path, sha, phrase, what) in cases {
+        let pack = pack_with(&path, &sha, NATIVE_RULE);
+        let out = grade_with(pack.path(), &["--allow-plugins"]);
+        refused(&out, phrase);
+        assert!(!stderr(&out).is_empty(), "{what}");
+    }
+
+    // Not allowed: the hash matches, the flag is missing.
+    let pack = pack_with(&faulty.display().to_string(), &faulty_sha, NATIVE_RULE);
+    refused(
+        &grade_with(pack.path(), &[]),
+        "allow it with `--allow-plugins`",
+    );
+
+    // Not a loadable library: the right name, but text inside.
+    let dir = tempfile::tempdir().unwrap();
+    let fake = dir.path().join("libfake.so");
+    std::fs::write(&fake, "not a library\n").unwrap();
+    let pack = pack_with(&fake.display().to_string(), &sha256_of(&fake), NATIVE_RULE);
+    refused(
+        &grade_with(pack.path(), &["--allow-plugins"]),
+        "is not a library this platform",
+    );
+
+    // A library without `grade_plugin_abi_version`.
+    let no_abi = built("grade_test_no_abi");
+    let pack = pack_with(
+        &no_abi.display().to_string(),
+        &sha256_of(&no_abi),
+        NATIVE_RULE,
+    );
+    refused(
+        &grade_with(pack.path(), &["--allow-plugins"]),
+        "does not export `grade_plugin_abi_version`",
+    );
+
+    // The wrong ABI version: both versions named.
+    let wrong = built("grade_test_wrong_abi");
+    let pack = pack_with(
+        &wrong.display().to_string(),
+        &sha256_of(&wrong),
+        NATIVE_RULE,
+    );
+    refused(
+        &grade_with(pack.path(), &["--allow-plugins"]),
+        &format!(
+            "built for plugin ABI version 999, and this grade loads version {}",
+            grade_engine::plugin::ABI_VERSION
+        ),
+    );
+
+    // A function the plugin does not provide.
+    let pack = pack_with(
+        &faulty.display().to_string(),
+        &faulty_sha,
+        "      - id: r\n        doc: the plugin decides\n        native: faulty.nope\n",
+    );
+    let out = grade_with(pack.path(), &["--allow-plugins"]);
+    refused(&out, "has no function `nope`");
+    assert!(stderr(&out).contains("`panics` (rule)"), "{}", stderr(&out));
+}
+
+#[test]
+fn rubric_validate_checks_plugins_the_same_way() {
+    let wrong = built("grade_test_wrong_abi");
+    let pack = pack_with(
+        &wrong.display().to_string(),
+        &sha256_of(&wrong),
+        NATIVE_RULE,
+    );
+    let dir = pack.path().to_str().unwrap();
+    let out = run(&["rubric", "validate", "--allow-plugins", dir]);
+    refused(&out, "built for plugin ABI version 999");
+    let out = run(&["rubric", "validate", dir]);
+    refused(&out, "allow it with `--allow-plugins`");
+
+    let faulty = built("grade_test_faulty");
+    let pack = pack_with(
+        &faulty.display().to_string(),
+        &sha256_of(&faulty),
+        NATIVE_RULE,
+    );
+    let out = run(&[
+        "rubric",
+        "validate",
+        "--allow-plugins",
+        pack.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+}
+
+#[test]
+fn a_native_function_of_the_wrong_kind_is_a_pack_error_at_its_use() {
+    let faulty = built("grade_test_faulty");
+    let pack = pack_with(
+        &faulty.display().to_string(),
+        &sha256_of(&faulty),
+        "      - id: r\n        doc: a metric is not a rule\n        native: faulty.duplicate_titles\n",
+    );
+    let out = run(&[
+        "rubric",
+        "validate",
+        "--allow-plugins",
+        pack.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+    assert!(
+        stdout(&out)
+            .contains("`faulty.duplicate_titles` is a metric function, and a rule is needed here"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn a_panicking_plugin_function_fails_only_its_session() {
+    let faulty = built("grade_test_faulty");
+    let pack = pack_with(
+        &faulty.display().to_string(),
+        &sha256_of(&faulty),
+        NATIVE_RULE,
+    );
+    let out = grade_with(pack.path(), &["--allow-plugins"]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let graded: Vec<String> = json_lines(&stdout(&out))
+        .iter()
+        .map(|r| r["sessionId"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(graded, ["ok-1", "fail-1"]);
+    let err = stderr(&out);
+    assert!(
+        err.contains("rubric `plugin-errors`, rule `r`, session `panic-1`: plugin function `faulty.panics` failed: panicked at"),
+        "{err}"
+    );
+    assert!(err.contains("boom in session panic-1"), "{err}");
+    assert!(err.contains("1 of 3 sessions could not be graded"), "{err}");
+}
+
+#[test]
+fn a_failing_native_condition_fails_its_session_instead_of_reading_false() {
+    let faulty = built("grade_test_faulty");
+    let pack = pack_with(
+        &faulty.display().to_string(),
+        &sha256_of(&faulty),
+        "      - id: c\n        doc: the condition may fail\n        when: { native: faulty.fails }\n        points: 1\n",
+    );
+    let out = grade_with(pack.path(), &["--allow-plugins"]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let results = json_lines(&stdout(&out));
+    assert_eq!(results.len(), 2);
+    assert!(results.iter().all(|r| r["totalScore"] == 6.0));
+    assert!(
+        stderr(&out).contains("session `fail-1`: plugin function `faulty.fails` failed: cannot judge session `fail-1`"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn reading_an_undeclared_field_is_an_error_naming_it() {
+    let faulty = built("grade_test_faulty");
+    let pack = pack_with(
+        &faulty.display().to_string(),
+        &sha256_of(&faulty),
+        "      - id: m\n        doc: metric\n        when: { metric: undeclared, at_least: 1 }\n        points: 1\n",
+    );
+    let manifest = pack.path().join("rubric.yaml");
+    let text = std::fs::read_to_string(&manifest).unwrap().replace(
+        "dimensions:\n",
+        "metrics:\n  undeclared: { native: faulty.undeclared }\ndimensions:\n",
+    );
+    std::fs::write(&manifest, text).unwrap();
+    let out = grade_with(pack.path(), &["--allow-plugins"]);
+    assert_eq!(code(&out), 1);
+    assert!(
+        stderr(&out).contains("metric `undeclared`, session `ok-1`: plugin function `faulty.undeclared` failed: panicked at")
+            && stderr(&out).contains("field `params.title` is not declared in the function's `reads`"),
+        "{}",
+        stderr(&out)
+    );
+}
