@@ -20,24 +20,32 @@ fn rust_name(c: &str) -> String {
         .collect()
 }
 
+/// The header without its `/* … */` comments.
+fn header_code() -> String {
+    let mut code = String::new();
+    let mut rest = HEADER;
+    while let Some(start) = rest.find("/*") {
+        code.push_str(&rest[..start]);
+        let end = rest[start..].find("*/").expect("comments are closed");
+        rest = &rest[start + end + 2..];
+    }
+    code.push_str(rest);
+    code
+}
+
 /// Struct name → field names, from `typedef struct NAME { TYPE FIELD; ... } NAME;`.
 fn header_structs() -> BTreeMap<String, Vec<String>> {
     let mut out = BTreeMap::new();
-    let mut rest = HEADER;
+    let code = header_code();
+    let mut rest = code.as_str();
     while let Some(at) = rest.find("typedef struct ") {
         rest = &rest[at + "typedef struct ".len()..];
         let name = rest.split_whitespace().next().unwrap().to_owned();
         let body = &rest[rest.find('{').unwrap() + 1..rest.find('}').unwrap()];
         let fields = body
             .split(';')
-            .map(|decl| {
-                // Comments go first; then the last identifier, or `(*name)` for a callback.
-                let code: String = decl
-                    .lines()
-                    .map(|l| l.split("/*").next().unwrap_or(""))
-                    .filter(|l| !l.trim_start().starts_with('*'))
-                    .collect::<Vec<_>>()
-                    .join(" ");
+            .map(|code| {
+                // The last identifier, or `(*name)` for a callback.
                 if let Some(start) = code.find("(*") {
                     code[start + 2..code[start..].find(')').unwrap() + start].to_owned()
                 } else {
