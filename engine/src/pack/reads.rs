@@ -61,9 +61,10 @@ impl Default for FieldsRead {
 
 impl CompiledPack {
     /// The optional fields this pack's rules, metrics, texts and judge prompt read. Scripts
-    /// can read any field, so a pack with scripts reads them all.
+    /// can read any field, and plugin functions are handed every entry's exit code, duration
+    /// and error, so a pack with scripts or plugins reads them all.
     pub fn fields_read(&self) -> FieldsRead {
-        if self.scripts.is_some() {
+        if self.scripts.is_some() || !self.plugins.is_empty() {
             return FieldsRead::ALL;
         }
         let mut read = FieldsRead::NONE;
@@ -86,7 +87,7 @@ impl CompiledPack {
                             }
                         }
                     }
-                    RuleKind::Script { .. } => return FieldsRead::ALL,
+                    RuleKind::Script { .. } | RuleKind::Native(_) => return FieldsRead::ALL,
                 }
             }
         }

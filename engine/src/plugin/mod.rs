@@ -491,7 +491,11 @@ impl PluginSource {
         Ok(SourceRead {
             sessions: sessions
                 .into_iter()
-                .map(|(id, entries)| Session { id, entries })
+                .map(|(id, entries)| Session {
+                    id,
+                    entries,
+                    ..Session::default()
+                })
                 .collect(),
             warnings: warnings
                 .into_iter()
@@ -505,6 +509,8 @@ impl PluginSource {
                     message,
                 })
                 .collect(),
+            // A plugin skips by warning; it reports no count of skipped lines.
+            ..SourceRead::default()
         })
     }
 }
