@@ -380,3 +380,116 @@ fn a_min_coverage_that_is_not_a_percentage_is_refused() {
         );
     }
 }
+
+/// The files in a folder with their contents.
+fn folder_snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+fn grade_db_all(dir: &Path) -> std::process::Output {
+    run_in(
+        dir,
+        &[
+            "--rubric", "cleo-v1", "--source", "tasks.db", "--all", "--format", "jsonl",
+            "--no-record",
+        ],
+    )
+}
+
+#[test]
+fn a_wal_database_is_read_without_creating_or_changing_files_beside_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tasks.db");
+    write_cleo_db(&example(), &db);
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "wal");
+    }
+    // Closed cleanly: only tasks.db is left, and reading it must not add -wal or -shm.
+    let before = folder_snapshot(dir.path());
+    assert_eq!(before.len(), 1);
+    let out = grade_db_all(dir.path());
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(folder_snapshot(dir.path()), before, "files changed beside the database");
+
+    // A writer with a session only in its WAL, not yet checkpointed, still connected.
+    let writer = rusqlite::Connection::open(&db).unwrap();
+    writer
+        .execute_batch(
+            "PRAGMA wal_autocheckpoint=0;
+             INSERT INTO audit_log (id, timestamp, action, task_id, domain, operation, session_id, success)
+             VALUES ('wal-1', '2026-03-02T10:00:00.000Z', 'list', 'system', 'session', 'list', 'session-in-wal', 1);",
+        )
+        .unwrap();
+    let before = folder_snapshot(dir.path());
+    assert!(before.iter().any(|(n, b)| n == "tasks.db-wal" && !b.is_empty()));
+    let out = grade_db_all(dir.path());
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let ids: Vec<String> = json_lines(&stdout(&out))
+        .iter()
+        .map(|g| g["sessionId"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(ids.iter().any(|id| id == "session-in-wal"), "{ids:?}");
+    assert_eq!(folder_snapshot(dir.path()), before, "files changed beside the database");
+    drop(writer);
+}
+
+#[test]
+fn a_locked_database_is_reported_as_locked_not_as_foreign() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tasks.db");
+    write_cleo_db(&example(), &db);
+    let writer = rusqlite::Connection::open(&db).unwrap();
+    writer
+        .execute_batch("BEGIN EXCLUSIVE; UPDATE audit_log SET action = action;")
+        .unwrap();
+    let out = grade_db_all(dir.path());
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("`tasks.db` is locked by another process"),
+        "{}",
+        stderr(&out)
+    );
+    writer.execute_batch("ROLLBACK").unwrap();
+}
+
+#[test]
+fn a_hot_journal_is_reported_as_one_not_as_foreign() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("live.db");
+    write_cleo_db(&example(), &db);
+    let writer = rusqlite::Connection::open(&db).unwrap();
+    // A write caught half-way: the page cache spills, so the database file is changed and
+    // its journal holds the pages to roll back. A copy of both is a crashed write.
+    writer
+        .execute_batch("PRAGMA cache_size=1; BEGIN; UPDATE audit_log SET details_json = hex(randomblob(2000));")
+        .unwrap();
+    std::fs::copy(&db, dir.path().join("tasks.db")).unwrap();
+    std::fs::copy(
+        dir.path().join("live.db-journal"),
+        dir.path().join("tasks.db-journal"),
+    )
+    .unwrap();
+    writer.execute_batch("ROLLBACK").unwrap();
+    let out = grade_db_all(dir.path());
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("`tasks.db` has a hot journal `tasks.db-journal`"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -6,6 +6,7 @@ mod claude_code;
 mod jsonl;
 mod langfuse;
 mod lenient;
+mod readonly_db;
 mod sqlite;
 mod stream;
 
@@ -104,6 +105,10 @@ pub enum SourceError {
         #[source]
         source: rusqlite::Error,
     },
+    #[error("`{path}` is locked by another process (a write in progress): run again when it has finished")]
+    Locked { path: PathBuf },
+    #[error("`{path}` has a hot journal `{journal}` left by a write that did not finish: open it once with `sqlite3` (or let CLEO run) to roll the write back; grade only reads and does not")]
+    HotJournal { path: PathBuf, journal: PathBuf },
     #[error("`{path}` is not a Langfuse trace: {reason}")]
     NotLangfuse { path: PathBuf, reason: String },
     #[error("`{path}` is a folder, and only Claude Code project folders can be read as a source (format `{format}` was asked for)")]

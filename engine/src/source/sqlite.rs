@@ -8,11 +8,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use rayon::prelude::*;
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::Connection;
 use rustc_hash::FxHashMap;
 use serde_json::Map;
 
 use super::stream::{Batches, Item, Progress, SessionTable};
+use super::readonly_db::{explain, ReadOnlyDb};
 use super::{SessionFilter, SessionGroups, SourceError};
 use crate::entry::{Entry, MetaValue, Metadata, Outcome, Params, Session, Text};
 use crate::time::parse_timestamp;
@@ -34,15 +35,9 @@ const BASE_COLUMNS: [&str; 5] = ["id", "timestamp", "action", "task_id", "detail
 const EXIT_NOT_FOUND: i64 = 4;
 
 pub fn read_cleo_db(path: &Path, filter: &SessionFilter) -> Result<Vec<Session>, SourceError> {
-    let sql_err = |source| SourceError::Sqlite {
-        path: path.to_owned(),
-        source,
-    };
-    let conn = Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )
-    .map_err(sql_err)?;
+    let sql_err = |source| explain(path, source);
+    let db = ReadOnlyDb::new(path)?;
+    let conn = db.connect()?;
     check_layout(&conn, path)?;
 
     let has_actor = column_names(&conn, path)?.iter().any(|c| c == "actor");
@@ -90,10 +85,7 @@ pub fn read_cleo_db(path: &Path, filter: &SessionFilter) -> Result<Vec<Session>,
 }
 
 fn column_names(conn: &Connection, path: &Path) -> Result<Vec<String>, SourceError> {
-    let sql_err = |source| SourceError::Sqlite {
-        path: path.to_owned(),
-        source,
-    };
+    let sql_err = |source| explain(path, source);
     let mut stmt = conn
         .prepare("SELECT name FROM pragma_table_info('audit_log')")
         .map_err(sql_err)?;
@@ -279,17 +271,6 @@ fn names_not_found(error: &str) -> bool {
 /// Rows read per batch of the second pass, split among the threads.
 const BATCH_ROWS: i64 = 1 << 15;
 
-/// Opens a read-only connection.
-fn open(path: &Path) -> Result<Connection, SourceError> {
-    Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )
-    .map_err(|source| SourceError::Sqlite {
-        path: path.to_owned(),
-        source,
-    })
-}
 
 /// `rowid` ranges `[lo, hi)` covering `[min, max]` in `parts` pieces.
 fn split_range(min: i64, max: i64, parts: usize) -> Vec<(i64, i64)> {
@@ -308,11 +289,9 @@ pub(crate) fn open_stream<'p>(
     path: &Path,
     progress: Option<Progress<'p>>,
 ) -> Result<(SessionTable, DbBatches<'p>), SourceError> {
-    let sql_err = |source| SourceError::Sqlite {
-        path: path.to_owned(),
-        source,
-    };
-    let conn = open(path)?;
+    let sql_err = |source| explain(path, source);
+    let db = ReadOnlyDb::new(path)?;
+    let conn = db.connect()?;
     check_layout(&conn, path)?;
     let has_actor = column_names(&conn, path)?.iter().any(|c| c == "actor");
     let (min, max): (Option<i64>, Option<i64>) = conn
@@ -324,7 +303,7 @@ pub(crate) fn open_stream<'p>(
     let threads = rayon::current_num_threads().max(1);
     let mut pool = vec![Mutex::new(conn)];
     for _ in 1..threads {
-        pool.push(Mutex::new(open(path)?));
+        pool.push(Mutex::new(db.connect()?));
     }
 
     let parts: Vec<Result<Vec<(String, u32)>, SourceError>> = split_range(min, max, threads)
@@ -380,6 +359,7 @@ pub(crate) fn open_stream<'p>(
         DbBatches {
             path: path.to_owned(),
             pool,
+            _db: db,
             sql,
             next: min,
             min,
@@ -393,6 +373,8 @@ pub(crate) struct DbBatches<'p> {
     path: PathBuf,
     /// One connection per thread.
     pool: Vec<Mutex<Connection>>,
+    /// Keeps a private copy of a WAL database alive while it is read.
+    _db: ReadOnlyDb,
     sql: String,
     next: i64,
     min: i64,
@@ -411,10 +393,7 @@ impl Batches for DbBatches<'_> {
             .min(self.max.saturating_add(1));
         self.next = hi;
         let path = &self.path;
-        let sql_err = |source| SourceError::Sqlite {
-            path: path.clone(),
-            source,
-        };
+        let sql_err = |source| explain(path, source);
         let parts: Vec<Result<Vec<Item>, SourceError>> = split_range(lo, hi - 1, self.pool.len())
             .into_par_iter()
             .enumerate()
