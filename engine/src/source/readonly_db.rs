@@ -80,7 +80,9 @@ impl ReadOnlyDb {
             return Ok(plain);
         }
         let wal = side_file(path, "-wal");
-        let pending = std::fs::metadata(&wal).map(|m| m.len() > 0).unwrap_or(false);
+        let pending = std::fs::metadata(&wal)
+            .map(|m| m.len() > 0)
+            .unwrap_or(false);
         // A URI is built from bytes; a path that is not UTF-8 is copied instead.
         if !pending && path.to_str().is_some() {
             return Ok(ReadOnlyDb {
@@ -133,7 +135,10 @@ impl ReadOnlyDb {
 /// A SQLite error on `path`, named for what it is when it is a lock or a hot journal.
 pub(crate) fn explain(path: &Path, source: rusqlite::Error) -> SourceError {
     let code = source.sqlite_error_code();
-    if matches!(code, Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)) {
+    if matches!(
+        code,
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+    ) {
         return SourceError::Locked {
             path: path.to_owned(),
         };

@@ -12,8 +12,8 @@ use rusqlite::Connection;
 use rustc_hash::FxHashMap;
 use serde_json::Map;
 
-use super::stream::{Batches, Item, Progress, SessionTable};
 use super::readonly_db::{explain, ReadOnlyDb};
+use super::stream::{Batches, Item, Progress, SessionTable};
 use super::{SessionFilter, SessionGroups, SourceError};
 use crate::entry::{Entry, MetaValue, Metadata, Outcome, Params, Session, Text};
 use crate::time::parse_timestamp;
@@ -270,7 +270,6 @@ fn names_not_found(error: &str) -> bool {
 
 /// Rows read per batch of the second pass, split among the threads.
 const BATCH_ROWS: i64 = 1 << 15;
-
 
 /// `rowid` ranges `[lo, hi)` covering `[min, max]` in `parts` pieces.
 fn split_range(min: i64, max: i64, parts: usize) -> Vec<(i64, i64)> {
