@@ -401,7 +401,13 @@ fn grade_db_all(dir: &Path) -> std::process::Output {
     run_in(
         dir,
         &[
-            "--rubric", "cleo-v1", "--source", "tasks.db", "--all", "--format", "jsonl",
+            "--rubric",
+            "cleo-v1",
+            "--source",
+            "tasks.db",
+            "--all",
+            "--format",
+            "jsonl",
             "--no-record",
         ],
     )
@@ -424,7 +430,11 @@ fn a_wal_database_is_read_without_creating_or_changing_files_beside_it() {
     assert_eq!(before.len(), 1);
     let out = grade_db_all(dir.path());
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert_eq!(folder_snapshot(dir.path()), before, "files changed beside the database");
+    assert_eq!(
+        folder_snapshot(dir.path()),
+        before,
+        "files changed beside the database"
+    );
 
     // A writer with a session only in its WAL, not yet checkpointed, still connected.
     let writer = rusqlite::Connection::open(&db).unwrap();
@@ -436,7 +446,9 @@ fn a_wal_database_is_read_without_creating_or_changing_files_beside_it() {
         )
         .unwrap();
     let before = folder_snapshot(dir.path());
-    assert!(before.iter().any(|(n, b)| n == "tasks.db-wal" && !b.is_empty()));
+    assert!(before
+        .iter()
+        .any(|(n, b)| n == "tasks.db-wal" && !b.is_empty()));
     let out = grade_db_all(dir.path());
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let ids: Vec<String> = json_lines(&stdout(&out))
@@ -444,7 +456,11 @@ fn a_wal_database_is_read_without_creating_or_changing_files_beside_it() {
         .map(|g| g["sessionId"].as_str().unwrap().to_owned())
         .collect();
     assert!(ids.iter().any(|id| id == "session-in-wal"), "{ids:?}");
-    assert_eq!(folder_snapshot(dir.path()), before, "files changed beside the database");
+    assert_eq!(
+        folder_snapshot(dir.path()),
+        before,
+        "files changed beside the database"
+    );
     drop(writer);
 }
 
@@ -491,5 +507,87 @@ fn a_hot_journal_is_reported_as_one_not_as_foreign() {
         stderr(&out).contains("`tasks.db` has a hot journal `tasks.db-journal`"),
         "{}",
         stderr(&out)
+    );
+}
+
+#[test]
+fn source_format_cleo_db_and_cleo_jsonl_are_obeyed_when_streaming() {
+    let dir = tempfile::tempdir().unwrap();
+    write_cleo_db(&example(), &dir.path().join("tasks.db"));
+    let cases = [
+        (
+            "cleo-db",
+            example().display().to_string(),
+            "is not a CLEO database",
+        ),
+        ("cleo-jsonl", "tasks.db".to_owned(), "tasks.db:1:"),
+    ];
+    for (format, source, needle) in cases {
+        let out = run_in(
+            dir.path(),
+            &[
+                "--rubric",
+                "cleo-v1",
+                "--source",
+                &source,
+                "--source-format",
+                format,
+                "--all",
+                "--format",
+                "jsonl",
+                "--no-record",
+            ],
+        );
+        assert_eq!(code(&out), 2, "{format}: {}", stdout(&out));
+        assert!(stderr(&out).contains(needle), "{format}: {}", stderr(&out));
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_dangling_link_or_fifo_in_a_project_folder_is_skipped_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    std::fs::create_dir(&project).unwrap();
+    std::fs::copy(repo_root().join(TRANSCRIPT), project.join("real.jsonl")).unwrap();
+    std::os::unix::fs::symlink(
+        dir.path().join("gone.jsonl"),
+        project.join("dangling.jsonl"),
+    )
+    .unwrap();
+    let fifo = project.join("pipe.jsonl");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    std::os::unix::fs::symlink("/dev/zero", project.join("zero.jsonl")).unwrap();
+    let out = run_in(
+        dir.path(),
+        &[
+            "--rubric",
+            "claude-code-v1",
+            "--source",
+            "project",
+            "--all",
+            "--format",
+            "jsonl",
+            "--no-record",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(json_lines(&stdout(&out)).len(), 1);
+    let err = stderr(&out);
+    assert!(
+        err.contains("dangling.jsonl: skipped: a link to a file that does not exist"),
+        "{err}"
+    );
+    assert!(
+        err.contains("pipe.jsonl: skipped: not a regular file"),
+        "{err}"
+    );
+    assert!(
+        err.contains("zero.jsonl: skipped: not a regular file"),
+        "{err}"
     );
 }

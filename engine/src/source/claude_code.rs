@@ -77,14 +77,15 @@ pub fn read_claude_code_folder(
     filter: &SessionFilter,
 ) -> Result<SourceRead, SourceError> {
     let mut files = Vec::new();
-    collect_jsonl(dir, FOLDER_DEPTH, &mut files)?;
+    let mut skipped = Vec::new();
+    collect_jsonl(dir, FOLDER_DEPTH, &mut files, &mut skipped)?;
     files.sort();
+    skipped.sort_by(|a, b| a.path.cmp(&b.path));
     if files.is_empty() {
         return Err(SourceError::EmptyFolder {
             path: dir.to_owned(),
         });
     }
-    let mut skipped = Vec::new();
     if !forced {
         let mut kept = Vec::with_capacity(files.len());
         for file in files {
@@ -114,7 +115,15 @@ pub fn read_claude_code_folder(
     Ok(read)
 }
 
-fn collect_jsonl(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> Result<(), SourceError> {
+/// The `*.jsonl` files of a folder and its subfolders. An entry that is not a regular file
+/// (a dangling link, a FIFO that would block, a device such as `/dev/zero` that never ends)
+/// is skipped with a warning: one odd entry must not cost the whole folder its grades.
+fn collect_jsonl(
+    dir: &Path,
+    depth: usize,
+    out: &mut Vec<PathBuf>,
+    skipped: &mut Vec<SourceWarning>,
+) -> Result<(), SourceError> {
     let io = |source| SourceError::Io {
         path: dir.to_owned(),
         source,
@@ -123,11 +132,32 @@ fn collect_jsonl(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> Result<(),
         let path = item.map_err(io)?.path();
         if path.is_dir() {
             if depth > 0 {
-                collect_jsonl(&path, depth - 1, out)?;
+                collect_jsonl(&path, depth - 1, out, skipped)?;
             }
-        } else if path.extension().is_some_and(|e| e == "jsonl") {
-            out.push(path);
+            continue;
         }
+        if !path.extension().is_some_and(|e| e == "jsonl") {
+            continue;
+        }
+        let why = match std::fs::metadata(&path) {
+            Ok(meta) if meta.is_file() => {
+                out.push(path);
+                continue;
+            }
+            Ok(_) => {
+                "skipped: not a regular file (a FIFO, socket or device is not read from a folder)"
+                    .to_owned()
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                "skipped: a link to a file that does not exist".to_owned()
+            }
+            Err(e) => format!("skipped: cannot read it ({e})"),
+        };
+        skipped.push(SourceWarning {
+            path,
+            place: Place::File,
+            message: why,
+        });
     }
     Ok(())
 }
