@@ -148,76 +148,81 @@ fn run(cli: Cli) -> Result<(), CliError> {
         && !cli.print_prompt
         && cli.emit.is_none()
         && cli.push.is_none();
-    let (outcomes, sessions): (Vec<Result<GradeResult, EvalError>>, Vec<Session>) = if streamable {
-        match stream_grades(
-            &pack,
-            &source,
-            &options,
-            &read_options,
-            cli.format == Format::Jsonl && cli.no_record,
-        )? {
-            Streamed::Printed {
-                failed,
-                total,
-                skipped,
-            } => {
-                report_skipped(skipped, &source);
-                return finish(failed, total);
+    let stream_as = format.filter(|_| streamable);
+    let (outcomes, sessions): (Vec<Result<GradeResult, EvalError>>, Vec<Session>) =
+        if let Some(format) = stream_as {
+            match stream_grades(
+                &pack,
+                format,
+                &source,
+                &options,
+                &read_options,
+                cli.format == Format::Jsonl && cli.no_record,
+            )? {
+                Streamed::Printed {
+                    failed,
+                    total,
+                    skipped,
+                } => {
+                    report_skipped(skipped, &source);
+                    return finish(failed, total);
+                }
+                Streamed::Outcomes(outcomes, skipped) => {
+                    skipped_lines = skipped;
+                    (outcomes, Vec::new())
+                }
             }
-            Streamed::Outcomes(outcomes, skipped) => {
-                skipped_lines = skipped;
-                (outcomes, Vec::new())
-            }
-        }
-    } else {
-        let mut lost_to_unknown = 0;
-        let sessions = if judgment_only {
-            Vec::new()
         } else {
-            let read = match &plugin_source {
-                Some(reader) => plugin_sources::read(reader, &source, &filter)?,
-                None => grade_engine::read_source_with(&source, builtin, &filter, &read_options)?,
+            let mut lost_to_unknown = 0;
+            let sessions = if judgment_only {
+                Vec::new()
+            } else {
+                let read = match &plugin_source {
+                    Some(reader) => plugin_sources::read(reader, &source, &filter)?,
+                    None => {
+                        grade_engine::read_source_with(&source, builtin, &filter, &read_options)?
+                    }
+                };
+                for warning in &read.warnings {
+                    eprintln!(
+                        "warning: {}",
+                        render::escape_controls_keep_lines(&warning.to_string())
+                    );
+                }
+                skipped_lines = read.skipped_lines;
+                lost_to_unknown = read.skipped_unattributed;
+                read.sessions
             };
-            for warning in &read.warnings {
-                eprintln!(
-                    "warning: {}",
-                    render::escape_controls_keep_lines(&warning.to_string())
-                );
+            // Results come out in the order asked; a session without entries still gets a grade.
+            let ordered: Vec<Session> = if cli.all {
+                sessions
+            } else {
+                in_order_asked(sessions, &cli.sessions, lost_to_unknown)
+            };
+            if cli.print_prompt {
+                return print_prompts(&pack, &ordered, cli.format);
             }
-            skipped_lines = read.skipped_lines;
-            lost_to_unknown = read.skipped_unattributed;
-            read.sessions
-        };
-        // Results come out in the order asked; a session without entries still gets a grade.
-        let ordered: Vec<Session> = if cli.all {
-            sessions
-        } else {
-            in_order_asked(sessions, &cli.sessions, lost_to_unknown)
-        };
-        if cli.print_prompt {
-            return print_prompts(&pack, &ordered, cli.format);
-        }
-        let judgments = judgments(&cli, &pack, &ordered)?;
-        if judgments.iter().all(Option::is_none) {
-            let mut warned = HashSet::new();
-            for s in ordered
-                .iter()
-                .filter(|s| s.entries.is_empty() && warned.insert(&s.id))
-            {
-                eprintln!(
+            let judgments = judgments(&cli, &pack, &ordered)?;
+            if judgments.iter().all(Option::is_none) {
+                let mut warned = HashSet::new();
+                for s in ordered
+                    .iter()
+                    .filter(|s| s.entries.is_empty() && warned.insert(&s.id))
+                {
+                    eprintln!(
                     "warning: session `{}` has no entries in `{}`; it gets the empty-session grade",
                     render::escape_controls(&s.id),
                     source.display()
                 );
+                }
             }
-        }
-        let outcomes = ordered
-            .par_iter()
-            .zip(judgments.par_iter())
-            .map(|(s, j)| pack.grade_with(s, j.as_ref(), &options))
-            .collect();
-        (outcomes, ordered)
-    };
+            let outcomes = ordered
+                .par_iter()
+                .zip(judgments.par_iter())
+                .map(|(s, j)| pack.grade_with(s, j.as_ref(), &options))
+                .collect();
+            (outcomes, ordered)
+        };
 
     // A rule that fails on one session (a runaway script) must not cost the others their
     // grade: report it, grade the rest, and fail the run at the end.
@@ -395,6 +400,7 @@ fn report_skipped(skipped: u64, source: &Path) {
 
 fn stream_grades(
     pack: &CompiledPack,
+    format: SourceFormat,
     source: &Path,
     options: &GradeOptions,
     read_options: &ReadOptions,
@@ -407,7 +413,10 @@ fn stream_grades(
             bar.set_position(done);
         }
     };
-    let graded = grade_engine::source::map_sessions(
+    // The format asked for (or detected once above) is the one read: `--source-format`
+    // is not second-guessed by detecting again.
+    let graded = grade_engine::source::map_sessions_as(
+        format,
         source,
         &SessionFilter::All,
         read_options,

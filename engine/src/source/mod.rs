@@ -23,7 +23,7 @@ pub use claude_code::{read_claude_code, read_claude_code_folder};
 pub use jsonl::read_jsonl;
 pub use langfuse::read_langfuse;
 pub use sqlite::read_cleo_db;
-pub use stream::{map_sessions, Mapped, Progress, StreamError};
+pub use stream::{map_sessions, map_sessions_as, Mapped, Progress, StreamError};
 
 /// Which sessions to read from a source.
 #[derive(Debug, Clone)]

@@ -102,12 +102,30 @@ where
     E: Send,
     F: Fn(Session) -> Result<T, E> + Sync,
 {
+    let format = super::detect_format(path)?;
+    map_sessions_as(format, path, filter, options, progress, f)
+}
+
+/// [`map_sessions`] reading the source as `format` (`--source-format`), without detecting.
+pub fn map_sessions_as<T, E, F>(
+    format: SourceFormat,
+    path: &Path,
+    filter: &SessionFilter,
+    options: &ReadOptions,
+    progress: Option<Progress<'_>>,
+    f: F,
+) -> Result<Mapped<T>, StreamError<E>>
+where
+    T: Send,
+    E: Send,
+    F: Fn(Session) -> Result<T, E> + Sync,
+{
     let whole = |results| Mapped {
         results,
         warnings: Vec::new(),
         skipped_lines: 0,
     };
-    match super::detect_format(path)? {
+    match format {
         SourceFormat::Jsonl => {
             let (table, batches) = super::jsonl::open_stream(path, filter, options, progress)?;
             drive(table, batches, false, &f)
