@@ -136,7 +136,7 @@ fn collect_jsonl(
             }
             continue;
         }
-        if !path.extension().is_some_and(|e| e == "jsonl") {
+        if path.extension().is_none_or(|e| e != "jsonl") {
             continue;
         }
         let why = match std::fs::metadata(&path) {
