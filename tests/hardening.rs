@@ -591,3 +591,103 @@ fn a_dangling_link_or_fifo_in_a_project_folder_is_skipped_with_a_warning() {
         "{err}"
     );
 }
+
+/// `grade … --format jsonl --all` with the example on standard input through `args`.
+fn grade_piped(args: &[&str]) -> std::process::Output {
+    let mut child = grade_bin()
+        .current_dir(repo_root())
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let text = std::fs::read(example()).unwrap();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&text);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
+}
+
+#[test]
+fn a_source_read_from_a_pipe_is_read_whole_and_dash_means_stdin() {
+    let whole = run(&[
+        "--rubric",
+        "cleo-v1",
+        "--source",
+        EXAMPLE,
+        "--all",
+        "--format",
+        "jsonl",
+        "--no-record",
+    ]);
+    assert_eq!(code(&whole), 0, "{}", stderr(&whole));
+    let strip = |text: &str| -> Vec<serde_json::Value> {
+        json_lines(text)
+            .into_iter()
+            .map(|mut g| {
+                g["timestamp"] = serde_json::Value::Null;
+                g
+            })
+            .collect()
+    };
+    let expected = strip(&stdout(&whole));
+    assert_eq!(expected.len(), 2);
+    for source in ["-", "/dev/stdin"] {
+        let out = grade_piped(&[
+            "--rubric",
+            "cleo-v1",
+            "--source",
+            source,
+            "--all",
+            "--format",
+            "jsonl",
+            "--no-record",
+        ]);
+        assert_eq!(code(&out), 0, "{source}: {}", stderr(&out));
+        assert_eq!(strip(&stdout(&out)), expected, "{source}");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_device_as_source_judgment_or_grades_is_refused_not_read_forever() {
+    let out = run(&[
+        "--rubric",
+        "cleo-v1",
+        "--source",
+        "/dev/zero",
+        "--all",
+        "--no-record",
+    ]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("source `/dev/zero` is a character device, not a file"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(&["--list", "--grades", "/dev/zero"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("cannot read grades file `/dev/zero`: it is a character device"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(&[
+        "--rubric",
+        "langfuse-v1",
+        "--judgment",
+        "/dev/zero",
+        "--no-record",
+        "s1",
+    ]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("`/dev/zero`: it is a character device"),
+        "{}",
+        stderr(&out)
+    );
+}

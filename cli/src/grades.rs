@@ -225,14 +225,12 @@ pub fn read_json_lines(path: &Path) -> Result<Option<Vec<(usize, Value)>>, CliEr
 
 /// A JSON-lines file's text, or `None` when it does not exist.
 fn read_text(path: &Path) -> Result<Option<String>, CliError> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => Ok(Some(text)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(CliError::GradesRead {
+    crate::input::read_text(path, crate::input::MAX_DOCUMENT, "grades file").map_err(|source| {
+        CliError::GradesRead {
             path: path.to_owned(),
             source,
-        }),
-    }
+        }
+    })
 }
 
 fn parse_json_lines(path: &Path, text: &str) -> Result<Vec<(usize, Value)>, CliError> {

@@ -7,6 +7,7 @@ mod args;
 mod error;
 mod grades;
 mod http;
+mod input;
 mod judge;
 mod langfuse;
 mod pack_tests;
@@ -109,10 +110,15 @@ fn run(cli: Cli) -> Result<(), CliError> {
     };
     // With a judgment and no source, the grade rests on the judgment alone.
     let judgment_only = cli.judgment.is_some() && cli.source.is_none();
-    let source = if judgment_only {
-        PathBuf::new()
-    } else {
-        source_path(cli.source.as_deref())?
+    // A pipe or standard input is read whole first: the readers open a source more than once.
+    let spooled = match (&cli.source, judgment_only) {
+        (Some(given), false) => Some(input::source(given)?),
+        _ => None,
+    };
+    let source = match (&spooled, judgment_only) {
+        (Some(s), _) => s.path.clone(),
+        (None, true) => PathBuf::new(),
+        (None, false) => default_source()?,
     };
     let filter = if cli.all {
         SessionFilter::All
@@ -527,21 +533,17 @@ fn judgments(
     sessions: &[Session],
 ) -> Result<Vec<Option<Judgment>>, CliError> {
     if let Some(path) = &cli.judgment {
-        let (text, origin) = if path.as_os_str() == "-" {
-            let mut text = String::new();
-            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text).map_err(|source| {
-                CliError::Io {
-                    path: path.clone(),
-                    source,
-                }
-            })?;
-            (text, "stdin".to_owned())
+        let io = |source| CliError::Io {
+            path: path.clone(),
+            source,
+        };
+        let text = input::read_text(path, input::MAX_DOCUMENT, "judgment")
+            .map_err(io)?
+            .ok_or_else(|| io(std::io::ErrorKind::NotFound.into()))?;
+        let origin = if path.as_os_str() == "-" {
+            "stdin".to_owned()
         } else {
-            let text = std::fs::read_to_string(path).map_err(|source| CliError::Io {
-                path: path.clone(),
-                source,
-            })?;
-            (text, path.display().to_string())
+            path.display().to_string()
         };
         return Ok(vec![Some(grade_engine::judgment::parse_judgment(
             &text, &origin, pack,
@@ -661,27 +663,15 @@ fn render_results(
     Ok(())
 }
 
-fn source_path(given: Option<&Path>) -> Result<PathBuf, CliError> {
-    match given {
-        Some(path) => {
-            if !path.exists() {
-                return Err(CliError::Usage(format!(
-                    "source `{}` does not exist",
-                    path.display()
-                )));
-            }
-            Ok(path.to_owned())
-        }
-        None => {
-            let default = PathBuf::from(DEFAULT_SOURCE);
-            if default.is_file() {
-                Ok(default)
-            } else {
-                Err(CliError::Usage(format!(
-                    "no `--source` given and there is no `{DEFAULT_SOURCE}` in this folder (CLEO keeps its audit log there)"
-                )))
-            }
-        }
+/// `.cleo/tasks.db` in this folder, the source when none is given.
+fn default_source() -> Result<PathBuf, CliError> {
+    let default = PathBuf::from(DEFAULT_SOURCE);
+    if default.is_file() {
+        Ok(default)
+    } else {
+        Err(CliError::Usage(format!(
+            "no `--source` given and there is no `{DEFAULT_SOURCE}` in this folder (CLEO keeps its audit log there)"
+        )))
     }
 }
 

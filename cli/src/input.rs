@@ -1,0 +1,144 @@
+//! Files the user names, read safely: a pipe or standard input is read whole (a source is
+//! spooled to a private file, since the readers open it more than once), a device that
+//! never ends (`/dev/zero`) is refused, and what is read at once has a size cap.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use crate::error::CliError;
+
+/// The most a source read from a pipe or standard input may hold.
+pub const MAX_SPOOLED_SOURCE: u64 = 4 << 30;
+/// The most a judgment, a grades file or another file read at once may hold.
+pub const MAX_DOCUMENT: u64 = 1 << 30;
+
+/// A source ready for the readers: the user's file or folder, or a private copy of what a
+/// pipe or standard input gave (kept until this value is dropped).
+pub struct Source {
+    pub path: PathBuf,
+    _spool: Option<tempfile::TempDir>,
+}
+
+/// What kind of thing a path is, as far as reading it goes.
+enum Kind {
+    FileOrFolder,
+    Pipe,
+    Device(&'static str),
+}
+
+fn kind(meta: &std::fs::Metadata) -> Kind {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let t = meta.file_type();
+        if t.is_fifo() {
+            return Kind::Pipe;
+        }
+        if t.is_char_device() {
+            return Kind::Device("a character device");
+        }
+        if t.is_block_device() {
+            return Kind::Device("a block device");
+        }
+        if t.is_socket() {
+            return Kind::Device("a socket");
+        }
+    }
+    let _ = meta;
+    Kind::FileOrFolder
+}
+
+/// Resolves `--source`: `-` is standard input; a FIFO (or `/dev/stdin`, `<(…)`) is read to
+/// its end into a private file; a device is refused.
+pub fn source(given: &Path) -> Result<Source, CliError> {
+    if given.as_os_str() == "-" {
+        return spool(&mut std::io::stdin().lock(), given);
+    }
+    let meta = std::fs::metadata(given).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            CliError::Usage(format!("source `{}` does not exist", given.display()))
+        } else {
+            CliError::Io {
+                path: given.to_owned(),
+                source: e,
+            }
+        }
+    })?;
+    match kind(&meta) {
+        Kind::FileOrFolder => Ok(Source {
+            path: given.to_owned(),
+            _spool: None,
+        }),
+        Kind::Pipe => {
+            let mut file = std::fs::File::open(given).map_err(|source| CliError::Io {
+                path: given.to_owned(),
+                source,
+            })?;
+            spool(&mut file, given)
+        }
+        Kind::Device(what) => Err(CliError::Usage(format!(
+            "source `{}` is {what}, not a file, a folder or a pipe; give `-` to read standard input",
+            given.display()
+        ))),
+    }
+}
+
+fn spool(from: &mut dyn Read, given: &Path) -> Result<Source, CliError> {
+    let io = |source| CliError::Io {
+        path: given.to_owned(),
+        source,
+    };
+    let dir = tempfile::Builder::new()
+        .prefix("grade-source-")
+        .tempdir()
+        .map_err(io)?;
+    let path = dir.path().join("stdin");
+    let mut file = std::fs::File::create(&path).map_err(io)?;
+    let copied = std::io::copy(&mut from.take(MAX_SPOOLED_SOURCE + 1), &mut file).map_err(io)?;
+    if copied > MAX_SPOOLED_SOURCE {
+        return Err(CliError::Usage(format!(
+            "source `{}` gave more than {} GiB; save it to a file and grade that",
+            given.display(),
+            MAX_SPOOLED_SOURCE >> 30
+        )));
+    }
+    Ok(Source {
+        path,
+        _spool: Some(dir),
+    })
+}
+
+/// Reads a file the user named, whole, as text: `-` is standard input; a device that is
+/// not `/dev/null` is refused; more than `cap` bytes is an error, not an endless read.
+/// `Ok(None)` when the file does not exist.
+pub fn read_text(path: &Path, cap: u64, what: &str) -> Result<Option<String>, std::io::Error> {
+    let mut reader: Box<dyn Read> = if path.as_os_str() == "-" {
+        Box::new(std::io::stdin().lock())
+    } else {
+        let file = match std::fs::File::open(path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        if let Kind::Device(kind) = kind(&file.metadata()?) {
+            if path != Path::new("/dev/null") {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    format!("it is {kind}, not a file or a pipe"),
+                ));
+            }
+        }
+        Box::new(file)
+    };
+    let mut bytes = Vec::new();
+    reader.by_ref().take(cap + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > cap {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("a {what} larger than {} MiB is not read", cap >> 20),
+        ));
+    }
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+}
