@@ -691,3 +691,56 @@ fn a_device_as_source_judgment_or_grades_is_refused_not_read_forever() {
         stderr(&out)
     );
 }
+
+/// Copies a shipped pack's top-level files into `to`.
+fn copy_pack(id: &str, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for item in std::fs::read_dir(repo_root().join("rubrics").join(id)).unwrap() {
+        let path = item.unwrap().path();
+        if path.is_file() {
+            std::fs::copy(&path, to.join(path.file_name().unwrap())).unwrap();
+        }
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_pack_file_linked_outside_the_pack_folder_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = dir.path().join("outside");
+    copy_pack("claude-code-v1", &outside);
+
+    // The manifest itself a link out of the pack.
+    let pack = dir.path().join("manifest-out");
+    std::fs::create_dir(&pack).unwrap();
+    std::os::unix::fs::symlink(outside.join("rubric.yaml"), pack.join("rubric.yaml")).unwrap();
+    // A script a link out of the pack.
+    let script_out = dir.path().join("script-out");
+    copy_pack("claude-code-v1", &script_out);
+    std::fs::remove_file(script_out.join("blind_retry.rhai")).unwrap();
+    std::os::unix::fs::symlink(
+        outside.join("blind_retry.rhai"),
+        script_out.join("blind_retry.rhai"),
+    )
+    .unwrap();
+    // A link inside the pack is fine.
+    let inside = dir.path().join("inside");
+    copy_pack("claude-code-v1", &inside);
+    std::fs::rename(inside.join("blind_retry.rhai"), inside.join("real.txt")).unwrap();
+    std::os::unix::fs::symlink(inside.join("real.txt"), inside.join("blind_retry.rhai")).unwrap();
+
+    for (pack, file) in [
+        ("manifest-out", "rubric.yaml"),
+        ("script-out", "blind_retry.rhai"),
+    ] {
+        let out = run_in(dir.path(), &["rubric", "validate", &format!("./{pack}")]);
+        assert_eq!(code(&out), 2, "{pack}: {}", stdout(&out));
+        assert!(
+            stderr(&out).contains(&format!("`./{pack}/{file}` leads out of the pack folder")),
+            "{pack}: {}",
+            stderr(&out)
+        );
+    }
+    let out = run_in(dir.path(), &["rubric", "validate", "./inside"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+}

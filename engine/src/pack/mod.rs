@@ -68,6 +68,9 @@ impl PackFiles {
                 dir: dir.to_owned(),
             });
         }
+        // Every file must resolve inside the folder: a link to `/etc/passwd` named
+        // `rubric.yaml`, or to a script elsewhere, is not part of the pack.
+        let root = std::fs::canonicalize(dir).map_err(|e| io(dir, e))?;
         let mut files = BTreeMap::new();
         let listing = std::fs::read_dir(dir).map_err(|e| io(dir, e))?;
         for item in listing {
@@ -77,6 +80,14 @@ impl PackFiles {
                 continue;
             };
             if is_pack_file(name) && path.is_file() {
+                let target = std::fs::canonicalize(&path).map_err(|e| io(&path, e))?;
+                if !target.starts_with(&root) {
+                    return Err(PackError::OutsidePack { path, target });
+                }
+                let len = std::fs::metadata(&target).map_err(|e| io(&path, e))?.len();
+                if len > MAX_PACK_FILE {
+                    return Err(PackError::TooLarge { path });
+                }
                 let text = std::fs::read_to_string(&path).map_err(|e| io(&path, e))?;
                 files.insert(name.to_owned(), text);
             }
@@ -167,6 +178,9 @@ impl std::fmt::Display for Problem {
     }
 }
 
+/// The largest pack file read: packs are text a person writes.
+pub const MAX_PACK_FILE: u64 = 16 << 20;
+
 #[derive(Debug, thiserror::Error)]
 pub enum PackError {
     #[error("unknown rubric `{spec}` (shipped: {shipped}; or give the path of a pack folder)")]
@@ -179,6 +193,10 @@ pub enum PackError {
         #[source]
         source: std::io::Error,
     },
+    #[error("`{}` leads out of the pack folder (to `{}`): a pack reads only its own files", path.display(), target.display())]
+    OutsidePack { path: PathBuf, target: PathBuf },
+    #[error("`{}` is larger than {} MiB, too large for a pack file", path.display(), MAX_PACK_FILE >> 20)]
+    TooLarge { path: PathBuf },
     #[error("rubric pack {origin} is invalid ({} problem{}): {}", problems.len(), if problems.len() == 1 { "" } else { "s" }, problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
     Invalid {
         origin: PackOrigin,
