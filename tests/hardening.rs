@@ -744,3 +744,43 @@ fn a_pack_file_linked_outside_the_pack_folder_is_refused() {
     let out = run_in(dir.path(), &["rubric", "validate", "./inside"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
 }
+
+#[test]
+fn non_finite_numbers_in_a_pack_are_refused_with_their_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = dir.path().join("odd");
+    copy_pack("cleo-v1", &pack);
+    let text = std::fs::read_to_string(pack.join("rubric.yaml")).unwrap();
+    let text = text.replacen("    max: 20", "    max: .inf", 1).replacen(
+        "        points: 10",
+        "        points: .nan",
+        1,
+    );
+    std::fs::write(pack.join("rubric.yaml"), text).unwrap();
+    let out = run_in(dir.path(), &["rubric", "validate", "./odd"]);
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(said.contains("`.inf` is not a finite number"), "{said}");
+    assert!(said.contains("`.nan` is not a finite number"), "{said}");
+    assert!(said.contains("max"), "{said}");
+}
+
+#[test]
+fn yaml_nested_past_the_cap_is_refused_before_parsing() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = dir.path().join("deep");
+    std::fs::create_dir(&pack).unwrap();
+    let text = format!(
+        "id: deep\nversion: \"1\"\nname: {}{}\n",
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    std::fs::write(pack.join("rubric.yaml"), text).unwrap();
+    let out = run_in(dir.path(), &["rubric", "validate", "./deep"]);
+    assert_ne!(code(&out), 0);
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(
+        said.contains("line 3: brackets nested more than 64 deep"),
+        "{said}"
+    );
+}

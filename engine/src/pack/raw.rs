@@ -121,11 +121,18 @@ impl RawPack {
     /// dimensions, selectors and metrics are reported in the same run. Only a YAML syntax
     /// error, or a document that is not a mapping, stops the reading.
     pub fn read(text: &str) -> Result<(RawPack, Vec<RawProblem>), serde_yaml::Error> {
+        if let Some(line) = too_deep(text) {
+            return Err(serde::de::Error::custom(format!(
+                "line {line}: brackets nested more than {MAX_FLOW_DEPTH} deep; a rubric never needs that"
+            )));
+        }
         let value: serde_yaml::Value = serde_yaml::from_str(text)?;
+        let mut non_finite = Vec::new();
+        find_non_finite(&value, &mut String::new(), &mut non_finite);
         let serde_yaml::Value::Mapping(mut map) = value else {
             return serde_yaml::from_str::<RawPack>(text).map(|pack| (pack, Vec::new()));
         };
-        let mut problems = Vec::new();
+        let mut problems = non_finite;
         let keys: Vec<serde_yaml::Value> = map.keys().cloned().collect();
         for key in keys {
             let name = key.as_str().unwrap_or_default().to_owned();
@@ -185,6 +192,81 @@ impl RawPack {
         }
         let pack = serde_yaml::from_value::<RawPack>(serde_yaml::Value::Mapping(map))?;
         Ok((pack, problems))
+    }
+}
+
+/// How deep `[` and `{` may nest in `rubric.yaml`: the YAML parser takes time and stack in
+/// proportion to the depth, and 100,000 levels took it 38 s to refuse.
+const MAX_FLOW_DEPTH: usize = 64;
+
+/// The line where flow brackets first nest deeper than [`MAX_FLOW_DEPTH`], found in one
+/// pass before the YAML parser sees the text. Quoted strings and comments are skipped.
+fn too_deep(text: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut line = 1;
+    let mut quote: Option<char> = None;
+    let mut comment = false;
+    let mut previous = ' ';
+    for c in text.chars() {
+        if c == '\n' {
+            line += 1;
+            comment = false;
+            // A single-quoted or double-quoted flow scalar may span lines; a plain one not.
+        } else if comment {
+        } else if let Some(q) = quote {
+            if c == q && previous != '\\' {
+                quote = None;
+            }
+        } else {
+            match c {
+                '#' if previous.is_whitespace() => comment = true,
+                '"' | '\'' if depth > 0 => quote = Some(c),
+                '[' | '{' => {
+                    depth += 1;
+                    if depth > MAX_FLOW_DEPTH {
+                        return Some(line);
+                    }
+                }
+                ']' | '}' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+        previous = c;
+    }
+    None
+}
+
+/// Every number in the document that is not finite (`.inf`, `-.inf`, `.nan`), with its
+/// place: no score, weight or bound of a rubric can be one, and serde would take them.
+fn find_non_finite(value: &serde_yaml::Value, path: &mut String, out: &mut Vec<RawProblem>) {
+    match value {
+        serde_yaml::Value::Number(n) if n.as_f64().is_some_and(|f| !f.is_finite()) => {
+            out.push((path.clone(), format!("`{n}` is not a finite number")));
+        }
+        serde_yaml::Value::Sequence(items) => {
+            for (i, item) in items.iter().enumerate() {
+                let len = path.len();
+                path.push_str(&format!("[{i}]"));
+                find_non_finite(item, path, out);
+                path.truncate(len);
+            }
+        }
+        serde_yaml::Value::Mapping(map) => {
+            for (key, item) in map {
+                let len = path.len();
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                match key {
+                    serde_yaml::Value::String(k) => path.push_str(k),
+                    other => path.push_str(&format!("{other:?}")),
+                }
+                find_non_finite(item, path, out);
+                path.truncate(len);
+            }
+        }
+        serde_yaml::Value::Tagged(tagged) => find_non_finite(&tagged.value, path, out),
+        _ => {}
     }
 }
 
