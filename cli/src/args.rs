@@ -5,6 +5,7 @@
 //! grade --rubric ID|PATH --source FILE|DIR [--source-format FORMAT] --all [--format ...]
 //! grade --list [--session ID] [--grades FILE] [--format human|json]
 //! grade rubric list|show ...
+//! grade mcp [--rubric-path DIR] [--grades FILE]
 //! ```
 
 use std::path::PathBuf;
@@ -234,6 +235,15 @@ pub enum Command {
     Rubric(RubricCommand),
     /// Send score bodies (from `--emit langfuse`) to a server
     Push(PushArgs),
+    /// Serve grading to agents as MCP tools over stdio (`grade`, `grade_list`, `rubric_list`, `rubric_show`)
+    Mcp(McpArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// Grades file the `grade` tool appends to and `grade_list` reads [default: .cleo/metrics/GRADES.jsonl]
+    #[arg(long, value_name = "FILE")]
+    pub grades: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

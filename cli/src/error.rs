@@ -42,6 +42,9 @@ pub enum CliError {
     Judge(String),
     #[error("{0}")]
     Push(String),
+    /// The MCP server could not start or lost its connection.
+    #[error("mcp: {0}")]
+    Mcp(String),
     #[error("cannot write to standard output: {0}")]
     Stdout(#[source] std::io::Error),
     #[error("cannot serialise a result: {0}")]

@@ -10,6 +10,7 @@ mod http;
 mod input;
 mod judge;
 mod langfuse;
+mod mcp;
 mod pack_tests;
 mod plugin_sources;
 mod render;
@@ -23,6 +24,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use grade_engine::judgment::Judgment;
+use grade_engine::plugin::PluginSource;
 use grade_engine::source::{SourceFormat, StreamError};
 use grade_engine::{
     CompiledPack, EvalError, GradeOptions, GradeResult, ReadOptions, Session, SessionFilter,
@@ -42,7 +44,7 @@ use error::CliError;
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 /// Where CLEO keeps its database, relative to the project folder.
-const DEFAULT_SOURCE: &str = ".cleo/tasks.db";
+pub(crate) const DEFAULT_SOURCE: &str = ".cleo/tasks.db";
 /// Where CLEO appends grades, relative to the project folder.
 const DEFAULT_GRADES: &str = ".cleo/metrics/GRADES.jsonl";
 
@@ -76,77 +78,27 @@ fn run(cli: Cli) -> Result<(), CliError> {
             return rubric_cmd::run(cmd, &search_path, cli.plugin_policy())
         }
         Some(Command::Push(args)) => return langfuse::push(args),
+        Some(Command::Mcp(args)) => return mcp::serve(args, &cli),
         None => {}
     }
     if cli.list {
         return list_grades(&cli);
     }
-    let spec = grading_spec(&cli)?;
-    let pack = grade_engine::load_pack_with(spec, &search_path, cli.plugin_policy())?;
-    if pack.judge.is_some()
-        && cli.judgment.is_none()
-        && cli.judge_cmd.is_none()
-        && cli.judge.is_none()
-        && !cli.print_prompt
-    {
-        let judged: Vec<String> = pack
-            .judged_dimensions()
-            .map(|d| format!("`{}`", d.id))
-            .collect();
-        return Err(CliError::Usage(format!(
-            "rubric `{}` scores {} from a judgment: give `--judgment FILE`, `--judge PROVIDER:MODEL` or `--judge-cmd CMD` (or `--print-prompt` to see what a judge reads)",
-            pack.id,
-            judged.join(", ")
-        )));
-    }
-    let options = GradeOptions {
-        explain: cli.explain,
-        ..GradeOptions::default()
-    };
-    // Fields no rule reads are not type-checked: an odd value there changes no grade.
-    let read_options = ReadOptions {
-        checked: pack.fields_read(),
-        skip_bad_lines: cli.skip_bad_lines,
-    };
-    // With a judgment and no source, the grade rests on the judgment alone.
-    let judgment_only = cli.judgment.is_some() && cli.source.is_none();
-    // A pipe or standard input is read whole first: the readers open a source more than once.
-    let spooled = match (&cli.source, judgment_only) {
-        (Some(given), false) => Some(input::source(given)?),
-        _ => None,
-    };
-    let source = match (&spooled, judgment_only) {
-        (Some(s), _) => s.path.clone(),
-        (None, true) => PathBuf::new(),
-        (None, false) => default_source()?,
-    };
-    let filter = if cli.all {
-        SessionFilter::All
-    } else {
-        SessionFilter::only(cli.sessions.iter().cloned())
-    };
-
-    // A format a plugin of the pack reads is asked for by name, or recognised by the plugin.
-    let plugin_source = if judgment_only {
-        None
-    } else {
-        plugin_sources::choose(&pack, &cli.source_format(), &source)?
-    };
-    let builtin = match cli.source_format() {
-        SourceFormatChoice::Builtin(format) => Some(format),
-        _ => None,
-    };
+    let pack = grading_pack(&cli, &search_path)?;
+    let options = grade_options(&cli);
+    let plan = source_plan(&cli, &pack)?;
+    let source = plan.path.clone();
     // A whole CLEO log graded by rules alone is streamed: sessions are graded as soon as they
     // are read whole, so memory follows the sessions open at once, not the size of the source.
-    let format = if judgment_only || source.is_dir() || plugin_source.is_some() {
+    let format = if plan.judgment_only || source.is_dir() || plan.plugin.is_some() {
         None
     } else {
-        Some(match builtin {
+        Some(match plan.builtin {
             Some(format) => format,
             None => grade_engine::source::detect_format(&source)?,
         })
     };
-    let mut skipped_lines = 0;
+    let skipped_lines;
     let streamable = cli.all
         && matches!(format, Some(SourceFormat::Jsonl | SourceFormat::CleoDb))
         && cli.judge_cmd.is_none()
@@ -162,7 +114,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
                 format,
                 &source,
                 &options,
-                &read_options,
+                &plan.read,
                 cli.format == Format::Jsonl && cli.no_record,
             )? {
                 Streamed::Printed {
@@ -179,55 +131,16 @@ fn run(cli: Cli) -> Result<(), CliError> {
                 }
             }
         } else {
-            let mut lost_to_unknown = 0;
-            let sessions = if judgment_only {
-                Vec::new()
-            } else {
-                let read = match &plugin_source {
-                    Some(reader) => plugin_sources::read(reader, &source, &filter)?,
-                    None => {
-                        grade_engine::read_source_with(&source, builtin, &filter, &read_options)?
-                    }
-                };
-                for warning in &read.warnings {
-                    eprintln!(
-                        "warning: {}",
-                        render::escape_controls_keep_lines(&warning.to_string())
-                    );
-                }
-                skipped_lines = read.skipped_lines;
-                lost_to_unknown = read.skipped_unattributed;
-                read.sessions
+            let mut warn = |warning: String| {
+                eprintln!("warning: {}", render::escape_controls_keep_lines(&warning));
             };
-            // Results come out in the order asked; a session without entries still gets a grade.
-            let ordered: Vec<Session> = if cli.all {
-                sessions
-            } else {
-                in_order_asked(sessions, &cli.sessions, lost_to_unknown)
-            };
+            let (sessions, skipped) = named_sessions(&cli, &plan, &mut warn)?;
+            skipped_lines = skipped;
             if cli.print_prompt {
-                return print_prompts(&pack, &ordered, cli.format);
+                return print_prompts(&pack, &sessions, cli.format);
             }
-            let judgments = judgments(&cli, &pack, &ordered)?;
-            if judgments.iter().all(Option::is_none) {
-                let mut warned = HashSet::new();
-                for s in ordered
-                    .iter()
-                    .filter(|s| s.entries.is_empty() && warned.insert(&s.id))
-                {
-                    eprintln!(
-                    "warning: session `{}` has no entries in `{}`; it gets the empty-session grade",
-                    render::escape_controls(&s.id),
-                    source.display()
-                );
-                }
-            }
-            let outcomes = ordered
-                .par_iter()
-                .zip(judgments.par_iter())
-                .map(|(s, j)| pack.grade_with(s, j.as_ref(), &options))
-                .collect();
-            (outcomes, ordered)
+            let outcomes = grade_sessions(&cli, &pack, &sessions, &source, &options, &mut warn)?;
+            (outcomes, sessions)
         };
 
     // A rule that fails on one session (a runaway script) must not cost the others their
@@ -265,15 +178,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
     // Recorded only once the results are out: a run whose output was lost (a full disk, a
     // closed pipe) leaves no grade behind that nobody saw. The file is opened first, so one
     // that cannot be written fails the run before anything is printed.
-    let recorder = if cli.no_record {
-        None
-    } else {
-        let path = cli
-            .grades
-            .clone()
-            .unwrap_or_else(|| PathBuf::from(DEFAULT_GRADES));
-        Some(grades::Recorder::open(&path)?)
-    };
+    let recorder = recorder(&cli)?;
     write_stdout(&out)?;
     if let Some(recorder) = recorder {
         recorder.append(&results)?;
@@ -297,6 +202,183 @@ fn run(cli: Cli) -> Result<(), CliError> {
     }
     report_skipped(skipped_lines, &source);
     finish(failed, total)
+}
+
+/// The pack to grade with, once the grading flags fit together and the pack can be graded
+/// with what they give (a judged pack needs a judgment or a judge).
+pub(crate) fn grading_pack(cli: &Cli, search_path: &[PathBuf]) -> Result<CompiledPack, CliError> {
+    let spec = grading_spec(cli)?;
+    let pack = grade_engine::load_pack_with(spec, search_path, cli.plugin_policy())?;
+    if pack.judge.is_some()
+        && cli.judgment.is_none()
+        && cli.judge_cmd.is_none()
+        && cli.judge.is_none()
+        && !cli.print_prompt
+    {
+        let judged: Vec<String> = pack
+            .judged_dimensions()
+            .map(|d| format!("`{}`", d.id))
+            .collect();
+        return Err(CliError::Usage(format!(
+            "rubric `{}` scores {} from a judgment: give `--judgment FILE`, `--judge PROVIDER:MODEL` or `--judge-cmd CMD` (or `--print-prompt` to see what a judge reads)",
+            pack.id,
+            judged.join(", ")
+        )));
+    }
+    Ok(pack)
+}
+
+pub(crate) fn grade_options(cli: &Cli) -> GradeOptions {
+    GradeOptions {
+        explain: cli.explain,
+        ..GradeOptions::default()
+    }
+}
+
+/// Where the sessions come from and how they are read, as the command line says.
+pub(crate) struct SourcePlan {
+    /// Holds a pipe's private copy of the source for as long as it is read.
+    _input: Option<input::Source>,
+    pub path: PathBuf,
+    /// A format a plugin of the pack reads, when the source is one.
+    pub plugin: Option<PluginSource>,
+    pub builtin: Option<SourceFormat>,
+    pub read: ReadOptions,
+    /// A judgment and no source: the grade rests on the judgment alone.
+    pub judgment_only: bool,
+}
+
+pub(crate) fn source_plan(cli: &Cli, pack: &CompiledPack) -> Result<SourcePlan, CliError> {
+    // Fields no rule reads are not type-checked: an odd value there changes no grade.
+    let read_options = ReadOptions {
+        checked: pack.fields_read(),
+        skip_bad_lines: cli.skip_bad_lines,
+    };
+    // With a judgment and no source, the grade rests on the judgment alone.
+    let judgment_only = cli.judgment.is_some() && cli.source.is_none();
+    // A pipe or standard input is read whole first: the readers open a source more than once.
+    let spooled = match (&cli.source, judgment_only) {
+        (Some(given), false) => Some(input::source(given)?),
+        _ => None,
+    };
+    let source = match (&spooled, judgment_only) {
+        (Some(s), _) => s.path.clone(),
+        (None, true) => PathBuf::new(),
+        (None, false) => default_source()?,
+    };
+    // A format a plugin of the pack reads is asked for by name, or recognised by the plugin.
+    let plugin_source = if judgment_only {
+        None
+    } else {
+        plugin_sources::choose(pack, &cli.source_format(), &source)?
+    };
+    let builtin = match cli.source_format() {
+        SourceFormatChoice::Builtin(format) => Some(format),
+        _ => None,
+    };
+    Ok(SourcePlan {
+        path: source,
+        _input: spooled,
+        plugin: plugin_source,
+        builtin,
+        read: read_options,
+        judgment_only,
+    })
+}
+
+/// The sessions the command line names (or all of them with `--all`) in the order asked,
+/// with how many malformed lines were skipped; the source's warnings go to `warn`.
+pub(crate) fn named_sessions(
+    cli: &Cli,
+    plan: &SourcePlan,
+    warn: &mut dyn FnMut(String),
+) -> Result<(Vec<Session>, u64), CliError> {
+    let filter = if cli.all {
+        SessionFilter::All
+    } else {
+        SessionFilter::only(cli.sessions.iter().cloned())
+    };
+    let mut lost_to_unknown = 0;
+    let mut skipped_lines = 0;
+    let sessions = if plan.judgment_only {
+        Vec::new()
+    } else {
+        let read = match &plan.plugin {
+            Some(reader) => plugin_sources::read(reader, &plan.path, &filter)?,
+            None => grade_engine::read_source_with(&plan.path, plan.builtin, &filter, &plan.read)?,
+        };
+        for warning in &read.warnings {
+            warn(warning.to_string());
+        }
+        skipped_lines = read.skipped_lines;
+        lost_to_unknown = read.skipped_unattributed;
+        read.sessions
+    };
+    // Results come out in the order asked; a session without entries still gets a grade.
+    let ordered = if cli.all {
+        sessions
+    } else {
+        in_order_asked(sessions, &cli.sessions, lost_to_unknown)
+    };
+    Ok((ordered, skipped_lines))
+}
+
+/// Grades `sessions` in parallel, each with its judgment when the command line asks for
+/// one; a session graded without entries or judgment is worth a warning (once).
+pub(crate) fn grade_sessions(
+    cli: &Cli,
+    pack: &CompiledPack,
+    sessions: &[Session],
+    source: &Path,
+    options: &GradeOptions,
+    warn: &mut dyn FnMut(String),
+) -> Result<Vec<Result<GradeResult, EvalError>>, CliError> {
+    let judgments = judgments(cli, pack, sessions)?;
+    if judgments.iter().all(Option::is_none) {
+        let mut warned = HashSet::new();
+        for s in sessions
+            .iter()
+            .filter(|s| s.entries.is_empty() && warned.insert(&s.id))
+        {
+            warn(format!(
+                "session `{}` has no entries in `{}`; it gets the empty-session grade",
+                render::escape_controls(&s.id),
+                source.display()
+            ));
+        }
+    }
+    Ok(sessions
+        .par_iter()
+        .zip(judgments.par_iter())
+        .map(|(s, j)| pack.grade_with(s, j.as_ref(), options))
+        .collect())
+}
+
+/// The grades file opened for appending, unless the command line says not to record.
+pub(crate) fn recorder(cli: &Cli) -> Result<Option<grades::Recorder>, CliError> {
+    if cli.no_record {
+        return Ok(None);
+    }
+    grades::Recorder::open(&grades_path(cli)).map(Some)
+}
+
+pub(crate) fn grades_path(cli: &Cli) -> PathBuf {
+    cli.grades
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_GRADES))
+}
+
+/// The recorded grades, only those of `--session` and of `--rubric` when given.
+pub(crate) fn recorded_grades(cli: &Cli) -> Result<Vec<serde_json::Value>, CliError> {
+    let mut recorded = grades::read(&grades_path(cli))?;
+    if let Some(id) = &cli.session {
+        recorded.retain(|g| g.get("sessionId").and_then(|v| v.as_str()) == Some(id.as_str()));
+    }
+    if let Some(rubric) = &cli.rubric {
+        recorded
+            .retain(|g| g.pointer("/rubric/id").and_then(|v| v.as_str()) == Some(rubric.as_str()));
+    }
+    Ok(recorded)
 }
 
 /// The sessions in the order they were named, one per mention: a session named twice is
@@ -395,13 +477,17 @@ enum Graded {
 
 /// The run's last word on skipped lines: how many, so a long run's warnings are not lost.
 fn report_skipped(skipped: u64, source: &Path) {
-    if skipped > 0 {
-        let plural = if skipped == 1 { "" } else { "s" };
-        eprintln!(
-            "warning: skipped {skipped} malformed line{plural} of `{}`; the results of their sessions say how many each lost",
-            source.display()
-        );
+    if let Some(warning) = skipped_warning(skipped, source) {
+        eprintln!("warning: {warning}");
     }
+}
+
+pub(crate) fn skipped_warning(skipped: u64, source: &Path) -> Option<String> {
+    let plural = if skipped == 1 { "" } else { "s" };
+    (skipped > 0).then(|| format!(
+        "skipped {skipped} malformed line{plural} of `{}`; the results of their sessions say how many each lost",
+        source.display()
+    ))
 }
 
 fn stream_grades(
@@ -664,7 +750,7 @@ fn render_results(
 }
 
 /// `.cleo/tasks.db` in this folder, the source when none is given.
-fn default_source() -> Result<PathBuf, CliError> {
+pub(crate) fn default_source() -> Result<PathBuf, CliError> {
     let default = PathBuf::from(DEFAULT_SOURCE);
     if default.is_file() {
         Ok(default)
@@ -682,14 +768,7 @@ fn list_grades(cli: &Cli) -> Result<(), CliError> {
                 .to_owned(),
         ));
     }
-    let path = cli
-        .grades
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(DEFAULT_GRADES));
-    let mut recorded = grades::read(&path)?;
-    if let Some(id) = &cli.session {
-        recorded.retain(|g| g.get("sessionId").and_then(|v| v.as_str()) == Some(id.as_str()));
-    }
+    let recorded = recorded_grades(cli)?;
     let out = match cli.format {
         Format::Human => render::grade_table(&recorded),
         Format::Json => {

@@ -81,6 +81,23 @@ fn origin_text(origin: &PackOrigin) -> String {
 }
 
 fn list(search_path: &[PathBuf], format: Format, policy: PluginPolicy) -> Result<(), CliError> {
+    let rows = list_rows(search_path, policy)?;
+    let out = match format {
+        Format::Human => list_human(&rows),
+        Format::Json | Format::Jsonl => format!(
+            "{}\n",
+            serde_json::to_string_pretty(&rows).map_err(CliError::Json)?
+        ),
+    };
+    write_stdout(out.as_bytes())
+}
+
+/// One row per pack of the `--rubric-path` folders, then per shipped pack: its id, version,
+/// name, dimensions, maximum and origin, or how many problems make it invalid.
+pub fn list_rows(
+    search_path: &[PathBuf],
+    policy: PluginPolicy,
+) -> Result<Vec<serde_json::Value>, CliError> {
     let mut packs = Vec::new();
     for dir in search_path {
         let Ok(listing) = std::fs::read_dir(dir) else {
@@ -126,153 +143,156 @@ fn list(search_path: &[PathBuf], format: Format, policy: PluginPolicy) -> Result
             Err(other) => return Err(other.into()),
         }
     }
-    let out = match format {
-        Format::Human => {
-            let mut out = String::new();
-            for r in &rows {
-                if let Some(n) = r.get("invalid") {
-                    let _ = writeln!(
-                        out,
-                        "{:<16} invalid ({n} problems; run `grade rubric validate`)  {}",
-                        "?",
-                        r["origin"].as_str().unwrap_or("")
-                    );
-                } else {
-                    let _ = writeln!(
-                        out,
-                        "{:<16} {:<8} {} dimensions, max {:<5} {}",
-                        r["id"].as_str().unwrap_or(""),
-                        r["version"].as_str().unwrap_or(""),
-                        r["dimensions"],
-                        r["maxScore"].as_f64().map(js_number).unwrap_or_default(),
-                        r["origin"].as_str().unwrap_or("")
-                    );
-                }
-            }
-            out
+    Ok(rows)
+}
+
+/// The rows of `list_rows` as `grade rubric list` prints them.
+pub fn list_human(rows: &[serde_json::Value]) -> String {
+    let mut out = String::new();
+    for r in rows {
+        if let Some(n) = r.get("invalid") {
+            let _ = writeln!(
+                out,
+                "{:<16} invalid ({n} problems; run `grade rubric validate`)  {}",
+                "?",
+                r["origin"].as_str().unwrap_or("")
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "{:<16} {:<8} {} dimensions, max {:<5} {}",
+                r["id"].as_str().unwrap_or(""),
+                r["version"].as_str().unwrap_or(""),
+                r["dimensions"],
+                r["maxScore"].as_f64().map(js_number).unwrap_or_default(),
+                r["origin"].as_str().unwrap_or("")
+            );
         }
+    }
+    out
+}
+
+fn show(pack: &CompiledPack, format: Format) -> Result<(), CliError> {
+    let out = match format {
+        Format::Human => show_human(pack),
         Format::Json | Format::Jsonl => format!(
             "{}\n",
-            serde_json::to_string_pretty(&rows).map_err(CliError::Json)?
+            serde_json::to_string_pretty(&show_json(pack)).map_err(CliError::Json)?
         ),
     };
     write_stdout(out.as_bytes())
 }
 
-fn show(pack: &CompiledPack, format: Format) -> Result<(), CliError> {
-    let out = match format {
-        Format::Human => {
-            let mut out = String::new();
-            let _ = writeln!(out, "{} {} — {}", pack.id, pack.version, pack.name);
-            if !pack.description.is_empty() {
-                let _ = writeln!(out, "{}", pack.description);
+/// A pack in words, as `grade rubric show` prints it: its dimensions, their points, and
+/// what each rule checks.
+pub fn show_human(pack: &CompiledPack) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{} {} — {}", pack.id, pack.version, pack.name);
+    if !pack.description.is_empty() {
+        let _ = writeln!(out, "{}", pack.description);
+    }
+    let _ = writeln!(out, "digest {}", pack.digest);
+    let _ = writeln!(out, "max score {}", js_number(pack.max_score()));
+    if let Some(judge) = &pack.judge {
+        let _ = writeln!(
+            out,
+            "judge prompt `{}` (one prompt per chunk of about {} tokens past {})",
+            judge.prompt_file, judge.chunk_tokens, judge.budget_tokens
+        );
+    }
+    if let Some((id, description)) = &pack.aggregate {
+        let _ = writeln!(
+            out,
+            "total `{id}`: {description} (Σ weight × normalised score)"
+        );
+    }
+    for plugin in &pack.plugins {
+        let _ = writeln!(
+            out,
+            "plugin `{}`: {} {} from `{}` ({})",
+            plugin.name,
+            plugin.reported_name,
+            plugin.version,
+            plugin.path.display(),
+            plugin.digest
+        );
+        for f in &plugin.functions {
+            let _ = writeln!(out, "  {}.{} ({}): {}", plugin.name, f.name, f.kind, f.doc);
+        }
+        for s in &plugin.sources {
+            let _ = writeln!(out, "  source format `{}`: {}", s.name, s.doc);
+        }
+    }
+    if !pack.bands.is_empty() {
+        let bands: Vec<String> = pack
+            .bands
+            .iter()
+            .map(|b| format!("{} ≥ {}%", b.grade, b.min_percent))
+            .collect();
+        let _ = writeln!(out, "bands {}", bands.join(", "));
+    }
+    for d in &pack.dimensions {
+        let weight = d
+            .weight
+            .map(|w| format!(", weight {}", js_number(w)))
+            .unwrap_or_default();
+        let scale = match &d.kind {
+            DimensionKind::Points => format!(
+                "{} points, starts at {}",
+                js_number(d.max),
+                js_number(d.start)
+            ),
+            DimensionKind::Numeric { min } => {
+                format!("judged, numeric {}–{}", js_number(*min), js_number(d.max))
             }
-            let _ = writeln!(out, "digest {}", pack.digest);
-            let _ = writeln!(out, "max score {}", js_number(pack.max_score()));
-            if let Some(judge) = &pack.judge {
-                let _ = writeln!(
-                    out,
-                    "judge prompt `{}` (one prompt per chunk of about {} tokens past {})",
-                    judge.prompt_file, judge.chunk_tokens, judge.budget_tokens
-                );
-            }
-            if let Some((id, description)) = &pack.aggregate {
-                let _ = writeln!(
-                    out,
-                    "total `{id}`: {description} (Σ weight × normalised score)"
-                );
-            }
-            for plugin in &pack.plugins {
-                let _ = writeln!(
-                    out,
-                    "plugin `{}`: {} {} from `{}` ({})",
-                    plugin.name,
-                    plugin.reported_name,
-                    plugin.version,
-                    plugin.path.display(),
-                    plugin.digest
-                );
-                for f in &plugin.functions {
-                    let _ = writeln!(out, "  {}.{} ({}): {}", plugin.name, f.name, f.kind, f.doc);
-                }
-                for s in &plugin.sources {
-                    let _ = writeln!(out, "  source format `{}`: {}", s.name, s.doc);
-                }
-            }
-            if !pack.bands.is_empty() {
-                let bands: Vec<String> = pack
-                    .bands
+            DimensionKind::Categorical { categories } => format!(
+                "judged, categorical: {}",
+                categories
                     .iter()
-                    .map(|b| format!("{} ≥ {}%", b.grade, b.min_percent))
-                    .collect();
-                let _ = writeln!(out, "bands {}", bands.join(", "));
-            }
-            for d in &pack.dimensions {
-                let weight = d
-                    .weight
-                    .map(|w| format!(", weight {}", js_number(w)))
-                    .unwrap_or_default();
-                let scale = match &d.kind {
-                    DimensionKind::Points => format!(
-                        "{} points, starts at {}",
-                        js_number(d.max),
-                        js_number(d.start)
-                    ),
-                    DimensionKind::Numeric { min } => {
-                        format!("judged, numeric {}–{}", js_number(*min), js_number(d.max))
-                    }
-                    DimensionKind::Categorical { categories } => format!(
-                        "judged, categorical: {}",
-                        categories
-                            .iter()
-                            .map(|(l, v)| format!("{l} {}", js_number(*v)))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                };
-                let _ = writeln!(out, "\n{} ({}) — {scale}{weight}", d.name, d.id);
-                if !d.description.is_empty() {
-                    let _ = writeln!(out, "  {}", d.description);
-                }
-                for r in &d.rules {
-                    let _ = writeln!(out, "  - {}: {}", r.id, r.doc.trim());
-                }
-            }
-            out
+                    .map(|(l, v)| format!("{l} {}", js_number(*v)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        let _ = writeln!(out, "\n{} ({}) — {scale}{weight}", d.name, d.id);
+        if !d.description.is_empty() {
+            let _ = writeln!(out, "  {}", d.description);
         }
-        Format::Json | Format::Jsonl => {
-            let dims: Vec<_> = pack
-                .dimensions
-                .iter()
-                .map(|d| json!({
-                    "id": d.id, "name": d.name, "description": d.description, "max": d.max, "start": d.start,
-                    "rules": d.rules.iter().map(|r| json!({"id": r.id, "doc": r.doc.trim()})).collect::<Vec<_>>(),
-                }))
-                .collect();
-            let plugins: Vec<_> = pack
-                .plugins
-                .iter()
-                .map(|p| json!({
-                    "name": p.name, "reportedName": p.reported_name, "version": p.version,
-                    "path": p.path.display().to_string(), "sha256": p.digest,
-                    "functions": p.functions.iter().map(|f| json!({"name": f.name, "kind": f.kind.name(), "doc": f.doc, "reads": f.fields})).collect::<Vec<_>>(),
-                    "sources": p.sources.iter().map(|s| json!({"name": s.name, "doc": s.doc})).collect::<Vec<_>>(),
-                }))
-                .collect();
-            let mut body = json!({
-                "id": pack.id, "version": pack.version, "name": pack.name, "description": pack.description,
-                "digest": pack.digest, "maxScore": pack.max_score(), "dimensions": dims,
-            });
-            if !plugins.is_empty() {
-                body["plugins"] = json!(plugins);
-            }
-            format!(
-                "{}\n",
-                serde_json::to_string_pretty(&body).map_err(CliError::Json)?
-            )
+        for r in &d.rules {
+            let _ = writeln!(out, "  - {}: {}", r.id, r.doc.trim());
         }
-    };
-    write_stdout(out.as_bytes())
+    }
+    out
+}
+
+/// A pack as `grade rubric show --format json` prints it.
+pub fn show_json(pack: &CompiledPack) -> serde_json::Value {
+    let dims: Vec<_> = pack
+        .dimensions
+        .iter()
+        .map(|d| json!({
+            "id": d.id, "name": d.name, "description": d.description, "max": d.max, "start": d.start,
+            "rules": d.rules.iter().map(|r| json!({"id": r.id, "doc": r.doc.trim()})).collect::<Vec<_>>(),
+        }))
+        .collect();
+    let plugins: Vec<_> = pack
+        .plugins
+        .iter()
+        .map(|p| json!({
+            "name": p.name, "reportedName": p.reported_name, "version": p.version,
+            "path": p.path.display().to_string(), "sha256": p.digest,
+            "functions": p.functions.iter().map(|f| json!({"name": f.name, "kind": f.kind.name(), "doc": f.doc, "reads": f.fields})).collect::<Vec<_>>(),
+            "sources": p.sources.iter().map(|s| json!({"name": s.name, "doc": s.doc})).collect::<Vec<_>>(),
+        }))
+        .collect();
+    let mut body = json!({
+        "id": pack.id, "version": pack.version, "name": pack.name, "description": pack.description,
+        "digest": pack.digest, "maxScore": pack.max_score(), "dimensions": dims,
+    });
+    if !plugins.is_empty() {
+        body["plugins"] = json!(plugins);
+    }
+    body
 }
 
 fn plural(n: usize, word: &str) -> String {

@@ -1,0 +1,439 @@
+//! `grade mcp`: the grading operations as Model Context Protocol tools over stdio, as CLEO
+//! exposes `admin.grade` and `admin.grade.list` to agents.
+//!
+//! Each tool call becomes the command line that would do the same thing and runs through the
+//! functions `grade` itself runs, so a tool's result is the CLI's JSON and its error is the
+//! CLI's one-line message. What the server reads: what a call names (a source, a pack
+//! folder), the working folder's `.cleo/`, the `--rubric-path` folders and the grades file.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::Parser;
+use grade_engine::GradeResult;
+use rmcp::handler::server::common::schema_for_input;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
+};
+use rmcp::schemars::JsonSchema;
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::args::{Cli, McpArgs};
+use crate::error::CliError;
+
+/// The rubric `grade` uses when a call names none: CLEO's grader.
+const DEFAULT_RUBRIC: &str = "cleo-v1";
+
+/// Runs the server on stdin and stdout until the client closes the connection.
+pub fn serve(args: &McpArgs, cli: &Cli) -> Result<(), CliError> {
+    let server = GradeServer {
+        inner: Arc::new(Inner {
+            search_path: cli.rubric_search_path(),
+            allow_plugins: cli.allow_plugins,
+            grades: args.grades.clone(),
+            tools: tools()?,
+        }),
+    };
+    // One thread serves the protocol; grading runs on the blocking pool (and rayon), so a
+    // long grade does not hold up pings or other calls.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::Mcp(format!("cannot start the runtime: {e}")))?;
+    runtime.block_on(async {
+        let running = server
+            .serve((tokio::io::stdin(), tokio::io::stdout()))
+            .await
+            .map_err(|e| CliError::Mcp(e.to_string()))?;
+        running
+            .waiting()
+            .await
+            .map(drop)
+            .map_err(|e| CliError::Mcp(e.to_string()))
+    })
+}
+
+#[derive(Clone)]
+struct GradeServer {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    search_path: Vec<PathBuf>,
+    /// `--allow-plugins`: packs may load their native plugins.
+    allow_plugins: bool,
+    grades: Option<PathBuf>,
+    tools: Vec<Tool>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(crate = "rmcp::schemars")]
+struct GradeParams {
+    /// The session to grade, as its source names it: CLEO's `sessionId`, a Claude Code session id, a Langfuse session or trace id.
+    session_id: String,
+    /// Rubric pack: a shipped id (`cleo-v1`, `cleo-v2`, `claude-code-v1`, `langfuse-v1`), an id in the server's `--rubric-path` folders, or a pack folder. `rubric_list` names them all.
+    #[serde(default)]
+    #[schemars(with = "String", extend("default" = DEFAULT_RUBRIC))]
+    rubric: Option<String>,
+    /// Where the session is: a CLEO audit log (`.jsonl`) or `tasks.db`, a Claude Code transcript or project folder, or a Langfuse trace download. Relative paths are from the server's working folder.
+    #[serde(default)]
+    #[schemars(with = "String", extend("default" = crate::DEFAULT_SOURCE))]
+    source: Option<PathBuf>,
+    /// Read the source as this format instead of detecting it from its content: `auto`, `cleo-jsonl`, `cleo-db`, `claude-code`, `langfuse`, or a format a plugin of the rubric reads.
+    #[serde(default)]
+    #[schemars(with = "String", extend("default" = "auto"))]
+    source_format: Option<String>,
+    /// Also return, for each rule, the points it gave or took and the entries behind them.
+    #[serde(default)]
+    #[schemars(with = "bool", extend("default" = false))]
+    explain: Option<bool>,
+    /// Append the grade to the server's grades file (which `grade_list` reads). Omit to do as the `grade` command does.
+    #[serde(default)]
+    #[schemars(with = "bool")]
+    record: Option<bool>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(crate = "rmcp::schemars")]
+struct GradeListParams {
+    /// Only this session's grades.
+    #[serde(default)]
+    #[schemars(with = "String")]
+    session_id: Option<String>,
+    /// Only grades given by this rubric pack id (as in a grade's `rubric.id`).
+    #[serde(default)]
+    #[schemars(with = "String")]
+    rubric: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(crate = "rmcp::schemars")]
+struct RubricListParams {}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(crate = "rmcp::schemars")]
+struct RubricShowParams {
+    /// A pack id (`cleo-v1`, `claude-code-v1`…, or one in the server's `--rubric-path` folders) or a pack folder.
+    rubric: String,
+}
+
+fn tools() -> Result<Vec<Tool>, CliError> {
+    let schema = |result: Result<Arc<JsonObject>, String>| {
+        let mut schema =
+            result.map_err(|e| CliError::Mcp(format!("a tool's input schema is invalid: {e}")))?;
+        // Some clients insist on `properties`, even for a tool that takes none.
+        if !schema.contains_key("properties") {
+            Arc::make_mut(&mut schema).insert("properties".to_owned(), json!({}));
+        }
+        Ok::<_, CliError>(schema)
+    };
+    let object = |value: Value| -> Result<Arc<JsonObject>, CliError> {
+        match value {
+            Value::Object(map) => Ok(Arc::new(map)),
+            _ => Err(CliError::Mcp(
+                "a tool's output schema is not an object".to_owned(),
+            )),
+        }
+    };
+    let grade_schema: Value = serde_json::from_str(include_str!("../../schemas/grade.schema.json"))
+        .map_err(CliError::Json)?;
+    let list_of = |key: &str, what: &str| {
+        object(json!({
+            "type": "object",
+            "properties": { key: { "type": "array", "items": { "type": "object" }, "description": what } },
+            "required": [key],
+        }))
+    };
+    Ok(vec![
+        Tool::new(
+            "grade",
+            "Grade one agent session against a rubric pack. Returns the GradeResult (the same JSON as \
+             `grade --format json`): totalScore out of maxScore, percent, the letter grade, each \
+             dimension's score with its evidence, and flags that say what to do better. The session \
+             is read from `source`, by default CLEO's `.cleo/tasks.db` in the server's working folder. \
+             Call `rubric_show` first to learn what a rubric rewards; pass `explain: true` to see which \
+             rule gave or took each point. An unknown session, rubric or source comes back as a tool \
+             error with the reason.",
+            schema(schema_for_input::<GradeParams>())?,
+        )
+        .with_title("Grade a session")
+        .with_raw_output_schema(object(grade_schema)?)
+        .with_annotations(
+            ToolAnnotations::new()
+                .read_only(false)
+                .destructive(false)
+                .idempotent(false)
+                .open_world(false),
+        ),
+        Tool::new(
+            "grade_list",
+            "List recorded grades (the grades file `grade` appends to), oldest first, optionally only \
+             one session's or one rubric's. Returns `{\"grades\": [GradeResult…]}`, as \
+             `grade --list --format json` prints them.",
+            schema(schema_for_input::<GradeListParams>())?,
+        )
+        .with_title("List recorded grades")
+        .with_raw_output_schema(list_of("grades", "The recorded grades, oldest first.")?)
+        .with_annotations(ToolAnnotations::new().read_only(true).open_world(false)),
+        Tool::new(
+            "rubric_list",
+            "List the rubric packs `grade` can use: those in the server's `--rubric-path` folders, then \
+             the shipped ones, each with its id, version, name, number of dimensions, maximum score \
+             and origin (a pack that does not validate shows how many problems it has). Returns \
+             `{\"rubrics\": [...]}`, as `grade rubric list --format json` prints them.",
+            schema(schema_for_input::<RubricListParams>())?,
+        )
+        .with_title("List rubric packs")
+        .with_raw_output_schema(list_of("rubrics", "One entry per pack.")?)
+        .with_annotations(ToolAnnotations::new().read_only(true).open_world(false)),
+        Tool::new(
+            "rubric_show",
+            "Show what a rubric pack grades on, in words: its dimensions, the points each is worth, \
+             and what every rule checks. The text is `grade rubric show`; the structured result is \
+             `grade rubric show --format json`. Read it to learn how to score well.",
+            schema(schema_for_input::<RubricShowParams>())?,
+        )
+        .with_title("Show a rubric pack")
+        .with_annotations(ToolAnnotations::new().read_only(true).open_world(false)),
+    ])
+}
+
+impl ServerHandler for GradeServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("grade", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Grades AI coding-agent sessions against rubric packs. `rubric_list` and \
+                 `rubric_show` tell what a rubric rewards; `grade` grades a session and returns \
+                 its score, letter, per-dimension evidence and flags; `grade_list` reads the grades \
+                 recorded so far.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.inner.tools.clone()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.inner.tools.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if self.get_tool(&request.name).is_none() {
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool `{}`", request.name),
+                None,
+            ));
+        }
+        let inner = Arc::clone(&self.inner);
+        let name = request.name.clone();
+        let arguments = request.arguments.unwrap_or_default();
+        // Grading reads files and runs scripts: off the protocol's thread. A panic there
+        // (none is expected) costs that call, not the server.
+        let result = tokio::task::spawn_blocking(move || inner.call(&name, arguments))
+            .await
+            .map_err(|e| ErrorData::internal_error(format!("the tool failed: {e}"), None))?;
+        Ok(CallToolResponse::Complete(result))
+    }
+}
+
+/// What a tool produced: text for the model, structured JSON for programs, and the warnings
+/// the CLI would print on stderr.
+struct Reply {
+    text: String,
+    structured: Value,
+}
+
+impl Inner {
+    fn call(&self, name: &str, arguments: JsonObject) -> CallToolResult {
+        let mut warnings = Vec::new();
+        let outcome = match name {
+            "grade" => parse(name, arguments).and_then(|p| self.grade(p, &mut warnings)),
+            "grade_list" => parse(name, arguments).and_then(|p| self.grade_list(p)),
+            "rubric_list" => {
+                parse::<RubricListParams>(name, arguments).and_then(|_| self.rubric_list())
+            }
+            "rubric_show" => parse(name, arguments).and_then(|p| self.rubric_show(p)),
+            other => Err(CliError::Usage(format!("unknown tool `{other}`"))),
+        };
+        let warnings: String = warnings
+            .iter()
+            .map(|w| {
+                format!(
+                    "warning: {}\n",
+                    crate::render::escape_controls_keep_lines(w)
+                )
+            })
+            .collect();
+        match outcome {
+            Ok(reply) => {
+                let mut content = Vec::new();
+                if !warnings.is_empty() {
+                    content.push(ContentBlock::text(warnings));
+                }
+                content.push(ContentBlock::text(reply.text));
+                let mut result = CallToolResult::success(content);
+                result.structured_content = Some(reply.structured);
+                result
+            }
+            Err(err) => CallToolResult::error(vec![ContentBlock::text(format!(
+                "{warnings}error: {}",
+                crate::render::escape_controls_keep_lines(&err.to_string())
+            ))]),
+        }
+    }
+
+    fn policy(&self) -> grade_engine::plugin::PluginPolicy {
+        grade_engine::plugin::PluginPolicy {
+            allow: self.allow_plugins,
+        }
+    }
+
+    /// The command line with every flag at its default, then the server's own options.
+    fn command_line(&self) -> Result<Cli, CliError> {
+        let mut cli = Cli::try_parse_from(["grade"])
+            .map_err(|e| CliError::Usage(e.to_string().trim().to_owned()))?;
+        cli.rubric_path.clone_from(&self.search_path);
+        cli.allow_plugins = self.allow_plugins;
+        cli.grades.clone_from(&self.grades);
+        Ok(cli)
+    }
+
+    fn grade(&self, params: GradeParams, warnings: &mut Vec<String>) -> Result<Reply, CliError> {
+        let mut cli = self.command_line()?;
+        cli.rubric = Some(params.rubric.unwrap_or_else(|| DEFAULT_RUBRIC.to_owned()));
+        cli.source = params.source;
+        if cli.source.as_deref() == Some(std::path::Path::new("-")) {
+            return Err(CliError::Usage(
+                "source `-` would be standard input, which carries this MCP connection; name a file"
+                    .to_owned(),
+            ));
+        }
+        if let Some(format) = params.source_format {
+            cli.source_format = format;
+        }
+        cli.explain = params.explain.unwrap_or(false);
+        if let Some(record) = params.record {
+            cli.no_record = !record;
+        }
+        cli.sessions = vec![params.session_id];
+
+        let pack = crate::grading_pack(&cli, &self.search_path)?;
+        let plan = crate::source_plan(&cli, &pack)?;
+        let mut warn = |w: String| warnings.push(w);
+        let (sessions, skipped) = crate::named_sessions(&cli, &plan, &mut warn)?;
+        let options = crate::grade_options(&cli);
+        let outcomes =
+            crate::grade_sessions(&cli, &pack, &sessions, &plan.path, &options, &mut warn)?;
+        warnings.extend(crate::skipped_warning(skipped, &plan.path));
+        let recorder = crate::recorder(&cli)?;
+        let mut results = Vec::with_capacity(1);
+        for outcome in outcomes {
+            results.push(outcome?);
+        }
+        let [result] = results.as_slice() else {
+            return Err(CliError::Usage(format!(
+                "expected one grade, got {}",
+                results.len()
+            )));
+        };
+        let structured = serde_json::to_value(result).map_err(CliError::Json)?;
+        let mut text = summary(result);
+        if !cli.no_record {
+            text.push_str(&format!(
+                "recorded in `{}`\n",
+                crate::grades_path(&cli).display()
+            ));
+        }
+        text.push('\n');
+        text.push_str(&serde_json::to_string_pretty(result).map_err(CliError::Json)?);
+        if let Some(recorder) = recorder {
+            recorder.append(&results)?;
+        }
+        Ok(Reply { text, structured })
+    }
+
+    fn grade_list(&self, params: GradeListParams) -> Result<Reply, CliError> {
+        let mut cli = self.command_line()?;
+        cli.list = true;
+        cli.session = params.session_id;
+        cli.rubric = params.rubric;
+        let recorded = crate::recorded_grades(&cli)?;
+        let text = format!(
+            "{}\n{}",
+            crate::render::grade_table(&recorded),
+            serde_json::to_string_pretty(&recorded).map_err(CliError::Json)?
+        );
+        Ok(Reply {
+            text,
+            structured: json!({ "grades": recorded }),
+        })
+    }
+
+    fn rubric_list(&self) -> Result<Reply, CliError> {
+        let rows = crate::rubric_cmd::list_rows(&self.search_path, self.policy())?;
+        Ok(Reply {
+            text: crate::rubric_cmd::list_human(&rows),
+            structured: json!({ "rubrics": rows }),
+        })
+    }
+
+    fn rubric_show(&self, params: RubricShowParams) -> Result<Reply, CliError> {
+        let pack = grade_engine::load_pack_with(&params.rubric, &self.search_path, self.policy())?;
+        Ok(Reply {
+            text: crate::rubric_cmd::show_human(&pack),
+            structured: crate::rubric_cmd::show_json(&pack),
+        })
+    }
+}
+
+/// A tool's arguments, or a usage error naming what is wrong with them.
+fn parse<T: serde::de::DeserializeOwned>(tool: &str, arguments: JsonObject) -> Result<T, CliError> {
+    serde_json::from_value(Value::Object(arguments))
+        .map_err(|e| CliError::Usage(format!("invalid arguments for `{tool}`: {e}")))
+}
+
+/// The grade at a glance: score, percent, letter, and the flags, one per line.
+fn summary(r: &GradeResult) -> String {
+    let letter = r
+        .grade
+        .as_deref()
+        .map(|g| format!(", grade {g}"))
+        .unwrap_or_default();
+    let mut text = format!(
+        "session `{}`: {}/{} ({}%){letter} by {} {} over {} entries\n",
+        r.session_id,
+        r.total_score,
+        r.max_score,
+        r.percent,
+        r.rubric.id,
+        r.rubric.version,
+        r.entry_count
+    );
+    if r.flags.is_empty() {
+        text.push_str("no flags\n");
+    } else {
+        text.push_str("flags:\n");
+        for f in &r.flags {
+            text.push_str(&format!("- {f}\n"));
+        }
+    }
+    text
+}

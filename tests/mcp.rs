@@ -1,0 +1,570 @@
+//! `grade mcp` as an MCP client meets it: a spawned server spoken to over stdio, line by
+//! line (initialize, the initialized notification, tools/list, tools/call), whose every
+//! answer is checked against what the `grade` command prints for the same request.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
+
+use common::*;
+use serde_json::{json, Value};
+
+const EXAMPLE: &str = "examples/cleo-audit.jsonl";
+
+/// A minimal MCP client: newline-delimited JSON-RPC over the child's stdin and stdout.
+struct Client {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+    next_id: u64,
+}
+
+impl Client {
+    /// Starts `grade mcp ARGS` in `dir` and completes the handshake.
+    fn start(dir: &Path, args: &[&str]) -> Client {
+        let mut child = grade_bin()
+            .current_dir(dir)
+            .arg("mcp")
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("grade mcp starts");
+        let stdin = child.stdin.take();
+        let stdout = BufReader::new(child.stdout.take().expect("stdout is piped"));
+        let mut client = Client {
+            child,
+            stdin,
+            stdout,
+            next_id: 0,
+        };
+        let init = client.request(
+            "initialize",
+            json!({
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": { "name": "grade-tests", "version": "0" },
+            }),
+        );
+        let result = &init["result"];
+        assert_eq!(result["serverInfo"]["name"], "grade", "{init}");
+        assert_eq!(result["protocolVersion"], "2025-06-18", "{init}");
+        assert!(result["capabilities"]["tools"].is_object(), "{init}");
+        client.notify("notifications/initialized");
+        client
+    }
+
+    fn send(&mut self, message: &Value) {
+        let stdin = self.stdin.as_mut().expect("the connection is open");
+        writeln!(stdin, "{message}").expect("the server reads its stdin");
+        stdin.flush().expect("flush");
+    }
+
+    fn notify(&mut self, method: &str) {
+        self.send(&json!({ "jsonrpc": "2.0", "method": method }));
+    }
+
+    /// Sends a request and returns the response with its id (notifications are skipped).
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        loop {
+            let mut line = String::new();
+            let n = self.stdout.read_line(&mut line).expect("read a line");
+            assert!(
+                n > 0,
+                "the server closed stdout while `{method}` was pending"
+            );
+            let message: Value = serde_json::from_str(&line).unwrap_or_else(|e| {
+                panic!("the server wrote a line that is not JSON ({e}): {line}")
+            });
+            if message["id"] == json!(id) {
+                return message;
+            }
+        }
+    }
+
+    /// Calls a tool and returns its `CallToolResult`.
+    fn call(&mut self, tool: &str, arguments: Value) -> Value {
+        let response = self.request(
+            "tools/call",
+            json!({ "name": tool, "arguments": arguments }),
+        );
+        assert!(
+            response.get("error").is_none(),
+            "`{tool}` answered with a protocol error instead of a result: {response}"
+        );
+        response["result"].clone()
+    }
+
+    /// Closes stdin, as a client that is done does, and returns the server's exit code and stderr.
+    fn close(mut self) -> (i32, String) {
+        drop(self.stdin.take());
+        let out = self.child.wait_with_output().expect("the server exits");
+        (code(&out), stderr(&out))
+    }
+}
+
+fn text(result: &Value) -> String {
+    result["content"]
+        .as_array()
+        .expect("content is an array")
+        .iter()
+        .map(|c| {
+            assert_eq!(c["type"], "text");
+            c["text"].as_str().expect("text content").to_owned()
+        })
+        .collect::<Vec<_>>()
+        .join("")
+}
+
+fn is_error(result: &Value) -> bool {
+    result["isError"] == json!(true)
+}
+
+/// A grade with the run's clock taken out, so two runs compare equal.
+fn timeless(mut grade: Value) -> Value {
+    if let Some(obj) = grade.as_object_mut() {
+        obj.remove("timestamp");
+    }
+    grade
+}
+
+fn cli_json(dir: &Path, args: &[&str]) -> Value {
+    let out = run_in(dir, args);
+    assert_eq!(code(&out), 0, "grade {args:?}: {}", stderr(&out));
+    serde_json::from_str(&stdout(&out)).expect("the CLI prints JSON")
+}
+
+/// The first line of the CLI's stderr that is an error, as the user reads it.
+fn cli_error(dir: &Path, args: &[&str]) -> String {
+    let out = run_in(dir, args);
+    assert_eq!(code(&out), 2, "grade {args:?} should fail as a usage error");
+    stderr(&out)
+        .lines()
+        .find(|l| l.starts_with("error: "))
+        .expect("the CLI names the error")
+        .to_owned()
+}
+
+#[test]
+fn tools_list_offers_four_tools_an_agent_can_call_from_their_schemas() {
+    let root = repo_root();
+    let mut client = Client::start(&root, &[]);
+    let listed = client.request("tools/list", json!({}));
+    let tools = listed["result"]["tools"].as_array().expect("a tool list");
+    let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+    assert_eq!(names, ["grade", "grade_list", "rubric_list", "rubric_show"]);
+    for tool in tools {
+        let name = &tool["name"];
+        let description = tool["description"].as_str().unwrap_or_default();
+        assert!(
+            description.len() > 80,
+            "{name} needs a description an agent can act on"
+        );
+        let schema = &tool["inputSchema"];
+        assert_eq!(schema["type"], "object", "{name}");
+        assert_eq!(schema["additionalProperties"], false, "{name}");
+        for (param, spec) in schema["properties"].as_object().expect("properties") {
+            assert!(
+                spec["description"].as_str().is_some_and(|d| !d.is_empty()),
+                "{name}.{param} has no description"
+            );
+        }
+        if let Some(output) = tool.get("outputSchema") {
+            assert_eq!(
+                output["type"], "object",
+                "{name}: structured content is an object"
+            );
+        }
+    }
+    let grade = &tools[0]["inputSchema"];
+    assert_eq!(grade["required"], json!(["sessionId"]));
+    assert_eq!(grade["properties"]["rubric"]["default"], "cleo-v1");
+    assert_eq!(grade["properties"]["source"]["default"], ".cleo/tasks.db");
+    assert_eq!(grade["properties"]["sourceFormat"]["default"], "auto");
+    // The grade tool promises results that satisfy schemas/grade.schema.json.
+    let shipped: Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("schemas/grade.schema.json")).expect("schema"),
+    )
+    .expect("schema JSON");
+    assert_eq!(tools[0]["outputSchema"], shipped);
+    assert_eq!(tools[3]["inputSchema"]["required"], json!(["rubric"]));
+    let (code, stderr) = client.close();
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
+fn grade_tool_returns_the_cli_json_for_the_same_session() {
+    let root = repo_root();
+    let validator = grade_schema();
+    let mut client = Client::start(&root, &[]);
+    for (session, rubric, explain) in [
+        ("session-demo-good", "cleo-v1", false),
+        ("session-demo-sloppy", "cleo-v1", false),
+        ("session-demo-sloppy", "cleo-v2", true),
+    ] {
+        let result = client.call(
+            "grade",
+            json!({
+                "sessionId": session, "rubric": rubric, "source": EXAMPLE,
+                "explain": explain, "record": false,
+            }),
+        );
+        assert!(!is_error(&result), "{}", text(&result));
+        let mut args = vec![
+            "--rubric",
+            rubric,
+            "--source",
+            EXAMPLE,
+            "--format",
+            "json",
+            "--no-record",
+        ];
+        if explain {
+            args.push("--explain");
+        }
+        args.push(session);
+        let cli = cli_json(&root, &args);
+        let structured = result["structuredContent"].clone();
+        assert_valid_grade(&validator, &structured);
+        assert_eq!(
+            timeless(structured.clone()),
+            timeless(cli),
+            "{session} by {rubric}"
+        );
+        if explain {
+            assert!(structured["explain"].is_object(), "explain was asked for");
+        }
+
+        // The text leads with the score, the letter and the flags, then the JSON itself.
+        let text = text(&result);
+        let headline = format!(
+            "session `{session}`: {}/{} ({}%), grade {}",
+            structured["totalScore"],
+            structured["maxScore"],
+            structured["percent"],
+            structured["grade"]
+                .as_str()
+                .expect("cleo packs give letters"),
+        );
+        assert!(text.starts_with(&headline), "{text}");
+        for flag in structured["flags"].as_array().expect("flags") {
+            assert!(
+                text.contains(&format!("- {}\n", flag.as_str().expect("flag"))),
+                "{text}"
+            );
+        }
+        let json_at = text.find("\n{").expect("the text carries the JSON");
+        let embedded: Value = serde_json::from_str(&text[json_at..]).expect("JSON");
+        assert_eq!(embedded, structured);
+    }
+    client.close();
+}
+
+#[test]
+fn grade_reads_the_working_folders_cleo_db_and_records_where_grade_list_reads() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir_all(dir.path().join(".cleo")).expect("mkdir");
+    write_cleo_db(
+        &repo_root().join(EXAMPLE),
+        &dir.path().join(".cleo/tasks.db"),
+    );
+    let mut client = Client::start(dir.path(), &[]);
+
+    // Nothing recorded yet: the same empty list as the CLI.
+    let empty = client.call("grade_list", json!({}));
+    assert!(!is_error(&empty), "{}", text(&empty));
+    assert_eq!(empty["structuredContent"], json!({ "grades": [] }));
+
+    let good = client.call("grade", json!({ "sessionId": "session-demo-good" }));
+    assert!(!is_error(&good), "{}", text(&good));
+    assert!(text(&good).contains("recorded in `.cleo/metrics/GRADES.jsonl`"));
+    let sloppy = client.call(
+        "grade",
+        json!({ "sessionId": "session-demo-sloppy", "rubric": "cleo-v2" }),
+    );
+    assert!(!is_error(&sloppy), "{}", text(&sloppy));
+    let cli = cli_json(
+        dir.path(),
+        &[
+            "--rubric",
+            "cleo-v1",
+            "--format",
+            "json",
+            "--no-record",
+            "session-demo-good",
+        ],
+    );
+    assert_eq!(
+        timeless(good["structuredContent"].clone()),
+        timeless(cli),
+        "the default source is the working folder's .cleo/tasks.db, as for the CLI"
+    );
+
+    // grade_list is `grade --list --format json`, wrapped in an object.
+    let listed = client.call("grade_list", json!({}));
+    let cli_list = cli_json(dir.path(), &["--list", "--format", "json"]);
+    assert_eq!(listed["structuredContent"]["grades"], cli_list);
+    assert_eq!(cli_list.as_array().map(Vec::len), Some(2));
+    assert_eq!(
+        cli_list[0]["timestamp"],
+        good["structuredContent"]["timestamp"]
+    );
+
+    let one = client.call("grade_list", json!({ "sessionId": "session-demo-sloppy" }));
+    let cli_one = cli_json(
+        dir.path(),
+        &[
+            "--list",
+            "--session",
+            "session-demo-sloppy",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(one["structuredContent"]["grades"], cli_one);
+    let by_rubric = client.call("grade_list", json!({ "rubric": "cleo-v2" }));
+    let grades = by_rubric["structuredContent"]["grades"]
+        .as_array()
+        .expect("grades");
+    assert_eq!(grades.len(), 1);
+    assert_eq!(grades[0]["sessionId"], "session-demo-sloppy");
+    assert!(text(&by_rubric).contains("session-demo-sloppy"));
+
+    // record: false leaves the file as it was.
+    let unrecorded = client.call(
+        "grade",
+        json!({ "sessionId": "session-demo-good", "record": false }),
+    );
+    assert!(!is_error(&unrecorded));
+    assert!(!text(&unrecorded).contains("recorded in"));
+    let after = client.call("grade_list", json!({}));
+    assert_eq!(
+        after["structuredContent"]["grades"]
+            .as_array()
+            .map(Vec::len),
+        Some(2)
+    );
+    let (code, stderr) = client.close();
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
+fn server_grades_option_names_the_file_grade_appends_to_and_grade_list_reads() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let grades = dir.path().join("elsewhere/grades.jsonl");
+    let grades_arg = grades.to_str().expect("utf-8 path");
+    let mut client = Client::start(&repo_root(), &["--grades", grades_arg]);
+    let graded = client.call(
+        "grade",
+        json!({ "sessionId": "session-demo-good", "source": EXAMPLE }),
+    );
+    assert!(!is_error(&graded), "{}", text(&graded));
+    let listed = client.call("grade_list", json!({}));
+    let cli = cli_json(
+        &repo_root(),
+        &["--list", "--grades", grades_arg, "--format", "json"],
+    );
+    assert_eq!(listed["structuredContent"]["grades"], cli);
+    assert_eq!(cli[0]["sessionId"], "session-demo-good");
+    client.close();
+}
+
+#[test]
+fn rubric_tools_return_what_grade_rubric_prints() {
+    let root = repo_root();
+    let packs = fixture("packs");
+    let packs_arg = packs.to_str().expect("utf-8 path");
+    let mut client = Client::start(&root, &["--rubric-path", packs_arg]);
+
+    let listed = client.call("rubric_list", json!({}));
+    assert!(!is_error(&listed), "{}", text(&listed));
+    let cli = cli_json(
+        &root,
+        &[
+            "rubric",
+            "list",
+            "--rubric-path",
+            packs_arg,
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(listed["structuredContent"]["rubrics"], cli);
+    let human = run_in(&root, &["rubric", "list", "--rubric-path", packs_arg]);
+    assert_eq!(text(&listed), stdout(&human));
+
+    for pack in ["cleo-v1", "claude-code-v1", "langfuse-v1"] {
+        let shown = client.call("rubric_show", json!({ "rubric": pack }));
+        assert!(!is_error(&shown), "{}", text(&shown));
+        let cli = cli_json(&root, &["rubric", "show", pack, "--format", "json"]);
+        assert_eq!(shown["structuredContent"], cli, "{pack}");
+        let human = run_in(&root, &["rubric", "show", pack]);
+        assert_eq!(text(&shown), stdout(&human), "{pack}");
+    }
+    client.close();
+}
+
+#[test]
+fn errors_are_tool_errors_with_the_cli_message_and_the_server_keeps_serving() {
+    let root = repo_root();
+    let empty = tempfile::tempdir().expect("tempdir");
+    let mut client = Client::start(empty.path(), &[]);
+    let example = root.join(EXAMPLE);
+    let example = example.to_str().expect("utf-8 path");
+
+    // An unknown rubric, a missing source, no `.cleo/tasks.db` here, an unknown pack to show.
+    let cases: [(&str, Value, Vec<&str>); 5] = [
+        (
+            "grade",
+            json!({ "sessionId": "session-demo-good", "rubric": "no-such-pack", "source": example }),
+            vec![
+                "--rubric",
+                "no-such-pack",
+                "--source",
+                example,
+                "session-demo-good",
+            ],
+        ),
+        (
+            "grade",
+            json!({ "sessionId": "session-demo-good", "source": "missing.jsonl" }),
+            vec![
+                "--rubric",
+                "cleo-v1",
+                "--source",
+                "missing.jsonl",
+                "session-demo-good",
+            ],
+        ),
+        (
+            "grade",
+            json!({ "sessionId": "session-demo-good" }),
+            vec!["--rubric", "cleo-v1", "session-demo-good"],
+        ),
+        (
+            "grade",
+            json!({ "sessionId": "session-demo-good", "source": example, "sourceFormat": "csv" }),
+            vec![
+                "--rubric",
+                "cleo-v1",
+                "--source",
+                example,
+                "--source-format",
+                "csv",
+                "session-demo-good",
+            ],
+        ),
+        (
+            "rubric_show",
+            json!({ "rubric": "no-such-pack" }),
+            vec!["rubric", "show", "no-such-pack"],
+        ),
+    ];
+    for (tool, arguments, cli_args) in cases {
+        let result = client.call(tool, arguments.clone());
+        assert!(is_error(&result), "{tool} {arguments}: {result}");
+        assert_eq!(
+            text(&result),
+            cli_error(empty.path(), &cli_args),
+            "{tool} {arguments}"
+        );
+    }
+
+    // A judged pack cannot be graded without a judgment, which a tool call cannot give.
+    let judged = client.call(
+        "grade",
+        json!({ "sessionId": "session-demo-good", "rubric": "langfuse-v1", "source": example }),
+    );
+    assert!(is_error(&judged));
+    assert!(
+        text(&judged).starts_with("error: rubric `langfuse-v1` scores"),
+        "{judged}"
+    );
+
+    // Arguments that do not fit the schema are tool errors the agent can correct.
+    for (arguments, says) in [
+        (json!({}), "missing field `sessionId`"),
+        (json!({ "session": "x" }), "unknown field `session`"),
+        (json!({ "sessionId": 7 }), "invalid type"),
+        // Standard input carries the protocol: it is no source here.
+        (
+            json!({ "sessionId": "x", "source": "-" }),
+            "source `-` would be standard input",
+        ),
+    ] {
+        let result = client.call("grade", arguments.clone());
+        assert!(is_error(&result), "{arguments}");
+        let message = text(&result);
+        assert!(message.starts_with("error: "), "{message}");
+        assert!(message.contains(says), "{arguments}: {message}");
+        assert!(!message.contains('\n'), "one line: {message}");
+    }
+
+    // An unknown tool is a protocol error, as the specification asks.
+    let unknown = client.request("tools/call", json!({ "name": "nope", "arguments": {} }));
+    assert!(unknown["error"]["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("nope")));
+
+    // After all that the server still grades.
+    let ok = client.call(
+        "grade",
+        json!({ "sessionId": "session-demo-good", "source": example, "record": false }),
+    );
+    assert!(!is_error(&ok), "{}", text(&ok));
+    assert_eq!(ok["structuredContent"]["totalScore"], 100);
+    let (code, stderr) = client.close();
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn unknown_session_id_is_answered_as_the_cli_answers_it() {
+    let root = repo_root();
+    let mut client = Client::start(&root, &[]);
+    let result = client.call(
+        "grade",
+        json!({ "sessionId": "session-nobody-ran", "source": EXAMPLE, "record": false }),
+    );
+    let out = run_in(
+        &root,
+        &[
+            "--rubric",
+            "cleo-v1",
+            "--source",
+            EXAMPLE,
+            "--format",
+            "json",
+            "--no-record",
+            "session-nobody-ran",
+        ],
+    );
+    // The server shares the CLI's code, so it follows the CLI's policy whichever it is: an
+    // empty-session grade with a warning, or an error.
+    if code(&out) == 0 {
+        assert!(!is_error(&result), "{}", text(&result));
+        let cli: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+        assert_eq!(timeless(result["structuredContent"].clone()), timeless(cli));
+        for warning in stderr(&out).lines().filter(|l| l.starts_with("warning: ")) {
+            assert!(
+                text(&result).contains(warning),
+                "{warning} missing from {result}"
+            );
+        }
+    } else {
+        assert!(is_error(&result), "{result}");
+        let error = stderr(&out)
+            .lines()
+            .find(|l| l.starts_with("error: "))
+            .expect("an error line")
+            .to_owned();
+        assert!(text(&result).ends_with(&error), "{result}");
+    }
+    client.close();
+}
