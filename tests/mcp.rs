@@ -3,6 +3,7 @@
 //! answer is checked against what the `grade` command prints for the same request.
 
 mod common;
+mod stand_in;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -24,8 +25,13 @@ struct Client {
 impl Client {
     /// Starts `grade mcp ARGS` in `dir` and completes the handshake.
     fn start(dir: &Path, args: &[&str]) -> Client {
+        Client::start_with_env(dir, args, &[])
+    }
+
+    fn start_with_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Client {
         let mut child = grade_bin()
             .current_dir(dir)
+            .envs(env.iter().copied())
             .arg("mcp")
             .args(args)
             .stdin(Stdio::piped())
@@ -566,5 +572,82 @@ fn unknown_session_id_is_answered_as_the_cli_answers_it() {
             .to_owned();
         assert!(text(&result).ends_with(&error), "{result}");
     }
+    client.close();
+}
+
+#[test]
+fn grade_asks_the_judge_a_call_names_for_a_judged_pack_as_the_cli_does() {
+    const TRANSCRIPT: &str = "rubrics/claude-code-v1/tests/real/claude_code_transcripts/real/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl";
+    const SESSION: &str = "1af7fc5e-8455-4414-9ccd-011d40f70b2a";
+    let mut judged = serde_json::Map::new();
+    for (name, score) in [
+        ("goal_achievement", 3.0),
+        ("tool_efficiency", 0.5),
+        ("process_adherence", 0.5),
+        ("context_efficiency", 0.5),
+        ("error_handling", 3.0),
+        ("output_quality", 0.5),
+    ] {
+        judged.insert(
+            name.to_owned(),
+            json!({ "score": score, "evidence": [format!("{name} seen")], "rationale": "because" }),
+        );
+    }
+    let reply = stand_in::Response::json(
+        200,
+        &json!({
+            "id": "chatcmpl-test", "object": "chat.completion", "model": "gpt-test",
+            "choices": [{ "index": 0, "finish_reason": "stop",
+                          "message": { "role": "assistant", "content": Value::Object(judged).to_string() } }],
+            "usage": { "prompt_tokens": 900, "completion_tokens": 120, "total_tokens": 1020 },
+        }),
+    );
+    let server = stand_in::serve(move |_| reply.clone());
+    let base = format!("{}/v1", server.url);
+    let cache = tempfile::tempdir().expect("tempdir");
+    let cache_dir = cache.path().to_str().expect("utf-8 path");
+    let env = [
+        ("OPENAI_BASE_URL", base.as_str()),
+        ("OPENAI_API_KEY", "sk-test"),
+        ("XDG_CACHE_HOME", cache_dir),
+    ];
+    let root = repo_root();
+    let mut client = Client::start_with_env(&root, &[], &env);
+    let result = client.call(
+        "grade",
+        json!({ "sessionId": SESSION, "rubric": "langfuse-v1", "source": TRANSCRIPT,
+                "judge": "openai:gpt-test", "record": false }),
+    );
+    assert!(!is_error(&result), "{}", text(&result));
+    let out = grade_bin()
+        .current_dir(&root)
+        .envs(env)
+        .args([
+            "--rubric",
+            "langfuse-v1",
+            "--source",
+            TRANSCRIPT,
+            "--judge",
+            "openai:gpt-test",
+            "--no-judge-cache",
+            "--no-record",
+            "--format",
+            "json",
+            SESSION,
+        ])
+        .output()
+        .expect("grade runs");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let cli: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    let structured = result["structuredContent"].clone();
+    assert_eq!(
+        structured["dimensions"]["goal_achievement"]["rationale"],
+        "because"
+    );
+    assert_eq!(timeless(structured), timeless(cli));
+    assert!(
+        std::fs::read_dir(cache.path()).map_or(true, |mut d| d.next().is_none()),
+        "the server keeps no judgment cache"
+    );
     client.close();
 }

@@ -89,6 +89,10 @@ struct GradeParams {
     #[serde(default)]
     #[schemars(with = "String", extend("default" = "auto"))]
     source_format: Option<String>,
+    /// For a pack with judged dimensions (`langfuse-v1`): ask this model for the judgment, `anthropic:MODEL` or `openai:MODEL`, with the server's ANTHROPIC_API_KEY / OPENAI_API_KEY (and *_BASE_URL). Judgments are not cached by the server.
+    #[serde(default)]
+    #[schemars(with = "String")]
+    judge: Option<String>,
     /// Also return, for each rule, the points it gave or took and the entries behind them.
     #[serde(default)]
     #[schemars(with = "bool", extend("default" = false))]
@@ -161,8 +165,8 @@ fn tools() -> Result<Vec<Tool>, CliError> {
              dimension's score with its evidence, and flags that say what to do better. The session \
              is read from `source`, by default CLEO's `.cleo/tasks.db` in the server's working folder. \
              Call `rubric_show` first to learn what a rubric rewards; pass `explain: true` to see which \
-             rule gave or took each point. An unknown session, rubric or source comes back as a tool \
-             error with the reason.",
+             rule gave or took each point. A pack with judged dimensions (`langfuse-v1`) needs `judge`. \
+             An unknown session, rubric or source comes back as a tool error with the reason.",
             schema(schema_for_input::<GradeParams>())?,
         )
         .with_title("Grade a session")
@@ -330,6 +334,9 @@ impl Inner {
             cli.source_format = format;
         }
         cli.explain = params.explain.unwrap_or(false);
+        cli.judge = params.judge;
+        // The judgment cache lives outside the folders this server may touch.
+        cli.no_judge_cache = true;
         if let Some(record) = params.record {
             cli.no_record = !record;
         }
