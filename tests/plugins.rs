@@ -565,3 +565,120 @@ fn reading_an_undeclared_field_is_an_error_naming_it() {
         stderr(&out)
     );
 }
+
+#[test]
+fn the_example_packs_satisfy_the_rubric_schema() {
+    let text = std::fs::read_to_string(repo_root().join("schemas/rubric.schema.json")).unwrap();
+    let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    for example in ["shell", "codex"] {
+        let yaml = std::fs::read_to_string(
+            repo_root()
+                .join("plugins/examples")
+                .join(example)
+                .join("pack/rubric.yaml"),
+        )
+        .unwrap();
+        let value: serde_json::Value = serde_yaml::from_str(&yaml).unwrap();
+        let errors: Vec<String> = validator
+            .iter_errors(&value)
+            .map(|e| format!("{e} at `{}`", e.instance_path))
+            .collect();
+        assert!(errors.is_empty(), "{example}: {errors:#?}");
+    }
+}
+
+/// The C ABI from C: `plugins/examples/c/failures.c`, compiled against `grade_plugin.h`,
+/// grades as a metric and as a per-entry condition. Needs a C compiler (`cc`), which the
+/// Rust toolchain needs for linking on the platforms CI runs; without one the test says so.
+#[test]
+fn a_plugin_written_in_c_against_the_header_grades() {
+    if std::process::Command::new("cc")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("no C compiler (`cc`) found: the C plugin was not built");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let lib = dir.path().join(format!(
+        "{}failures{}",
+        std::env::consts::DLL_PREFIX,
+        std::env::consts::DLL_SUFFIX
+    ));
+    let built = std::process::Command::new("cc")
+        .args(["-shared", "-fPIC", "-Wall", "-Werror", "-I"])
+        .arg(repo_root().join("plugins"))
+        .arg("-o")
+        .arg(&lib)
+        .arg(repo_root().join("plugins/examples/c/failures.c"))
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let yaml = format!(
+        r#"id: c-plugin
+version: "1"
+name: A plugin in C
+plugins:
+  - {{ name: c, path: failures, sha256: "{}" }}
+metrics:
+  failed: {{ native: c.failures }}
+dimensions:
+  - id: d
+    max: 10
+    start: 10
+    rules:
+      - id: failures
+        doc: one point off per failed entry
+        points: {{ metric: failed, times: -1 }}
+      - id: slow
+        doc: two points off per slow entry
+        for_each: {{ domain: tasks }}
+        when: {{ native: c.slow }}
+        points: -2
+        evidence: "entry {{entry.position}} was slow"
+"#,
+        sha256_of(&lib)
+    );
+    std::fs::write(dir.path().join("rubric.yaml"), yaml).unwrap();
+    let line = |op: &str, success: bool, duration: u32, limit: &str| {
+        format!(
+            r#"{{"timestamp": "2026-03-01T09:00:00.000Z", "sessionId": "s", "domain": "tasks", "operation": "{op}", "params": {{{limit}}}, "result": {{"success": {success}, "exitCode": {}, "duration": {duration}}}, "metadata": {{"source": "mcp"}}}}"#,
+            if success { 0 } else { 4 }
+        )
+    };
+    let source = dir.path().join("audit.jsonl");
+    std::fs::write(
+        &source,
+        [
+            line("add", false, 20, ""),
+            line("show", true, 1500, ""),
+            line("find", true, 300, r#""limit_ms": 100"#),
+            line("list", false, 50, ""),
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    let out = run(&[
+        "--allow-plugins",
+        "--rubric",
+        dir.path().to_str().unwrap(),
+        "--source",
+        source.to_str().unwrap(),
+        "--all",
+        "--no-record",
+        "--format",
+        "jsonl",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let result = &json_lines(&stdout(&out))[0];
+    // 10 − 2 failures − 2 × 2 slow entries (1500 ms > 1000 by default, 300 ms > its own 100).
+    assert_eq!(result["dimensions"]["d"]["score"], 4.0, "{result}");
+    assert_eq!(result["dimensions"]["d"]["evidence"][0], "entry 2 was slow");
+    assert_eq!(result["dimensions"]["d"]["evidence"][1], "entry 3 was slow");
+}

@@ -6,7 +6,8 @@
 //! cargo run --release -p grade-engine --example grade_only -- LOG PACK [PACK...]
 //! ```
 //!
-//! `PASSES=N` sets the timed passes per pack (default 5).
+//! `PASSES=N` sets the timed passes per pack (default 5); `GRADE_ALLOW_PLUGINS=1` lets packs
+//! load their plugins, to time a native function against its declarative twin.
 
 use std::time::{Duration, Instant};
 
@@ -30,6 +31,9 @@ fn main() {
         now: 0,
         explain: false,
     };
+    let policy = grade_engine::plugin::PluginPolicy {
+        allow: std::env::var("GRADE_ALLOW_PLUGINS").is_ok_and(|v| v == "1"),
+    };
     let mut first: Option<Duration> = None;
     for spec in packs {
         let mut best = Duration::MAX;
@@ -39,7 +43,7 @@ fn main() {
             .unwrap_or(5);
         for _ in 0..passes {
             // A pack compiled afresh each time: what scripts remember starts empty, as in a run.
-            let pack = grade_engine::load_pack(spec, &[]).expect("the pack compiles");
+            let pack = grade_engine::load_pack_with(spec, &[], policy).expect("the pack compiles");
             // Owned sessions, as `grade --all` grades them (the copy is not timed).
             let copy = sessions.clone();
             let started = Instant::now();

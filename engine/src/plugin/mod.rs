@@ -628,3 +628,87 @@ pub fn pin(text: &str, pack_dir: &Path) -> Result<(String, Vec<Pinned>), String>
     }
     Ok((lines.join("\n"), pinned))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bare_library_name_gets_the_platform_prefix_and_suffix() {
+        let (pre, suf) = (std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX);
+        let dir = Path::new("/packs/p");
+        assert_eq!(
+            library_path(dir, "lib/shell"),
+            dir.join(format!("lib/{pre}shell{suf}"))
+        );
+        assert_eq!(
+            library_path(dir, &format!("{pre}shell")),
+            dir.join(format!("{pre}shell{suf}")),
+            "a prefix already there is not doubled"
+        );
+        assert_eq!(library_path(dir, "bin/shell.so"), dir.join("bin/shell.so"));
+        assert_eq!(
+            library_path(dir, "/opt/plugins/x.dylib"),
+            Path::new("/opt/plugins/x.dylib")
+        );
+    }
+
+    #[test]
+    fn a_pin_is_64_hex_digits_with_or_without_its_prefix() {
+        let hex = "AB".repeat(32);
+        assert_eq!(parse_pin(&hex), Some("ab".repeat(32)));
+        assert_eq!(parse_pin(&format!("sha256:{hex}")), Some("ab".repeat(32)));
+        assert_eq!(parse_pin(&hex[1..]), None);
+        assert_eq!(parse_pin(&"g".repeat(64)), None);
+        assert_eq!(parse_pin(""), None);
+    }
+
+    #[test]
+    fn pin_rewrites_only_the_sha256_values() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.so"), b"library a").unwrap();
+        std::fs::write(dir.path().join("b.so"), b"library b").unwrap();
+        let text = format!(
+            "id: p # the pack\nplugins:\n  - name: a\n    path: a.so\n    sha256: \"{}\" # pinned\n  - {{ name: b, path: b.so, sha256: old }}\ndimensions: []\n",
+            "0".repeat(64)
+        );
+        let (pinned, changes) = pin(&text, dir.path()).unwrap();
+        let (a, b) = (sha256_hex(b"library a"), sha256_hex(b"library b"));
+        assert_eq!(
+            pinned,
+            format!(
+                "id: p # the pack\nplugins:\n  - name: a\n    path: a.so\n    sha256: \"{a}\" # pinned\n  - {{ name: b, path: b.so, sha256: \"{b}\" }}\ndimensions: []\n"
+            )
+        );
+        assert_eq!(changes.len(), 2);
+        assert!(changes.iter().all(|c| c.changed));
+        let (again, changes) = pin(&pinned, dir.path()).unwrap();
+        assert_eq!(again, pinned, "pinning twice changes nothing");
+        assert!(changes.iter().all(|c| !c.changed));
+    }
+
+    #[test]
+    fn a_missing_library_is_named_before_the_policy_is_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = load(
+            "x",
+            dir.path(),
+            "nope",
+            &"0".repeat(64),
+            PluginPolicy::default(),
+        )
+        .unwrap_err();
+        assert!(err.0.starts_with("plugin `x`: library `"), "{}", err.0);
+        assert!(err.0.contains("does not exist"), "{}", err.0);
+        std::fs::write(dir.path().join("f.so"), b"bytes").unwrap();
+        let err = load("x", dir.path(), "f.so", "abc", PluginPolicy::default()).unwrap_err();
+        assert!(
+            err.0.contains("must be the library's 64 hex digits"),
+            "{}",
+            err.0
+        );
+        let pin = sha256_hex(b"bytes");
+        let err = load("x", dir.path(), "f.so", &pin, PluginPolicy::default()).unwrap_err();
+        assert!(err.0.contains("`--allow-plugins`"), "{}", err.0);
+    }
+}

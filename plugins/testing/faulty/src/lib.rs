@@ -54,6 +54,14 @@ fn duplicate_titles(session: &Session) -> f64 {
     (total - seen.len()) as f64
 }
 
+/// The same as a rule: one point off per repeated title.
+fn duplicate_titles_rule(session: &Session) -> Outcome {
+    Outcome {
+        points: -duplicate_titles(session),
+        ..Outcome::default()
+    }
+}
+
 plugin! {
     name: "faulty",
     version: "0.0.1",
@@ -62,5 +70,6 @@ plugin! {
         { name: "fails", doc: "fails for sessions whose id contains `fail`", reads: [], call: fails },
         { name: "undeclared", doc: "reads a field it did not declare", reads: [], call: undeclared },
         { name: "duplicate_titles", doc: "tasks.add entries repeating an earlier title (trimmed, lowercased)", reads: ["params.title"], call: duplicate_titles },
+        { name: "duplicate_titles_rule", doc: "one point off per tasks.add repeating an earlier title", reads: ["params.title"], call: duplicate_titles_rule },
     ],
 }
