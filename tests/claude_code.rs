@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use grade_engine::entry::MetaRef;
-use grade_engine::{read_source, SessionFilter, SourceFormat};
+use grade_engine::{read_source, SessionFilter};
 use serde_json::Value;
 
 const PACK: &str = "claude-code-v1";
@@ -528,7 +528,7 @@ fn formats_are_detected_forced_or_refused() {
 
     let read = read_source(
         &transcript,
-        Some(SourceFormat::ClaudeCode),
+        Some(&grade_engine::source::ClaudeCode),
         &SessionFilter::All,
     )
     .expect("forced");

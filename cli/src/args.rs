@@ -32,8 +32,8 @@ pub struct Cli {
     #[arg(long, value_name = "FILE|DIR")]
     pub source: Option<PathBuf>,
 
-    /// Read the source as this format instead of detecting it from its content: `auto`, `cleo-jsonl`, `cleo-db`, `claude-code`, `langfuse`, or a format a plugin of the pack reads
-    #[arg(long, value_name = "FORMAT", default_value = "auto")]
+    /// Read the source as this format instead of detecting it from its content (or a format a plugin of the pack reads)
+    #[arg(long, value_name = "FORMAT", default_value = AUTO_FORMAT, value_parser = SourceFormatParser)]
     pub source_format: String,
 
     /// Skip malformed lines of a JSONL audit log with a warning naming each, instead of failing on the first (results say how many lines their session lost)
@@ -168,21 +168,21 @@ impl Cli {
     /// `--source-format`: a built-in format, or the name of one a plugin reads (checked once
     /// the pack and its plugins are loaded).
     pub fn source_format(&self) -> SourceFormatChoice {
-        match SourceFormatArg::from_str(&self.source_format, false) {
-            Ok(SourceFormatArg::Auto) => SourceFormatChoice::Auto,
-            Ok(builtin) => builtin
-                .format()
-                .map_or(SourceFormatChoice::Auto, SourceFormatChoice::Builtin),
-            Err(_) => SourceFormatChoice::Plugin(self.source_format.clone()),
+        if self.source_format == AUTO_FORMAT {
+            return SourceFormatChoice::Auto;
+        }
+        match grade_engine::source::Registry::builtin().get(&self.source_format) {
+            Some(format) => SourceFormatChoice::Builtin(format.clone()),
+            None => SourceFormatChoice::Plugin(self.source_format.clone()),
         }
     }
 }
 
 /// What `--source-format` asks for.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub enum SourceFormatChoice {
     Auto,
-    Builtin(grade_engine::SourceFormat),
+    Builtin(std::sync::Arc<dyn grade_engine::SourceFormat>),
     /// Not a built-in name: a format of one of the pack's plugins, or a mistake.
     Plugin(String),
 }
@@ -194,30 +194,39 @@ pub enum Format {
     Jsonl,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SourceFormatArg {
-    /// Detect from the content
-    Auto,
-    /// A CLEO audit log, one entry per line
-    CleoJsonl,
-    /// CLEO's tasks.db
-    CleoDb,
-    /// A Claude Code transcript, `{"loglines": [...]}` file or project folder
-    ClaudeCode,
-    /// A Langfuse trace download or API trace response
-    Langfuse,
-}
+/// `--source-format`'s value for detecting the format from the content.
+pub const AUTO_FORMAT: &str = "auto";
 
-impl SourceFormatArg {
-    pub fn format(self) -> Option<grade_engine::SourceFormat> {
-        use grade_engine::SourceFormat;
-        match self {
-            SourceFormatArg::Auto => None,
-            SourceFormatArg::CleoJsonl => Some(SourceFormat::Jsonl),
-            SourceFormatArg::CleoDb => Some(SourceFormat::CleoDb),
-            SourceFormatArg::ClaudeCode => Some(SourceFormat::ClaudeCode),
-            SourceFormatArg::Langfuse => Some(SourceFormat::Langfuse),
-        }
+/// `--source-format` values: `auto` and the names of the source registry's formats, with
+/// their help. Any name parses, because a pack's plugins register formats after parsing;
+/// the plan refuses a name no format has.
+#[derive(Debug, Clone, Copy)]
+pub struct SourceFormatParser;
+
+impl clap::builder::TypedValueParser for SourceFormatParser {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        value
+            .to_str()
+            .map(str::to_owned)
+            .ok_or_else(|| clap::Error::new(clap::error::ErrorKind::InvalidUtf8).with_cmd(cmd))
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        use clap::builder::PossibleValue;
+        let auto = PossibleValue::new(AUTO_FORMAT).help("Detect from the content");
+        let formats = grade_engine::source::Registry::builtin()
+            .formats()
+            .map(|f| PossibleValue::new(f.name()).help(f.about()));
+        Some(Box::new(std::iter::once(auto).chain(formats)))
     }
 }
 

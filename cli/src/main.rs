@@ -25,7 +25,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use grade_engine::judgment::Judgment;
 use grade_engine::plugin::PluginSource;
-use grade_engine::source::{SourceFormat, StreamError};
+use grade_engine::source::{Registry, SourceFormat, StreamError};
 use grade_engine::{
     CompiledPack, EvalError, GradeOptions, GradeResult, ReadOptions, Session, SessionFilter,
 };
@@ -88,19 +88,20 @@ fn run(cli: Cli) -> Result<(), CliError> {
     let options = grade_options(&cli);
     let plan = source_plan(&cli, &pack)?;
     let source = plan.path.clone();
-    // A whole CLEO log graded by rules alone is streamed: sessions are graded as soon as they
-    // are read whole, so memory follows the sessions open at once, not the size of the source.
+    // A whole log graded by rules alone is streamed when its format streams: sessions are
+    // graded as soon as they are read whole, so memory follows the sessions open at once,
+    // not the size of the source.
     let format = if plan.judgment_only || source.is_dir() || plan.plugin.is_some() {
         None
     } else {
-        Some(match plan.builtin {
+        Some(match plan.builtin.clone() {
             Some(format) => format,
             None => grade_engine::source::detect_format(&source)?,
         })
     };
     let skipped_lines;
     let streamable = cli.all
-        && matches!(format, Some(SourceFormat::Jsonl | SourceFormat::CleoDb))
+        && format.as_ref().is_some_and(|f| f.streams())
         && cli.judge_cmd.is_none()
         && cli.judge.is_none()
         && !cli.print_prompt
@@ -111,7 +112,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
         if let Some(format) = stream_as {
             match stream_grades(
                 &pack,
-                format,
+                format.as_ref(),
                 &source,
                 &options,
                 &plan.read,
@@ -242,7 +243,7 @@ pub(crate) struct SourcePlan {
     pub path: PathBuf,
     /// A format a plugin of the pack reads, when the source is one.
     pub plugin: Option<PluginSource>,
-    pub builtin: Option<SourceFormat>,
+    pub builtin: Option<std::sync::Arc<dyn SourceFormat>>,
     pub read: ReadOptions,
     /// A judgment and no source: the grade rests on the judgment alone.
     pub judgment_only: bool,
@@ -305,7 +306,12 @@ pub(crate) fn named_sessions(
     } else {
         let read = match &plan.plugin {
             Some(reader) => plugin_sources::read(reader, &plan.path, &filter)?,
-            None => grade_engine::read_source_with(&plan.path, plan.builtin, &filter, &plan.read)?,
+            None => grade_engine::read_source_with(
+                &plan.path,
+                plan.builtin.as_deref(),
+                &filter,
+                &plan.read,
+            )?,
         };
         for warning in &read.warnings {
             warn(warning.to_string());
@@ -492,7 +498,7 @@ pub(crate) fn skipped_warning(skipped: u64, source: &Path) -> Option<String> {
 
 fn stream_grades(
     pack: &CompiledPack,
-    format: SourceFormat,
+    format: &dyn SourceFormat,
     source: &Path,
     options: &GradeOptions,
     read_options: &ReadOptions,
@@ -507,30 +513,31 @@ fn stream_grades(
     };
     // The format asked for (or detected once above) is the one read: `--source-format`
     // is not second-guessed by detecting again.
-    let graded = grade_engine::source::map_sessions_as(
-        format,
-        source,
-        &SessionFilter::All,
-        read_options,
-        bar.is_some()
-            .then_some(&report as grade_engine::source::Progress<'_>),
-        |session| -> Result<Graded, CliError> {
-            Ok(match pack.grade_owned(session, None, options) {
-                // JSON lines that are only printed are written by the threads that grade.
-                Ok(result) if lines_only => {
-                    let mut line = serde_json::to_vec(&result).map_err(CliError::Json)?;
-                    line.push(b'\n');
-                    Graded::Line(line)
-                }
-                Ok(result) => Graded::Result(Box::new(result)),
-                Err(err) => Graded::Failed(err),
-            })
-        },
-    )
-    .map_err(|e| match e {
-        StreamError::Source(e) => CliError::Source(e),
-        StreamError::Session(e) => e,
-    });
+    let graded = Registry::builtin()
+        .map_sessions(
+            source,
+            Some(format),
+            &SessionFilter::All,
+            read_options,
+            bar.is_some()
+                .then_some(&report as grade_engine::source::Progress<'_>),
+            |session| -> Result<Graded, CliError> {
+                Ok(match pack.grade_owned(session, None, options) {
+                    // JSON lines that are only printed are written by the threads that grade.
+                    Ok(result) if lines_only => {
+                        let mut line = serde_json::to_vec(&result).map_err(CliError::Json)?;
+                        line.push(b'\n');
+                        Graded::Line(line)
+                    }
+                    Ok(result) => Graded::Result(Box::new(result)),
+                    Err(err) => Graded::Failed(err),
+                })
+            },
+        )
+        .map_err(|e| match e {
+            StreamError::Source(e) => CliError::Source(e),
+            StreamError::Session(e) => e,
+        });
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }

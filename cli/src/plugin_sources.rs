@@ -24,11 +24,10 @@ pub fn choose(
         SourceFormatChoice::Plugin(name) => match formats.iter().find(|f| f.name() == name) {
             Some(format) => Ok(Some(format.clone())),
             None => {
-                let mut known: Vec<String> =
-                    ["auto", "cleo-jsonl", "cleo-db", "claude-code", "langfuse"]
-                        .iter()
-                        .map(|n| format!("`{n}`"))
-                        .collect();
+                let mut known: Vec<String> = std::iter::once(crate::args::AUTO_FORMAT)
+                    .chain(grade_engine::source::Registry::builtin().names())
+                    .map(|n| format!("`{n}`"))
+                    .collect();
                 known.extend(
                     formats
                         .iter()

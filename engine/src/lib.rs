@@ -27,8 +27,8 @@ pub use pack::{
 };
 pub use result::GradeResult;
 pub use source::{
-    read_sessions, read_source, read_source_with, ReadOptions, SessionFilter, SourceError,
-    SourceFormat, SourceRead, SourceWarning,
+    read_sessions, read_source, read_source_with, ReadOptions, Registry, SessionFilter,
+    SourceError, SourceFormat, SourceRead, SourceWarning,
 };
 
 mod builtin {

@@ -1,12 +1,12 @@
 //! A Claude Code transcript (JSONL or the `{loglines}` wrapper) read and graded.
 #![no_main]
 
-use grade_engine::{read_source, SessionFilter, SourceFormat};
+use grade_engine::{read_source, SessionFilter};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let path = grade_fuzz::scratch_file(data, "jsonl");
-    if let Ok(read) = read_source(&path, Some(SourceFormat::ClaudeCode), &SessionFilter::All) {
+    if let Ok(read) = read_source(&path, Some(&grade_engine::source::ClaudeCode), &SessionFilter::All) {
         grade_fuzz::grade_all(&read.sessions, &["claude-code-v1"]);
     }
 });

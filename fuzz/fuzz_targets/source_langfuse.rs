@@ -1,12 +1,12 @@
 //! A Langfuse trace read and graded with the tool-discipline pack.
 #![no_main]
 
-use grade_engine::{read_source, SessionFilter, SourceFormat};
+use grade_engine::{read_source, SessionFilter};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let path = grade_fuzz::scratch_file(data, "json");
-    if let Ok(read) = read_source(&path, Some(SourceFormat::Langfuse), &SessionFilter::All) {
+    if let Ok(read) = read_source(&path, Some(&grade_engine::source::LangfuseTrace), &SessionFilter::All) {
         grade_fuzz::grade_all(&read.sessions, &["claude-code-v1"]);
     }
 });

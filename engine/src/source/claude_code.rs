@@ -9,22 +9,20 @@
 //! `file-history-snapshot`, newer ones) are ignored. `docs/sources.md` has the full mapping.
 
 use std::collections::{HashMap, HashSet};
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::{
-    describe_json_error, json_kind, Place, SessionFilter, SourceError, SourceRead, SourceWarning,
+use super::common::{
+    describe_json_error, json_kind, Input, Place, ReadOptions, SessionFilter, SourceError,
+    SourceRead, SourceWarning,
 };
+use super::format::{Evidence, Sniff, SourceFormat};
 use crate::entry::{Entry, Metadata, Outcome, Session, Text};
 use crate::time::{parse_timestamp, InstantMs};
 
 /// `metadata.source` of every entry read from a transcript.
 pub const SOURCE: &str = "claude-code";
-/// How deep a project folder is searched for transcripts (subagents live in
-/// `<session>/subagents/agent-*.jsonl`).
-const FOLDER_DEPTH: usize = 3;
 
 /// One record of a transcript with where it was found.
 struct Record {
@@ -50,136 +48,101 @@ struct Pending {
     entry: Entry,
 }
 
-/// Reads one or more transcripts as one source: sessions are gathered by `sessionId`
-/// across files (a subagent's file carries its parent's session id).
-pub fn read_claude_code(
-    paths: &[PathBuf],
-    filter: &SessionFilter,
-) -> Result<SourceRead, SourceError> {
-    let mut warnings = Vec::new();
-    let mut per_file = Vec::with_capacity(paths.len());
-    for path in paths {
-        let records = read_records(path, &mut warnings)?;
-        per_file.push(entries_of(path, records, &mut warnings));
-    }
-    Ok(SourceRead {
-        sessions: group(per_file, filter),
-        warnings,
-        ..SourceRead::default()
-    })
-}
+/// Claude Code transcripts: `<session>.jsonl` files, the `{"loglines": [...]}` wrapper, and
+/// project folders of them. Sessions are gathered by `sessionId` across files (a subagent's
+/// file carries its parent's session id).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ClaudeCode;
 
-/// Reads every `*.jsonl` transcript of a Claude Code project folder. Unless `forced`, a
-/// file that is not a transcript (by content) is skipped with a warning.
-pub fn read_claude_code_folder(
-    dir: &Path,
-    forced: bool,
-    filter: &SessionFilter,
-) -> Result<SourceRead, SourceError> {
-    let mut files = Vec::new();
-    let mut skipped = Vec::new();
-    collect_jsonl(dir, FOLDER_DEPTH, &mut files, &mut skipped)?;
-    files.sort();
-    skipped.sort_by(|a, b| a.path.cmp(&b.path));
-    if files.is_empty() {
-        return Err(SourceError::EmptyFolder {
-            path: dir.to_owned(),
-        });
+impl SourceFormat for ClaudeCode {
+    fn name(&self) -> &str {
+        SOURCE
     }
-    if !forced {
-        let mut kept = Vec::with_capacity(files.len());
-        for file in files {
-            match super::detect_format(&file) {
-                Ok(super::SourceFormat::ClaudeCode) => kept.push(file),
-                Ok(other) => skipped.push(SourceWarning {
-                    path: file,
-                    place: Place::File,
-                    message: format!(
-                        "skipped: it reads as a `{}` source, not a Claude Code transcript",
-                        other.name()
-                    ),
-                }),
-                Err(SourceError::UnknownFormat { reason, .. }) => skipped.push(SourceWarning {
-                    path: file,
-                    place: Place::File,
-                    message: format!("skipped: not a Claude Code transcript ({reason})"),
-                }),
-                Err(other) => return Err(other),
-            }
-        }
-        files = kept;
-    }
-    let mut read = read_claude_code(&files, filter)?;
-    skipped.append(&mut read.warnings);
-    read.warnings = skipped;
-    Ok(read)
-}
 
-/// The `*.jsonl` files of a folder and its subfolders. An entry that is not a regular file
-/// (a dangling link, a FIFO that would block, a device such as `/dev/zero` that never ends)
-/// is skipped with a warning: one odd entry must not cost the whole folder its grades.
-fn collect_jsonl(
-    dir: &Path,
-    depth: usize,
-    out: &mut Vec<PathBuf>,
-    skipped: &mut Vec<SourceWarning>,
-) -> Result<(), SourceError> {
-    let io = |source| SourceError::Io {
-        path: dir.to_owned(),
-        source,
-    };
-    for item in std::fs::read_dir(dir).map_err(io)? {
-        let path = item.map_err(io)?.path();
-        if path.is_dir() {
-            if depth > 0 {
-                collect_jsonl(&path, depth - 1, out, skipped)?;
-            }
-            continue;
-        }
-        if path.extension().is_none_or(|e| e != "jsonl") {
-            continue;
-        }
-        let why = match std::fs::metadata(&path) {
-            Ok(meta) if meta.is_file() => {
-                out.push(path);
-                continue;
-            }
-            Ok(_) => {
-                "skipped: not a regular file (a FIFO, socket or device is not read from a folder)"
-                    .to_owned()
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                "skipped: a link to a file that does not exist".to_owned()
-            }
-            Err(e) => format!("skipped: cannot read it ({e})"),
+    fn noun(&self) -> &str {
+        "a Claude Code transcript"
+    }
+
+    fn about(&self) -> &str {
+        "A Claude Code transcript, `{\"loglines\": [...]}` file or project folder"
+    }
+
+    fn sniff(&self, evidence: &Evidence<'_>) -> Sniff {
+        let Evidence::Object(map) = evidence else {
+            return Sniff::No;
         };
-        skipped.push(SourceWarning {
-            path,
-            place: Place::File,
-            message: why,
-        });
+        let has = |key: &str| map.contains_key(key);
+        if map.get("loglines").is_some_and(Value::is_array) {
+            return Sniff::Certain;
+        }
+        let typed = map.get("type").is_some_and(Value::is_string);
+        if has("parentUuid")
+            || has("leafUuid")
+            || has("isSidechain")
+            || (typed && (has("message") || has("uuid") || has("sessionId") || has("timestamp")))
+        {
+            return Sniff::Likely;
+        }
+        Sniff::No
     }
-    Ok(())
+
+    fn document_keys(&self) -> Option<&str> {
+        Some("`loglines` (Claude Code)")
+    }
+
+    fn read(
+        &self,
+        input: &Input<'_>,
+        filter: &SessionFilter,
+        _: &ReadOptions,
+    ) -> Result<SourceRead, SourceError> {
+        let mut warnings = Vec::new();
+        let bytes = input.bytes()?;
+        let records = records_of(input.name(), &bytes, &mut warnings);
+        let per_file = vec![entries_of(input.name(), records, &mut warnings)];
+        Ok(SourceRead {
+            sessions: group(per_file, filter),
+            warnings,
+            ..SourceRead::default()
+        })
+    }
+
+    fn folder_extension(&self) -> Option<&str> {
+        Some("jsonl")
+    }
+
+    fn read_files(
+        &self,
+        files: &[PathBuf],
+        filter: &SessionFilter,
+        _: &ReadOptions,
+    ) -> Result<SourceRead, SourceError> {
+        let mut warnings = Vec::new();
+        let mut per_file = Vec::with_capacity(files.len());
+        for path in files {
+            let input = Input::File(path);
+            let bytes = input.bytes()?;
+            let records = records_of(path, &bytes, &mut warnings);
+            per_file.push(entries_of(path, records, &mut warnings));
+        }
+        Ok(SourceRead {
+            sessions: group(per_file, filter),
+            warnings,
+            ..SourceRead::default()
+        })
+    }
 }
 
 /// The records of a file: its lines, or the items of a `{"loglines": [...]}` document.
 /// Lines that are not JSON are reported and skipped.
-fn read_records(
-    path: &Path,
-    warnings: &mut Vec<SourceWarning>,
-) -> Result<Vec<Record>, SourceError> {
-    let io = |source| SourceError::Io {
-        path: path.to_owned(),
-        source,
-    };
-    let text = std::fs::read(path).map_err(io)?;
+fn records_of(path: &Path, text: &[u8], warnings: &mut Vec<SourceWarning>) -> Vec<Record> {
     let first = text.iter().copied().find(|b| !b.is_ascii_whitespace());
     if first == Some(b'{') {
         // A wrapper document (possibly pretty-printed) parses whole; a JSONL file does not
         // unless it holds a single record.
-        if let Ok(Value::Object(mut doc)) = serde_json::from_slice::<Value>(&text) {
+        if let Ok(Value::Object(mut doc)) = serde_json::from_slice::<Value>(text) {
             if let Some(Value::Array(lines)) = doc.remove("loglines") {
-                return Ok(lines
+                return lines
                     .into_iter()
                     .enumerate()
                     .map(|(i, value)| Record {
@@ -187,24 +150,19 @@ fn read_records(
                         line: i as u64 + 1,
                         value,
                     })
-                    .collect());
+                    .collect();
             }
         }
     }
     let mut records = Vec::new();
-    let mut reader = BufReader::new(text.as_slice());
-    let mut line = Vec::new();
-    let mut line_no = 0u64;
-    loop {
-        line.clear();
-        if reader.read_until(b'\n', &mut line).map_err(io)? == 0 {
-            break;
-        }
-        line_no += 1;
+    // A final newline ends the last line rather than starting an empty one (which, being
+    // blank, would be skipped anyway).
+    for (i, line) in text.split(|b| *b == b'\n').enumerate() {
+        let line_no = i as u64 + 1;
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        match serde_json::from_slice::<Value>(&line) {
+        match serde_json::from_slice::<Value>(line) {
             Ok(value) => records.push(Record {
                 place: Place::Line(line_no),
                 line: line_no,
@@ -217,7 +175,7 @@ fn read_records(
             }),
         }
     }
-    Ok(records)
+    records
 }
 
 /// The entries of one file, in record order, with tool outcomes filled in.
@@ -684,7 +642,13 @@ mod tests {
 
     fn read(lines: &[&str]) -> SourceRead {
         let f = transcript(lines);
-        read_claude_code(&[f.path().to_owned()], &SessionFilter::All).unwrap()
+        ClaudeCode
+            .read_files(
+                &[f.path().to_owned()],
+                &SessionFilter::All,
+                &ReadOptions::default(),
+            )
+            .unwrap()
     }
 
     const USER: &str = r#"{"type":"user","sessionId":"s1","uuid":"u1","timestamp":"2025-09-03T00:00:00Z","message":{"role":"user","content":"fix the bug"}}"#;
@@ -770,11 +734,13 @@ mod tests {
             // A copy of a main-session record, as a resumed session writes it.
             CALLS_1,
         ]);
-        let read = read_claude_code(
-            &[main.path().to_owned(), agent.path().to_owned()],
-            &SessionFilter::All,
-        )
-        .unwrap();
+        let read = ClaudeCode
+            .read_files(
+                &[main.path().to_owned(), agent.path().to_owned()],
+                &SessionFilter::All,
+                &ReadOptions::default(),
+            )
+            .unwrap();
         let [session] = read.sessions.as_slice() else {
             panic!("one session")
         };
@@ -810,7 +776,13 @@ mod tests {
             "{{\n  \"loglines\": [\n    {{\"type\": \"user\", \"timestamp\": \"2025-12-24T10:00:00Z\", \"message\": {{\"role\": \"user\", \"content\": \"hi\"}}}},\n    7\n  ]\n}}\n"
         )
         .unwrap();
-        let read = read_claude_code(&[f.path().to_owned()], &SessionFilter::All).unwrap();
+        let read = ClaudeCode
+            .read_files(
+                &[f.path().to_owned()],
+                &SessionFilter::All,
+                &ReadOptions::default(),
+            )
+            .unwrap();
         let stem = f.path().file_stem().unwrap().to_string_lossy().into_owned();
         assert_eq!(read.sessions[0].id, stem);
         assert_eq!(read.warnings.len(), 1);

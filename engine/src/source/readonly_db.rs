@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
-use super::SourceError;
+use super::common::SourceError;
 
 /// Where and how to open a database for reading; holds the private copy alive, if any.
 #[derive(Clone)]

@@ -5,17 +5,15 @@
 //! each entry's session id and counts the entries of every session; the second parses entries
 //! in parallel batches and hands a session to the caller's function the moment its count is
 //! reached, while the next batch is being read. Results come back in the order of each
-//! session's first entry, as [`super::read_sessions`] orders sessions.
-
-use std::path::Path;
+//! session's first entry, as a whole read orders them.
 
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use super::{ReadOptions, SessionFilter, SourceError, SourceFormat, SourceWarning};
+use super::common::{SourceError, SourceWarning};
 use crate::entry::{Entry, Session};
 
-/// Why [`map_sessions`] stopped.
+/// Why [`map_sessions`](super::map_sessions) stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum StreamError<E> {
     #[error(transparent)]
@@ -77,7 +75,7 @@ pub(crate) trait Batches: Send {
     }
 }
 
-/// What [`map_sessions`] made of a source: a result per session in the order of each
+/// What [`map_sessions`](super::map_sessions) made of a source: a result per session in the order of each
 /// session's first entry, and what was skipped while reading.
 #[derive(Debug)]
 pub struct Mapped<T> {
@@ -87,82 +85,44 @@ pub struct Mapped<T> {
     pub skipped_lines: u64,
 }
 
-/// Reads every wanted session of a source and calls `f` on each, in parallel, as soon as it
-/// is complete. Returns the results in the order of each session's first entry. A source
-/// error wins over an error of `f` (as if the source were read before grading).
-pub fn map_sessions<T, E, F>(
-    path: &Path,
-    filter: &SessionFilter,
-    options: &ReadOptions,
-    progress: Option<Progress<'_>>,
-    f: F,
-) -> Result<Mapped<T>, StreamError<E>>
-where
-    T: Send,
-    E: Send,
-    F: Fn(Session) -> Result<T, E> + Sync,
-{
-    let format = super::detect_format(path)?;
-    map_sessions_as(format, path, filter, options, progress, f)
+/// A source opened for a streamed read: the first pass's session table, and the batches
+/// of the second pass. Built by a format's [`open_stream`](super::SourceFormat::open_stream).
+pub struct Stream<'p> {
+    pub(crate) table: SessionTable,
+    pub(crate) batches: Box<dyn Batches + 'p>,
+    /// Whether a session's entries are put in instant order (ties in source order) before
+    /// it is handed on, as the whole read of the format orders them.
+    pub(crate) sort_by_instant: bool,
 }
 
-/// [`map_sessions`] reading the source as `format` (`--source-format`), without detecting.
-pub fn map_sessions_as<T, E, F>(
-    format: SourceFormat,
-    path: &Path,
-    filter: &SessionFilter,
-    options: &ReadOptions,
-    progress: Option<Progress<'_>>,
-    f: F,
-) -> Result<Mapped<T>, StreamError<E>>
-where
-    T: Send,
-    E: Send,
-    F: Fn(Session) -> Result<T, E> + Sync,
-{
-    let whole = |results| Mapped {
-        results,
-        warnings: Vec::new(),
-        skipped_lines: 0,
-    };
-    match format {
-        SourceFormat::Jsonl => {
-            let (table, batches) = super::jsonl::open_stream(path, filter, options, progress)?;
-            drive(table, batches, false, &f)
+impl<'p> Stream<'p> {
+    pub(crate) fn new(
+        table: SessionTable,
+        batches: impl Batches + 'p,
+        sort_by_instant: bool,
+    ) -> Self {
+        Stream {
+            table,
+            batches: Box::new(batches),
+            sort_by_instant,
         }
-        SourceFormat::CleoDb => match filter {
-            // Named sessions: one filtered scan holds just those sessions.
-            SessionFilter::Only(_) => {
-                let sessions = super::read_cleo_db(path, filter)?;
-                sessions
-                    .into_par_iter()
-                    .map(&f)
-                    .collect::<Result<Vec<T>, E>>()
-                    .map(whole)
-                    .map_err(StreamError::Session)
-            }
-            SessionFilter::All => {
-                let (table, batches) = super::sqlite::open_stream(path, progress)?;
-                drive(table, batches, true, &f)
-            }
-        },
-        // Transcripts and traces are one session per file or folder: read them whole (their
-        // warnings are dropped here; callers that want them use `read_source`).
-        SourceFormat::ClaudeCode | SourceFormat::Langfuse => {
-            super::read_source(path, None, filter)?
-                .sessions
-                .into_par_iter()
-                .map(&f)
-                .collect::<Result<Vec<T>, E>>()
-                .map(whole)
-                .map_err(StreamError::Session)
-        }
+    }
+
+    /// Calls `f` on every session, in parallel, as soon as it is complete; results in the
+    /// order of each session's first entry. A source error wins over an error of `f`.
+    pub(crate) fn map<T, E, F>(self, f: &F) -> Result<Mapped<T>, StreamError<E>>
+    where
+        T: Send,
+        E: Send,
+        F: Fn(Session) -> Result<T, E> + Sync,
+    {
+        drive(self.table, self.batches, self.sort_by_instant, f)
     }
 }
 
-fn drive<T, E, F, B>(
+fn drive<T, E, F>(
     table: SessionTable,
-    mut batches: B,
+    mut batches: Box<dyn Batches + '_>,
     sort_by_instant: bool,
     f: &F,
 ) -> Result<Mapped<T>, StreamError<E>>
@@ -170,7 +130,6 @@ where
     T: Send,
     E: Send,
     F: Fn(Session) -> Result<T, E> + Sync,
-    B: Batches,
 {
     let n = table.ids.len();
     let mut remaining = table.counts.clone();

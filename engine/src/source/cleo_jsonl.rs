@@ -18,11 +18,12 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::lenient::{Duration, ExitCode, FromJson, Lenient};
-use super::stream::{Batches, Item, Progress, SessionTable};
-use super::{
-    Place, ReadOptions, SessionFilter, SessionGroups, SourceError, SourceRead, SourceWarning,
+use super::common::{
+    Input, Place, ReadOptions, SessionFilter, SessionGroups, SourceError, SourceRead, SourceWarning,
 };
+use super::format::{Evidence, Sniff, SourceFormat};
+use super::lenient::{Duration, ExitCode, FromJson, Lenient};
+use super::stream::{Batches, Item, Progress, SessionTable, Stream};
 use crate::entry::{Entry, MetaValue, Metadata, Outcome, Params, Text};
 use crate::pack::reads::FieldsRead;
 use crate::time::parse_timestamp;
@@ -132,6 +133,64 @@ impl<'de> FromJson<'de> for RawMetadata {
     }
 }
 
+/// A CLEO audit log: one `AuditEntry` per line. An empty input is an empty audit log.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CleoJsonl;
+
+impl SourceFormat for CleoJsonl {
+    fn name(&self) -> &str {
+        "cleo-jsonl"
+    }
+
+    fn noun(&self) -> &str {
+        "a CLEO audit log"
+    }
+
+    fn about(&self) -> &str {
+        "A CLEO audit log, one entry per line"
+    }
+
+    fn sniff(&self, evidence: &Evidence<'_>) -> Sniff {
+        match evidence {
+            Evidence::Object(map)
+                if map.contains_key("domain") || map.contains_key("operation") =>
+            {
+                Sniff::Likely
+            }
+            Evidence::Empty => Sniff::Likely,
+            _ => Sniff::No,
+        }
+    }
+
+    fn read(
+        &self,
+        input: &Input<'_>,
+        filter: &SessionFilter,
+        options: &ReadOptions,
+    ) -> Result<SourceRead, SourceError> {
+        let chunks = match input {
+            Input::File(path) => Chunks::open(path, None)?,
+            Input::Bytes { name, bytes } => Chunks::new(Box::new(*bytes), name, None),
+        };
+        read_chunks(chunks, input.name(), filter, options)
+    }
+
+    fn streams(&self) -> bool {
+        true
+    }
+
+    fn open_stream<'p>(
+        &self,
+        path: &Path,
+        filter: &SessionFilter,
+        options: &ReadOptions,
+        progress: Option<Progress<'p>>,
+    ) -> Result<Option<Stream<'p>>, SourceError> {
+        let (table, batches) = open_stream(path, filter, options, progress)?;
+        Ok(Some(Stream::new(table, batches, false)))
+    }
+}
+
 /// Bytes read at a time: enough lines to keep both cores busy, small next to the file.
 const CHUNK_BYTES: usize = 4 << 20;
 /// Lines per parallel task within a chunk.
@@ -142,12 +201,12 @@ const PIECE_BYTES: usize = 256 << 10;
 /// session that was not asked for (a log that is partly unreadable should not grade
 /// quietly), unless `options` skip bad lines; a final line without a newline that is not
 /// JSON is a line still being written, and is skipped with a warning.
-pub fn read_jsonl(
+fn read_chunks(
+    mut chunks: Chunks<'_>,
     path: &Path,
     filter: &SessionFilter,
     options: &ReadOptions,
 ) -> Result<SourceRead, SourceError> {
-    let mut chunks = Chunks::open(path, None)?;
     let mut groups = SessionGroups::default();
     let mut warnings = Vec::new();
     let mut skipped_lines = 0;
@@ -177,7 +236,7 @@ pub fn read_jsonl(
 }
 
 /// First pass of a streamed read: the session table. Then the batches of the second pass.
-pub(crate) fn open_stream<'p>(
+fn open_stream<'p>(
     path: &Path,
     filter: &SessionFilter,
     options: &ReadOptions,
@@ -229,8 +288,8 @@ pub(crate) fn open_stream<'p>(
     Ok((table, batches))
 }
 
-pub(crate) struct JsonlBatches<'p> {
-    chunks: Chunks,
+struct JsonlBatches<'p> {
+    chunks: Chunks<'static>,
     filter: SessionFilter,
     options: ReadOptions,
     path: PathBuf,
@@ -309,9 +368,9 @@ impl std::ops::Deref for Chunk {
     }
 }
 
-/// A file read as chunks of whole lines.
-struct Chunks {
-    file: File,
+/// A file (or bytes in memory) read as chunks of whole lines.
+struct Chunks<'r> {
+    file: Box<dyn Read + Send + 'r>,
     path: PathBuf,
     carry: Vec<u8>,
     /// Bytes still to read, when the read is bounded.
@@ -324,13 +383,17 @@ struct Chunks {
     spare: Option<Vec<u8>>,
 }
 
-impl Chunks {
-    fn open(path: &Path, limit: Option<u64>) -> Result<Chunks, SourceError> {
+impl<'r> Chunks<'r> {
+    fn open(path: &Path, limit: Option<u64>) -> Result<Chunks<'static>, SourceError> {
         let file = File::open(path).map_err(|source| SourceError::Io {
             path: path.to_owned(),
             source,
         })?;
-        Ok(Chunks {
+        Ok(Chunks::new(Box::new(file), path, limit))
+    }
+
+    fn new(file: Box<dyn Read + Send + 'r>, path: &Path, limit: Option<u64>) -> Chunks<'r> {
+        Chunks {
             file,
             path: path.to_owned(),
             carry: Vec::new(),
@@ -339,7 +402,7 @@ impl Chunks {
             lines: 0,
             eof: false,
             spare: None,
-        })
+        }
     }
 
     /// Hands a chunk's buffer back for the next read.

@@ -13,7 +13,11 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::{json_kind, Place, SessionFilter, SourceError, SourceRead, SourceWarning};
+use super::common::{
+    describe_json_error, json_kind, Input, Place, ReadOptions, SessionFilter, SourceError,
+    SourceRead, SourceWarning,
+};
+use super::format::{Evidence, Sniff, SourceFormat};
 use crate::entry::{Entry, MetaValue, Metadata, Outcome, Params, Session};
 use crate::time::{parse_timestamp, InstantMs};
 
@@ -23,19 +27,73 @@ pub const SOURCE: &str = "langfuse";
 /// attributes as JSON strings, sometimes twice encoded).
 const DECODE_DEPTH: usize = 3;
 
-pub fn read_langfuse(path: &Path, filter: &SessionFilter) -> Result<SourceRead, SourceError> {
-    let text = std::fs::read(path).map_err(|source| SourceError::Io {
-        path: path.to_owned(),
-        source,
-    })?;
-    let doc: Value = serde_json::from_slice(&text).map_err(|err| SourceError::BadLine {
-        path: path.to_owned(),
-        line: err.line() as u64,
-        message: format!(
-            "not a Langfuse trace, which is one JSON document: {}",
-            super::describe_json_error(&err)
-        ),
-    })?;
+/// A Langfuse trace: the UI's download or the API's trace response, one JSON document.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LangfuseTrace;
+
+impl SourceFormat for LangfuseTrace {
+    fn name(&self) -> &str {
+        SOURCE
+    }
+
+    fn noun(&self) -> &str {
+        "a Langfuse trace"
+    }
+
+    fn about(&self) -> &str {
+        "A Langfuse trace download or API trace response"
+    }
+
+    fn sniff(&self, evidence: &Evidence<'_>) -> Sniff {
+        match evidence {
+            Evidence::Object(map)
+                if map.get("observations").is_some_and(Value::is_array)
+                    && (map.get("trace").is_some_and(Value::is_object)
+                        || map.contains_key("id")) =>
+            {
+                Sniff::Certain
+            }
+            _ => Sniff::No,
+        }
+    }
+
+    fn document_keys(&self) -> Option<&str> {
+        Some("`trace` and `observations` (Langfuse)")
+    }
+
+    fn read(
+        &self,
+        input: &Input<'_>,
+        filter: &SessionFilter,
+        _: &ReadOptions,
+    ) -> Result<SourceRead, SourceError> {
+        let path = input.name();
+        let text = input.bytes()?;
+        let doc: Value = serde_json::from_slice(&text).map_err(|err| SourceError::BadLine {
+            path: path.to_owned(),
+            line: err.line() as u64,
+            message: format!(
+                "not a Langfuse trace, which is one JSON document: {}",
+                describe_json_error(&err)
+            ),
+        })?;
+        LangfuseTrace::read_document(path, doc, filter)
+    }
+}
+
+impl LangfuseTrace {
+    /// Reads a trace document already parsed (one fetched from the API, say); `path` is how
+    /// messages name it.
+    pub fn read_document(
+        path: &Path,
+        doc: Value,
+        filter: &SessionFilter,
+    ) -> Result<SourceRead, SourceError> {
+        read_trace(path, doc, filter)
+    }
+}
+
+fn read_trace(path: &Path, doc: Value, filter: &SessionFilter) -> Result<SourceRead, SourceError> {
     let not = |reason: String| SourceError::NotLangfuse {
         path: path.to_owned(),
         reason,
@@ -318,7 +376,11 @@ mod tests {
     fn read(text: &str) -> Result<SourceRead, SourceError> {
         let mut f = tempfile::NamedTempFile::new().unwrap();
         f.write_all(text.as_bytes()).unwrap();
-        read_langfuse(f.path(), &SessionFilter::All)
+        LangfuseTrace.read(
+            &Input::File(f.path()),
+            &SessionFilter::All,
+            &ReadOptions::default(),
+        )
     }
 
     #[test]

@@ -1,0 +1,586 @@
+//! The source formats the engine knows, in the order detection asks them, and what is
+//! done with them: detection by content, reading a file, a folder or bytes, and choosing
+//! to stream.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use rayon::prelude::*;
+use serde_json::Value;
+
+use super::claude_code::ClaudeCode;
+use super::cleo_db::CleoDb;
+use super::cleo_jsonl::CleoJsonl;
+use super::common::{
+    describe_json_error, json_kind, Input, Place, ReadOptions, SessionFilter, SourceError,
+    SourceRead, SourceWarning,
+};
+use super::format::{Evidence, Sniff, SourceFormat};
+use super::langfuse_trace::LangfuseTrace;
+use super::stream::{Mapped, Progress, StreamError};
+use crate::entry::Session;
+
+/// How many non-blank lines detection looks at before giving up.
+const DETECT_LINES: usize = 32;
+/// How many bytes [`Evidence::Head`] shows.
+const HEAD_BYTES: usize = 16;
+/// How deep a folder source is searched for files (Claude Code keeps subagents in
+/// `<session>/subagents/agent-*.jsonl`).
+const FOLDER_DEPTH: usize = 3;
+
+/// A second format under a name already taken.
+#[derive(Debug, thiserror::Error)]
+#[error("a source format named `{0}` is registered already")]
+pub struct DuplicateFormat(pub String);
+
+/// The source formats a run can read. [`Registry::builtin`] holds the engine's own; a
+/// clone of it can take more at run time ([`Registry::register`]), such as a plugin's.
+#[derive(Clone)]
+pub struct Registry {
+    formats: Vec<Arc<dyn SourceFormat>>,
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Registry {
+            // Detection asks in this order; ties between equally sure formats go to the first.
+            formats: vec![
+                Arc::new(CleoDb),
+                Arc::new(CleoJsonl),
+                Arc::new(ClaudeCode),
+                Arc::new(LangfuseTrace),
+            ],
+        }
+    }
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.names()).finish()
+    }
+}
+
+impl Registry {
+    /// The formats built into the engine, shared.
+    pub fn builtin() -> &'static Registry {
+        static BUILTIN: OnceLock<Registry> = OnceLock::new();
+        BUILTIN.get_or_init(Registry::default)
+    }
+
+    /// A registry with no formats at all.
+    pub fn empty() -> Registry {
+        Registry {
+            formats: Vec::new(),
+        }
+    }
+
+    /// Adds a format after those already known (so built-in formats win detection ties).
+    pub fn register(&mut self, format: Arc<dyn SourceFormat>) -> Result<(), DuplicateFormat> {
+        if self.get(format.name()).is_some() {
+            return Err(DuplicateFormat(format.name().to_owned()));
+        }
+        self.formats.push(format);
+        Ok(())
+    }
+
+    /// The format with this `--source-format` name.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn SourceFormat>> {
+        self.formats.iter().find(|f| f.name() == name)
+    }
+
+    /// Every format, in detection order.
+    pub fn formats(&self) -> impl Iterator<Item = &Arc<dyn SourceFormat>> {
+        self.formats.iter()
+    }
+
+    /// Every format's name, in detection order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.formats.iter().map(|f| f.name())
+    }
+
+    /// The formats detection tries, as a phrase: `a CLEO database, … and a Langfuse trace`.
+    fn tried(&self) -> String {
+        let nouns: Vec<&str> = self.formats.iter().map(|f| f.noun()).collect();
+        match nouns.split_last() {
+            None => "no format at all".to_owned(),
+            Some((last, [])) => (*last).to_owned(),
+            Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        }
+    }
+
+    /// The format surest of `evidence`: the first certain one, else the first likely one.
+    fn pick(&self, evidence: &Evidence<'_>) -> Option<&Arc<dyn SourceFormat>> {
+        let mut likely = None;
+        for format in &self.formats {
+            match format.sniff(evidence) {
+                Sniff::Certain => return Some(format),
+                Sniff::Likely => {
+                    likely.get_or_insert(format);
+                }
+                Sniff::No => {}
+            }
+        }
+        likely
+    }
+
+    fn unknown(&self, input: &Input<'_>, reason: String) -> SourceError {
+        SourceError::UnknownFormat {
+            path: input.name().to_owned(),
+            tried: self.tried(),
+            reason,
+        }
+    }
+
+    /// Tells the formats apart by content: the first bytes (a SQLite header is a CLEO
+    /// database); otherwise the first JSON lines (a Claude Code record, a CLEO audit entry,
+    /// a `{loglines}` or Langfuse document on one line), and if the first line is not JSON
+    /// on its own, the whole input as one JSON document (a pretty-printed `{loglines}`
+    /// wrapper or Langfuse trace). An empty input is an (empty) CLEO audit log.
+    pub fn detect(&self, input: &Input<'_>) -> Result<Arc<dyn SourceFormat>, SourceError> {
+        let name = input.name();
+        let io = |source| SourceError::Io {
+            path: name.to_owned(),
+            source,
+        };
+        let mut reader: Box<dyn BufRead + '_> = match input {
+            Input::File(path) => Box::new(BufReader::new(std::fs::File::open(path).map_err(io)?)),
+            Input::Bytes { bytes, .. } => Box::new(*bytes),
+        };
+        let mut head = [0u8; HEAD_BYTES];
+        let mut filled = 0;
+        while filled < head.len() {
+            let n = reader.read(&mut head[filled..]).map_err(io)?;
+            if n == 0 {
+                break;
+            }
+            filled += n;
+        }
+        if let Some(format) = self.pick(&Evidence::Head(&head[..filled])) {
+            return Ok(format.clone());
+        }
+        let mut reader = std::io::Cursor::new(&head[..filled]).chain(reader);
+        let mut line = Vec::new();
+        let mut seen = 0;
+        let mut first_problem: Option<String> = None;
+        let mut line_no = 0u64;
+        while seen < DETECT_LINES {
+            line.clear();
+            if reader.read_until(b'\n', &mut line).map_err(io)? == 0 {
+                break;
+            }
+            line_no += 1;
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            seen += 1;
+            match serde_json::from_slice::<Value>(&line) {
+                Ok(Value::Object(map)) => {
+                    if let Some(format) = self.pick(&Evidence::Object(&map)) {
+                        return Ok(format.clone());
+                    }
+                    first_problem.get_or_insert_with(|| {
+                        format!(
+                            "line {line_no} is a JSON object with none of the keys of a known record"
+                        )
+                    });
+                }
+                Ok(other) => {
+                    first_problem.get_or_insert_with(|| {
+                        format!(
+                            "line {line_no} is a JSON {}, not an object",
+                            json_kind(&other)
+                        )
+                    });
+                }
+                Err(err) => {
+                    if seen == 1
+                        && line
+                            .iter()
+                            .find(|b| !b.is_ascii_whitespace())
+                            .is_some_and(|b| matches!(b, b'{' | b'['))
+                    {
+                        // Perhaps a pretty-printed document: read it whole.
+                        if let Some(found) = self.detect_document(input)? {
+                            return found;
+                        }
+                    }
+                    first_problem.get_or_insert_with(|| {
+                        format!(
+                            "line {line_no} is not valid JSON: {}",
+                            describe_json_error(&err)
+                        )
+                    });
+                }
+            }
+        }
+        let Some(reason) = first_problem else {
+            return match self.pick(&Evidence::Empty) {
+                Some(format) => Ok(format.clone()),
+                None => Err(self.unknown(input, "it is empty".to_owned())),
+            };
+        };
+        let signatures: Vec<&str> = self
+            .formats
+            .iter()
+            .filter_map(|f| f.head_signature())
+            .collect();
+        let reason = if signatures.is_empty() {
+            reason
+        } else {
+            format!("it has no {}, and {reason}", signatures.join(" or "))
+        };
+        Err(self.unknown(input, reason))
+    }
+
+    /// Detection by the whole input read as one JSON document; `None` when it is not JSON.
+    #[allow(clippy::type_complexity)]
+    fn detect_document(
+        &self,
+        input: &Input<'_>,
+    ) -> Result<Option<Result<Arc<dyn SourceFormat>, SourceError>>, SourceError> {
+        let text = input.bytes()?;
+        Ok(match serde_json::from_slice::<Value>(&text) {
+            Ok(Value::Object(map)) => Some(match self.pick(&Evidence::Object(&map)) {
+                Some(format) => Ok(format.clone()),
+                None => {
+                    let keys: Vec<&str> = self
+                        .formats
+                        .iter()
+                        .filter_map(|f| f.document_keys())
+                        .collect();
+                    Err(self.unknown(
+                        input,
+                        format!("it is one JSON object, but without {}", keys.join(" or ")),
+                    ))
+                }
+            }),
+            Ok(other) => Some(Err(self.unknown(
+                input,
+                format!("it is one JSON {}, not an object", json_kind(&other)),
+            ))),
+            Err(_) => None,
+        })
+    }
+
+    /// Reads the sessions of a source, in `format` or the detected one. A folder is read
+    /// by the format that reads folders (Claude Code: every `*.jsonl` in it and its
+    /// subfolders, where subagent transcripts are kept, sessions gathered by `sessionId`).
+    pub fn read(
+        &self,
+        input: &Input<'_>,
+        format: Option<&dyn SourceFormat>,
+        filter: &SessionFilter,
+        options: &ReadOptions,
+    ) -> Result<SourceRead, SourceError> {
+        if let Input::File(path) = input {
+            if path.is_dir() {
+                return self.read_folder(path, format, filter, options);
+            }
+        }
+        match format {
+            Some(format) => format.read(input, filter, options),
+            None => self.detect(input)?.read(input, filter, options),
+        }
+    }
+
+    /// Reads every file of a folder source. Unless the format was asked for, a file that is
+    /// not of the folder's format (by content) is skipped with a warning.
+    fn read_folder(
+        &self,
+        dir: &Path,
+        asked: Option<&dyn SourceFormat>,
+        filter: &SessionFilter,
+        options: &ReadOptions,
+    ) -> Result<SourceRead, SourceError> {
+        let folder_format = match asked {
+            Some(format) if format.folder_extension().is_some() => format,
+            Some(other) => {
+                return Err(SourceError::FolderNotClaudeCode {
+                    path: dir.to_owned(),
+                    format: other.name().to_owned(),
+                })
+            }
+            None => match self.formats.iter().find(|f| f.folder_extension().is_some()) {
+                Some(format) => format.as_ref(),
+                None => {
+                    return Err(SourceError::Format {
+                        path: dir.to_owned(),
+                        message: "is a folder, and no source format reads folders".to_owned(),
+                    })
+                }
+            },
+        };
+        let extension = folder_format.folder_extension().unwrap_or_default();
+        let mut files = Vec::new();
+        let mut skipped = Vec::new();
+        collect_files(dir, extension, FOLDER_DEPTH, &mut files, &mut skipped)?;
+        files.sort();
+        skipped.sort_by(|a, b| a.path.cmp(&b.path));
+        if files.is_empty() {
+            return Err(SourceError::EmptyFolder {
+                path: dir.to_owned(),
+            });
+        }
+        if asked.is_none() {
+            let mut kept = Vec::with_capacity(files.len());
+            for file in files {
+                let noun = folder_format.noun();
+                match self.detect(&Input::File(&file)) {
+                    Ok(found) if found.name() == folder_format.name() => kept.push(file),
+                    Ok(other) => skipped.push(SourceWarning {
+                        path: file,
+                        place: Place::File,
+                        message: format!(
+                            "skipped: it reads as a `{}` source, not {noun}",
+                            other.name()
+                        ),
+                    }),
+                    Err(SourceError::UnknownFormat { reason, .. }) => skipped.push(SourceWarning {
+                        path: file,
+                        place: Place::File,
+                        message: format!("skipped: not {noun} ({reason})"),
+                    }),
+                    Err(other) => return Err(other),
+                }
+            }
+            files = kept;
+        }
+        let mut read = folder_format.read_files(&files, filter, options)?;
+        skipped.append(&mut read.warnings);
+        read.warnings = skipped;
+        Ok(read)
+    }
+
+    /// Reads every wanted session of a source and calls `f` on each, in parallel, as soon as
+    /// it is complete (streaming when the format streams). Returns the results in the order
+    /// of each session's first entry. A source error wins over an error of `f` (as if the
+    /// source were read before grading). Warnings of a whole read are dropped here.
+    pub fn map_sessions<T, E, F>(
+        &self,
+        path: &Path,
+        format: Option<&dyn SourceFormat>,
+        filter: &SessionFilter,
+        options: &ReadOptions,
+        progress: Option<Progress<'_>>,
+        f: F,
+    ) -> Result<Mapped<T>, StreamError<E>>
+    where
+        T: Send,
+        E: Send,
+        F: Fn(Session) -> Result<T, E> + Sync,
+    {
+        let input = Input::File(path);
+        // Warnings and skipped lines of a whole read are dropped here, as they always were;
+        // callers that want them read the source with `read`.
+        let sessions = if path.is_dir() {
+            self.read(&input, format, filter, options)?.sessions
+        } else {
+            let detected;
+            let format = match format {
+                Some(format) => format,
+                None => {
+                    detected = self.detect(&input)?;
+                    detected.as_ref()
+                }
+            };
+            if let Some(stream) = format.open_stream(path, filter, options, progress)? {
+                return stream.map(&f);
+            }
+            format.read(&input, filter, options)?.sessions
+        };
+        sessions
+            .into_par_iter()
+            .map(&f)
+            .collect::<Result<Vec<T>, E>>()
+            .map(|results| Mapped {
+                results,
+                warnings: Vec::new(),
+                skipped_lines: 0,
+            })
+            .map_err(StreamError::Session)
+    }
+}
+
+/// Every file with `extension` under `dir`, `depth` folders deep. An entry that is not a
+/// regular file (a dangling link, a FIFO that would block, a device such as `/dev/zero`
+/// that never ends) is skipped with a warning: one odd entry must not cost the whole folder
+/// its grades.
+fn collect_files(
+    dir: &Path,
+    extension: &str,
+    depth: usize,
+    out: &mut Vec<PathBuf>,
+    skipped: &mut Vec<SourceWarning>,
+) -> Result<(), SourceError> {
+    let io = |source| SourceError::Io {
+        path: dir.to_owned(),
+        source,
+    };
+    for item in std::fs::read_dir(dir).map_err(io)? {
+        let path = item.map_err(io)?.path();
+        if path.is_dir() {
+            if depth > 0 {
+                collect_files(&path, extension, depth - 1, out, skipped)?;
+            }
+            continue;
+        }
+        if path.extension().is_none_or(|e| e != extension) {
+            continue;
+        }
+        let why = match std::fs::metadata(&path) {
+            Ok(meta) if meta.is_file() => {
+                out.push(path);
+                continue;
+            }
+            Ok(_) => {
+                "skipped: not a regular file (a FIFO, socket or device is not read from a folder)"
+                    .to_owned()
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                "skipped: a link to a file that does not exist".to_owned()
+            }
+            Err(e) => format!("skipped: cannot read it ({e})"),
+        };
+        skipped.push(SourceWarning {
+            path,
+            place: Place::File,
+            message: why,
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::entry::{Entry, Metadata, Outcome, Params};
+
+    /// Lines of `session<TAB>operation`, recognised by a `#toy` first line.
+    struct Toy;
+
+    impl SourceFormat for Toy {
+        fn name(&self) -> &str {
+            "toy"
+        }
+        fn noun(&self) -> &str {
+            "a toy log"
+        }
+        fn about(&self) -> &str {
+            "A toy log"
+        }
+        fn sniff(&self, evidence: &Evidence<'_>) -> Sniff {
+            match evidence {
+                Evidence::Head(head) if head.starts_with(b"#toy") => Sniff::Certain,
+                _ => Sniff::No,
+            }
+        }
+        fn read(
+            &self,
+            input: &Input<'_>,
+            filter: &SessionFilter,
+            _: &ReadOptions,
+        ) -> Result<SourceRead, SourceError> {
+            let bytes = input.bytes()?;
+            let mut groups = super::super::common::SessionGroups::default();
+            for line in String::from_utf8_lossy(&bytes).lines().skip(1) {
+                let (session, operation) =
+                    line.split_once('\t').ok_or_else(|| SourceError::Format {
+                        path: input.name().to_owned(),
+                        message: format!("no tab in `{line}`"),
+                    })?;
+                if filter.wants(session) {
+                    groups.push(Entry {
+                        timestamp: "2026-01-01T00:00:00Z".into(),
+                        instant: 0,
+                        session_id: session.into(),
+                        domain: "toy".into(),
+                        operation: operation.into(),
+                        params: Params::new(),
+                        result: Outcome {
+                            success: true,
+                            exit_code: 0,
+                            duration: 0.0,
+                        },
+                        metadata: Metadata::with_source("toy"),
+                        error: None,
+                    });
+                }
+            }
+            Ok(SourceRead {
+                sessions: groups.into_sessions().0,
+                ..SourceRead::default()
+            })
+        }
+    }
+
+    #[test]
+    fn a_format_registered_at_run_time_is_detected_and_read_from_bytes() {
+        let mut registry = Registry::builtin().clone();
+        registry.register(Arc::new(Toy)).unwrap();
+        let input = Input::Bytes {
+            name: Path::new("-"),
+            bytes: b"#toy\ns1\tfind\ns2\tshow\ns1\tadd\n",
+        };
+        assert_eq!(registry.detect(&input).unwrap().name(), "toy");
+        let read = registry
+            .read(&input, None, &SessionFilter::All, &ReadOptions::default())
+            .unwrap();
+        let ops: Vec<Vec<&str>> = read
+            .sessions
+            .iter()
+            .map(|s| s.entries.iter().map(|e| e.operation.as_str()).collect())
+            .collect();
+        assert_eq!(ops, [vec!["find", "add"], vec!["show"]]);
+        assert!(
+            registry.register(Arc::new(Toy)).is_err(),
+            "a name is taken once"
+        );
+        // The builtin registry does not know it, and says what it tried.
+        let err = Registry::builtin().detect(&input).unwrap_err().to_string();
+        assert!(err.contains("(tried a CLEO database, a CLEO audit log, a Claude Code transcript and a Langfuse trace)"), "{err}");
+        let err = registry
+            .detect(&Input::Bytes {
+                name: Path::new("-"),
+                bytes: b"nope\n",
+            })
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("a Langfuse trace and a toy log)"), "{err}");
+    }
+
+    #[test]
+    fn bytes_read_as_the_file_does() {
+        let log = concat!(
+            r#"{"timestamp":"2026-03-01T00:00:01Z","sessionId":"b","domain":"tasks","operation":"find","result":{"success":true}}"#,
+            "\n",
+            r#"{"timestamp":"2026-03-01T00:00:00Z","sessionId":"a","domain":"tasks","operation":"show","result":{"success":false}}"#,
+            "\n",
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        std::fs::write(&path, log).unwrap();
+        let registry = Registry::builtin();
+        let from_file = registry
+            .read(
+                &Input::File(&path),
+                None,
+                &SessionFilter::All,
+                &ReadOptions::default(),
+            )
+            .unwrap();
+        let from_bytes = registry
+            .read(
+                &Input::Bytes {
+                    name: &path,
+                    bytes: log.as_bytes(),
+                },
+                None,
+                &SessionFilter::All,
+                &ReadOptions::default(),
+            )
+            .unwrap();
+        assert_eq!(from_file, from_bytes);
+        assert_eq!(from_file.sessions.len(), 2);
+    }
+}
