@@ -784,3 +784,29 @@ fn yaml_nested_past_the_cap_is_refused_before_parsing() {
         "{said}"
     );
 }
+
+#[test]
+fn a_judgment_with_a_key_twice_is_refused_not_graded_on_one_of_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let judgment = dir.path().join("judgment.json");
+    std::fs::write(
+        &judgment,
+        r#"{"goal_achievement": {"score": 0, "evidence": [], "rationale": "a"},
+            "goal_achievement": {"score": 3, "evidence": [], "rationale": "b"}}"#,
+    )
+    .unwrap();
+    let out = run(&[
+        "--rubric",
+        "langfuse-v1",
+        "--judgment",
+        judgment.to_str().unwrap(),
+        "--no-record",
+        "s1",
+    ]);
+    assert_eq!(code(&out), 2, "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("the key `goal_achievement` appears twice in the object at `/`"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -360,6 +360,14 @@ pub fn parse_judgment(
         message: crate::entry::lowercase_first(&e.to_string()),
         start: quote_start(text, 80),
     })?;
+    // serde_json keeps the last of two equal keys: a judgment scoring a dimension twice
+    // would be graded on one of its answers in silence.
+    if let Err(e) = duplicate_keys(text) {
+        return Err(JudgmentError::Invalid {
+            origin: origin.to_owned(),
+            problems: vec![e.to_string()],
+        });
+    }
     let chunks: Vec<&Value> = match &value {
         Value::Array(items) if !items.is_empty() => items.iter().collect(),
         Value::Array(_) => {
@@ -566,4 +574,72 @@ mod tests {
         assert!((s.sd - sd).abs() < 1e-12);
         assert_eq!(Spread::of(&[0.5]), None);
     }
+}
+
+/// Checks a JSON text for an object with the same key twice; the error names the key and
+/// where it is (`/0/goal_achievement`).
+pub fn duplicate_keys(text: &str) -> Result<(), serde_json::Error> {
+    use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+
+    struct Walk(String);
+
+    impl<'de> DeserializeSeed<'de> for Walk {
+        type Value = ();
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for Walk {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("JSON")
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_str<E>(self, _: &str) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_unit<E>(self) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+            let mut i = 0;
+            while seq
+                .next_element_seed(Walk(format!("{}/{i}", self.0)))?
+                .is_some()
+            {
+                i += 1;
+            }
+            Ok(())
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            let mut seen = std::collections::HashSet::new();
+            while let Some(key) = map.next_key::<String>()? {
+                let at = format!("{}/{}", self.0, key.replace('~', "~0").replace('/', "~1"));
+                if !seen.insert(key.clone()) {
+                    return Err(serde::de::Error::custom(format!(
+                        "the key `{key}` appears twice in the object at `{}` (which one counts would be a guess)",
+                        if self.0.is_empty() { "/" } else { &self.0 }
+                    )));
+                }
+                map.next_value_seed(Walk(at))?;
+            }
+            Ok(())
+        }
+    }
+
+    let mut de = serde_json::Deserializer::from_str(text);
+    Walk(String::new()).deserialize(&mut de)?;
+    de.end()
 }
