@@ -810,3 +810,101 @@ fn a_judgment_with_a_key_twice_is_refused_not_graded_on_one_of_them() {
         stderr(&out)
     );
 }
+
+/// A Claude Code transcript of `n` messages, each with one `Read` of a different file.
+fn one_read_per_message(n: usize) -> String {
+    let mut text = String::new();
+    for i in 0..n {
+        text.push_str(&serde_json::json!({"type": "assistant", "sessionId": "long", "uuid": format!("u{i}"),
+            "timestamp": "2026-04-01T10:00:00.000Z",
+            "message": {"id": format!("msg_{i}"), "role": "assistant",
+                "content": [{"type": "tool_use", "id": format!("t{i}"), "name": "Read", "input": {"file_path": format!("/f{i}.py")}}]}}).to_string());
+        text.push('\n');
+        text.push_str(&serde_json::json!({"type": "user", "sessionId": "long", "uuid": format!("r{i}"),
+            "timestamp": "2026-04-01T10:00:01.000Z",
+            "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("t{i}"), "content": "ok"}]}}).to_string());
+        text.push('\n');
+    }
+    text
+}
+
+#[test]
+fn sequential_lookups_walks_a_long_run_once_within_the_operation_budget() {
+    // 2,000 lookups in a row: checking each against the whole run so far took ~16M
+    // operations and hit the limit; one map lookup per call stays far below it.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("long.jsonl"), one_read_per_message(2000)).unwrap();
+    let out = run_in(
+        dir.path(),
+        &[
+            "--rubric",
+            "claude-code-v1",
+            "--source",
+            "long.jsonl",
+            "--all",
+            "--format",
+            "jsonl",
+            "--no-record",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let result = &json_lines(&stdout(&out))[0];
+    let flags = result["flags"].to_string();
+    assert!(flags.contains("2000 Read calls one per message"), "{flags}");
+}
+
+#[test]
+fn a_script_walking_a_long_session_once_gets_operations_per_entry() {
+    // 2M loop steps over 100,000 entries are past the fixed 2M budget; a walk
+    // that is linear in the session must not be stopped, while a loop still is.
+    let dir = tempfile::tempdir().unwrap();
+    let pack = dir.path().join("walker");
+    std::fs::create_dir(&pack).unwrap();
+    std::fs::write(
+        pack.join("rubric.yaml"),
+        "id: walker\nversion: 0.1.0\nname: Walks every entry\ndimensions:\n  - id: d\n    max: 10\n    rules:\n      - id: walk\n        doc: counts entries the long way\n        script: walk.rhai\n",
+    )
+    .unwrap();
+    std::fs::write(
+        pack.join("walk.rhai"),
+        "let n = 0;\nfor i in 0..session.len() * 20 { n += 1; }\n#{ points: 10, evidence: `${n}` }\n",
+    )
+    .unwrap();
+    let mut log = String::new();
+    for i in 0..100_000 {
+        log.push_str(&format!(
+            "{{\"timestamp\":\"2026-03-01T09:00:00.000Z\",\"sessionId\":\"big\",\"domain\":\"tasks\",\"operation\":\"show\",\"params\":{{\"i\":{i}}},\"result\":{{\"success\":true,\"exitCode\":0,\"duration\":1}},\"metadata\":{{\"source\":\"mcp\"}}}}\n"
+        ));
+    }
+    std::fs::write(dir.path().join("big.jsonl"), log).unwrap();
+    let out = run_in(
+        dir.path(),
+        &[
+            "--rubric",
+            "./walker",
+            "--source",
+            "big.jsonl",
+            "--all",
+            "--format",
+            "jsonl",
+            "--no-record",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(json_lines(&stdout(&out))[0]["totalScore"], 10);
+    // The fixed part of the budget still stops a loop that does not end.
+    let out = run(&[
+        "--rubric",
+        "tests/fixtures/packs/runaway",
+        "--source",
+        EXAMPLE,
+        "--no-record",
+        "session-demo-sloppy",
+    ]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("too many operations"),
+        "{}",
+        stderr(&out)
+    );
+}

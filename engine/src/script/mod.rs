@@ -29,12 +29,22 @@ use memo::{Memo, Recorder, Remembered};
 pub use observe::Observable;
 use observe::{Answer, EntryAt, Getter, Probe};
 
-/// Bounds that stop a script within about a second on a slow machine.
+/// Bounds that stop a script within about a second on a slow machine: a run may take
+/// this many operations, plus [`OPERATIONS_PER_ENTRY`] for each entry of its session, so
+/// a script that walks a long session once is not stopped while one that loops is.
 pub const MAX_OPERATIONS: u64 = 2_000_000;
+/// The operations a run may spend per entry of its session, beyond [`MAX_OPERATIONS`].
+pub const OPERATIONS_PER_ENTRY: u64 = 400;
+
+thread_local! {
+    /// The operation budget of the run on this thread (runs do not nest).
+    static BUDGET: std::cell::Cell<u64> = const { std::cell::Cell::new(MAX_OPERATIONS) };
+}
 const MAX_CALL_LEVELS: usize = 32;
 const MAX_STRING_SIZE: usize = 1 << 20;
 const MAX_ARRAY_SIZE: usize = 1 << 20;
-const MAX_MAP_SIZE: usize = 1 << 16;
+/// As large as an array: a map keyed by file or target holds one key per call of a session.
+const MAX_MAP_SIZE: usize = 1 << 20;
 
 pub struct ScriptHost {
     engine: Engine,
@@ -199,7 +209,10 @@ impl ScriptHost {
     pub fn new() -> ScriptHost {
         let mut engine = Engine::new_raw();
         engine.register_global_module(StandardPackage::new().as_shared_module());
-        engine.set_max_operations(MAX_OPERATIONS);
+        // The budget depends on the session, so it is checked here rather than with
+        // `set_max_operations`, which is one number for every run.
+        engine
+            .on_progress(|ops| (ops > BUDGET.with(std::cell::Cell::get)).then_some(Dynamic::UNIT));
         engine.set_max_call_levels(MAX_CALL_LEVELS);
         engine.set_max_expr_depths(64, 32);
         engine.set_max_string_size(MAX_STRING_SIZE);
@@ -281,15 +294,31 @@ impl ScriptHost {
         let mut scope = Scope::new();
         scope.push("session", SessionView(Arc::clone(&run)));
         scope.push("score", score);
+        let budget = MAX_OPERATIONS
+            .saturating_add(OPERATIONS_PER_ENTRY.saturating_mul(on.entries.len() as u64));
+        BUDGET.with(|b| b.set(budget));
+        let mut over_budget = false;
         let result: Remembered = self
             .engine
             .eval_ast_with_scope::<Dynamic>(&mut scope, &script.ast)
-            .map_err(|e| crate::entry::lowercase_first(&e.to_string()))
+            .map_err(|e| match *e {
+                EvalAltResult::ErrorTerminated(_, at) => {
+                    over_budget = true;
+                    format!("too many operations ({at})")
+                }
+                other => crate::entry::lowercase_first(&other.to_string()),
+            })
             .and_then(outcome_from);
         // The scope holds the last other reference to the run (the outcome holds no handle).
         drop(scope);
         let result = Arc::new(result);
-        if let Some(recorder) = Arc::try_unwrap(run).ok().and_then(|run| run.recorder) {
+        // A run stopped by its budget is not remembered: the budget follows the session's
+        // length, which the run may not have asked for.
+        if let Some(recorder) = Arc::try_unwrap(run)
+            .ok()
+            .and_then(|run| run.recorder)
+            .filter(|_| !over_budget)
+        {
             script.memo.remember(recorder, &result);
         }
         resolve(&result, on)
