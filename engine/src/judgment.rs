@@ -529,53 +529,6 @@ fn aggregate(chunks: &[&Value], pack: &CompiledPack) -> Judgment {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_judgment_is_found_bare_fenced_or_alone_in_prose() {
-        assert_eq!(find_judgment_json("  {\"a\": 1}\n"), Ok("{\"a\": 1}"));
-        assert_eq!(find_judgment_json("[{\"a\": 1}]"), Ok("[{\"a\": 1}]"));
-        let fenced = "Sure.\n```json\n{\"a\": 1}\n```\nAnd {\"b\": 2} too.";
-        assert_eq!(find_judgment_json(fenced), Ok("{\"a\": 1}"));
-        let bare_fence = "```\n{\"a\": 1}\n```";
-        assert_eq!(find_judgment_json(bare_fence), Ok("{\"a\": 1}"));
-        // A fenced block in another language is not the judgment.
-        let other = "```python\nx = {}\n```\nResult: {\"a\": 1}";
-        assert_eq!(find_judgment_json(other), Ok("{\"a\": 1}"));
-        let prose = "My judgment is {\"a\": {\"b\": \"a } in a string\"}} as asked.";
-        assert_eq!(
-            find_judgment_json(prose),
-            Ok("{\"a\": {\"b\": \"a } in a string\"}}")
-        );
-        assert_eq!(
-            find_judgment_json("first {\"a\": 1} then {\"a\": 2}"),
-            Err(ReplyError::Ambiguous(2))
-        );
-        assert_eq!(find_judgment_json("no idea"), Err(ReplyError::NoJson));
-        assert_eq!(find_judgment_json("{ broken"), Err(ReplyError::NoJson));
-        // A reply cut off mid-object holds no object.
-        assert_eq!(
-            find_judgment_json("Here: {\"a\": {\"b\": 1}"),
-            Ok("{\"b\": 1}"),
-            "only the complete inner object is there to read"
-        );
-    }
-
-    #[test]
-    fn spread_is_min_max_and_population_sd() {
-        let s = Spread::of(&[0.2, 0.4, 0.9]).unwrap();
-        assert_eq!((s.min, s.max), (0.2, 0.9));
-        let mean = 0.5;
-        let sd = (((0.2f64 - mean).powi(2) + (0.4f64 - mean).powi(2) + (0.9f64 - mean).powi(2))
-            / 3.0)
-            .sqrt();
-        assert!((s.sd - sd).abs() < 1e-12);
-        assert_eq!(Spread::of(&[0.5]), None);
-    }
-}
-
 /// Checks a JSON text for an object with the same key twice; the error names the key and
 /// where it is (`/0/goal_achievement`).
 pub fn duplicate_keys(text: &str) -> Result<(), serde_json::Error> {
@@ -642,4 +595,51 @@ pub fn duplicate_keys(text: &str) -> Result<(), serde_json::Error> {
     let mut de = serde_json::Deserializer::from_str(text);
     Walk(String::new()).deserialize(&mut de)?;
     de.end()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_judgment_is_found_bare_fenced_or_alone_in_prose() {
+        assert_eq!(find_judgment_json("  {\"a\": 1}\n"), Ok("{\"a\": 1}"));
+        assert_eq!(find_judgment_json("[{\"a\": 1}]"), Ok("[{\"a\": 1}]"));
+        let fenced = "Sure.\n```json\n{\"a\": 1}\n```\nAnd {\"b\": 2} too.";
+        assert_eq!(find_judgment_json(fenced), Ok("{\"a\": 1}"));
+        let bare_fence = "```\n{\"a\": 1}\n```";
+        assert_eq!(find_judgment_json(bare_fence), Ok("{\"a\": 1}"));
+        // A fenced block in another language is not the judgment.
+        let other = "```python\nx = {}\n```\nResult: {\"a\": 1}";
+        assert_eq!(find_judgment_json(other), Ok("{\"a\": 1}"));
+        let prose = "My judgment is {\"a\": {\"b\": \"a } in a string\"}} as asked.";
+        assert_eq!(
+            find_judgment_json(prose),
+            Ok("{\"a\": {\"b\": \"a } in a string\"}}")
+        );
+        assert_eq!(
+            find_judgment_json("first {\"a\": 1} then {\"a\": 2}"),
+            Err(ReplyError::Ambiguous(2))
+        );
+        assert_eq!(find_judgment_json("no idea"), Err(ReplyError::NoJson));
+        assert_eq!(find_judgment_json("{ broken"), Err(ReplyError::NoJson));
+        // A reply cut off mid-object holds no object.
+        assert_eq!(
+            find_judgment_json("Here: {\"a\": {\"b\": 1}"),
+            Ok("{\"b\": 1}"),
+            "only the complete inner object is there to read"
+        );
+    }
+
+    #[test]
+    fn spread_is_min_max_and_population_sd() {
+        let s = Spread::of(&[0.2, 0.4, 0.9]).unwrap();
+        assert_eq!((s.min, s.max), (0.2, 0.9));
+        let mean = 0.5;
+        let sd = (((0.2f64 - mean).powi(2) + (0.4f64 - mean).powi(2) + (0.9f64 - mean).powi(2))
+            / 3.0)
+            .sqrt();
+        assert!((s.sd - sd).abs() < 1e-12);
+        assert_eq!(Spread::of(&[0.5]), None);
+    }
 }
