@@ -5,6 +5,10 @@
 //! (references resolved, every problem collected, scripts compiled once) and
 //! [`pack::CompiledPack::grade`] (one session at a time; sessions are independent).
 
+// No unwrap, expect or panic outside tests: input must never crash the grader, and a failure
+// must say what failed (clippy.toml allows them in `#[cfg(test)]` code).
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 pub mod agreement;
 pub mod entry;
 pub mod eval;
