@@ -552,3 +552,661 @@ fn repeated_runs_give_spread_and_agreement_matching_the_reference_in_order() {
     assert_eq!(server.requests().len(), 24);
     assert_eq!(json_lines(&stdout(&again))[0]["judge"]["cached"], 3);
 }
+
+// ---------------------------------------------------------------------------------------
+// Langfuse: a stand-in serving the real trace downloads through v4 and v3, and recording
+// pushed scores.
+
+const TRACES: [&str; 3] = [
+    "claude-agent-2025-12-22.trace.json",
+    "openai-agents-2025-09-30.trace.json",
+    "pydantic-ai-tools-2025-12-04.trace.json",
+];
+const SESSION: &str = "demo-session";
+/// `pk-lf-test:sk-lf-test`
+const AUTH: &str = "Basic cGstbGYtdGVzdDpzay1sZi10ZXN0";
+
+/// The real trace downloads, each put into the session `demo-session` (the downloads
+/// belong to no session; that one field is the only change).
+fn trace_downloads() -> Vec<Value> {
+    TRACES
+        .iter()
+        .map(|name| {
+            let path = repo_root()
+                .join("rubrics/claude-code-v1/tests/real/langfuse_traces")
+                .join(name);
+            let mut doc: Value =
+                serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+            doc["trace"]["sessionId"] = json!(SESSION);
+            doc
+        })
+        .collect()
+}
+
+/// Langfuse's schema `name`, resolvable against the whole OpenAPI document, with
+/// OpenAPI's `nullable: true` written as JSON Schema says it (a validator ignores it).
+fn openapi_validator(name: &str) -> jsonschema::Validator {
+    let text =
+        std::fs::read_to_string(repo_root().join("tests/fixtures/langfuse/openapi.yml")).unwrap();
+    let mut doc: Value = serde_yaml::from_str(&text).unwrap();
+    allow_nulls(&mut doc["components"]);
+    let schema =
+        json!({"$ref": format!("#/components/schemas/{name}"), "components": doc["components"]});
+    jsonschema::validator_for(&schema).unwrap()
+}
+
+fn allow_nulls(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for v in map.values_mut() {
+                allow_nulls(v);
+            }
+            if map.remove("nullable") == Some(json!(true)) {
+                if let Some(Value::String(t)) = map.get("type").cloned() {
+                    map.insert("type".into(), json!([t, "null"]));
+                    if let Some(Value::Array(e)) = map.get_mut("enum") {
+                        e.push(Value::Null);
+                    }
+                } else if let Some(r) = map.remove("$ref") {
+                    map.insert("anyOf".into(), json!([{"$ref": r}, {"type": "null"}]));
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(allow_nulls),
+        _ => {}
+    }
+}
+
+fn schema_errors(validator: &jsonschema::Validator, value: &Value) -> Vec<String> {
+    validator
+        .iter_errors(value)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect()
+}
+
+/// An observation of a download as `GET /api/public/v2/observations` serves it: inputs
+/// and outputs as raw strings, the model as `providedModelName`, trace context alongside.
+fn observation_v2(o: &Value, trace: &Value) -> Value {
+    let raw = |v: Option<&Value>| match v {
+        None | Some(Value::Null) => Value::Null,
+        Some(Value::String(s)) => json!(s),
+        Some(other) => json!(other.to_string()),
+    };
+    let mut out = serde_json::Map::new();
+    for key in [
+        "id",
+        "traceId",
+        "startTime",
+        "endTime",
+        "projectId",
+        "parentObservationId",
+        "type",
+        "name",
+        "level",
+        "statusMessage",
+        "version",
+        "environment",
+        "completionStartTime",
+        "createdAt",
+        "updatedAt",
+        "metadata",
+        "internalModelId",
+        "modelParameters",
+        "usageDetails",
+        "costDetails",
+        "totalCost",
+        "usagePricingTierName",
+        "promptId",
+        "promptName",
+        "promptVersion",
+        "latency",
+        "timeToFirstToken",
+    ] {
+        out.insert(key.to_owned(), o.get(key).cloned().unwrap_or(Value::Null));
+    }
+    out.insert("input".into(), raw(o.get("input")));
+    out.insert("output".into(), raw(o.get("output")));
+    out.insert(
+        "providedModelName".into(),
+        o.get("model").cloned().unwrap_or(Value::Null),
+    );
+    out.insert(
+        "isRootObservation".into(),
+        json!(o["parentObservationId"].is_null()),
+    );
+    out.insert("sessionId".into(), trace["sessionId"].clone());
+    out.insert("userId".into(), trace["userId"].clone());
+    out.insert("traceName".into(), trace["name"].clone());
+    out.insert("tags".into(), trace["tags"].clone());
+    out.insert("release".into(), trace["release"].clone());
+    for key in ["modelId", "inputPrice", "outputPrice", "totalPrice"] {
+        out.insert(key.into(), Value::Null);
+    }
+    Value::Object(out)
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Api {
+    V4,
+    V3,
+}
+
+/// A Langfuse stand-in. `v4` picks whether `GET /api/public/v2/observations` exists;
+/// `first` answers the first request instead (a 429, a 403…); `push` answers score
+/// batches (a status and body), else 202 `{}` with every score kept by id (so re-sent
+/// scores replace the earlier ones, as Langfuse updates them).
+struct Langfuse {
+    server: Server,
+    scores: Arc<Mutex<Vec<Value>>>,
+    problems: Arc<Mutex<Vec<String>>>,
+}
+
+fn langfuse(api: Api, first: Option<Response>, push: Option<Response>) -> Langfuse {
+    let downloads = trace_downloads();
+    let scores: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let problems: Arc<Mutex<Vec<String>>> = Arc::default();
+    let first = Mutex::new(first);
+    let (kept, probs) = (Arc::clone(&scores), Arc::clone(&problems));
+    let page_schema = openapi_validator("ObservationsV2Response");
+    let score_schema = openapi_validator("CreateScoreRequest");
+    let server = serve(move |request: &Request| {
+        if let Some(response) = first.lock().unwrap().take() {
+            return response;
+        }
+        if request.header("authorization") != Some(AUTH) {
+            return Response::json(401, &json!({"message": "Invalid credentials"}));
+        }
+        let path = request.path.as_str();
+        if request.method == "POST" && path == "/api/public/scores" {
+            let body = request.json();
+            let items = match &body {
+                Value::Array(items) => items.clone(),
+                one => vec![one.clone()],
+            };
+            for item in &items {
+                probs
+                    .lock()
+                    .unwrap()
+                    .extend(schema_errors(&score_schema, item));
+            }
+            if let Some(response) = &push {
+                return response.clone();
+            }
+            let mut kept = kept.lock().unwrap();
+            for item in items {
+                kept.retain(|s| s["id"] != item["id"]);
+                kept.push(item);
+            }
+            return Response::json(202, &json!({}));
+        }
+        if path == "/api/public/v2/observations" {
+            if api == Api::V3 {
+                return Response::json(404, &json!({"message": "Not found"}));
+            }
+            let mut all: Vec<Value> = Vec::new();
+            for d in &downloads {
+                let wanted = match (request.param("sessionId"), request.param("traceId")) {
+                    (Some(s), _) => d["trace"]["sessionId"] == s,
+                    (_, Some(t)) => d["trace"]["id"] == t,
+                    _ => true,
+                };
+                if wanted {
+                    all.extend(
+                        d["observations"]
+                            .as_array()
+                            .unwrap()
+                            .iter()
+                            .map(|o| observation_v2(o, &d["trace"])),
+                    );
+                }
+            }
+            if !request
+                .param("fields")
+                .unwrap_or_default()
+                .split(',')
+                .any(|f| f == "io")
+            {
+                probs
+                    .lock()
+                    .unwrap()
+                    .push("observations asked without the `io` fields".into());
+            }
+            // Pages of at most 4, so every read goes through the cursor.
+            let limit: usize = request
+                .param("limit")
+                .and_then(|l| l.parse().ok())
+                .unwrap_or(50)
+                .min(4);
+            let start: usize = request
+                .param("cursor")
+                .and_then(|c| c.strip_prefix("page-"))
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0);
+            let end = (start + limit).min(all.len());
+            let mut meta = serde_json::Map::new();
+            if end < all.len() {
+                meta.insert("cursor".into(), json!(format!("page-{end}")));
+            }
+            let page = json!({"data": all[start.min(end)..end], "meta": meta});
+            probs
+                .lock()
+                .unwrap()
+                .extend(schema_errors(&page_schema, &page));
+            return Response::json(200, &page);
+        }
+        if let Some(id) = path.strip_prefix("/api/public/sessions/") {
+            let traces: Vec<Value> = downloads
+                .iter()
+                .filter(|d| d["trace"]["sessionId"] == id)
+                .map(|d| {
+                    let mut t = d["trace"].clone();
+                    t.as_object_mut().unwrap().remove("observations");
+                    t
+                })
+                .collect();
+            if traces.is_empty() {
+                return Response::json(404, &json!({"message": "Session not found"}));
+            }
+            return Response::json(
+                200,
+                &json!({"id": id, "createdAt": "2025-12-22T10:46:21.000Z", "projectId": "p", "environment": "default", "traces": traces}),
+            );
+        }
+        if let Some(id) = path.strip_prefix("/api/public/traces/") {
+            return match downloads.iter().find(|d| d["trace"]["id"] == id) {
+                // The API's trace: the trace with its observations inside.
+                Some(d) => {
+                    let mut t = d["trace"].clone();
+                    t["observations"] = d["observations"].clone();
+                    Response::json(200, &t)
+                }
+                None => Response::json(404, &json!({"message": "Trace not found"})),
+            };
+        }
+        Response::json(404, &json!({"message": format!("no route {path}")}))
+    });
+    Langfuse {
+        server,
+        scores,
+        problems,
+    }
+}
+
+fn langfuse_env(lf: &Langfuse) -> Vec<(&'static str, String)> {
+    vec![
+        ("LANGFUSE_BASE_URL", lf.server.url.clone()),
+        // The SDK reads LANGFUSE_BASE_URL first; a wrong LANGFUSE_HOST must not matter.
+        ("LANGFUSE_HOST", "http://127.0.0.1:1".to_owned()),
+        ("LANGFUSE_PUBLIC_KEY", "pk-lf-test".to_owned()),
+        ("LANGFUSE_SECRET_KEY", "sk-lf-test".to_owned()),
+    ]
+}
+
+/// The scorer prompts of a source, as JSON.
+fn prompts(
+    env: &[(&'static str, String)],
+    cache: &Path,
+    source: &str,
+) -> (i32, String, Vec<Value>) {
+    let out = grade_with_env(
+        &env_refs(env),
+        cache,
+        &[
+            "--rubric",
+            "langfuse-v1",
+            "--source",
+            source,
+            "--all",
+            "--print-prompt",
+            "--format",
+            "json",
+        ],
+    );
+    let parsed = serde_json::from_str(&stdout(&out)).unwrap_or_default();
+    (code(&out), stderr(&out), parsed)
+}
+
+/// The session summary lines of a prompt (one per entry).
+fn summary_lines(prompt: &Value) -> Vec<String> {
+    prompt["prompt"]
+        .as_str()
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with('#') && l.as_bytes().get(1).is_some_and(u8::is_ascii_digit))
+        .map(|l| l.split_once(' ').unwrap().1.to_owned())
+        .collect()
+}
+
+#[test]
+fn a_trace_read_from_the_api_has_the_entries_of_its_download() {
+    let dir = tempfile::tempdir().unwrap();
+    let v3 = langfuse(Api::V3, None, None);
+    let v4 = langfuse(Api::V4, None, None);
+    for doc in trace_downloads() {
+        let file = dir.path().join("trace.json");
+        std::fs::write(&file, doc.to_string()).unwrap();
+        let (c, err, from_file) = prompts(&[], dir.path(), file.to_str().unwrap());
+        assert_eq!(c, 0, "{err}");
+        let id = doc["trace"]["id"].as_str().unwrap();
+        let source = format!("langfuse:trace/{id}");
+
+        let (c, err, from_v3) = prompts(&langfuse_env(&v3), dir.path(), &source);
+        assert_eq!(c, 0, "{err}");
+        assert_eq!(
+            from_v3, from_file,
+            "v3: the prompt of trace {id} is that of its download"
+        );
+
+        let (c, err, from_v4) = prompts(&langfuse_env(&v4), dir.path(), &source);
+        assert_eq!(c, 0, "{err}");
+        let (file_lines, v4_lines) = (summary_lines(&from_file[0]), summary_lines(&from_v4[0]));
+        assert_eq!(v4_lines.len(), file_lines.len(), "{v4_lines:#?}");
+        // v4 keeps no trace record: the trace starts with its first observation. Every
+        // observation's entry is the download's.
+        assert_eq!(v4_lines[1..], file_lines[1..], "v4: trace {id}");
+        let op = |l: &str| l.split(' ').nth(1).unwrap().to_owned();
+        assert_eq!(
+            op(&v4_lines[0]),
+            op(&file_lines[0]),
+            "the trace entry keeps its name"
+        );
+    }
+    assert_eq!(*v3.problems.lock().unwrap(), Vec::<String>::new());
+    assert_eq!(
+        *v4.problems.lock().unwrap(),
+        Vec::<String>::new(),
+        "the v4 pages follow Langfuse's schema"
+    );
+    let pages = v4
+        .server
+        .requests()
+        .iter()
+        .filter(|r| r.path == "/api/public/v2/observations")
+        .count();
+    assert!(
+        pages >= 3 + 12 / 4,
+        "every page behind the cursor was read: {pages}"
+    );
+}
+
+#[test]
+fn a_session_read_from_the_api_joins_its_traces_in_time_order_through_v4_and_v3() {
+    let dir = tempfile::tempdir().unwrap();
+    let downloads = trace_downloads();
+    let entries: usize = downloads
+        .iter()
+        .map(|d| d["observations"].as_array().unwrap().len() + 1)
+        .sum();
+    let mut seen = Vec::new();
+    for api in [Api::V4, Api::V3] {
+        let lf = langfuse(api, None, None);
+        let (c, err, got) = prompts(
+            &langfuse_env(&lf),
+            dir.path(),
+            &format!("langfuse:session/{SESSION}"),
+        );
+        assert_eq!(c, 0, "{err}");
+        assert_eq!(got.len(), 1);
+        let text = got[0]["prompt"].as_str().unwrap();
+        assert!(text.contains(&format!("- **Session ID**: {SESSION}")));
+        assert!(text.contains("- **Trace Count**: 3"), "{text}");
+        let lines = summary_lines(&got[0]);
+        assert_eq!(lines.len(), entries);
+        let traces: Vec<&String> = lines.iter().filter(|l| l.contains(" trace.")).collect();
+        assert_eq!(traces.len(), 3);
+        for (line, name) in
+            traces
+                .iter()
+                .zip(["Agent workflow", "joke-generator", "claude.conversation"])
+        {
+            assert!(
+                line.contains(&format!(" trace.{name} ")),
+                "traces in the order they started: {traces:?}"
+            );
+        }
+        seen.push(
+            lines
+                .iter()
+                .filter(|l| !l.contains(" trace."))
+                .cloned()
+                .collect::<Vec<_>>(),
+        );
+        assert_eq!(*lf.problems.lock().unwrap(), Vec::<String>::new());
+    }
+    assert_eq!(
+        seen[0], seen[1],
+        "v4 and v3 give the same observation entries"
+    );
+}
+
+#[test]
+fn reading_from_langfuse_fails_clearly_naming_the_id_and_the_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let lf = langfuse(Api::V4, None, None);
+    let host = lf.server.url.clone();
+    let mut wrong_keys = langfuse_env(&lf);
+    wrong_keys[3].1 = "sk-lf-wrong".to_owned();
+    let (c, err, _) = prompts(&wrong_keys, dir.path(), "langfuse:session/demo-session");
+    assert_eq!(c, 2);
+    assert!(err.contains(&format!("cannot read session `demo-session` from Langfuse at `{host}`: Langfuse at `{host}` refused the keys (401 Unauthorized")), "{err}");
+
+    let forbidden = langfuse(
+        Api::V4,
+        Some(Response::json(403, &json!({"message": "Forbidden"}))),
+        None,
+    );
+    let (c, err, _) = prompts(&langfuse_env(&forbidden), dir.path(), "langfuse:trace/abc");
+    assert_eq!(c, 2);
+    assert!(
+        err.contains("cannot read trace `abc`")
+            && err.contains("403 Forbidden")
+            && err.contains("another project"),
+        "{err}"
+    );
+
+    let (c, err, _) = prompts(&langfuse_env(&lf), dir.path(), "langfuse:session/nobody");
+    assert_eq!(c, 2);
+    assert!(err.contains(&format!("cannot read session `nobody` from Langfuse at `{host}`: the server has no observations for that session")), "{err}");
+
+    let v3 = langfuse(Api::V3, None, None);
+    let (c, err, _) = prompts(&langfuse_env(&v3), dir.path(), "langfuse:session/nobody");
+    assert_eq!(c, 2);
+    assert!(
+        err.contains("cannot read session `nobody`")
+            && err.contains("the server has no such session (404 Not Found)"),
+        "{err}"
+    );
+    let (c, err, _) = prompts(&langfuse_env(&v3), dir.path(), "langfuse:trace/nothing");
+    assert_eq!(c, 2);
+    assert!(
+        err.contains("cannot read trace `nothing`")
+            && err.contains("no such trace (404 Not Found)"),
+        "{err}"
+    );
+
+    // A 429 is waited out (as long as `retry-after` says) and the read goes on.
+    let busy = langfuse(
+        Api::V4,
+        Some(
+            Response::json(429, &json!({"message": "rate limited"}))
+                .with_header("retry-after", "0"),
+        ),
+        None,
+    );
+    let (c, err, got) = prompts(
+        &langfuse_env(&busy),
+        dir.path(),
+        "langfuse:session/demo-session",
+    );
+    assert_eq!(c, 0, "{err}");
+    assert_eq!(got.len(), 1);
+
+    let (c, err, _) = prompts(&[], dir.path(), "langfuse:session/demo-session");
+    assert_eq!(c, 2);
+    assert!(err.contains("`--source langfuse:session/demo-session` needs LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY"), "{err}");
+    let (c, err, _) = prompts(&[], dir.path(), "langfuse:span/x");
+    assert_eq!(c, 2);
+    assert!(
+        err.contains("a Langfuse source is `langfuse:session/ID` or `langfuse:trace/ID`"),
+        "{err}"
+    );
+}
+
+fn pipeline(env: &[(&'static str, String)], cache: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "--rubric",
+        "langfuse-v1",
+        "--source",
+        "langfuse:session/demo-session",
+        "--all",
+        "--judge",
+        "anthropic:claude-test",
+        "--push",
+        "langfuse",
+        "--no-record",
+        "--format",
+        "json",
+    ];
+    args.extend(extra);
+    grade_with_env(&env_refs(env), cache, &args)
+}
+
+#[test]
+fn one_command_fetches_judges_and_pushes_seven_scores_and_a_rerun_updates_them() {
+    let cache = tempfile::tempdir().unwrap();
+    let lf = langfuse(Api::V4, None, None);
+    let model = scripted(vec![anthropic_reply(
+        &judgment(2.0, 0.8).to_string(),
+        5000,
+        400,
+    )]);
+    let mut env = langfuse_env(&lf);
+    env.extend(anthropic_env(&model));
+
+    let out = pipeline(&env, cache.path(), &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let result: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_valid_grade(&grade_schema(), &result);
+    assert_eq!(result["sessionId"], SESSION);
+    assert_eq!(result["judge"]["inputTokens"], 5000);
+    assert!(
+        stderr(&out).contains(&format!(
+            "pushed 7 scores to {} in 1 request (0 retries)",
+            lf.server.url
+        )),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(model.requests().len(), 1);
+    assert_eq!(
+        *lf.problems.lock().unwrap(),
+        Vec::<String>::new(),
+        "every score follows Langfuse's schema"
+    );
+    let first = lf.scores.lock().unwrap().clone();
+    let names: Vec<&str> = first.iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [DIMENSIONS.as_slice(), &["overall_quality"]].concat()
+    );
+    let first_trace = "fee618f96dc31e0ca38b2f7b26eb8b29"; // the session's first trace (openai-agents)
+    for s in &first {
+        assert_eq!(
+            s["traceId"], first_trace,
+            "the design's seven scores on the first trace"
+        );
+        assert!(s.get("sessionId").is_none());
+        assert_eq!(
+            s["environment"], "default",
+            "the trace's environment, as the SDK sends a span's"
+        );
+        assert_eq!(
+            s["timestamp"], "2025-09-30T09:03:59.962Z",
+            "dated at the session's start"
+        );
+        assert!(s["id"].as_str().unwrap().len() == 36);
+    }
+    assert_eq!(first[0]["value"], "complete");
+    assert_eq!(first[0]["dataType"], "CATEGORICAL");
+    let overall = first[6]["value"].as_f64().unwrap();
+    assert!((overall - result["totalScore"].as_f64().unwrap()).abs() < 1e-12);
+
+    // The same command again: the judgment comes from the cache and the same seven scores
+    // (same ids, same timestamps) are sent, so Langfuse updates them.
+    let again = pipeline(&env, cache.path(), &[]);
+    assert_eq!(code(&again), 0, "{}", stderr(&again));
+    assert_eq!(
+        model.requests().len(),
+        1,
+        "a cache hit asks the model nothing"
+    );
+    let second: Value = serde_json::from_str(&stdout(&again)).unwrap();
+    assert_eq!(second["judge"]["cached"], 1);
+    let after = lf.scores.lock().unwrap().clone();
+    assert_eq!(after.len(), 7, "no score was added");
+    assert_eq!(after, first, "the same bodies: same ids and timestamps");
+    let pushes = lf
+        .server
+        .requests()
+        .iter()
+        .filter(|r| r.method == "POST")
+        .count();
+    assert_eq!(pushes, 2);
+}
+
+#[test]
+fn rejected_and_redirected_pushes_fail_naming_the_scores() {
+    let cache = tempfile::tempdir().unwrap();
+    let model = scripted(vec![anthropic_reply(
+        &judgment(1.0, 0.4).to_string(),
+        10,
+        10,
+    )]);
+    let rejecting = langfuse(
+        Api::V4,
+        None,
+        Some(Response::json(
+            207,
+            &json!({"accepted": 6, "rejected": 1, "errors": [{"index": 4, "message": "Score value 4 is not a category of config `error_handling`"}]}),
+        )),
+    );
+    let mut env = langfuse_env(&rejecting);
+    env.extend(anthropic_env(&model));
+    let out = pipeline(&env, cache.path(), &[]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!(
+            "Langfuse at `{}` rejected 1 of 7 scores: `error_handling` (id `",
+            rejecting.server.url
+        )),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("Score value 4 is not a category"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        !stdout(&out).is_empty(),
+        "the results are printed before the push"
+    );
+
+    let moved = langfuse(
+        Api::V4,
+        None,
+        Some(
+            Response::json(308, &json!({}))
+                .with_header("location", "https://eu.example.com/api/public/scores"),
+        ),
+    );
+    let mut env = langfuse_env(&moved);
+    env.extend(anthropic_env(&model));
+    let out = pipeline(&env, cache.path(), &[]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("answered with a redirect, 308 Permanent Redirect to `https://eu.example.com/api/public/scores` (redirects are not followed)"),
+        "{}",
+        stderr(&out)
+    );
+}

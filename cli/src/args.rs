@@ -28,7 +28,7 @@ pub struct Cli {
     #[arg(long, value_name = "ID|PATH")]
     pub rubric: Option<String>,
 
-    /// Source: a CLEO audit log or tasks.db, a Claude Code transcript or project folder, or a Langfuse trace [default: .cleo/tasks.db]
+    /// Source: a CLEO audit log or tasks.db, a Claude Code transcript or project folder, a Langfuse trace file, or `langfuse:session/ID` / `langfuse:trace/ID` read from the Langfuse API (LANGFUSE_BASE_URL, LANGFUSE_PUBLIC_KEY, LANGFUSE_SECRET_KEY) [default: .cleo/tasks.db]
     #[arg(long, value_name = "FILE|DIR")]
     pub source: Option<PathBuf>,
 

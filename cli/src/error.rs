@@ -45,6 +45,9 @@ pub enum CliError {
     /// The MCP server could not start or lost its connection.
     #[error("mcp: {0}")]
     Mcp(String),
+    /// A source read over the network could not be read.
+    #[error("{0}")]
+    Remote(String),
     #[error("cannot write to standard output: {0}")]
     Stdout(#[source] std::io::Error),
     #[error("cannot serialise a result: {0}")]

@@ -251,6 +251,8 @@ pub(crate) struct SourcePlan {
     pub read: ReadOptions,
     /// A judgment and no source: the grade rests on the judgment alone.
     pub judgment_only: bool,
+    /// A session or trace read from the Langfuse API.
+    pub remote: Option<langfuse::fetch::Remote>,
 }
 
 pub(crate) fn source_plan(cli: &Cli, pack: &CompiledPack) -> Result<SourcePlan, CliError> {
@@ -261,6 +263,19 @@ pub(crate) fn source_plan(cli: &Cli, pack: &CompiledPack) -> Result<SourcePlan, 
     };
     // With a judgment and no source, the grade rests on the judgment alone.
     let judgment_only = cli.judgment.is_some() && cli.source.is_none();
+    if let Some(remote) = remote_source(cli)? {
+        return Ok(SourcePlan {
+            _input: None,
+            path: PathBuf::from(remote.shown()),
+            plugin: None,
+            builtin: Registry::builtin()
+                .get(langfuse::fetch::LANGFUSE_FORMAT)
+                .cloned(),
+            read: read_options,
+            judgment_only: false,
+            remote: Some(remote),
+        });
+    }
     // A pipe or standard input is read whole first: the readers open a source more than once.
     let spooled = match (&cli.source, judgment_only) {
         (Some(given), false) => Some(input::source(given)?),
@@ -288,6 +303,7 @@ pub(crate) fn source_plan(cli: &Cli, pack: &CompiledPack) -> Result<SourcePlan, 
         builtin,
         read: read_options,
         judgment_only,
+        remote: None,
     })
 }
 
@@ -308,9 +324,21 @@ pub(crate) fn named_sessions(
     let sessions = if plan.judgment_only {
         Vec::new()
     } else {
-        let read = match &plan.plugin {
-            Some(reader) => plugin_sources::read(reader, &plan.path, &filter)?,
-            None => grade_engine::read_source_with(
+        let read = match (&plan.remote, &plan.plugin) {
+            (Some(remote), _) => {
+                let server = langfuse::server::Server::from_env(
+                    &format!("`--source {}`", remote.shown()),
+                    std::time::Duration::from_secs(60),
+                    http::Retry {
+                        attempts: 4,
+                        backoff: std::time::Duration::from_millis(500),
+                        max_wait: std::time::Duration::from_secs(60),
+                    },
+                )?;
+                langfuse::fetch::read(remote, &server, &filter, &plan.read)?
+            }
+            (None, Some(reader)) => plugin_sources::read(reader, &plan.path, &filter)?,
+            (None, None) => grade_engine::read_source_with(
                 &plan.path,
                 plan.builtin.as_deref(),
                 &filter,
@@ -601,6 +629,27 @@ fn progress_bar() -> Option<ProgressBar> {
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     Some(bar)
+}
+
+/// A `langfuse:session/ID` or `langfuse:trace/ID` source, read from the API.
+fn remote_source(cli: &Cli) -> Result<Option<langfuse::fetch::Remote>, CliError> {
+    let Some(remote) = cli
+        .source
+        .as_deref()
+        .and_then(Path::to_str)
+        .and_then(langfuse::fetch::Remote::parse)
+    else {
+        return Ok(None);
+    };
+    let remote = remote?;
+    let format = cli.source_format.as_str();
+    if format != args::AUTO_FORMAT && format != langfuse::fetch::LANGFUSE_FORMAT {
+        return Err(CliError::Usage(format!(
+            "source `{}` is read from Langfuse; `--source-format` can only be `langfuse` for it",
+            remote.shown()
+        )));
+    }
+    Ok(Some(remote))
 }
 
 /// The Langfuse score bodies of graded sessions, in order.

@@ -2,7 +2,7 @@
 //! against `langfuse-v1`'s judged dimensions, then used to grade a session.
 #![no_main]
 
-use grade_engine::judgment::{extract_json, parse_judgment};
+use grade_engine::judgment::{find_judgment_json, parse_judgment};
 use grade_engine::GradeOptions;
 use libfuzzer_sys::fuzz_target;
 
@@ -11,7 +11,10 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let pack = grade_fuzz::builtin("langfuse-v1");
-    if let Ok(judgment) = parse_judgment(extract_json(reply), "fuzz", pack) {
+    let Ok(json) = find_judgment_json(reply) else {
+        return;
+    };
+    if let Ok(judgment) = parse_judgment(json, "fuzz", pack) {
         let options = GradeOptions {
             now: 0,
             explain: true,

@@ -71,6 +71,8 @@ fuzz_target!(|data: &[u8]| {
             template: prompt.to_owned(),
             budget_tokens: 64,
             chunk_tokens: 32,
+            temperature: None,
+            max_tokens: None,
         };
         for session in grade_fuzz::example_sessions().iter().take(2) {
             let _ = render_prompts(pack, &judge, session);

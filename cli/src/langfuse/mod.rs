@@ -6,6 +6,7 @@
 //! `POST /api/public/scores`) and carry the fields the Python SDK sends for a score; the
 //! tests check them against Langfuse's own OpenAPI schemas.
 
+pub mod fetch;
 pub mod push;
 pub mod server;
 

@@ -43,6 +43,21 @@ impl Server {
         })
     }
 
+    /// `GET` a path (with its query) of the public API.
+    pub fn get(&self, path_and_query: &str) -> Result<Reply, Failure> {
+        let url = format!("{}{path_and_query}", self.host);
+        http::send(
+            &self.agent,
+            &http::Request {
+                method: "GET",
+                url: &url,
+                headers: vec![("Authorization", self.authorization.clone())],
+                body: None,
+            },
+            self.retry,
+        )
+    }
+
     /// `POST` a JSON body to a path of the public API.
     pub fn post(&self, path: &str, body: &str) -> Result<Reply, Failure> {
         let url = format!("{}{path}", self.host);

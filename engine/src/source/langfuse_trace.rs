@@ -6,7 +6,9 @@
 //! same instant): domain the observation type lowercased (`tool`, `generation`, `span`,
 //! `agent`, `event`, …), operation its name, params its input. An observation fails when
 //! its level is `ERROR`; its status message is then the entry's error. The session is the
-//! trace's `sessionId`, else the trace id. `docs/sources.md` has the full mapping.
+//! trace's `sessionId`, else the trace id. A JSON array of such documents (a session's
+//! traces, as `--source langfuse:session/ID` fetches them) is read as one source, the
+//! traces of a session joined in time order. `docs/sources.md` has the full mapping.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -77,7 +79,11 @@ impl SourceFormat for LangfuseTrace {
                 describe_json_error(&err)
             ),
         })?;
-        LangfuseTrace::read_document(path, doc, filter)
+        match doc {
+            // Several traces: a session's, as `--source langfuse:session/ID` fetches them.
+            Value::Array(docs) => LangfuseTrace::read_documents(path, docs, filter),
+            doc => LangfuseTrace::read_document(path, doc, filter),
+        }
     }
 }
 
@@ -90,6 +96,36 @@ impl LangfuseTrace {
         filter: &SessionFilter,
     ) -> Result<SourceRead, SourceError> {
         read_trace(path, doc, filter)
+    }
+
+    /// Reads several trace documents of one source (the traces of a Langfuse session, as
+    /// the API serves them) into sessions: traces of the same session are joined in the
+    /// order of their first entry, each keeping the order it has on its own.
+    pub fn read_documents(
+        path: &Path,
+        docs: Vec<Value>,
+        filter: &SessionFilter,
+    ) -> Result<SourceRead, SourceError> {
+        let mut traces = Vec::with_capacity(docs.len());
+        let mut warnings = Vec::new();
+        for doc in docs {
+            let read = read_trace(path, doc, filter)?;
+            warnings.extend(read.warnings);
+            traces.extend(read.sessions);
+        }
+        traces.sort_by_key(|s| s.entries.first().map(|e| e.instant));
+        let mut sessions: Vec<Session> = Vec::new();
+        for trace in traces {
+            match sessions.iter_mut().find(|s| s.id == trace.id) {
+                Some(session) => session.entries.extend(trace.entries),
+                None => sessions.push(trace),
+            }
+        }
+        Ok(SourceRead {
+            sessions,
+            warnings,
+            ..SourceRead::default()
+        })
     }
 }
 
