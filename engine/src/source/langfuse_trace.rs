@@ -81,6 +81,10 @@ impl SourceFormat for LangfuseTrace {
         })?;
         match doc {
             // Several traces: a session's, as `--source langfuse:session/ID` fetches them.
+            Value::Array(docs) if docs.is_empty() => Err(SourceError::NotLangfuse {
+                path: path.to_owned(),
+                reason: "it is an empty array, with no trace in it".to_owned(),
+            }),
             Value::Array(docs) => LangfuseTrace::read_documents(path, docs, filter),
             doc => LangfuseTrace::read_document(path, doc, filter),
         }
@@ -417,6 +421,24 @@ mod tests {
             &SessionFilter::All,
             &ReadOptions::default(),
         )
+    }
+
+    #[test]
+    fn an_array_of_traces_joins_each_session_in_time_order() {
+        let read = read(
+            r#"[{"id": "late", "sessionId": "s", "name": "second", "timestamp": "2025-12-04T15:00:00Z", "observations": [{"type": "EVENT", "name": "b", "startTime": "2025-12-04T15:00:01Z"}]},
+                {"trace": {"id": "early", "sessionId": "s", "name": "first", "timestamp": "2025-12-04T14:00:00Z"}, "observations": [{"type": "EVENT", "name": "a", "startTime": "2025-12-04T14:00:01Z"}]},
+                {"id": "alone", "name": "other", "timestamp": "2025-12-04T13:00:00Z", "observations": []}]"#,
+        )
+        .unwrap();
+        let ids: Vec<&str> = read.sessions.iter().map(|s| s.id.as_str()).collect();
+        assert_eq!(ids, ["alone", "s"]);
+        let ops: Vec<String> = read.sessions[1]
+            .entries
+            .iter()
+            .map(|e| format!("{}.{}", e.domain, e.operation))
+            .collect();
+        assert_eq!(ops, ["trace.first", "event.a", "trace.second", "event.b"]);
     }
 
     #[test]
