@@ -170,13 +170,14 @@ fn jsonl_keeps_the_order_asked_and_all_grades_every_session() {
 }
 
 #[test]
-fn a_session_without_entries_gets_the_zero_result_and_a_warning() {
+fn a_session_without_entries_gets_the_zero_result_and_a_warning_with_allow_empty() {
     let out = run(&[
         "--rubric",
         "cleo-v1",
         "--source",
         EXAMPLE,
         "--no-record",
+        "--allow-empty",
         "--format",
         "json",
         "nobody",
@@ -260,7 +261,10 @@ fn grades_are_appended_as_whole_lines_and_listed() {
         .unwrap()
         .split_whitespace()
         .collect();
-    assert_eq!(&sloppy[..3], ["session-demo-sloppy", "20/100", "20%"]);
+    assert_eq!(
+        &sloppy[..5],
+        ["session-demo-sloppy", "cleo-v1", "1.0.0", "20/100", "20%"]
+    );
 
     let custom = dir.path().join("elsewhere/grades.jsonl");
     let out = run_in(

@@ -3,7 +3,9 @@
 //! ```text
 //! grade --rubric ID|PATH [--source FILE] [--format human|json|jsonl] [--grades FILE] [--no-record] SESSION...
 //! grade --rubric ID|PATH --source FILE|DIR [--source-format FORMAT] --all [--format ...]
-//! grade --list [--session ID] [--grades FILE] [--format human|json]
+//! grade --list [--rubric ID] [--session ID] [--grades FILE] [--format human|json]
+//! grade completions bash|zsh|fish|powershell|elvish
+//! grade man
 //! grade rubric list|show ...
 //! grade mcp [--rubric-path DIR] [--grades FILE]
 //! ```
@@ -48,13 +50,29 @@ pub struct Cli {
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
 
-    /// Grades file to append each result to [default: .cleo/metrics/GRADES.jsonl]
+    /// Grades file to append each result to [default: .cleo/metrics/GRADES.jsonl for a CLEO source; other sources record only with this flag]
     #[arg(long, value_name = "FILE")]
     pub grades: Option<PathBuf>,
 
     /// Do not append results to the grades file
     #[arg(long)]
     pub no_record: bool,
+
+    /// Grade a session the source has no entries for (it gets the empty-session grade, as CLEO's grader gives) instead of failing
+    #[arg(long)]
+    pub allow_empty: bool,
+
+    /// Exit 1 when any graded session scores below this percentage (a CI gate)
+    #[arg(long, value_name = "PERCENT", value_parser = percent)]
+    pub fail_under: Option<f64>,
+
+    /// Write the results to FILE instead of standard output
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Grade on this many threads [default: one per CPU]
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
 
     /// Show, for each rule, the points it gave or took and the entries behind them
     #[arg(long)]
@@ -121,7 +139,7 @@ pub struct Cli {
     #[arg(long)]
     pub list: bool,
 
-    /// With `--list`: only this session's grades
+    /// With `--list`: only this session's grades (and `--rubric ID`: only that pack's)
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
 
@@ -246,6 +264,13 @@ pub enum Command {
     Push(PushArgs),
     /// Serve grading to agents as MCP tools over stdio (`grade`, `grade_list`, `rubric_list`, `rubric_show`)
     Mcp(McpArgs),
+    /// Print a shell completion script (for example `grade completions bash > /etc/bash_completion.d/grade`)
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff; `grade man | man -l -`)
+    Man,
 }
 
 #[derive(Debug, Args)]
@@ -285,7 +310,7 @@ pub enum RubricCommand {
     /// Show a pack's dimensions, points and rules in words
     Show(RubricShowArgs),
     /// Check a pack and report every problem at once
-    Validate(RubricShowArgs),
+    Validate(RubricValidateArgs),
     /// Run a pack's own test fixtures and compare with their expectations
     Test(RubricTestArgs),
     /// Scaffold a new pack folder that validates and passes its own test
@@ -301,7 +326,7 @@ pub enum RubricCommand {
 #[derive(Debug, Args)]
 pub struct RubricTestArgs {
     /// A pack id or folder
-    #[arg(value_name = "ID|PATH")]
+    #[arg(value_name = "ID|PATH", default_value = ".")]
     pub pack: String,
     /// Write the expectations from the current results instead of comparing
     #[arg(long)]
@@ -349,6 +374,15 @@ pub struct RubricListArgs {
 pub struct RubricShowArgs {
     /// A pack id or folder
     #[arg(value_name = "ID|PATH")]
+    pub pack: String,
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+}
+
+#[derive(Debug, Args)]
+pub struct RubricValidateArgs {
+    /// A pack id or folder
+    #[arg(value_name = "ID|PATH", default_value = ".")]
     pub pack: String,
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,

@@ -48,6 +48,12 @@ pub enum CliError {
     /// A source read over the network could not be read.
     #[error("{0}")]
     Remote(String),
+    #[error("cannot write output file `{}`: {source}", path.display())]
+    Output {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("cannot write to standard output: {0}")]
     Stdout(#[source] std::io::Error),
     #[error("cannot serialise a result: {0}")]

@@ -2,12 +2,35 @@
 
 use std::fs::OpenOptions;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use grade_engine::source::SourceFormat;
 use grade_engine::GradeResult;
 use serde_json::Value;
 
+use crate::args::Cli;
 use crate::error::CliError;
+
+/// Where a grading run records its results: `--grades FILE` when given; CLEO's history file
+/// (`.cleo/metrics/GRADES.jsonl`) for a CLEO source, as CLEO's grader does; nowhere for
+/// other sources (a Claude Code transcript's grades do not belong in CLEO's history) or
+/// with `--no-record`.
+pub fn destination(cli: &Cli, cleo_source: bool) -> Option<PathBuf> {
+    if cli.no_record {
+        return None;
+    }
+    match &cli.grades {
+        Some(path) => Some(path.clone()),
+        None if cleo_source => Some(PathBuf::from(crate::DEFAULT_GRADES)),
+        None => None,
+    }
+}
+
+/// Whether a source format is CLEO's (its `tasks.db` or audit log), whose grades belong in
+/// CLEO's history file.
+pub fn is_cleo(format: &dyn SourceFormat) -> bool {
+    format.name().starts_with("cleo-")
+}
 
 /// A grades file opened for appending. It is opened before the results are printed, so a
 /// path that cannot be written fails the run before any output, and written only after

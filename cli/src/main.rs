@@ -14,12 +14,15 @@ mod http;
 mod input;
 mod judge;
 mod langfuse;
+mod manual;
 mod mcp;
 mod pack_tests;
 mod plugin_sources;
 mod render;
 mod rubric_cmd;
 mod scaffold;
+mod sessions;
+mod summary;
 
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
@@ -83,7 +86,15 @@ fn run(cli: Cli) -> Result<(), CliError> {
         }
         Some(Command::Push(args)) => return langfuse::push(args),
         Some(Command::Mcp(args)) => return mcp::serve(args, &cli),
+        Some(Command::Completions { shell }) => return manual::completions(*shell),
+        Some(Command::Man) => return manual::man(),
         None => {}
+    }
+    if let Some(jobs) = cli.jobs {
+        // Only fails when a pool was built already, which nothing here does before.
+        let _ = rayon::ThreadPoolBuilder::new()
+            .num_threads(usize::from(jobs))
+            .build_global();
     }
     if cli.list {
         return list_grades(&cli);
@@ -111,6 +122,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
         && !cli.print_prompt
         && cli.emit.is_none()
         && cli.push.is_none();
+    let cleo_source = format.as_deref().is_some_and(grades::is_cleo);
     let stream_as = format.filter(|_| streamable);
     let (outcomes, sessions): (Vec<Result<GradeResult, EvalError>>, Vec<Session>) =
         if let Some(format) = stream_as {
@@ -120,7 +132,10 @@ fn run(cli: Cli) -> Result<(), CliError> {
                 &source,
                 &options,
                 &plan.read,
-                cli.format == Format::Jsonl && cli.no_record,
+                cli.format == Format::Jsonl
+                    && grades::destination(&cli, cleo_source).is_none()
+                    && cli.output.is_none()
+                    && cli.fail_under.is_none(),
             )? {
                 Streamed::Printed {
                     failed,
@@ -179,14 +194,32 @@ fn run(cli: Cli) -> Result<(), CliError> {
         }
     } else {
         render_results(&mut out, &results, &pack, &cli)?;
+        if cli.all && cli.format == Format::Human && !results.is_empty() {
+            let bands: Vec<String> = pack.bands.iter().map(|b| b.grade.clone()).collect();
+            out.push(b'\n');
+            out.extend_from_slice(summary::summary(&results, &bands).as_bytes());
+        }
     }
     // Recorded only once the results are out: a run whose output was lost (a full disk, a
     // closed pipe) leaves no grade behind that nobody saw. The file is opened first, so one
-    // that cannot be written fails the run before anything is printed.
-    let recorder = recorder(&cli)?;
-    write_stdout(&out)?;
-    if let Some(recorder) = recorder {
+    // that cannot be written fails the run before anything is printed. Only a CLEO source
+    // records by default (CLEO's history file); others only with `--grades FILE`.
+    let record_to = grades::destination(&cli, cleo_source);
+    let recorder = match &record_to {
+        Some(path) => Some(grades::Recorder::open(path)?),
+        None => None,
+    };
+    write_output(&cli, &out)?;
+    if let (Some(recorder), Some(path)) = (recorder, &record_to) {
         recorder.append(&results)?;
+        if !results.is_empty() {
+            let plural = if results.len() == 1 { "" } else { "s" };
+            eprintln!(
+                "recorded {} grade{plural} to {}",
+                results.len(),
+                path.display()
+            );
+        }
     }
     if let Some(EmitTarget::Langfuse) = cli.push {
         let server = langfuse::server::Server::from_env(
@@ -206,7 +239,11 @@ fn run(cli: Cli) -> Result<(), CliError> {
         eprint!("{}", langfuse::send(&server, &values)?);
     }
     report_skipped(skipped_lines, &source);
-    finish(failed, total)
+    finish(failed, total)?;
+    match cli.fail_under {
+        Some(threshold) => summary::check_floor(&results, threshold),
+        None => Ok(()),
+    }
 }
 
 /// The pack to grade with, once the grading flags fit together and the pack can be graded
@@ -356,6 +393,20 @@ pub(crate) fn named_sessions(
     let ordered = if cli.all {
         sessions
     } else {
+        // A named session the source does not hold is refused (a typo would otherwise record
+        // a zero), unless `--allow-empty` asks for CLEO's way. With lines skipped whose
+        // session could not be read, it may be in one of them: it is graded (and marked).
+        if !cli.allow_empty && !plan.judgment_only && cli.judgment.is_none() && lost_to_unknown == 0
+        {
+            let missing = sessions::missing(&sessions, &cli.sessions);
+            if !missing.is_empty() {
+                return Err(sessions::not_found(
+                    &missing,
+                    &plan.path,
+                    plan.builtin.as_deref(),
+                ));
+            }
+        }
         in_order_asked(sessions, &cli.sessions, lost_to_unknown)
     };
     Ok((ordered, skipped_lines))
@@ -413,8 +464,14 @@ pub(crate) fn recorded_grades(cli: &Cli) -> Result<Vec<serde_json::Value>, CliEr
         recorded.retain(|g| g.get("sessionId").and_then(|v| v.as_str()) == Some(id.as_str()));
     }
     if let Some(rubric) = &cli.rubric {
-        recorded
-            .retain(|g| g.pointer("/rubric/id").and_then(|v| v.as_str()) == Some(rubric.as_str()));
+        // `cleo-v1` or `cleo-v1@1.0.0`: the pack's grades, or only that version's.
+        let (id, version) = rubric
+            .split_once('@')
+            .map_or((rubric.as_str(), None), |(i, v)| (i, Some(v)));
+        recorded.retain(|g| {
+            let field = |k: &str| g.pointer(&format!("/rubric/{k}")).and_then(|v| v.as_str());
+            field("id") == Some(id) && version.is_none_or(|v| field("version") == Some(v))
+        });
     }
     Ok(recorded)
 }
@@ -797,7 +854,11 @@ fn render_results(
             out.push(b'\n');
         }
         Format::Human => {
-            let color = render::use_color(cli.color);
+            // A file named by `--output` gets colour only when asked for.
+            let color = match (&cli.output, cli.color) {
+                (Some(_), args::ColorChoice::Auto) => false,
+                (_, choice) => render::use_color(choice),
+            };
             for (i, r) in results.iter().enumerate() {
                 if i > 0 {
                     out.push(b'\n');
@@ -822,9 +883,9 @@ pub(crate) fn default_source() -> Result<PathBuf, CliError> {
 }
 
 fn list_grades(cli: &Cli) -> Result<(), CliError> {
-    if cli.rubric.is_some() || !cli.sessions.is_empty() || cli.all {
+    if !cli.sessions.is_empty() || cli.all {
         return Err(CliError::Usage(
-            "`--list` shows recorded grades; it takes only `--session`, `--grades` and `--format`"
+            "`--list` shows recorded grades; it takes only `--rubric`, `--session`, `--grades` and `--format`"
                 .to_owned(),
         ));
     }
@@ -846,6 +907,17 @@ fn list_grades(cli: &Cli) -> Result<(), CliError> {
         }
     };
     write_stdout(out.as_bytes())
+}
+
+/// Writes results where `--output` says, or to standard output.
+fn write_output(cli: &Cli, bytes: &[u8]) -> Result<(), CliError> {
+    match &cli.output {
+        Some(path) => std::fs::write(path, bytes).map_err(|source| CliError::Output {
+            path: path.clone(),
+            source,
+        }),
+        None => write_stdout(bytes),
+    }
 }
 
 pub(crate) fn write_stdout(bytes: &[u8]) -> Result<(), CliError> {

@@ -89,7 +89,7 @@ pub fn run(
     let mut out = String::new();
     let (mut passed, mut failed, mut updated) = (0usize, 0usize, 0usize);
     let mut coverage = Coverage::new(&pack);
-    for fixture in &fixtures {
+    'fixtures: for fixture in &fixtures {
         // A fixture in a format of the pack's plugins is read by that plugin.
         let sessions = match crate::plugin_sources::choose(
             &pack,
@@ -120,7 +120,19 @@ pub fn run(
                     pack.id
                 )));
             }
-            let result = pack.grade_with(session, judgment, &options)?;
+            // A rule that cannot grade a fixture is a failed test, not a usage error.
+            let result = match pack.grade_with(session, judgment, &options) {
+                Ok(result) => result,
+                Err(err) => {
+                    failed += sessions.len();
+                    let _ = writeln!(
+                        out,
+                        "FAIL {} session `{}`: {err}\n",
+                        fixture.name, session.id
+                    );
+                    continue 'fixtures;
+                }
+            };
             coverage.record(&result);
             actual.push(result);
         }

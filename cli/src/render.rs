@@ -165,6 +165,20 @@ pub fn report(r: &GradeResult, pack: &CompiledPack, color: bool) -> String {
                 escape_controls(rationale)
             );
         }
+        let rules_scored = pack
+            .dimensions
+            .iter()
+            .find(|d| &d.id == id)
+            .filter(|d| !d.kind.is_judged() && !dim.not_applicable);
+        if let (Some(d), true) = (rules_scored, r.explain.is_some()) {
+            let _ = writeln!(
+                out,
+                "    {} {:<28} {:>4}",
+                p.dim("from"),
+                "start",
+                grade_engine::entry::js_number(d.start)
+            );
+        }
         if let Some(traces) = r.explain.as_ref().and_then(|x| x.get(id)) {
             // Rules that neither scored nor said anything would only hide the ones that did.
             for t in traces
@@ -218,7 +232,7 @@ pub fn grade_table(grades: &[Value]) -> String {
     if grades.is_empty() {
         return "no grades recorded\n".to_owned();
     }
-    let rows: Vec<[String; 5]> = grades
+    let rows: Vec<[String; 6]> = grades
         .iter()
         .map(|g| {
             let text = |k: &str| g.get(k).map(value_text).unwrap_or_default();
@@ -230,11 +244,20 @@ pub fn grade_table(grades: &[Value]) -> String {
                     "{}%",
                     grade_engine::entry::js_number(grade_engine::result::percent_of(t, m))
                 ),
+                // Recorded with no dimension applying: nothing was graded.
+                (Some(_), Some(_)) => "n/a".to_owned(),
                 _ => String::new(),
             };
+            let rubric = g.get("rubric").map_or_else(String::new, |r| {
+                let part = |k: &str| r.get(k).map(value_text).unwrap_or_default();
+                format!("{} {}", part("id"), part("version"))
+                    .trim()
+                    .to_owned()
+            });
             let flags = g.get("flags").and_then(Value::as_array).map_or(0, Vec::len);
             [
                 text("sessionId"),
+                rubric,
                 format!("{}/{}", text("totalScore"), text("maxScore")),
                 percent,
                 text("timestamp"),
@@ -242,7 +265,14 @@ pub fn grade_table(grades: &[Value]) -> String {
             ]
         })
         .collect();
-    let headers = ["SESSION", "SCORE", "PERCENT", "TIMESTAMP", "FLAGS"];
+    let headers = [
+        "SESSION",
+        "RUBRIC",
+        "SCORE",
+        "PERCENT",
+        "TIMESTAMP",
+        "FLAGS",
+    ];
     let mut widths = headers.map(str::len);
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {
@@ -250,7 +280,7 @@ pub fn grade_table(grades: &[Value]) -> String {
         }
     }
     let mut out = String::new();
-    let mut line = |cells: [&str; 5]| {
+    let mut line = |cells: [&str; 6]| {
         let text = cells
             .iter()
             .zip(widths)
@@ -262,7 +292,7 @@ pub fn grade_table(grades: &[Value]) -> String {
     };
     line(headers);
     for row in &rows {
-        line([&row[0], &row[1], &row[2], &row[3], &row[4]]);
+        line([&row[0], &row[1], &row[2], &row[3], &row[4], &row[5]]);
     }
     out
 }

@@ -385,6 +385,18 @@ impl CompiledPack {
                                     session: session_id.to_owned(),
                                     message,
                                 })?;
+                        if self.whole_scores && outcome.points.fract() != 0.0 {
+                            return Err(EvalError::Script {
+                                pack: self.id.clone(),
+                                rule: rule.id.clone(),
+                                session: session_id.to_owned(),
+                                message: format!(
+                                    "it gave {} points at `{}`, and every score of this pack is a whole number",
+                                    crate::entry::js_number(outcome.points),
+                                    rule.path
+                                ),
+                            });
+                        }
                         score += outcome.points;
                         evidence.extend(outcome.evidence);
                         result.flags.extend(outcome.flags);

@@ -19,7 +19,7 @@ use super::{
 use crate::plugin::{FunctionKind, PluginPolicy};
 use crate::script::ScriptHost;
 
-const MANIFEST: &str = "rubric.yaml";
+pub(crate) const MANIFEST: &str = "rubric.yaml";
 const DEFAULT_EMPTY_FLAG: &str = "no audit entries found for session";
 
 /// A pack that compiled, or every error found; with the warnings of the static checks.
@@ -43,7 +43,7 @@ pub fn compile_pack_with(
     files: &PackFiles,
     policy: PluginPolicy,
 ) -> Result<CompiledPack, PackError> {
-    let validation = validate_pack_with(files, policy);
+    let validation = validate(files, policy, false);
     match validation.pack {
         Some(pack) => Ok(pack),
         None => {
@@ -69,8 +69,14 @@ pub fn validate_pack(files: &PackFiles) -> Validation {
     validate_pack_with(files, PluginPolicy::default())
 }
 
-/// [`validate_pack`], loading the pack's plugins if `policy` allows it.
+/// [`validate_pack`], loading the pack's plugins if `policy` allows it. Every script also
+/// grades a made-up session once, as `grade rubric validate` reports; loading a pack to
+/// grade does not.
 pub fn validate_pack_with(files: &PackFiles, policy: PluginPolicy) -> Validation {
+    validate(files, policy, true)
+}
+
+fn validate(files: &PackFiles, policy: PluginPolicy, dry_run: bool) -> Validation {
     let manifest_path = files.display_path(MANIFEST);
     let failed = |problems| Validation {
         pack: None,
@@ -113,6 +119,7 @@ pub fn validate_pack_with(files: &PackFiles, policy: PluginPolicy) -> Validation
         policy,
         plugins: super::native::Plugins::default(),
         plugin_failed: false,
+        fractional_points: Vec::new(),
     };
     for (path, message) in top_level {
         compiler.problem(path, message);
@@ -122,7 +129,14 @@ pub fn validate_pack_with(files: &PackFiles, policy: PluginPolicy) -> Validation
     let mut problems = compiler.problems;
     let pack = if problems.is_empty() {
         problems.extend(super::lint::lint(&pack, &files.display_path(MANIFEST)));
-        Some(pack)
+        if dry_run {
+            problems.extend(super::dry_run::dry_run(&pack, files));
+        }
+        // A script that fails on the dry run makes the pack invalid, not only reported.
+        problems
+            .iter()
+            .all(|p| p.severity != Severity::Error)
+            .then_some(pack)
     } else {
         None
     };
@@ -159,7 +173,21 @@ fn yaml_message(err: &serde_yaml::Error) -> String {
         }
         _ => text.as_str(),
     };
-    crate::entry::lowercase_first(trimmed)
+    let message = crate::entry::lowercase_first(trimmed);
+    // These are what a line indented too far or not far enough produces; the line reported
+    // is where the parser noticed, often the one after the mistake.
+    const INDENTATION: [&str; 5] = [
+        "did not find expected key",
+        "mapping values are not allowed in this context",
+        "did not find expected '-' indicator",
+        "block sequence entries are not allowed in this context",
+        "could not find expected ':'",
+    ];
+    if INDENTATION.iter().any(|m| message.contains(m)) {
+        format!("{message} (check the indentation of this line and the line above)")
+    } else {
+        message
+    }
 }
 
 struct Compiler<'f> {
@@ -175,6 +203,21 @@ struct Compiler<'f> {
     policy: PluginPolicy,
     plugins: super::native::Plugins,
     plugin_failed: bool,
+    /// Fixed points that are not whole numbers, with their places: refused once the pack
+    /// turns out to score in whole numbers.
+    fractional_points: Vec<(String, f64)>,
+}
+
+/// Whether a pack scores in whole numbers: a points pack whose dimensions all have whole
+/// `max`, `start`, `floor` and `cap` (CLEO's packs, claude-code-v1). Its rules must then give
+/// whole points, or a score would come out as a fraction nobody wrote.
+fn whole_scores(scoring: Scoring, dimensions: &[Dimension]) -> bool {
+    scoring == Scoring::Points
+        && dimensions.iter().all(|d| {
+            [d.max, d.start, d.floor, d.cap]
+                .iter()
+                .all(|v| v.fract() == 0.0)
+        })
 }
 
 impl Compiler<'_> {
@@ -316,6 +359,18 @@ impl Compiler<'_> {
             dimensions.push(self.dimension(dimension, &path, raw.scoring, &mut rule_ids));
         }
 
+        let whole = whole_scores(raw.scoring, &dimensions);
+        if whole {
+            for (path, points) in std::mem::take(&mut self.fractional_points) {
+                self.problem(
+                    path,
+                    format!(
+                        "points {} are not a whole number, and every score of this pack is (its dimensions' `max`, `start`, `floor` and `cap`)",
+                        crate::entry::js_number(points)
+                    ),
+                );
+            }
+        }
         let judge = self.judge(&raw, &dimensions);
         let aggregate = match (&raw.aggregate, raw.scoring) {
             (Some(a), Scoring::Weighted) => {
@@ -373,6 +428,7 @@ impl Compiler<'_> {
             aggregate,
             judge,
             scripts: self.scripts.take(),
+            whole_scores: whole,
         }
     }
 
@@ -1179,7 +1235,12 @@ impl Compiler<'_> {
         let mut ok = true;
         let points = match points {
             None => None,
-            Some(RawPoints::Fixed(p)) => Some(Points::Fixed(*p)),
+            Some(RawPoints::Fixed(p)) => {
+                if p.fract() != 0.0 {
+                    self.fractional_points.push((format!("{path}.points"), *p));
+                }
+                Some(Points::Fixed(*p))
+            }
             Some(RawPoints::Scaled(s)) => match self.metric_ids.get(&s.metric) {
                 Some(&metric) => Some(Points::Scaled {
                     metric,

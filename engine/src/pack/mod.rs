@@ -6,6 +6,7 @@
 
 pub mod compile;
 mod decided;
+mod dry_run;
 pub mod field;
 pub mod lint;
 pub mod locate;
@@ -235,6 +236,8 @@ pub struct CompiledPack {
     pub(crate) scripts: Option<ScriptHost>,
     /// The plugins the pack loaded, in declaration order.
     pub plugins: Vec<std::sync::Arc<crate::plugin::Plugin>>,
+    /// Every score of the pack is a whole number: scripts must give whole points.
+    pub(crate) whole_scores: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -311,6 +314,16 @@ pub(crate) struct EntryKeys {
 }
 
 impl Vocabulary {
+    /// The domains and operations selectors name, each sorted.
+    pub(crate) fn names(&self) -> (Vec<String>, Vec<String>) {
+        let sorted = |map: &rustc_hash::FxHashMap<String, u32>| {
+            let mut names: Vec<String> = map.keys().cloned().collect();
+            names.sort();
+            names
+        };
+        (sorted(&self.domains), sorted(&self.operations))
+    }
+
     pub fn domains(&mut self, names: &[String]) -> Names {
         Names {
             names: names.to_vec(),

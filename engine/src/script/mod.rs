@@ -53,6 +53,10 @@ pub struct ScriptHost {
 }
 
 struct Script {
+    /// The `.rhai` file, as errors name it.
+    file: String,
+    /// The line of its last code: where the value a script ends with is written.
+    last_line: usize,
     ast: AST,
     memo: Memo,
     /// Whether the source names `score`: a script that does not cannot read it (`eval` is
@@ -243,10 +247,12 @@ impl ScriptHost {
     }
 
     /// Compiles a script and returns its index for [`ScriptHost::run`].
-    pub fn compile(&mut self, _file: &str, source: &str) -> Result<usize, ScriptCompileError> {
+    pub fn compile(&mut self, file: &str, source: &str) -> Result<usize, ScriptCompileError> {
         match self.engine.compile(source) {
             Ok(ast) => {
                 self.scripts.push(Script {
+                    file: file.to_owned(),
+                    last_line: last_code_line(source),
                     ast,
                     memo: Memo::default(),
                     reads_score: names_identifier(source, "score"),
@@ -304,11 +310,17 @@ impl ScriptHost {
             .map_err(|e| match *e {
                 EvalAltResult::ErrorTerminated(_, at) => {
                     over_budget = true;
-                    format!("too many operations ({at})")
+                    match at.line() {
+                        Some(line) => format!("{}:{line}: too many operations ({at})", script.file),
+                        None => format!("{}: too many operations ({at})", script.file),
+                    }
                 }
-                other => crate::entry::lowercase_first(&other.to_string()),
+                other => runtime_error(&script.file, &other),
             })
-            .and_then(outcome_from);
+            .and_then(|value| {
+                outcome_from(value)
+                    .map_err(|message| format!("{}:{}: {message}", script.file, script.last_line))
+            });
         // The scope holds the last other reference to the run (the outcome holds no handle).
         drop(scope);
         let result = Arc::new(result);
@@ -343,14 +355,107 @@ fn resolve(remembered: &Remembered, on: &Observable<'_>) -> Result<ScriptOutcome
     }
 }
 
+/// The 1-based line of the last line of code (not blank, not only a comment) in `source`.
+fn last_code_line(source: &str) -> usize {
+    source
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| {
+            let t = line.trim();
+            !t.is_empty() && !t.starts_with("//")
+        })
+        .last()
+        .map_or(1, |(n, _)| n + 1)
+}
+
+/// A run-time error as `FILE:LINE: message`, in the words a script author uses for types.
+fn runtime_error(file: &str, err: &EvalAltResult) -> String {
+    let position = err.position();
+    let mut message = err.to_string();
+    // Rhai appends its own `(line N, position M)`; the prefix says it once.
+    if let Some(at) = message.rfind(" (line ") {
+        if message.ends_with(')') {
+            message.truncate(at);
+        }
+    }
+    let message = crate::entry::lowercase_first(&author_types(&message));
+    match position.line() {
+        Some(line) => format!("{file}:{line}: {message}"),
+        None => format!("{file}: {message}"),
+    }
+}
+
+/// Rhai's and Rust's type names in a message, replaced by the names of the script language.
+fn author_types(message: &str) -> String {
+    const NAMES: [(&str, &str); 7] = [
+        ("i64", "integer"),
+        ("f64", "decimal number"),
+        ("rhai::Map", "map"),
+        ("rhai::Array", "array"),
+        ("ImmutableString", "string"),
+        ("alloc::string::String", "string"),
+        ("&str", "string"),
+    ];
+    let mut out = message.to_owned();
+    for (from, to) in NAMES {
+        out = replace_word(&out, from, to);
+    }
+    out
+}
+
+/// `text` with `word` replaced where it stands alone (not inside a longer name).
+fn replace_word(text: &str, word: &str, with: &str) -> String {
+    let is_ident = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == ':';
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(word) {
+        let before = rest[..at].chars().next_back();
+        let after = rest[at + word.len()..].chars().next();
+        out.push_str(&rest[..at]);
+        if before.is_none_or(|c| !is_ident(c)) && after.is_none_or(|c| !is_ident(c)) {
+            out.push_str(with);
+        } else {
+            out.push_str(word);
+        }
+        rest = &rest[at + word.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// What a script author calls the type of a value, with its article.
+fn kind_of(value: &Dynamic) -> &'static str {
+    if value.is_int() {
+        "an integer"
+    } else if value.is_float() {
+        "a decimal number"
+    } else if value.is_string() {
+        "a string"
+    } else if value.is_map() {
+        "a map"
+    } else if value.is_array() {
+        "an array"
+    } else if value.is_bool() {
+        "a boolean"
+    } else if value.is_char() {
+        "a character"
+    } else if value.is_unit() {
+        "`()`"
+    } else if value.is::<EntryView>() {
+        "an entry"
+    } else {
+        "a value of another type"
+    }
+}
+
 fn outcome_from(value: Dynamic) -> Result<RawOutcome, String> {
     if value.is_unit() {
         return Ok(RawOutcome::default());
     }
-    let type_name = value.type_name();
+    let kind = kind_of(&value);
     let Some(map) = value.try_cast::<Map>() else {
         return Err(format!(
-            "the script must end with a map `#{{ points, evidence, flags, entries }}` or `()`, not a `{type_name}`"
+            "the script must end with a map `#{{ points, evidence, flags, entries }}` or `()`, not {kind}"
         ));
     };
     let mut outcome = RawOutcome::default();
@@ -362,7 +467,7 @@ fn outcome_from(value: Dynamic) -> Result<RawOutcome, String> {
                 } else if let Some(f) = v.clone().try_cast::<f64>() {
                     f
                 } else {
-                    return Err(format!("`points` must be a number, not a `{}`", v.type_name()));
+                    return Err(format!("`points` must be a number, not {}", kind_of(&v)));
                 }
             }
             "evidence" => outcome.evidence = strings(v, "evidence")?,
@@ -404,10 +509,7 @@ fn strings(v: Dynamic, key: &str) -> Result<Vec<String>, String> {
             if i.is_string() {
                 Ok(i.to_string())
             } else {
-                Err(format!(
-                    "`{key}` must hold strings, not a `{}`",
-                    i.type_name()
-                ))
+                Err(format!("`{key}` must hold strings, not {}", kind_of(&i)))
             }
         })
         .collect()

@@ -1,0 +1,128 @@
+//! Session ids the user named that the source does not hold.
+//!
+//! CLEO's grader gives such a session the empty-session grade and records it; a typo then
+//! lands a zero in the grades file in silence. `grade` refuses instead, naming the source
+//! and the ids it does hold that look closest, unless `--allow-empty` asks for CLEO's way.
+
+use std::path::Path;
+
+use grade_engine::{Session, SessionFilter, SourceFormat};
+
+use crate::error::CliError;
+
+/// How many close ids a message suggests at most.
+const SUGGESTIONS: usize = 3;
+
+/// The named ids with no entries among `sessions`, each once, in the order named.
+pub fn missing<'a>(sessions: &[Session], asked: &'a [String]) -> Vec<&'a str> {
+    let mut out: Vec<&str> = Vec::new();
+    for id in asked {
+        let found = sessions
+            .iter()
+            .any(|s| &s.id == id && !s.entries.is_empty());
+        if !found && !out.contains(&id.as_str()) {
+            out.push(id);
+        }
+    }
+    out
+}
+
+/// The error for ids the source has no entries for, with the closest ids it does hold.
+pub fn not_found(missing: &[&str], source: &Path, format: Option<&dyn SourceFormat>) -> CliError {
+    // Only on this path is the whole source read for its ids.
+    let known: Vec<String> = grade_engine::read_source(source, format, &SessionFilter::All)
+        .map(|read| read.sessions.into_iter().map(|s| s.id).collect())
+        .unwrap_or_default();
+    let mut lines = Vec::new();
+    for id in missing {
+        let close = closest(id, &known);
+        let hint = if close.is_empty() {
+            String::new()
+        } else {
+            let names: Vec<String> = close.iter().map(|c| format!("`{c}`")).collect();
+            format!(" (did you mean {}?)", names.join(" or "))
+        };
+        lines.push(format!(
+            "session `{id}` has no entries in `{}`{hint}",
+            source.display()
+        ));
+    }
+    let (first, rest) = lines
+        .split_first()
+        .map_or((String::new(), &[][..]), |(f, r)| (f.clone(), r));
+    let mut message = first;
+    for line in rest {
+        message.push_str("\nerror: ");
+        message.push_str(line);
+    }
+    let holds = match known.len() {
+        0 => "it holds no sessions".to_owned(),
+        1 => "it holds 1 session".to_owned(),
+        n => format!("it holds {n} sessions"),
+    };
+    message.push_str(&format!(
+        "\n  {holds}; pass `--allow-empty` to grade a session without entries anyway (it gets the empty-session grade)"
+    ));
+    CliError::Usage(message)
+}
+
+/// Up to three known ids close to `id`: those sharing a prefix with it, then those within a
+/// few edits, nearest first.
+fn closest<'k>(id: &str, known: &'k [String]) -> Vec<&'k str> {
+    let limit = (id.chars().count() / 3).clamp(1, 4);
+    let mut scored: Vec<(usize, &str)> = known
+        .iter()
+        .filter_map(|k| {
+            let d = distance(id, k);
+            let prefix = !id.is_empty() && (k.starts_with(id) || id.starts_with(k.as_str()));
+            (d <= limit || prefix).then_some((if prefix { 0 } else { d }, k.as_str()))
+        })
+        .collect();
+    scored.sort();
+    scored.dedup();
+    scored
+        .into_iter()
+        .take(SUGGESTIONS)
+        .map(|(_, k)| k)
+        .collect()
+}
+
+/// Levenshtein distance over characters.
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn close_ids_are_typos_and_prefixes_nearest_first() {
+        let known: Vec<String> = ["session-123", "session-124", "other", "session-1234567"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(
+            closest("sesion-123", &known),
+            ["session-123", "session-124"]
+        );
+        assert_eq!(
+            closest("session-12345", &known),
+            ["session-123", "session-1234567", "session-124"]
+        );
+        assert!(closest("zzzz", &known).is_empty());
+        assert_eq!(distance("kitten", "sitting"), 3);
+    }
+}

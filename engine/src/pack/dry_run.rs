@@ -1,0 +1,113 @@
+//! `validate`'s dry run: every script graded once on a small made-up session, so a script
+//! that fails or ends with the wrong type of value is reported before a real session meets it.
+
+use serde_json::{Map, Value};
+
+use super::{CompiledPack, Problem, Severity};
+use crate::entry::{Entry, Metadata, Outcome, Params, Session};
+use crate::eval::{EvalError, GradeOptions};
+
+/// A problem for each script that fails on a session of two calls (one succeeding, one
+/// failing) in each domain and operation the pack's selectors name, or of two generic calls
+/// when they name none. Scripts must grade any session; one that fails here fails on some
+/// real one too.
+pub(crate) fn dry_run(pack: &CompiledPack, files: &super::PackFiles) -> Vec<Problem> {
+    if pack.scripts.is_none() {
+        return Vec::new();
+    }
+    let session = Session {
+        id: "validate-dry-run".to_owned(),
+        entries: made_up_entries(pack),
+        skipped_lines: 0,
+    };
+    // Grading stops at the first rule that fails: that one is reported.
+    let Err(EvalError::Script { rule, message, .. }) =
+        pack.grade(&session, &GradeOptions::default())
+    else {
+        return Vec::new();
+    };
+    let script = pack
+        .dimensions
+        .iter()
+        .flat_map(|d| &d.rules)
+        .find(|r| r.id == rule);
+    let (file, line) = place_of(&message);
+    vec![Problem {
+        severity: Severity::Error,
+        file: file
+            .map(|f| files.display_path(f))
+            .unwrap_or_else(|| files.display_path(super::compile::MANIFEST)),
+        path: if file.is_some() {
+            String::new()
+        } else {
+            script.map(|r| r.path.clone()).unwrap_or_default()
+        },
+        line,
+        column: None,
+        message: format!(
+            "rule `{rule}` fails on a made-up session of {} calls: {}",
+            session.entries.len(),
+            strip_place(&message)
+        ),
+    }]
+}
+
+/// `FILE.rhai` and its line at the start of a script's message (`check.rhai:4: …`).
+fn place_of(message: &str) -> (Option<&str>, Option<usize>) {
+    let Some((head, _)) = message.split_once(": ") else {
+        return (None, None);
+    };
+    match head.rsplit_once(':') {
+        Some((file, line)) if file.ends_with(".rhai") => (Some(file), line.parse().ok()),
+        _ if head.ends_with(".rhai") => (Some(head), None),
+        _ => (None, None),
+    }
+}
+
+fn strip_place(message: &str) -> &str {
+    match place_of(message) {
+        (Some(_), _) => message.split_once(": ").map_or(message, |(_, rest)| rest),
+        _ => message,
+    }
+}
+
+fn made_up_entries(pack: &CompiledPack) -> Vec<Entry> {
+    let (domains, operations) = pack.vocabulary.names();
+    let domains = if domains.is_empty() {
+        vec!["tool".to_owned()]
+    } else {
+        domains
+    };
+    let operations = if operations.is_empty() {
+        vec!["call".to_owned()]
+    } else {
+        operations
+    };
+    let kinds: Vec<(&String, &String)> = domains
+        .iter()
+        .flat_map(|d| operations.iter().map(move |o| (d, o)))
+        .take(32)
+        .collect();
+    let mut out = Vec::new();
+    for (i, (domain, operation)) in kinds.iter().enumerate() {
+        for success in [true, false] {
+            let n = out.len();
+            out.push(Entry {
+                timestamp: format!("2026-01-01T00:00:{:02}.000Z", n % 60).into(),
+                instant: 1_767_225_600_000 + n as i64 * 1000,
+                session_id: "validate-dry-run".into(),
+                domain: domain.as_str().into(),
+                operation: operation.as_str().into(),
+                params: Params::new(),
+                result: Outcome {
+                    success,
+                    exit_code: if success { 0 } else { 1 },
+                    duration: 0.0,
+                },
+                metadata: Metadata::from_map(Map::<String, Value>::new(), "validate"),
+                error: (!success).then(|| format!("made-up failure {i}").into()),
+            });
+        }
+    }
+    out
+}

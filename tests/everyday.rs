@@ -1,0 +1,484 @@
+//! The everyday command line of issue 15: named sessions that are not in the source, the
+//! `--all` summary, `--list` per rubric, completions and the man page, `--fail-under`,
+//! `--output`, `--jobs`, where grades are recorded, what a script's wrong type says, YAML
+//! indentation hints, `rubric validate|test` in the pack's own folder, and dimensions that
+//! do not apply.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+const EXAMPLE: &str = "examples/cleo-audit.jsonl";
+const TRANSCRIPTS: &str = "rubrics/claude-code-v1/tests/real/claude_code_transcripts";
+
+/// Output with the run's clock and temporary folder made stable for snapshots.
+fn stable(text: &str, tmp: Option<&std::path::Path>) -> String {
+    let mut text = text.to_owned();
+    if let Some(tmp) = tmp {
+        text = text.replace(&tmp.display().to_string(), "[TMP]");
+    }
+    text.split('\n')
+        .map(|line| match line.find("graded 20") {
+            Some(at) => format!("{}graded [TIMESTAMP]", &line[..at]),
+            None => line.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn a_session_the_source_does_not_hold_is_an_error_suggesting_close_ids() {
+    let out = run(&[
+        "--rubric",
+        "cleo-v1",
+        "--source",
+        EXAMPLE,
+        "--no-record",
+        "session-demo-god",
+        "session-demo-good",
+        "elsewhere",
+    ]);
+    assert_eq!(code(&out), 2);
+    assert_eq!(stdout(&out), "", "nothing is graded when a name is wrong");
+    insta::assert_snapshot!("unknown_sessions", stderr(&out));
+}
+
+#[test]
+fn allow_empty_grades_and_records_the_zero_result_as_cleo_does() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(repo_root().join(EXAMPLE), dir.path().join("audit.jsonl")).unwrap();
+    let out = run_in(
+        dir.path(),
+        &[
+            "--rubric",
+            "cleo-v1",
+            "--source",
+            "audit.jsonl",
+            "--allow-empty",
+            "--format",
+            "jsonl",
+            "nobody",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let r = &json_lines(&stdout(&out))[0];
+    assert_eq!(
+        (r["totalScore"].as_i64(), r["entryCount"].as_i64()),
+        (Some(0), Some(0))
+    );
+    let recorded = std::fs::read_to_string(dir.path().join(".cleo/metrics/GRADES.jsonl")).unwrap();
+    assert_eq!(json_lines(&recorded)[0]["sessionId"], "nobody");
+    assert!(
+        stderr(&out).contains("recorded 1 grade to .cleo/metrics/GRADES.jsonl"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn help_mentions_allow_empty_so_the_conformance_check_passes_it() {
+    let out = run(&["--help"]);
+    assert!(stdout(&out).contains("--allow-empty"));
+}
+
+#[test]
+fn all_in_human_format_ends_with_a_summary() {
+    let out = run(&[
+        "--rubric",
+        "claude-code-v1",
+        "--source",
+        &format!("{TRANSCRIPTS}/synthetic/daaain__test_data"),
+        "--all",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    let summary = &text[text.rfind("\n\n").expect("a blank line before the summary") + 2..];
+    insta::assert_snapshot!("all_summary", summary);
+
+    let out = run(&[
+        "--rubric",
+        "cleo-v1",
+        "--source",
+        EXAMPLE,
+        "--all",
+        "--no-record",
+    ]);
+    let text = stdout(&out);
+    assert!(
+        text.contains("2 sessions graded, mean 60%\ngrades: A 1 · F 1\nmost frequent flags:\n     2× tasks.add without description (taskId: TN)\n"),
+        "{text}"
+    );
+    // Only human output gets it: JSON lines stay one result per line.
+    let out = run(&[
+        "--rubric",
+        "cleo-v1",
+        "--source",
+        EXAMPLE,
+        "--all",
+        "--no-record",
+        "--format",
+        "jsonl",
+    ]);
+    assert_eq!(json_lines(&stdout(&out)).len(), 2);
+}
+
+#[test]
+fn list_shows_the_rubric_of_each_grade_and_filters_by_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let grades = dir.path().join("grades.jsonl");
+    let grades = grades.to_str().unwrap();
+    for rubric in ["cleo-v1", "cleo-v2"] {
+        let out = run(&[
+            "--rubric",
+            rubric,
+            "--source",
+            EXAMPLE,
+            "--grades",
+            grades,
+            "--format",
+            "jsonl",
+            "session-demo-good",
+        ]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+    }
+    let table = stdout(&run(&["--list", "--grades", grades]));
+    let rows: Vec<Vec<&str>> = table
+        .lines()
+        .map(|l| l.split_whitespace().take(4).collect())
+        .collect();
+    assert_eq!(rows[0], ["SESSION", "RUBRIC", "SCORE", "PERCENT"]);
+    assert_eq!(rows[1][..3], ["session-demo-good", "cleo-v1", "1.0.0"]);
+    assert_eq!(rows[2][..3], ["session-demo-good", "cleo-v2", "2.0.0"]);
+
+    for filter in ["cleo-v2", "cleo-v2@2.0.0"] {
+        let only = stdout(&run(&["--list", "--grades", grades, "--rubric", filter]));
+        assert_eq!(only.lines().count(), 2, "{only}");
+        assert!(only.lines().nth(1).unwrap().contains("cleo-v2 2.0.0"));
+    }
+    let none = stdout(&run(&[
+        "--list",
+        "--grades",
+        grades,
+        "--rubric",
+        "cleo-v2@9",
+    ]));
+    assert_eq!(none, "no grades recorded\n");
+}
+
+#[test]
+fn completions_for_each_shell_and_a_man_page() {
+    for (shell, marker) in [
+        ("bash", "complete -F _grade"),
+        ("zsh", "#compdef grade"),
+        ("fish", "complete -c grade"),
+        ("powershell", "Register-ArgumentCompleter"),
+    ] {
+        let out = run(&["completions", shell]);
+        assert_eq!(code(&out), 0, "{shell}: {}", stderr(&out));
+        let script = stdout(&out);
+        assert!(script.contains(marker), "{shell}: {script}");
+        assert!(script.contains("fail-under"), "{shell} completes the flags");
+    }
+    let out = run(&["completions", "tcsh"]);
+    assert_eq!(code(&out), 2);
+
+    let man = stdout(&run(&["man"]));
+    assert!(man.starts_with(".ie \\n(.g"), "{man}");
+    assert!(man.contains(".TH grade 1"));
+    assert!(man.contains("allow\\-empty"));
+}
+
+#[test]
+fn fail_under_exits_1_when_a_session_scores_below_it() {
+    let args = [
+        "--rubric",
+        "cleo-v1",
+        "--source",
+        EXAMPLE,
+        "--all",
+        "--no-record",
+        "--format",
+        "jsonl",
+    ];
+    let out = run(&[&args[..], &["--fail-under", "50"]].concat());
+    assert_eq!(code(&out), 1);
+    assert_eq!(
+        json_lines(&stdout(&out)).len(),
+        2,
+        "the results are still printed"
+    );
+    assert_eq!(
+        stderr(&out),
+        "error: 1 of 2 sessions scored below 50% (`--fail-under`): `session-demo-sloppy` (20%)\n"
+    );
+    let out = run(&[&args[..], &["--fail-under", "20"]].concat());
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let out = run(&[&args[..], &["--fail-under", "120"]].concat());
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("not a percentage from 0 to 100"));
+}
+
+#[test]
+fn output_writes_the_results_to_a_file_instead_of_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("report.txt");
+    let out = run(&[
+        "--rubric",
+        "cleo-v1",
+        "--source",
+        EXAMPLE,
+        "--no-record",
+        "--output",
+        file.to_str().unwrap(),
+        "session-demo-good",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.starts_with("session-demo-good  100/100 (100%) · grade A\n"),
+        "{text}"
+    );
+    assert!(!text.contains('\x1b'), "no colour in a file unless asked");
+
+    let out = run(&[
+        "--rubric",
+        "cleo-v1",
+        "--source",
+        EXAMPLE,
+        "--no-record",
+        "--output",
+        dir.path().join("missing/report.txt").to_str().unwrap(),
+        "session-demo-good",
+    ]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).starts_with("error: cannot write output file `"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn jobs_changes_the_threads_not_the_results() {
+    let graded = |jobs: &[&str]| {
+        let out = run(&[
+            &[
+                "--rubric",
+                "cleo-v1",
+                "--source",
+                EXAMPLE,
+                "--all",
+                "--no-record",
+                "--format",
+                "jsonl",
+            ][..],
+            jobs,
+        ]
+        .concat());
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        json_lines(&stdout(&out))
+            .into_iter()
+            .map(|mut r| {
+                r.as_object_mut().unwrap().remove("timestamp");
+                r
+            })
+            .collect::<Vec<Value>>()
+    };
+    assert_eq!(graded(&["--jobs", "1"]), graded(&[]));
+    assert_eq!(graded(&["-j", "3"]), graded(&[]));
+    assert_eq!(
+        code(&run(&["--rubric", "cleo-v1", "--jobs", "0", "--all"])),
+        2
+    );
+}
+
+#[test]
+fn only_cleo_sources_record_by_default_and_the_run_says_where() {
+    let dir = tempfile::tempdir().unwrap();
+    let transcript = repo_root()
+        .join(TRANSCRIPTS)
+        .join("real/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl");
+    let transcript = transcript.to_str().unwrap();
+    let out = run_in(
+        dir.path(),
+        &[
+            "--rubric",
+            "claude-code-v1",
+            "--source",
+            transcript,
+            "--all",
+            "--format",
+            "jsonl",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        !dir.path().join(".cleo").exists(),
+        "a transcript's grades are not CLEO's history"
+    );
+    assert_eq!(stderr(&out), "");
+
+    let out = run_in(
+        dir.path(),
+        &[
+            "--rubric",
+            "claude-code-v1",
+            "--source",
+            transcript,
+            "--all",
+            "--format",
+            "jsonl",
+            "--grades",
+            "cc-grades.jsonl",
+        ],
+    );
+    assert_eq!(stderr(&out), "recorded 1 grade to cc-grades.jsonl\n");
+    assert_eq!(
+        json_lines(&std::fs::read_to_string(dir.path().join("cc-grades.jsonl")).unwrap()).len(),
+        1
+    );
+
+    std::fs::copy(repo_root().join(EXAMPLE), dir.path().join("audit.jsonl")).unwrap();
+    let out = run_in(
+        dir.path(),
+        &[
+            "--rubric",
+            "cleo-v1",
+            "--source",
+            "audit.jsonl",
+            "--all",
+            "--format",
+            "jsonl",
+        ],
+    );
+    assert_eq!(
+        stderr(&out),
+        "recorded 2 grades to .cleo/metrics/GRADES.jsonl\n"
+    );
+}
+
+#[test]
+fn a_script_of_the_wrong_type_names_its_file_line_and_the_type_in_script_words() {
+    let pack = "tests/fixtures/packs/wrong-type";
+    let out = run(&[
+        "--rubric",
+        pack,
+        "--source",
+        EXAMPLE,
+        "--no-record",
+        "session-demo-good",
+    ]);
+    assert_eq!(code(&out), 1);
+    assert_eq!(
+        stderr(&out),
+        "error: rubric `wrong-type`, rule `count-failures`, session `session-demo-good`: the script failed: count.rhai:4: the script must end with a map `#{ points, evidence, flags, entries }` or `()`, not an integer\nerror: 1 of 1 session could not be graded\n"
+    );
+    let test = run(&["rubric", "test", pack]);
+    assert_eq!(
+        code(&test),
+        1,
+        "a failing script fails the pack's test: {}",
+        stderr(&test)
+    );
+    assert!(stdout(&test).contains("count.rhai:4:"), "{}", stdout(&test));
+
+    let validate = run(&["rubric", "validate", pack]);
+    assert_eq!(code(&validate), 1);
+    let fractional = run(&[
+        "rubric",
+        "validate",
+        "tests/fixtures/packs/fractional-points",
+    ]);
+    assert_eq!(code(&fractional), 1);
+    let indentation = run(&[
+        "rubric",
+        "validate",
+        "tests/fixtures/packs/broken-indentation",
+    ]);
+    assert_eq!(code(&indentation), 1);
+    insta::assert_snapshot!(
+        "script_type_and_points_and_indentation",
+        [stdout(&validate), stdout(&fractional), stdout(&indentation)].join("\n")
+    );
+}
+
+#[test]
+fn rubric_validate_and_test_default_to_the_current_folder() {
+    let pack = repo_root().join("tests/packs/tutorial");
+    let out = run_in(&pack, &["rubric", "validate"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stdout(&out).starts_with("tutorial 1.0.0 is valid"),
+        "{}",
+        stdout(&out)
+    );
+    let out = run_in(&pack, &["rubric", "test"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+
+    let empty = tempfile::tempdir().unwrap();
+    let out = run_in(empty.path(), &["rubric", "validate"]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("`.` has no `rubric.yaml`"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn dimensions_with_nothing_to_judge_are_not_applicable_and_left_out_of_the_total() {
+    let no_calls = format!("{TRANSCRIPTS}/synthetic/daaain__test_data/session_b.jsonl");
+    let some = format!("{TRANSCRIPTS}/synthetic/simonw__tests/sample_session.jsonl");
+    let out = run(&[
+        "--rubric",
+        "claude-code-v1",
+        "--source",
+        &no_calls,
+        "--all",
+        "--format",
+        "json",
+    ]);
+    let r: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_valid_grade(&grade_schema(), &r);
+    assert_eq!(
+        (r["maxScore"].as_i64(), r["percent"].as_i64()),
+        (Some(0), Some(0))
+    );
+    assert!(r.get("grade").is_none(), "nothing to grade is not an A");
+    assert!(r["dimensions"]
+        .as_object()
+        .unwrap()
+        .values()
+        .all(|d| d["notApplicable"] == true));
+
+    let out = run(&[
+        "--rubric",
+        "claude-code-v1",
+        "--source",
+        &some,
+        "--all",
+        "--format",
+        "json",
+    ]);
+    let r: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_valid_grade(&grade_schema(), &r);
+    assert_eq!(
+        (r["totalScore"].as_i64(), r["maxScore"].as_i64()),
+        (Some(60), Some(60))
+    );
+    assert_eq!(r["dimensions"]["errorRecovery"]["notApplicable"], true);
+    assert!(r["dimensions"]["readBeforeEdit"]
+        .get("notApplicable")
+        .is_none());
+
+    let human = |source: &str| {
+        let out = run(&["--rubric", "claude-code-v1", "--source", source, "--all"]);
+        stable(&stdout(&out), None)
+    };
+    insta::assert_snapshot!(
+        "not_applicable_human",
+        [human(&no_calls), human(&some)].join("\n")
+    );
+}
