@@ -262,7 +262,7 @@ fn a_runaway_script_fails_its_session_cleanly_and_the_others_still_grade() {
     assert_eq!(graded[0]["sessionId"], "session-demo-good");
     let err = stderr(&out);
     assert!(
-        err.contains("rubric `runaway`, rule `spin`, session `session-demo-sloppy`: the script failed: too many operations"),
+        err.contains("rubric `runaway`, rule `spin`, session `session-demo-sloppy`: the script failed: spin.rhai:3: too many operations"),
         "{err}"
     );
     assert!(err.contains("1 of 2 sessions could not be graded"), "{err}");
@@ -288,12 +288,14 @@ fn scripts_cannot_load_modules_or_read_the_clock() {
     );
     let err = stderr(&out);
     assert!(
-        err.contains("session `session-demo-good`: the script failed: module not found: os"),
+        err.contains(
+            "session `session-demo-good`: the script failed: escape.rhai:3: module not found: os"
+        ),
         "{err}"
     );
     assert!(
         err.contains(
-            "session `session-demo-sloppy`: the script failed: function not found: timestamp"
+            "session `session-demo-sloppy`: the script failed: escape.rhai:6: function not found: timestamp"
         ),
         "{err}"
     );

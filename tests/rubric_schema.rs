@@ -378,7 +378,7 @@ fn unusual_packs() -> Vec<UnusualPack> {
             "metric points, otherwise and evidence-only rules",
             pack_with_rule(
                 "selectors:\n  find: { domain: tasks, operation: find }\n  disc: { domain: tasks, operation: [find, list] }\n  add: { domain: tasks, operation: add }\nmetrics:\n  share: { ratio: { of: find, over: disc } }\n  dups: { duplicates: { of: add, key: params.title, normalize: [lowercase, trim, collapse_whitespace] } }\n  titles: { distinct: { of: add, key: params.title } }\n",
-                "- id: scaled\n  doc: d\n  when: { metric: share, at_least: 0.5 }\n  points: { metric: share, times: 4 }\n  otherwise:\n    points: { metric: share, times: 2.5 }\n    flag: \"share {percent.share}% of {count.disc}\"\n- id: note\n  doc: evidence only, always\n  evidence: \"{metric.titles} titles, {metric.dups} repeats, score {score}\"\n- id: running\n  doc: score conditions\n  cases:\n    - when: { score_at_least: 3, score_at_most: 8 }\n      points: 1.5\n    - flag: low",
+                "- id: scaled\n  doc: d\n  when: { metric: share, at_least: 0.5 }\n  points: { metric: share, times: 4 }\n  otherwise:\n    points: { metric: share, times: 2.5 }\n    flag: \"share {percent.share}% of {count.disc}\"\n- id: note\n  doc: evidence only, always\n  evidence: \"{metric.titles} titles, {metric.dups} repeats, score {score}\"\n- id: running\n  doc: score conditions\n  cases:\n    - when: { score_at_least: 3, score_at_most: 8 }\n      points: 1\n    - flag: low",
             ),
             vec![],
         ),
