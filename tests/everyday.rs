@@ -482,3 +482,22 @@ fn dimensions_with_nothing_to_judge_are_not_applicable_and_left_out_of_the_total
         [human(&no_calls), human(&some)].join("\n")
     );
 }
+
+#[test]
+fn the_tutorial_shows_the_fixture_log_it_grades() {
+    let tutorial = std::fs::read_to_string(repo_root().join("docs/tutorial.md")).unwrap();
+    let after = "The nine entries of `tut-sloppy` in the log";
+    let start = tutorial.find(after).expect("the tutorial shows the log");
+    let block = &tutorial[start..];
+    let block = &block[block.find("```json\n").unwrap() + 8..];
+    let block = &block[..block.find("```").unwrap()];
+    let log =
+        std::fs::read_to_string(repo_root().join("tests/packs/tutorial/tests/sessions.jsonl"))
+            .unwrap();
+    let sloppy: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("\"tut-sloppy\""))
+        .collect();
+    assert_eq!(block.lines().collect::<Vec<_>>(), sloppy);
+    assert_eq!(sloppy.len(), 9);
+}

@@ -190,9 +190,12 @@ pub fn report(r: &GradeResult, pack: &CompiledPack, color: bool) -> String {
                     .iter()
                     .take(8)
                     .map(|e| {
+                        let place = e.place.as_deref().map_or_else(
+                            || format!("#{}", e.position),
+                            |p| escape_controls(p).into_owned(),
+                        );
                         format!(
-                            "#{} {} {}",
-                            e.position,
+                            "{place} {} {}",
                             escape_controls(&e.operation),
                             escape_controls(&e.timestamp)
                         )

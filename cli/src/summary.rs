@@ -73,8 +73,26 @@ pub fn summary(results: &[GradeResult], bands: &[String]) -> String {
     out
 }
 
-/// A flag with its numbers read as `N`, so the same finding at other places counts as one.
+/// A flag with its numbers read as `N` and the source places after a position left out
+/// (`#15 (a.jsonl:25, toolu_…)` is `#N`), so the same finding elsewhere counts as one.
 fn shape_of(flag: &str) -> String {
+    let mut bare = String::with_capacity(flag.len());
+    let mut rest = flag;
+    while let Some(at) = rest.find('#') {
+        let digits = rest[at + 1..]
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len() - at - 1);
+        let after = at + 1 + digits;
+        bare.push_str(&rest[..after]);
+        rest = &rest[after..];
+        if digits > 0 && rest.starts_with(" (") {
+            if let Some(close) = rest.find(')') {
+                rest = &rest[close + 1..];
+            }
+        }
+    }
+    bare.push_str(rest);
+    let flag = bare.as_str();
     let mut out = String::with_capacity(flag.len());
     let mut in_number = false;
     for c in flag.chars() {
@@ -135,6 +153,10 @@ mod tests {
         assert_eq!(
             shape_of("failed 3 times (#1, #22)"),
             "failed N times (#N, #N)"
+        );
+        assert_eq!(
+            shape_of("Write failed at #15 (a1.jsonl:25, toolu_01L); only #16 (a1.jsonl:27, toolu_9) followed"),
+            "Write failed at #N; only #N followed"
         );
     }
 }

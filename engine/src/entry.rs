@@ -450,6 +450,35 @@ pub fn round_half_up(x: f64) -> f64 {
     }
 }
 
+/// Where an entry is in its source, for a person to find it: `#15` (its place in the
+/// session) and, when the source says, the file and line and the tool call's id
+/// (`#15 (1af7fc5e.jsonl:25, toolu_01LM7)`), as evidence and `--explain` print it.
+pub fn place_of(position: usize, entry: &Entry) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let meta = |key: &str| entry.metadata.get(key).map(MetaRef::to_json);
+    if let Some(line) = meta("line").and_then(|v| v.as_u64()) {
+        let file = meta("file")
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .map(|f| {
+                std::path::Path::new(&f)
+                    .file_name()
+                    .map_or(f.clone(), |n| n.to_string_lossy().into_owned())
+            });
+        parts.push(match file {
+            Some(file) => format!("{file}:{line}"),
+            None => format!("line {line}"),
+        });
+    }
+    if let Some(id) = meta("toolUseId").and_then(|v| v.as_str().map(str::to_owned)) {
+        parts.push(id);
+    }
+    if parts.is_empty() {
+        format!("#{position}")
+    } else {
+        format!("#{position} ({})", parts.join(", "))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -611,10 +611,21 @@ fn judged_score(dimension: &Dimension, judgment: &Judgment) -> DimensionScore {
 }
 
 fn entry_ref(index: u32, e: &Entry) -> EntryRef {
+    let position = index as usize + 1;
+    let meta = |key: &str| e.metadata.get(key).map(crate::entry::MetaRef::to_json);
+    let line = meta("line").and_then(|v| v.as_u64());
+    let place = crate::entry::place_of(position, e);
     EntryRef {
-        position: index as usize + 1,
+        position,
         timestamp: e.timestamp.to_string(),
         operation: format!("{}.{}", e.domain, e.operation),
+        file: line
+            .and(meta("file"))
+            .and_then(|v| v.as_str().map(str::to_owned)),
+        line,
+        tool_use_id: meta("toolUseId").and_then(|v| v.as_str().map(str::to_owned)),
+        // Only when it says more than the position.
+        place: (place != format!("#{position}")).then_some(place),
     }
 }
 

@@ -111,11 +111,23 @@ pub struct RuleTrace {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct EntryRef {
     /// 1-based place of the entry in its session.
     pub position: usize,
     pub timestamp: String,
     pub operation: String,
+    /// Where the entry is in its source when the source says: a transcript's file and line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
+    /// A transcript tool call's `tool_use` id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_use_id: Option<String>,
+    /// `#15 (FILE:25, toolu_…)`: how evidence names the entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub place: Option<String>,
 }
 
 /// `percent` rounded to two decimals, half up.

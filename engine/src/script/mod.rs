@@ -580,6 +580,7 @@ fn register_api(engine: &mut Engine) {
 
     engine.register_get("index", |e: &mut EntryView| e.ask(Getter::Index));
     engine.register_get("position", |e: &mut EntryView| e.ask(Getter::Position));
+    engine.register_get("place", |e: &mut EntryView| e.ask(Getter::Place));
     engine.register_get("timestamp", |e: &mut EntryView| {
         e.ask(Getter::Field(Field::Timestamp))
     });

@@ -70,6 +70,8 @@ pub enum Getter {
     Instant,
     /// `to_string`: `#position domain.operation`.
     Describe,
+    /// `place`: the position and, when the source says, file, line and tool call id.
+    Place,
     /// Whether the entry matches a selector.
     Is(u32),
     /// A field with a scalar value: `e.domain`, `e.success`, … and `e.field(path)` (a map or
@@ -156,6 +158,9 @@ impl Probe {
                     Getter::Describe => Answer::Str(
                         format!("#{} {}.{}", index + 1, entry.domain, entry.operation).into(),
                     ),
+                    Getter::Place => {
+                        Answer::Str(crate::entry::place_of(index as usize + 1, entry).into())
+                    }
                     Getter::Is(selector) => Answer::Bool(
                         on.hits
                             .get(*selector as usize)?
