@@ -60,8 +60,10 @@ pub fn not_found(missing: &[&str], source: &Path, format: Option<&dyn SourceForm
         1 => "it holds 1 session".to_owned(),
         n => format!("it holds {n} sessions"),
     };
+    // One line per session, the way out on the last: a tool reading the first error line
+    // (the MCP server does) gets a whole sentence.
     message.push_str(&format!(
-        "\n  {holds}; pass `--allow-empty` to grade a session without entries anyway (it gets the empty-session grade)"
+        "; {holds} (`--allow-empty` grades a session without entries anyway, with the empty-session grade)"
     ));
     CliError::Usage(message)
 }
