@@ -10,6 +10,7 @@
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 pub mod agreement;
+pub mod compare;
 pub mod entry;
 pub mod eval;
 pub mod judgment;
