@@ -40,7 +40,10 @@ fn wilcoxon_matches_scipy() {
 fn binomtest_matches_scipy() {
     let r = reference();
     for case in r["binomtest"].as_array().expect("cases") {
-        let (k, n) = (case["k"].as_u64().unwrap_or(0), case["n"].as_u64().unwrap_or(0));
+        let (k, n) = (
+            case["k"].as_u64().unwrap_or(0),
+            case["n"].as_u64().unwrap_or(0),
+        );
         close(
             &format!("binomtest({k}, {n})"),
             stats::binom_test(k, n),
@@ -54,8 +57,8 @@ fn mannwhitneyu_matches_scipy() {
     let r = reference();
     for case in r["mannwhitneyu"].as_array().expect("cases") {
         let name = case["name"].as_str().unwrap_or_default();
-        let ours = stats::mann_whitney_u(&numbers(&case["x"]), &numbers(&case["y"]))
-            .expect("a p-value");
+        let ours =
+            stats::mann_whitney_u(&numbers(&case["x"]), &numbers(&case["y"])).expect("a p-value");
         close(name, ours, case["p"].as_f64().expect("scipy's p"));
     }
 }

@@ -1,4 +1,919 @@
-//! Comparing two sets of grades: rubric versions on the same sessions, recorded results, or
-//! agent arms graded by one rubric.
+//! Comparing two sets of grades: two rubric versions on the same sessions, two files of
+//! recorded results, or two agent arms graded by one rubric.
+//!
+//! Each side's grades are taken apart into terms ([`Layout`], [`Scored`]); [`compare`] pairs
+//! the sessions (by session id, by a key such as `metadata.taskId`, or not at all), and
+//! reports the change of score with its confidence interval and tests, the pass/fail flips,
+//! the letter transitions, the change per dimension, and for every rule the points it moved.
+//! For every paired session the per-rule deltas add up to the session's delta.
+//!
+//! ```no_run
+//! use grade_engine::compare::{self, CompareOptions, Layout, Pairing};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let v1 = grade_engine::load_pack("cleo-v1", &[])?;
+//! let v2 = grade_engine::load_pack("cleo-v2", &[])?;
+//! let (l1, l2) = (Layout::of_pack(&v1), Layout::of_pack(&v2));
+//! let mut graded = compare::grade_source(
+//!     &[(&v1, &l1), (&v2, &l2)],
+//!     std::path::Path::new("audit.jsonl"),
+//!     None,
+//!     &grade_engine::SessionFilter::All,
+//!     None,
+//! )?;
+//! let (base, _) = compare::sides_of("cleo-v1", &l1, &mut graded, 0);
+//! let (cand, _) = compare::sides_of("cleo-v2", &l2, &mut graded, 1);
+//! let report = compare::compare(&base, &cand, &Pairing::BySessionId, None, &CompareOptions::default());
+//! println!("mean change {:+.2} points", report.summary.mean_delta);
+//! # Ok(()) }
+//! ```
 
+pub mod breakdown;
+pub mod diff;
+mod grading;
 pub mod stats;
+
+use std::collections::{BTreeMap, HashMap};
+
+use indexmap::IndexMap;
+use serde::Serialize;
+
+pub use breakdown::{DimensionInfo, Layout, LayoutMismatch, Scored, TermKey, TermKind};
+pub use diff::{rubric_diff, PackSource, RubricDiff, Status};
+pub use grading::{grade_source, sides_of, GradeError, GradedSession};
+
+use crate::pack::Band;
+use crate::result::RubricRef;
+
+/// Resamples of the bootstrap when none are asked for.
+pub const DEFAULT_RESAMPLES: usize = 10_000;
+
+/// A change smaller than this (in percentage points) is no change: it is what floating-point
+/// sums of the same points in another order leave behind.
+const EPSILON: f64 = 1e-9;
+
+#[derive(Debug, Clone)]
+pub struct CompareOptions {
+    /// The percent a session needs to pass; by default the baseline pack's [`default_pass_at`].
+    pub pass_at: Option<f64>,
+    /// The seed of the bootstrap.
+    pub seed: u64,
+    /// Bootstrap resamples.
+    pub resamples: usize,
+}
+
+impl Default for CompareOptions {
+    fn default() -> Self {
+        CompareOptions {
+            pass_at: None,
+            seed: 0,
+            resamples: DEFAULT_RESAMPLES,
+        }
+    }
+}
+
+/// The pass mark of a pack: the lowest band that needs at least half the points (C = 60 for
+/// the shipped packs, whose D band at 45 is below half); 50 for a pack without such a band.
+pub fn default_pass_at(bands: &[Band]) -> f64 {
+    bands
+        .iter()
+        .map(|b| b.min_percent)
+        .filter(|&m| m >= 50.0)
+        .fold(None, |low: Option<f64>, m| {
+            Some(low.map_or(m, |l| l.min(m)))
+        })
+        .unwrap_or(50.0)
+}
+
+/// One side of a comparison: a label, what its grades are made of, and the grades.
+#[derive(Debug, Clone)]
+pub struct Side {
+    pub label: String,
+    pub layout: Layout,
+    pub sessions: Vec<Scored>,
+    /// Per session (same order), the value sessions are paired by with [`Pairing::ByKey`].
+    pub keys: Vec<Option<String>>,
+}
+
+impl Side {
+    pub fn new(label: impl Into<String>, layout: Layout, sessions: Vec<Scored>) -> Side {
+        Side {
+            label: label.into(),
+            layout,
+            keys: Vec::new(),
+            sessions,
+        }
+    }
+}
+
+/// How sessions of the two sides are matched.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Pairing {
+    /// The same session id on both sides.
+    BySessionId,
+    /// The same key (named here, e.g. `metadata.taskId`) on both sides; see [`Side::keys`].
+    ByKey(String),
+    /// Two independent samples.
+    Unpaired,
+}
+
+/// Sessions left unpaired, by side.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Unmatched {
+    /// Sessions only the baseline has (or whose key the candidate lacks).
+    pub baseline: Vec<String>,
+    pub candidate: Vec<String>,
+    /// Sessions without the pairing key, or whose key names more than one session on its side.
+    pub unkeyed: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SideInfo {
+    pub label: String,
+    pub rubric: RubricRef,
+    pub sessions: usize,
+}
+
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Flips {
+    pub pass_to_fail: usize,
+    pub fail_to_pass: usize,
+}
+
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PerSide {
+    pub baseline: usize,
+    pub candidate: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    /// Paired sessions; for unpaired arms, the sessions of both.
+    pub n: usize,
+    pub paired: bool,
+    pub n_baseline: usize,
+    pub n_candidate: usize,
+    pub mean_baseline: Option<f64>,
+    pub mean_candidate: Option<f64>,
+    /// Mean of the paired deltas, or difference of the means.
+    pub mean_delta: f64,
+    /// 95% bootstrap interval of `meanDelta`.
+    pub ci95: Option<[f64; 2]>,
+    /// Sessions at or above the pass mark, per side.
+    pub passed: PerSide,
+    /// Letter grade counts, per side.
+    pub grade_counts: GradeCounts,
+    // Paired only.
+    pub wilcoxon_p: Option<f64>,
+    pub sign_test_p: Option<f64>,
+    pub improved: Option<usize>,
+    pub regressed: Option<usize>,
+    pub unchanged: Option<usize>,
+    pub flips: Option<Flips>,
+    pub mcnemar_p: Option<f64>,
+    /// Letter transitions, `"A->B": count`.
+    pub grades: Option<IndexMap<String, usize>>,
+    // Unpaired only.
+    pub mann_whitney_p: Option<f64>,
+    pub cliffs_delta: Option<f64>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct GradeCounts {
+    pub baseline: IndexMap<String, usize>,
+    pub candidate: IndexMap<String, usize>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DimensionDelta {
+    pub dimension: String,
+    pub name: String,
+    pub status: Status,
+    pub n: usize,
+    /// Scores as a percentage of the dimension's maximum.
+    pub mean_baseline: Option<f64>,
+    pub mean_candidate: Option<f64>,
+    pub mean_delta: Option<f64>,
+    pub ci95: Option<[f64; 2]>,
+    /// Wilcoxon (paired) or Mann–Whitney (unpaired).
+    pub p: Option<f64>,
+    pub improved: Option<usize>,
+    pub regressed: Option<usize>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RuleDelta {
+    pub dimension: String,
+    pub rule: String,
+    pub kind: TermKind,
+    pub status: Status,
+    /// Paired sessions whose points from this term changed.
+    pub sessions_changed: Option<usize>,
+    /// The term's deltas summed over the paired sessions (percentage points).
+    pub points_moved: Option<f64>,
+    pub points_gained: Option<f64>,
+    pub points_lost: Option<f64>,
+    /// The term's share of `summary.meanDelta`: these add up to it.
+    pub mean_delta: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RuleChangeOf {
+    pub dimension: String,
+    pub rule: String,
+    pub delta: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionDelta {
+    pub session_id: String,
+    /// The candidate's session, where pairing by key matched another session.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub candidate_session_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    pub baseline: f64,
+    pub candidate: f64,
+    pub delta: f64,
+    pub baseline_grade: Option<String>,
+    pub candidate_grade: Option<String>,
+    /// The terms that changed; they add up to `delta`.
+    pub rules: Vec<RuleChangeOf>,
+}
+
+/// The whole comparison, as `grade compare --format json` prints it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Comparison {
+    pub baseline: SideInfo,
+    pub candidate: SideInfo,
+    pub paired: bool,
+    /// What sessions were paired by: `sessionId`, a key, or nothing.
+    pub pair_by: Option<String>,
+    pub pass_at: f64,
+    pub seed: u64,
+    pub resamples: usize,
+    pub summary: Summary,
+    pub dimensions: Vec<DimensionDelta>,
+    pub rules: Vec<RuleDelta>,
+    /// Paired sessions, the most changed first.
+    pub sessions: Vec<SessionDelta>,
+    pub unmatched: Unmatched,
+    pub rubric_diff: Option<RubricDiff>,
+}
+
+/// A condition on a comparison that fails a CI run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum FailOn {
+    /// The whole 95% interval of the mean change lies below zero.
+    Regression,
+    /// Any session goes from pass to fail.
+    Flips,
+    /// The mean change is below minus this many points.
+    Drop(f64),
+}
+
+impl Comparison {
+    /// Why the comparison fails `rule`, or `None` when it holds.
+    pub fn fails(&self, rule: FailOn) -> Option<String> {
+        let s = &self.summary;
+        match rule {
+            FailOn::Regression => match s.ci95 {
+                Some([low, high]) if high < 0.0 => Some(format!(
+                    "regression: the 95% interval of the mean change, [{}, {}], lies below 0",
+                    fmt2(low),
+                    fmt2(high)
+                )),
+                _ => None,
+            },
+            FailOn::Flips => match s.flips {
+                Some(f) if f.pass_to_fail > 0 => Some(format!(
+                    "{} session{} went from pass to fail at {}%",
+                    f.pass_to_fail,
+                    if f.pass_to_fail == 1 { "" } else { "s" },
+                    fmt2(self.pass_at)
+                )),
+                _ => None,
+            },
+            FailOn::Drop(x) => (s.mean_delta < -x).then(|| {
+                format!(
+                    "the mean change, {}, is below -{}",
+                    fmt2(s.mean_delta),
+                    fmt2(x)
+                )
+            }),
+        }
+    }
+}
+
+fn fmt2(v: f64) -> String {
+    let r = (v * 100.0).round() / 100.0;
+    crate::entry::js_number(if r == 0.0 { 0.0 } else { r })
+}
+
+fn snap(v: f64) -> f64 {
+    if v.abs() < EPSILON {
+        0.0
+    } else {
+        v
+    }
+}
+
+/// A term of either side's layout, with where it sits in each.
+struct MergedTerm {
+    key: TermKey,
+    status: Status,
+}
+
+struct Merged {
+    terms: Vec<MergedTerm>,
+    from_base: Vec<u32>,
+    from_cand: Vec<u32>,
+}
+
+fn merge_terms(base: &Layout, cand: &Layout, diff: Option<&RubricDiff>) -> Merged {
+    let mut terms: Vec<MergedTerm> = Vec::new();
+    let mut at: HashMap<&TermKey, u32> = HashMap::new();
+    let mut from_base = Vec::with_capacity(base.terms.len());
+    for k in &base.terms {
+        at.insert(k, terms.len() as u32);
+        from_base.push(terms.len() as u32);
+        terms.push(MergedTerm {
+            key: k.clone(),
+            status: Status::Removed,
+        });
+    }
+    let mut from_cand = Vec::with_capacity(cand.terms.len());
+    for k in &cand.terms {
+        match at.get(k) {
+            Some(&i) => {
+                terms[i as usize].status = Status::Same;
+                from_cand.push(i);
+            }
+            None => {
+                from_cand.push(terms.len() as u32);
+                terms.push(MergedTerm {
+                    key: k.clone(),
+                    status: Status::Added,
+                });
+            }
+        }
+    }
+    if let Some(diff) = diff {
+        for t in &mut terms {
+            if t.key.kind == TermKind::Rule && t.status == Status::Same {
+                t.status = diff.rule_status(&t.key.dimension, &t.key.rule);
+            }
+        }
+    }
+    Merged {
+        terms,
+        from_base,
+        from_cand,
+    }
+}
+
+/// Pairs of session indices (baseline, candidate) and what was left over.
+fn pair(base: &Side, cand: &Side, pairing: &Pairing) -> (Vec<(usize, usize)>, Unmatched) {
+    let mut unmatched = Unmatched::default();
+    let key_of = |side: &Side, i: usize| -> Option<String> {
+        match pairing {
+            Pairing::BySessionId => Some(side.sessions[i].session_id.clone()),
+            _ => side.keys.get(i).cloned().flatten(),
+        }
+    };
+    // A key naming two sessions of a side pairs neither: which one is meant is unknowable.
+    let index = |side: &Side, unkeyed: &mut Vec<String>| -> HashMap<String, usize> {
+        let mut seen: HashMap<String, Option<usize>> = HashMap::new();
+        for i in 0..side.sessions.len() {
+            match key_of(side, i) {
+                Some(k) => {
+                    seen.entry(k).and_modify(|v| *v = None).or_insert(Some(i));
+                }
+                None => unkeyed.push(side.sessions[i].session_id.clone()),
+            }
+        }
+        let mut out = HashMap::new();
+        for (k, v) in seen {
+            match v {
+                Some(i) => {
+                    out.insert(k, i);
+                }
+                None => {
+                    for i in 0..side.sessions.len() {
+                        if key_of(side, i).as_deref() == Some(k.as_str()) {
+                            unkeyed.push(side.sessions[i].session_id.clone());
+                        }
+                    }
+                }
+            }
+        }
+        out
+    };
+    let mut unkeyed = Vec::new();
+    let cand_index = index(cand, &mut unkeyed);
+    let base_index = index(base, &mut unkeyed);
+    let mut pairs = Vec::new();
+    for i in 0..base.sessions.len() {
+        let Some(k) = key_of(base, i) else { continue };
+        if base_index.get(&k) != Some(&i) {
+            continue;
+        }
+        match cand_index.get(&k) {
+            Some(&j) => pairs.push((i, j)),
+            None => unmatched.baseline.push(base.sessions[i].session_id.clone()),
+        }
+    }
+    for j in 0..cand.sessions.len() {
+        if let Some(k) = key_of(cand, j) {
+            if cand_index.get(&k) == Some(&j) && !base_index.contains_key(&k) {
+                unmatched
+                    .candidate
+                    .push(cand.sessions[j].session_id.clone());
+            }
+        }
+    }
+    unkeyed.sort();
+    unkeyed.dedup();
+    unmatched.unkeyed = unkeyed;
+    (pairs, unmatched)
+}
+
+fn grade_counts(side: &Side, order: &[String], only: Option<&[usize]>) -> IndexMap<String, usize> {
+    let mut counts: IndexMap<String, usize> = order.iter().map(|g| (g.clone(), 0)).collect();
+    let mut add = |s: &Scored| {
+        let g = s.grade.clone().unwrap_or_else(|| "-".to_owned());
+        *counts.entry(g).or_insert(0) += 1;
+    };
+    match only {
+        Some(idx) => idx.iter().for_each(|&i| add(&side.sessions[i])),
+        None => side.sessions.iter().for_each(add),
+    }
+    counts
+}
+
+/// The letters in band order (best first) across both packs.
+fn letter_order(base: &Layout, cand: &Layout) -> Vec<String> {
+    let mut bands: Vec<&Band> = base.bands.iter().chain(&cand.bands).collect();
+    bands.sort_by(|a, b| b.min_percent.total_cmp(&a.min_percent));
+    let mut order: Vec<String> = Vec::new();
+    for b in bands {
+        if !order.contains(&b.grade) {
+            order.push(b.grade.clone());
+        }
+    }
+    order
+}
+
+/// Compares two sides. `diff` (from [`rubric_diff`]) marks rules as changed; without it a
+/// rule is the same when both packs have it.
+pub fn compare(
+    base: &Side,
+    cand: &Side,
+    pairing: &Pairing,
+    diff: Option<RubricDiff>,
+    options: &CompareOptions,
+) -> Comparison {
+    let pass_at = options
+        .pass_at
+        .unwrap_or_else(|| default_pass_at(&base.layout.bands));
+    let merged = merge_terms(&base.layout, &cand.layout, diff.as_ref());
+    let order = letter_order(&base.layout, &cand.layout);
+    let info = |s: &Side| SideInfo {
+        label: s.label.clone(),
+        rubric: s.layout.rubric.clone(),
+        sessions: s.sessions.len(),
+    };
+    let passes = |s: &Scored| s.reported_percent >= pass_at;
+    let mut report = Comparison {
+        baseline: info(base),
+        candidate: info(cand),
+        paired: *pairing != Pairing::Unpaired,
+        pair_by: match pairing {
+            Pairing::BySessionId => Some("sessionId".to_owned()),
+            Pairing::ByKey(k) => Some(k.clone()),
+            Pairing::Unpaired => None,
+        },
+        pass_at,
+        seed: options.seed,
+        resamples: options.resamples,
+        summary: Summary {
+            n: 0,
+            paired: *pairing != Pairing::Unpaired,
+            n_baseline: base.sessions.len(),
+            n_candidate: cand.sessions.len(),
+            mean_baseline: None,
+            mean_candidate: None,
+            mean_delta: 0.0,
+            ci95: None,
+            passed: PerSide::default(),
+            grade_counts: GradeCounts::default(),
+            wilcoxon_p: None,
+            sign_test_p: None,
+            improved: None,
+            regressed: None,
+            unchanged: None,
+            flips: None,
+            mcnemar_p: None,
+            grades: None,
+            mann_whitney_p: None,
+            cliffs_delta: None,
+        },
+        dimensions: Vec::new(),
+        rules: Vec::new(),
+        sessions: Vec::new(),
+        unmatched: Unmatched::default(),
+        rubric_diff: None,
+    };
+
+    report.rubric_diff = diff;
+    if *pairing == Pairing::Unpaired {
+        unpaired(base, cand, &merged, &order, options, passes, &mut report);
+    } else {
+        paired(
+            base,
+            cand,
+            pairing,
+            &merged,
+            &order,
+            options,
+            passes,
+            &mut report,
+        );
+    }
+    report
+}
+
+#[allow(clippy::too_many_arguments)]
+fn paired(
+    base: &Side,
+    cand: &Side,
+    pairing: &Pairing,
+    merged: &Merged,
+    order: &[String],
+    options: &CompareOptions,
+    passes: impl Fn(&Scored) -> bool,
+    report: &mut Comparison,
+) {
+    let (pairs, unmatched) = pair(base, cand, pairing);
+    report.unmatched = unmatched;
+    let n = pairs.len();
+    let b_idx: Vec<usize> = pairs.iter().map(|p| p.0).collect();
+    let c_idx: Vec<usize> = pairs.iter().map(|p| p.1).collect();
+    let b_pct: Vec<f64> = b_idx.iter().map(|&i| base.sessions[i].percent).collect();
+    let c_pct: Vec<f64> = c_idx.iter().map(|&i| cand.sessions[i].percent).collect();
+    let deltas: Vec<f64> = b_pct.iter().zip(&c_pct).map(|(b, c)| snap(c - b)).collect();
+
+    let s = &mut report.summary;
+    s.n = n;
+    if n > 0 {
+        s.mean_baseline = Some(stats::mean(&b_pct));
+        s.mean_candidate = Some(stats::mean(&c_pct));
+    }
+    s.mean_delta = stats::mean(&deltas);
+    s.ci95 = stats::bootstrap_mean_ci(&deltas, options.resamples, options.seed);
+    s.wilcoxon_p = stats::wilcoxon(&deltas);
+    let improved = deltas.iter().filter(|&&d| d > 0.0).count();
+    let regressed = deltas.iter().filter(|&&d| d < 0.0).count();
+    s.improved = Some(improved);
+    s.regressed = Some(regressed);
+    s.unchanged = Some(n - improved - regressed);
+    s.sign_test_p = Some(stats::binom_test(
+        improved as u64,
+        (improved + regressed) as u64,
+    ));
+    let mut flips = Flips::default();
+    let mut passed = PerSide::default();
+    let mut transitions: BTreeMap<(usize, usize), usize> = BTreeMap::new();
+    let rank = |g: &Option<String>| {
+        g.as_ref()
+            .and_then(|g| order.iter().position(|o| o == g))
+            .unwrap_or(order.len())
+    };
+    for &(i, j) in &pairs {
+        let (b, c) = (&base.sessions[i], &cand.sessions[j]);
+        let (pb, pc) = (passes(b), passes(c));
+        passed.baseline += usize::from(pb);
+        passed.candidate += usize::from(pc);
+        if pb && !pc {
+            flips.pass_to_fail += 1;
+        }
+        if !pb && pc {
+            flips.fail_to_pass += 1;
+        }
+        *transitions
+            .entry((rank(&b.grade), rank(&c.grade)))
+            .or_insert(0) += 1;
+    }
+    let letter = |r: usize| order.get(r).cloned().unwrap_or_else(|| "-".to_owned());
+    s.grades = Some(
+        transitions
+            .into_iter()
+            .map(|((b, c), count)| (format!("{}->{}", letter(b), letter(c)), count))
+            .collect(),
+    );
+    s.mcnemar_p = Some(stats::binom_test(
+        flips.pass_to_fail as u64,
+        (flips.pass_to_fail + flips.fail_to_pass) as u64,
+    ));
+    s.flips = Some(flips);
+    s.passed = passed;
+    s.grade_counts = GradeCounts {
+        baseline: grade_counts(base, order, Some(&b_idx)),
+        candidate: grade_counts(cand, order, Some(&c_idx)),
+    };
+
+    report.dimensions = dimension_deltas(
+        base,
+        cand,
+        Some((&b_idx, &c_idx)),
+        report.rubric_diff.as_ref(),
+        options,
+    );
+
+    // Attribution: per pair, candidate terms minus baseline terms.
+    let m = merged.terms.len();
+    let mut scratch = vec![0.0f64; m];
+    let mut touched: Vec<u32> = Vec::new();
+    let mut changed = vec![0usize; m];
+    let mut moved = vec![0.0f64; m];
+    let mut gained = vec![0.0f64; m];
+    let mut lost = vec![0.0f64; m];
+    let mut sessions = Vec::with_capacity(n);
+    for (p, &(i, j)) in pairs.iter().enumerate() {
+        let (b, c) = (&base.sessions[i], &cand.sessions[j]);
+        for &(t, v) in &b.terms {
+            let at = merged.from_base[t as usize];
+            scratch[at as usize] -= v;
+            touched.push(at);
+        }
+        for &(t, v) in &c.terms {
+            let at = merged.from_cand[t as usize];
+            scratch[at as usize] += v;
+            touched.push(at);
+        }
+        touched.sort_unstable();
+        touched.dedup();
+        let mut rules = Vec::new();
+        for &t in &touched {
+            let v = snap(scratch[t as usize]);
+            scratch[t as usize] = 0.0;
+            if v == 0.0 {
+                continue;
+            }
+            let t = t as usize;
+            changed[t] += 1;
+            moved[t] += v;
+            if v > 0.0 {
+                gained[t] += v;
+            } else {
+                lost[t] += v;
+            }
+            rules.push(RuleChangeOf {
+                dimension: merged.terms[t].key.dimension.clone(),
+                rule: merged.terms[t].key.rule.clone(),
+                delta: v,
+            });
+        }
+        touched.clear();
+        let key = match pairing {
+            Pairing::ByKey(_) => base.keys.get(i).cloned().flatten(),
+            _ => None,
+        };
+        sessions.push(SessionDelta {
+            session_id: b.session_id.clone(),
+            candidate_session_id: (c.session_id != b.session_id).then(|| c.session_id.clone()),
+            key,
+            baseline: b.percent,
+            candidate: c.percent,
+            delta: deltas[p],
+            baseline_grade: b.grade.clone(),
+            candidate_grade: c.grade.clone(),
+            rules,
+        });
+    }
+    // The most changed first; ties keep the source order.
+    sessions.sort_by(|a, b| b.delta.abs().total_cmp(&a.delta.abs()));
+    report.sessions = sessions;
+    let nf = n.max(1) as f64;
+    report.rules = (0..m)
+        .filter(|&t| changed[t] > 0 || is_rule_change(&merged.terms[t]))
+        .map(|t| RuleDelta {
+            dimension: merged.terms[t].key.dimension.clone(),
+            rule: merged.terms[t].key.rule.clone(),
+            kind: merged.terms[t].key.kind,
+            status: merged.terms[t].status,
+            sessions_changed: Some(changed[t]),
+            points_moved: Some(moved[t]),
+            points_gained: Some(gained[t]),
+            points_lost: Some(lost[t]),
+            mean_delta: moved[t] / nf,
+        })
+        .collect();
+    rank_rules(&mut report.rules);
+}
+
+/// A rule the packs differ on is listed even when it moved no session.
+fn is_rule_change(t: &MergedTerm) -> bool {
+    t.key.kind == TermKind::Rule && t.status != Status::Same
+}
+
+fn rank_rules(rules: &mut [RuleDelta]) {
+    let weight = |r: &RuleDelta| match (r.points_gained, r.points_lost) {
+        (Some(g), Some(l)) => g - l,
+        _ => r.mean_delta.abs(),
+    };
+    rules.sort_by(|a, b| weight(b).total_cmp(&weight(a)));
+}
+
+fn unpaired(
+    base: &Side,
+    cand: &Side,
+    merged: &Merged,
+    order: &[String],
+    options: &CompareOptions,
+    passes: impl Fn(&Scored) -> bool,
+    report: &mut Comparison,
+) {
+    let x: Vec<f64> = base.sessions.iter().map(|s| s.percent).collect();
+    let y: Vec<f64> = cand.sessions.iter().map(|s| s.percent).collect();
+    let s = &mut report.summary;
+    s.n = x.len() + y.len();
+    s.mean_baseline = (!x.is_empty()).then(|| stats::mean(&x));
+    s.mean_candidate = (!y.is_empty()).then(|| stats::mean(&y));
+    s.mean_delta = snap(stats::mean(&y) - stats::mean(&x));
+    s.ci95 = stats::bootstrap_diff_ci(&x, &y, options.resamples, options.seed);
+    s.mann_whitney_p = stats::mann_whitney_u(&x, &y);
+    s.cliffs_delta = stats::cliffs_delta(&x, &y);
+    s.passed = PerSide {
+        baseline: base.sessions.iter().filter(|s| passes(s)).count(),
+        candidate: cand.sessions.iter().filter(|s| passes(s)).count(),
+    };
+    s.grade_counts = GradeCounts {
+        baseline: grade_counts(base, order, None),
+        candidate: grade_counts(cand, order, None),
+    };
+    report.dimensions = dimension_deltas(base, cand, None, report.rubric_diff.as_ref(), options);
+
+    // Attribution of the difference of means: each term's mean on one side minus the other.
+    let m = merged.terms.len();
+    let mut sums = vec![0.0f64; m];
+    for s in &base.sessions {
+        for &(t, v) in &s.terms {
+            sums[merged.from_base[t as usize] as usize] -= v / x.len() as f64;
+        }
+    }
+    for s in &cand.sessions {
+        for &(t, v) in &s.terms {
+            sums[merged.from_cand[t as usize] as usize] += v / y.len() as f64;
+        }
+    }
+    report.rules = (0..m)
+        .filter(|&t| snap(sums[t]) != 0.0 || is_rule_change(&merged.terms[t]))
+        .map(|t| RuleDelta {
+            dimension: merged.terms[t].key.dimension.clone(),
+            rule: merged.terms[t].key.rule.clone(),
+            kind: merged.terms[t].key.kind,
+            status: merged.terms[t].status,
+            sessions_changed: None,
+            points_moved: None,
+            points_gained: None,
+            points_lost: None,
+            mean_delta: snap(sums[t]),
+        })
+        .collect();
+    rank_rules(&mut report.rules);
+}
+
+/// Per dimension (of either pack): the change of its score as a percentage of its maximum.
+fn dimension_deltas(
+    base: &Side,
+    cand: &Side,
+    pairs: Option<(&[usize], &[usize])>,
+    diff: Option<&RubricDiff>,
+    options: &CompareOptions,
+) -> Vec<DimensionDelta> {
+    let mut out = Vec::new();
+    let status_of = |id: &str| {
+        diff.and_then(|d| d.dimensions.iter().find(|c| c.dimension == id))
+            .map_or(Status::Same, |c| c.status)
+    };
+    for (k, bd) in base.layout.dimensions.iter().enumerate() {
+        let seed = options.seed.wrapping_add(1 + k as u64);
+        let bi = k;
+        let ci = cand.layout.dimensions.iter().position(|d| d.id == bd.id);
+        let Some(ci) = ci else {
+            let vals: Vec<f64> = base
+                .sessions
+                .iter()
+                .filter_map(|s| s.dimensions[bi])
+                .collect();
+            out.push(DimensionDelta {
+                dimension: bd.id.clone(),
+                name: bd.name.clone(),
+                status: Status::Removed,
+                n: vals.len(),
+                mean_baseline: (!vals.is_empty()).then(|| stats::mean(&vals)),
+                mean_candidate: None,
+                mean_delta: None,
+                ci95: None,
+                p: None,
+                improved: None,
+                regressed: None,
+            });
+            continue;
+        };
+        let d = match pairs {
+            Some((b_idx, c_idx)) => {
+                let (mut xb, mut xc) = (Vec::new(), Vec::new());
+                for (&i, &j) in b_idx.iter().zip(c_idx) {
+                    if let (Some(b), Some(c)) = (
+                        base.sessions[i].dimensions[bi],
+                        cand.sessions[j].dimensions[ci],
+                    ) {
+                        xb.push(b);
+                        xc.push(c);
+                    }
+                }
+                let deltas: Vec<f64> = xb.iter().zip(&xc).map(|(b, c)| snap(c - b)).collect();
+                DimensionDelta {
+                    dimension: bd.id.clone(),
+                    name: bd.name.clone(),
+                    status: status_of(&bd.id),
+                    n: deltas.len(),
+                    mean_baseline: (!xb.is_empty()).then(|| stats::mean(&xb)),
+                    mean_candidate: (!xc.is_empty()).then(|| stats::mean(&xc)),
+                    mean_delta: (!deltas.is_empty()).then(|| stats::mean(&deltas)),
+                    ci95: stats::bootstrap_mean_ci(&deltas, options.resamples, seed),
+                    p: stats::wilcoxon(&deltas),
+                    improved: Some(deltas.iter().filter(|&&d| d > 0.0).count()),
+                    regressed: Some(deltas.iter().filter(|&&d| d < 0.0).count()),
+                }
+            }
+            None => {
+                let xb: Vec<f64> = base
+                    .sessions
+                    .iter()
+                    .filter_map(|s| s.dimensions[bi])
+                    .collect();
+                let xc: Vec<f64> = cand
+                    .sessions
+                    .iter()
+                    .filter_map(|s| s.dimensions[ci])
+                    .collect();
+                DimensionDelta {
+                    dimension: bd.id.clone(),
+                    name: bd.name.clone(),
+                    status: status_of(&bd.id),
+                    n: xb.len() + xc.len(),
+                    mean_baseline: (!xb.is_empty()).then(|| stats::mean(&xb)),
+                    mean_candidate: (!xc.is_empty()).then(|| stats::mean(&xc)),
+                    mean_delta: (!xb.is_empty() && !xc.is_empty())
+                        .then(|| snap(stats::mean(&xc) - stats::mean(&xb))),
+                    ci95: stats::bootstrap_diff_ci(&xb, &xc, options.resamples, seed),
+                    p: stats::mann_whitney_u(&xb, &xc),
+                    improved: None,
+                    regressed: None,
+                }
+            }
+        };
+        out.push(d);
+    }
+    for cd in &cand.layout.dimensions {
+        if base.layout.dimension(&cd.id).is_none() {
+            let ci = cand
+                .layout
+                .dimensions
+                .iter()
+                .position(|d| d.id == cd.id)
+                .unwrap_or(0);
+            let vals: Vec<f64> = cand
+                .sessions
+                .iter()
+                .filter_map(|s| s.dimensions.get(ci).copied().flatten())
+                .collect();
+            out.push(DimensionDelta {
+                dimension: cd.id.clone(),
+                name: cd.name.clone(),
+                status: Status::Added,
+                n: vals.len(),
+                mean_baseline: None,
+                mean_candidate: (!vals.is_empty()).then(|| stats::mean(&vals)),
+                mean_delta: None,
+                ci95: None,
+                p: None,
+                improved: None,
+                regressed: None,
+            });
+        }
+    }
+    out
+}

@@ -371,7 +371,11 @@ impl Counted {
 }
 
 /// The statistic of every resample, in block order.
-fn resampled(resamples: usize, seed: u64, each: &(dyn Fn(&mut ChaCha8Rng) -> f64 + Sync)) -> Vec<f64> {
+fn resampled(
+    resamples: usize,
+    seed: u64,
+    each: &(dyn Fn(&mut ChaCha8Rng) -> f64 + Sync),
+) -> Vec<f64> {
     let blocks = resamples.div_ceil(BLOCK);
     let mut out: Vec<f64> = (0..blocks)
         .into_par_iter()
@@ -461,7 +465,10 @@ mod tests {
     #[test]
     fn bootstrap_of_a_constant_is_that_constant() {
         assert_eq!(bootstrap_mean_ci(&[0.0; 40], 100, 1), Some([0.0, 0.0]));
-        assert_eq!(bootstrap_diff_ci(&[2.0; 5], &[3.0; 9], 100, 1), Some([1.0, 1.0]));
+        assert_eq!(
+            bootstrap_diff_ci(&[2.0; 5], &[3.0; 9], 100, 1),
+            Some([1.0, 1.0])
+        );
     }
 
     #[test]

@@ -1,0 +1,128 @@
+//! Grading a source with several packs in one read, each result taken apart as it is made.
+
+use std::path::Path;
+
+use rayon::prelude::*;
+
+use super::breakdown::{Layout, LayoutMismatch, Scored};
+use super::Side;
+use crate::entry::{js_number, Session};
+use crate::eval::{EvalError, GradeOptions};
+use crate::pack::field::{Field, FieldValue};
+use crate::pack::CompiledPack;
+use crate::source::{self, SessionFilter, SourceError, SourceFormat, StreamError};
+
+/// Why a session has no grade from one of the packs.
+#[derive(Debug, thiserror::Error)]
+pub enum GradeError {
+    #[error(transparent)]
+    Eval(#[from] EvalError),
+    #[error(transparent)]
+    Layout(#[from] LayoutMismatch),
+}
+
+/// A session graded by every pack of a [`grade_source`] call.
+#[derive(Debug)]
+pub struct GradedSession {
+    pub id: String,
+    /// The session's value of the pairing field (its first entry that has one).
+    pub key: Option<String>,
+    /// One outcome per pack, in the order the packs were given.
+    pub scored: Vec<Result<Scored, GradeError>>,
+}
+
+/// Reads the source once and grades each session with every pack (with rule traces, which
+/// the attribution needs), keeping only each grade's terms. Whole CLEO logs and databases
+/// are streamed, so memory follows the sessions open at once. `key` is read from each
+/// session for pairing by key. Sessions come in the order of their first entry.
+pub fn grade_source(
+    packs: &[(&CompiledPack, &Layout)],
+    path: &Path,
+    format: Option<SourceFormat>,
+    filter: &SessionFilter,
+    key: Option<&Field>,
+) -> Result<Vec<GradedSession>, SourceError> {
+    let options = GradeOptions {
+        explain: true,
+        ..GradeOptions::default()
+    };
+    let grade = |session: Session| -> GradedSession {
+        let key = key.and_then(|field| key_of(field, &session));
+        let scored = packs
+            .iter()
+            .map(|(pack, layout)| {
+                let result = pack.grade(&session, &options)?;
+                Ok(layout.score(&result)?)
+            })
+            .collect();
+        GradedSession {
+            id: session.id,
+            key,
+            scored,
+        }
+    };
+    let streamable = !path.is_dir()
+        && match format {
+            None => true,
+            Some(f) => source::detect_format(path).is_ok_and(|d| d == f),
+        };
+    if streamable {
+        return source::map_sessions(path, filter, None, |s| {
+            Ok::<_, std::convert::Infallible>(grade(s))
+        })
+        .map_err(|e| match e {
+            StreamError::Source(e) => e,
+            StreamError::Session(never) => match never {},
+        });
+    }
+    let read = source::read_source(path, format, filter)?;
+    Ok(read.sessions.into_par_iter().map(grade).collect())
+}
+
+/// The value of `field` in the first entry of the session that has one, as text.
+fn key_of(field: &Field, session: &Session) -> Option<String> {
+    session.entries.iter().find_map(|e| match field.get(e) {
+        FieldValue::Missing => None,
+        FieldValue::Str(s) => Some(s.to_owned()),
+        FieldValue::Bool(b) => Some(b.to_string()),
+        FieldValue::Int(i) => Some(i.to_string()),
+        FieldValue::Float(f) => Some(js_number(f)),
+        FieldValue::Json(serde_json::Value::String(s)) => Some(s.clone()),
+        FieldValue::Json(serde_json::Value::Number(n)) => Some(n.to_string()),
+        FieldValue::Json(serde_json::Value::Bool(b)) => Some(b.to_string()),
+        FieldValue::Json(_) => None,
+    })
+}
+
+/// One pack's side of graded sessions (`which` is the pack's place in the
+/// [`grade_source`] call), and the sessions it could not grade.
+pub fn sides_of(
+    label: &str,
+    layout: &Layout,
+    graded: &mut [GradedSession],
+    which: usize,
+) -> (Side, Vec<GradeError>) {
+    let mut sessions = Vec::with_capacity(graded.len());
+    let mut keys = Vec::with_capacity(graded.len());
+    let mut failed = Vec::new();
+    for g in graded.iter_mut() {
+        let placeholder = Err(GradeError::Layout(LayoutMismatch {
+            session: g.id.clone(),
+            rubric: layout.rubric.id.clone(),
+            what: "a grade".to_owned(),
+        }));
+        let Some(slot) = g.scored.get_mut(which) else {
+            continue;
+        };
+        match std::mem::replace(slot, placeholder) {
+            Ok(s) => {
+                sessions.push(s);
+                keys.push(g.key.clone());
+            }
+            Err(e) => failed.push(e),
+        }
+    }
+    let mut side = Side::new(label, layout.clone(), sessions);
+    side.keys = keys;
+    (side, failed)
+}
