@@ -271,6 +271,9 @@ pub enum Command {
     },
     /// Print the manual page (roff; `grade man | man -l -`)
     Man,
+    /// Compare two rubric versions, two files of recorded results, or two agent arms
+    #[command(after_help = crate::args::COMPARE_EXAMPLES)]
+    Compare(CompareArgs),
 }
 
 #[derive(Debug, Args)]
@@ -377,6 +380,60 @@ pub struct RubricShowArgs {
     pub pack: String,
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
+}
+
+pub const COMPARE_EXAMPLES: &str = "Examples:\n  grade compare --rubric cleo-v1 --rubric cleo-v2 --source audit.jsonl --all\n  grade compare before.jsonl after.jsonl --format json\n  grade compare --rubric cleo-v2 --arm old=old.jsonl --arm new=new.jsonl --pair-by metadata.taskId\n  grade compare --rubric cleo-v1 --rubric ./my-pack --source tasks.db --all --html report.html --fail-on regression";
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Two files of recorded results (baseline, candidate); or, with two `--rubric`, the sessions to compare
+    #[arg(value_name = "FILE|SESSION")]
+    pub inputs: Vec<String>,
+    /// The baseline rubric, then the candidate (twice); or the one rubric of two arms
+    #[arg(long, value_name = "ID|PATH")]
+    pub rubric: Vec<String>,
+    /// The source both rubrics grade [default: .cleo/tasks.db]
+    #[arg(long, value_name = "FILE|DIR")]
+    pub source: Option<PathBuf>,
+    /// Read sources as this format instead of detecting it
+    #[arg(long, value_enum, default_value_t = SourceFormatArg::Auto)]
+    pub source_format: SourceFormatArg,
+    /// Compare every session of the source
+    #[arg(long)]
+    pub all: bool,
+    /// An agent arm and its source; give two (the first is the baseline)
+    #[arg(long = "arm", value_name = "NAME=SOURCE")]
+    pub arms: Vec<String>,
+    /// Pair the sessions of two arms by this field (for example `metadata.taskId`); unpaired without it
+    #[arg(long, value_name = "FIELD")]
+    pub pair_by: Option<String>,
+    /// Output format
+    #[arg(long, value_enum, default_value_t = CompareFormat::Human)]
+    pub format: CompareFormat,
+    /// Also write a self-contained HTML report to this file
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// The percent a session needs to pass [default: the lowest band needing half the points, C = 60 for CLEO]
+    #[arg(long, value_name = "PERCENT")]
+    pub pass_at: Option<f64>,
+    /// Seed of the bootstrap confidence intervals
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub seed: u64,
+    /// Changed sessions to list in human output
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub top: usize,
+    /// Exit 1 when: `regression` (the whole 95% CI of the mean change is below 0), `flips` (a session goes from pass to fail), `drop=X` (the mean change is below -X)
+    #[arg(long = "fail-on", value_name = "regression|flips|drop=X")]
+    pub fail_on: Vec<String>,
+    /// Colour in human output
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompareFormat {
+    Human,
+    Json,
 }
 
 #[derive(Debug, Args)]

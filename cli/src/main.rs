@@ -8,6 +8,8 @@
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod args;
+mod compare;
+mod compare_html;
 mod error;
 mod grades;
 mod http;
@@ -88,6 +90,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Some(Command::Mcp(args)) => return mcp::serve(args, &cli),
         Some(Command::Completions { shell }) => return manual::completions(*shell),
         Some(Command::Man) => return manual::man(),
+        Some(Command::Compare(args)) => return compare::run(args, &search_path),
         None => {}
     }
     if let Some(jobs) = cli.jobs {

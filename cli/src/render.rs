@@ -20,7 +20,7 @@ pub fn use_color(choice: ColorChoice) -> bool {
     }
 }
 
-struct Paint(bool);
+pub(crate) struct Paint(pub(crate) bool);
 
 impl Paint {
     fn wrap(&self, code: &str, text: &str) -> String {
@@ -30,19 +30,19 @@ impl Paint {
             text.to_owned()
         }
     }
-    fn bold(&self, text: &str) -> String {
+    pub(crate) fn bold(&self, text: &str) -> String {
         self.wrap("1", text)
     }
-    fn dim(&self, text: &str) -> String {
+    pub(crate) fn dim(&self, text: &str) -> String {
         self.wrap("2", text)
     }
-    fn red(&self, text: &str) -> String {
+    pub(crate) fn red(&self, text: &str) -> String {
         self.wrap("31", text)
     }
-    fn green(&self, text: &str) -> String {
+    pub(crate) fn green(&self, text: &str) -> String {
         self.wrap("32", text)
     }
-    fn yellow(&self, text: &str) -> String {
+    pub(crate) fn yellow(&self, text: &str) -> String {
         self.wrap("33", text)
     }
 }

@@ -268,6 +268,30 @@ pub struct Comparison {
     pub sessions: Vec<SessionDelta>,
     pub unmatched: Unmatched,
     pub rubric_diff: Option<RubricDiff>,
+    /// Score histograms of the compared sessions of each side.
+    pub distributions: Distributions,
+}
+
+/// Sessions per score bin: bin i holds scores in `[i·binWidth, (i+1)·binWidth)`, the last
+/// bin also 100 (and scores outside 0–100 go to the nearest end).
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Distributions {
+    pub bin_width: f64,
+    pub baseline: Vec<usize>,
+    pub candidate: Vec<usize>,
+}
+
+const BIN_WIDTH: f64 = 5.0;
+
+fn histogram(scores: impl Iterator<Item = f64>) -> Vec<usize> {
+    let bins = (100.0 / BIN_WIDTH) as usize;
+    let mut out = vec![0; bins];
+    for s in scores {
+        let i = (s / BIN_WIDTH).floor().clamp(0.0, (bins - 1) as f64) as usize;
+        out[i] += 1;
+    }
+    out
 }
 
 /// A condition on a comparison that fails a CI run.
@@ -532,6 +556,7 @@ pub fn compare(
         sessions: Vec::new(),
         unmatched: Unmatched::default(),
         rubric_diff: None,
+        distributions: Distributions::default(),
     };
 
     report.rubric_diff = diff;
@@ -565,6 +590,11 @@ fn paired(
 ) {
     let (pairs, unmatched) = pair(base, cand, pairing);
     report.unmatched = unmatched;
+    report.distributions = Distributions {
+        bin_width: BIN_WIDTH,
+        baseline: histogram(pairs.iter().map(|p| base.sessions[p.0].percent)),
+        candidate: histogram(pairs.iter().map(|p| cand.sessions[p.1].percent)),
+    };
     let n = pairs.len();
     let b_idx: Vec<usize> = pairs.iter().map(|p| p.0).collect();
     let c_idx: Vec<usize> = pairs.iter().map(|p| p.1).collect();
@@ -745,6 +775,11 @@ fn unpaired(
 ) {
     let x: Vec<f64> = base.sessions.iter().map(|s| s.percent).collect();
     let y: Vec<f64> = cand.sessions.iter().map(|s| s.percent).collect();
+    report.distributions = Distributions {
+        bin_width: BIN_WIDTH,
+        baseline: histogram(x.iter().copied()),
+        candidate: histogram(y.iter().copied()),
+    };
     let s = &mut report.summary;
     s.n = x.len() + y.len();
     s.mean_baseline = (!x.is_empty()).then(|| stats::mean(&x));

@@ -1,0 +1,789 @@
+//! `grade compare`: the flags become a plan (which form, which sides), the engine's
+//! `compare` module does the work, and this file renders it as text, JSON or HTML.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use grade_engine::compare::{
+    self, CompareOptions, Comparison, FailOn, Layout, PackSource, Pairing, Side, Status,
+};
+use grade_engine::pack::field::Field;
+use grade_engine::{CompiledPack, GradeResult, PackFiles, SessionFilter};
+
+use crate::args::CompareArgs;
+use crate::error::CliError;
+use crate::render::{use_color, Paint};
+
+/// What the flags ask for, checked.
+enum Form {
+    /// Two rubrics, one source: each session graded by both in one read.
+    Rubrics {
+        base: String,
+        cand: String,
+        source: PathBuf,
+        filter: SessionFilter,
+    },
+    /// Two files of recorded results.
+    Recorded { base: PathBuf, cand: PathBuf },
+    /// One rubric, two sources.
+    Arms {
+        rubric: String,
+        arms: [(String, PathBuf); 2],
+        pair_by: Option<String>,
+    },
+}
+
+fn usage(message: impl Into<String>) -> CliError {
+    CliError::Usage(message.into())
+}
+
+fn plan(args: &CompareArgs) -> Result<Form, CliError> {
+    if !args.arms.is_empty() {
+        if args.rubric.len() != 1 {
+            return Err(usage(
+                "arms are graded by one rubric: give `--rubric ID|PATH` once with `--arm NAME=SOURCE` twice",
+            ));
+        }
+        if args.arms.len() != 2 {
+            return Err(usage(format!(
+                "give exactly two arms (`--arm NAME=SOURCE` twice), not {}",
+                args.arms.len()
+            )));
+        }
+        if args.source.is_some() || args.all || !args.inputs.is_empty() {
+            return Err(usage(
+                "with `--arm`, each arm names its source and all its sessions are compared: drop `--source`, `--all` and session ids",
+            ));
+        }
+        let mut arms = Vec::new();
+        for arm in &args.arms {
+            let Some((name, source)) = arm
+                .split_once('=')
+                .filter(|(n, s)| !n.is_empty() && !s.is_empty())
+            else {
+                return Err(usage(format!("`--arm {arm}` is not `NAME=SOURCE`")));
+            };
+            let path = PathBuf::from(source);
+            if !path.exists() {
+                return Err(usage(format!(
+                    "source `{source}` of arm `{name}` does not exist"
+                )));
+            }
+            arms.push((name.to_owned(), path));
+        }
+        if arms[0].0 == arms[1].0 {
+            return Err(usage(format!("both arms are named `{}`", arms[0].0)));
+        }
+        if let Some(field) = &args.pair_by {
+            Field::parse(field).map_err(|e| usage(format!("`--pair-by`: {e}")))?;
+        }
+        let second = arms.pop();
+        let first = arms.pop();
+        let (Some(first), Some(second)) = (first, second) else {
+            return Err(usage("give exactly two arms"));
+        };
+        return Ok(Form::Arms {
+            rubric: args.rubric[0].clone(),
+            arms: [first, second],
+            pair_by: args.pair_by.clone(),
+        });
+    }
+    if args.pair_by.is_some() {
+        return Err(usage(
+            "`--pair-by` pairs the sessions of two arms (`--arm NAME=SOURCE`); rubric versions and recorded results pair by session id",
+        ));
+    }
+    match args.rubric.len() {
+        2 => {
+            if args.all && !args.inputs.is_empty() {
+                return Err(usage("give session ids or `--all`, not both"));
+            }
+            if !args.all && args.inputs.is_empty() {
+                return Err(usage(
+                    "name the sessions to compare, or pass `--all` to compare every session of the source",
+                ));
+            }
+            let source = crate::source_path(args.source.as_deref())?;
+            let filter = if args.all {
+                SessionFilter::All
+            } else {
+                SessionFilter::only(args.inputs.iter().cloned())
+            };
+            Ok(Form::Rubrics {
+                base: args.rubric[0].clone(),
+                cand: args.rubric[1].clone(),
+                source,
+                filter,
+            })
+        }
+        0 => {
+            if args.inputs.len() != 2 || args.all || args.source.is_some() {
+                return Err(usage(
+                    "compare two rubrics (`--rubric BASE --rubric CAND --source FILE --all`), two files of recorded results (`BASE.jsonl CAND.jsonl`), or two arms (`--rubric R --arm A=SOURCE --arm B=SOURCE`)",
+                ));
+            }
+            Ok(Form::Recorded {
+                base: PathBuf::from(&args.inputs[0]),
+                cand: PathBuf::from(&args.inputs[1]),
+            })
+        }
+        1 => Err(usage(
+            "one rubric compares two arms (`--arm NAME=SOURCE` twice); to compare rubric versions give `--rubric` twice",
+        )),
+        n => Err(usage(format!("give `--rubric` at most twice, not {n} times"))),
+    }
+}
+
+fn fail_rules(args: &CompareArgs) -> Result<Vec<FailOn>, CliError> {
+    args.fail_on
+        .iter()
+        .map(|rule| match rule.as_str() {
+            "regression" => Ok(FailOn::Regression),
+            "flips" => Ok(FailOn::Flips),
+            other => match other.strip_prefix("drop=").map(str::parse::<f64>) {
+                Some(Ok(x)) if x.is_finite() && x >= 0.0 => Ok(FailOn::Drop(x)),
+                _ => Err(usage(format!(
+                    "`--fail-on {other}`: expected `regression`, `flips` or `drop=X` with X a number of points ≥ 0"
+                ))),
+            },
+        })
+        .collect()
+}
+
+fn load(spec: &str, search_path: &[PathBuf]) -> Result<(CompiledPack, PackFiles), CliError> {
+    let files = grade_engine::locate_pack(spec, search_path)?;
+    let pack = grade_engine::compile_pack(&files)?;
+    if pack.judge.is_some() {
+        return Err(usage(format!(
+            "rubric `{}` scores dimensions from a judgment; compare its recorded results instead (`grade compare BASE.jsonl CAND.jsonl`)",
+            pack.id
+        )));
+    }
+    Ok((pack, files))
+}
+
+fn diff_of(a: &(CompiledPack, PackFiles), b: &(CompiledPack, PackFiles)) -> compare::RubricDiff {
+    compare::rubric_diff(
+        PackSource {
+            pack: &a.0,
+            files: &a.1,
+        },
+        PackSource {
+            pack: &b.0,
+            files: &b.1,
+        },
+    )
+}
+
+pub fn run(args: &CompareArgs, search_path: &[PathBuf]) -> Result<(), CliError> {
+    let form = plan(args)?;
+    let rules = fail_rules(args)?;
+    if let Some(p) = args.pass_at {
+        if !(0.0..=100.0).contains(&p) {
+            return Err(usage(format!(
+                "`--pass-at {p}`: a percentage from 0 to 100"
+            )));
+        }
+    }
+    let options = CompareOptions {
+        pass_at: args.pass_at,
+        seed: args.seed,
+        resamples: compare::DEFAULT_RESAMPLES,
+    };
+    let mut failed = 0usize;
+    let report = match form {
+        Form::Rubrics {
+            base,
+            cand,
+            source,
+            filter,
+        } => {
+            let a = load(&base, search_path)?;
+            let b = load(&cand, search_path)?;
+            let (la, lb) = (Layout::of_pack(&a.0), Layout::of_pack(&b.0));
+            let mut graded = compare::grade_source(
+                &[(&a.0, &la), (&b.0, &lb)],
+                &source,
+                args.source_format.format(),
+                &filter,
+                None,
+            )?;
+            if let SessionFilter::Only(wanted) = &filter {
+                let missing: Vec<String> = wanted
+                    .iter()
+                    .filter(|id| !graded.iter().any(|g| &g.id == *id))
+                    .map(|id| format!("`{id}`"))
+                    .collect();
+                if !missing.is_empty() {
+                    return Err(usage(format!(
+                        "no entries for session{} {} in `{}`",
+                        if missing.len() == 1 { "" } else { "s" },
+                        missing.join(", "),
+                        source.display()
+                    )));
+                }
+            }
+            let (sa, ea) = compare::sides_of(&label(&a.0, &base), &la, &mut graded, 0);
+            let (sb, eb) = compare::sides_of(&label(&b.0, &cand), &lb, &mut graded, 1);
+            for e in ea.iter().chain(&eb) {
+                eprintln!("error: {e}");
+                failed += 1;
+            }
+            compare::compare(
+                &sa,
+                &sb,
+                &Pairing::BySessionId,
+                Some(diff_of(&a, &b)),
+                &options,
+            )
+        }
+        Form::Recorded { base, cand } => {
+            let (mut ra, pa) = read_recorded(&base, search_path)?;
+            let (mut rb, pb) = read_recorded(&cand, search_path)?;
+            // Rules can be compared only where both sides traced them: otherwise one side's
+            // rules would be set against the other's whole dimensions.
+            let traced = |rs: &[GradeResult]| rs.iter().all(|r| r.explain.is_some());
+            if !(traced(&ra) && traced(&rb)) {
+                eprintln!(
+                    "warning: results recorded without `--explain` carry no rule points: changes are put down to dimensions, not rules"
+                );
+                for r in ra.iter_mut().chain(rb.iter_mut()) {
+                    r.explain = None;
+                }
+            }
+            let sa = recorded_side(&base, &ra, pa.as_ref().map(|p| &p.0))?;
+            let sb = recorded_side(&cand, &rb, pb.as_ref().map(|p| &p.0))?;
+            let diff = match (&pa, &pb) {
+                (Some(a), Some(b)) => Some(diff_of(a, b)),
+                _ => None,
+            };
+            compare::compare(&sa, &sb, &Pairing::BySessionId, diff, &options)
+        }
+        Form::Arms {
+            rubric,
+            arms,
+            pair_by,
+        } => {
+            let p = load(&rubric, search_path)?;
+            let layout = Layout::of_pack(&p.0);
+            let field = pair_by
+                .as_deref()
+                .map(Field::parse)
+                .transpose()
+                .map_err(|e| usage(format!("`--pair-by`: {e}")))?;
+            let mut sides = Vec::new();
+            for (name, source) in &arms {
+                let mut graded = compare::grade_source(
+                    &[(&p.0, &layout)],
+                    source,
+                    args.source_format.format(),
+                    &SessionFilter::All,
+                    field.as_ref(),
+                )?;
+                let (side, errors) = compare::sides_of(name, &layout, &mut graded, 0);
+                for e in &errors {
+                    eprintln!("error: arm `{name}`: {e}");
+                    failed += 1;
+                }
+                if let Some(key) = &pair_by {
+                    let unkeyed = side.keys.iter().filter(|k| k.is_none()).count();
+                    if unkeyed > 0 {
+                        eprintln!(
+                            "warning: arm `{name}`: {unkeyed} session{} without `{key}` cannot be paired",
+                            if unkeyed == 1 { "" } else { "s" }
+                        );
+                    }
+                }
+                sides.push(side);
+            }
+            let pairing = match &pair_by {
+                Some(k) => Pairing::ByKey(k.clone()),
+                None => Pairing::Unpaired,
+            };
+            if pairing == Pairing::Unpaired && rules.contains(&FailOn::Flips) {
+                return Err(usage(
+                    "`--fail-on flips` needs paired sessions: pair the arms with `--pair-by FIELD`",
+                ));
+            }
+            compare::compare(&sides[0], &sides[1], &pairing, None, &options)
+        }
+    };
+
+    for (side, ids) in [
+        ("baseline", &report.unmatched.baseline),
+        ("candidate", &report.unmatched.candidate),
+    ] {
+        if !ids.is_empty() {
+            eprintln!(
+                "warning: {} session{} only in the {side} ({}): listed under `unmatched`, not compared",
+                ids.len(),
+                if ids.len() == 1 { "" } else { "s" },
+                preview(ids)
+            );
+        }
+    }
+
+    if let Some(path) = &args.html {
+        let page = crate::compare_html::page(&report).map_err(CliError::Json)?;
+        std::fs::write(path, page).map_err(|source| CliError::Io {
+            path: path.clone(),
+            source,
+        })?;
+    }
+    let out = match args.format {
+        crate::args::CompareFormat::Json => {
+            let mut text = serde_json::to_string_pretty(&report).map_err(CliError::Json)?;
+            text.push('\n');
+            text
+        }
+        crate::args::CompareFormat::Human => human(&report, args.top, use_color(args.color)),
+    };
+    crate::write_stdout(out.as_bytes())?;
+
+    let reasons: Vec<String> = rules.iter().filter_map(|r| report.fails(*r)).collect();
+    if !reasons.is_empty() {
+        return Err(CliError::CheckFailed(format!(
+            "compare failed: {}",
+            reasons.join("; ")
+        )));
+    }
+    if failed > 0 {
+        return Err(CliError::CheckFailed(format!(
+            "{failed} grade{} could not be made",
+            if failed == 1 { "" } else { "s" }
+        )));
+    }
+    Ok(())
+}
+
+fn label(pack: &CompiledPack, spec: &str) -> String {
+    if pack.id == spec {
+        spec.to_owned()
+    } else {
+        format!("{} ({spec})", pack.id)
+    }
+}
+
+fn preview(ids: &[String]) -> String {
+    let shown: Vec<String> = ids.iter().take(5).map(|i| format!("`{i}`")).collect();
+    if ids.len() > 5 {
+        format!("{}, …", shown.join(", "))
+    } else {
+        shown.join(", ")
+    }
+}
+
+/// The results of a file (the last of each session), and their pack when it is at hand with
+/// the digest the results name (then its starts, clamps and rule changes are known).
+#[allow(clippy::type_complexity)]
+fn read_recorded(
+    path: &Path,
+    search_path: &[PathBuf],
+) -> Result<(Vec<GradeResult>, Option<(CompiledPack, PackFiles)>), CliError> {
+    let lines = crate::grades::read_json_lines(path)?
+        .ok_or_else(|| usage(format!("results file `{}` does not exist", path.display())))?;
+    let mut results: Vec<GradeResult> = Vec::with_capacity(lines.len());
+    let mut at: HashMap<String, usize> = HashMap::new();
+    let mut repeats = 0usize;
+    for (line, value) in lines {
+        let r: GradeResult = serde_json::from_value(value).map_err(|e| CliError::GradesLine {
+            path: path.to_owned(),
+            line,
+            message: e.to_string(),
+        })?;
+        if let Some(first) = results.first() {
+            if first.rubric.id != r.rubric.id {
+                return Err(usage(format!(
+                    "`{}` holds results of rubric `{}` and of `{}` (line {line}); compare the results of one rubric per file",
+                    path.display(),
+                    first.rubric.id,
+                    r.rubric.id
+                )));
+            }
+        }
+        // A grades file keeps every grading of a session: the last one stands.
+        match at.get(&r.session_id) {
+            Some(&i) => {
+                results[i] = r;
+                repeats += 1;
+            }
+            None => {
+                at.insert(r.session_id.clone(), results.len());
+                results.push(r);
+            }
+        }
+    }
+    let Some(first) = results.first() else {
+        return Err(usage(format!(
+            "results file `{}` has no results",
+            path.display()
+        )));
+    };
+    if repeats > 0 {
+        eprintln!(
+            "warning: `{}` grades {repeats} session{} more than once; the last grade of each is compared",
+            path.display(),
+            if repeats == 1 { "" } else { "s" }
+        );
+    }
+    let pack = grade_engine::locate_pack(&first.rubric.id, search_path)
+        .ok()
+        .and_then(|files| {
+            grade_engine::compile_pack(&files)
+                .ok()
+                .map(|pack| (pack, files))
+        })
+        .filter(|(pack, _)| results.iter().all(|r| r.rubric.digest == pack.digest));
+    Ok((results, pack))
+}
+
+fn recorded_side(
+    path: &Path,
+    results: &[GradeResult],
+    pack: Option<&CompiledPack>,
+) -> Result<Side, CliError> {
+    let mut layout = match (pack, results.first()) {
+        (Some(p), _) => Layout::of_pack(p),
+        (None, Some(first)) => Layout::empty(first.rubric.clone()),
+        (None, None) => {
+            return Err(usage(format!(
+                "results file `{}` has no results",
+                path.display()
+            )))
+        }
+    };
+    for r in results {
+        layout.learn(r);
+    }
+    let scored = results
+        .iter()
+        .map(|r| layout.score(r))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| usage(format!("`{}`: {e}", path.display())))?;
+    Ok(Side::new(path.display().to_string(), layout, scored))
+}
+
+fn num(v: f64) -> String {
+    format!("{v:.2}")
+}
+
+/// A percentage as given: `60`, `62.5`.
+fn pct(v: f64) -> String {
+    grade_engine::entry::js_number(v)
+}
+
+fn signed(v: f64) -> String {
+    let r = (v * 100.0).round() / 100.0;
+    if r > 0.0 {
+        format!("+{r:.2}")
+    } else if r == 0.0 {
+        "0.00".to_owned()
+    } else {
+        format!("{r:.2}")
+    }
+}
+
+fn pval(p: Option<f64>) -> String {
+    match p {
+        None => "-".to_owned(),
+        Some(p) if p < 0.0001 => "<0.0001".to_owned(),
+        Some(p) => format!("{p:.4}"),
+    }
+}
+
+fn ci(c: Option<[f64; 2]>) -> String {
+    match c {
+        Some([lo, hi]) => format!("[{}, {}]", signed(lo), signed(hi)),
+        None => "-".to_owned(),
+    }
+}
+
+fn status_mark(s: Status) -> &'static str {
+    match s {
+        Status::Added => "added",
+        Status::Removed => "removed",
+        Status::Changed => "changed",
+        Status::Same => "",
+    }
+}
+
+/// The report a person reads: headline, dimensions, rules, the most changed sessions, and
+/// what changed between the packs.
+pub fn human(c: &Comparison, top: usize, color: bool) -> String {
+    let p = Paint(color);
+    let s = &c.summary;
+    let mut out = String::new();
+    let side = |i: &compare::SideInfo| format!("{} {}", i.label, i.rubric.version);
+    let _ = writeln!(
+        out,
+        "{} {} → {}",
+        p.bold("grade compare:"),
+        side(&c.baseline),
+        side(&c.candidate)
+    );
+    let shade = |v: f64, text: String| {
+        if v > 0.0 {
+            p.green(&text)
+        } else if v < 0.0 {
+            p.red(&text)
+        } else {
+            text
+        }
+    };
+    if c.paired {
+        let _ = writeln!(
+            out,
+            "{} sessions paired by {} · pass at {}% · bootstrap {} resamples, seed {}",
+            s.n,
+            c.pair_by.as_deref().unwrap_or("sessionId"),
+            pct(c.pass_at),
+            c.resamples,
+            c.seed
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "unpaired arms: {} and {} sessions · pass at {}% · bootstrap {} resamples, seed {}",
+            s.n_baseline,
+            s.n_candidate,
+            pct(c.pass_at),
+            c.resamples,
+            c.seed
+        );
+    }
+    out.push('\n');
+    let opt = |v: Option<f64>| v.map_or("-".to_owned(), num);
+    let _ = writeln!(
+        out,
+        "  score (mean %)   {:>8}  →  {:>8}   change {}  95% CI {}",
+        opt(s.mean_baseline),
+        opt(s.mean_candidate),
+        shade(s.mean_delta, signed(s.mean_delta)),
+        ci(s.ci95)
+    );
+    if c.paired {
+        let _ = writeln!(
+            out,
+            "  improved {} · regressed {} · unchanged {}   Wilcoxon p {} · sign test p {}",
+            s.improved.unwrap_or(0),
+            s.regressed.unwrap_or(0),
+            s.unchanged.unwrap_or(0),
+            pval(s.wilcoxon_p),
+            pval(s.sign_test_p)
+        );
+        let f = s.flips.unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "  pass → fail {} · fail → pass {}   McNemar exact p {}   (passing {} → {})",
+            if f.pass_to_fail > 0 {
+                p.red(&f.pass_to_fail.to_string())
+            } else {
+                "0".to_owned()
+            },
+            f.fail_to_pass,
+            pval(s.mcnemar_p),
+            s.passed.baseline,
+            s.passed.candidate
+        );
+        if let Some(grades) = &s.grades {
+            let moved: Vec<String> = grades
+                .iter()
+                .filter(|(k, _)| {
+                    let mut it = k.split("->");
+                    it.next() != it.next()
+                })
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect();
+            let _ = writeln!(
+                out,
+                "  letters changed: {}",
+                if moved.is_empty() {
+                    "none".to_owned()
+                } else {
+                    moved.join(", ")
+                }
+            );
+        }
+    } else {
+        let _ = writeln!(
+            out,
+            "  Mann–Whitney p {} · Cliff's delta {} · passing {}/{} → {}/{}",
+            pval(s.mann_whitney_p),
+            s.cliffs_delta
+                .map_or("-".to_owned(), |d| format!("{d:+.3}")),
+            s.passed.baseline,
+            s.n_baseline,
+            s.passed.candidate,
+            s.n_candidate
+        );
+    }
+
+    out.push('\n');
+    let _ = writeln!(out, "{}", p.bold("dimensions (% of each dimension's max)"));
+    for d in &c.dimensions {
+        let mark = status_mark(d.status);
+        let _ = writeln!(
+            out,
+            "  {:<28} {:>7} → {:>7}  {:>7}  95% CI {:<18} p {}{}",
+            d.dimension,
+            opt(d.mean_baseline),
+            opt(d.mean_candidate),
+            d.mean_delta.map_or("-".to_owned(), |v| shade(v, signed(v))),
+            ci(d.ci95),
+            pval(d.p),
+            if mark.is_empty() {
+                String::new()
+            } else {
+                format!("  ({mark})")
+            }
+        );
+    }
+
+    out.push('\n');
+    let _ = writeln!(
+        out,
+        "{}",
+        p.bold(if c.paired {
+            "rules by points moved (percentage points, summed over sessions)"
+        } else {
+            "rules by share of the change of the mean"
+        })
+    );
+    if c.rules.is_empty() {
+        let _ = writeln!(out, "  no rule changed any session's points");
+    }
+    for r in &c.rules {
+        let name = format!("{}/{}", r.dimension, r.rule);
+        let mark = status_mark(r.status);
+        let line = match (r.sessions_changed, r.points_moved) {
+            (Some(n), Some(moved)) => format!(
+                "  {:<52} {:>5} session{}  {:>9}",
+                name,
+                n,
+                if n == 1 { " " } else { "s" },
+                shade(moved, signed(moved))
+            ),
+            _ => format!(
+                "  {:<52} mean {:>8}",
+                name,
+                shade(r.mean_delta, signed(r.mean_delta))
+            ),
+        };
+        let _ = writeln!(
+            out,
+            "{line}{}",
+            if mark.is_empty() {
+                String::new()
+            } else {
+                format!("  ({mark})")
+            }
+        );
+    }
+
+    let changed: Vec<_> = c.sessions.iter().filter(|s| s.delta != 0.0).collect();
+    if c.paired {
+        out.push('\n');
+        let _ = writeln!(
+            out,
+            "{}",
+            p.bold(&format!(
+                "most changed sessions ({} of {} changed)",
+                changed.len().min(top),
+                changed.len()
+            ))
+        );
+        for sd in changed.iter().take(top) {
+            let grade = |g: &Option<String>| g.clone().unwrap_or_else(|| "-".to_owned());
+            let _ = writeln!(
+                out,
+                "  {:<28} {:>6} → {:>6}  {:>7}  {} → {}",
+                sd.session_id,
+                num(sd.baseline),
+                num(sd.candidate),
+                shade(sd.delta, signed(sd.delta)),
+                grade(&sd.baseline_grade),
+                grade(&sd.candidate_grade)
+            );
+            let mut rules = sd.rules.clone();
+            rules.sort_by(|a, b| b.delta.abs().total_cmp(&a.delta.abs()));
+            for r in rules {
+                let _ = writeln!(
+                    out,
+                    "      {} {}/{}",
+                    shade(r.delta, format!("{:>7}", signed(r.delta))),
+                    r.dimension,
+                    r.rule
+                );
+            }
+        }
+    }
+
+    if let Some(diff) = &c.rubric_diff {
+        out.push('\n');
+        let _ = writeln!(out, "{}", p.bold("rubric changes"));
+        if diff.is_empty() {
+            let _ = writeln!(out, "  none: the packs grade alike");
+        }
+        for b in &diff.bands {
+            let v = |x: Option<f64>| x.map_or("none".to_owned(), num);
+            let _ = writeln!(
+                out,
+                "  ~ band {}: {} → {}",
+                b.grade,
+                v(b.baseline),
+                v(b.candidate)
+            );
+        }
+        for d in &diff.dimensions {
+            let sign = match d.status {
+                Status::Added => "+",
+                Status::Removed => "-",
+                _ => "~",
+            };
+            let _ = writeln!(
+                out,
+                "  {sign} dimension {}{}",
+                d.dimension,
+                if d.changes.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", d.changes.join(", "))
+                }
+            );
+        }
+        for r in &diff.rules {
+            let sign = match r.status {
+                Status::Added => p.green("+"),
+                Status::Removed => p.red("-"),
+                _ => p.yellow("~"),
+            };
+            let _ = writeln!(
+                out,
+                "  {sign} rule {}/{}{}",
+                r.dimension,
+                r.rule,
+                if r.changes.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", r.changes.join(", "))
+                }
+            );
+        }
+    }
+    let u = &c.unmatched;
+    if !(u.baseline.is_empty() && u.candidate.is_empty() && u.unkeyed.is_empty()) {
+        out.push('\n');
+        let _ = writeln!(out, "{}", p.bold("not compared"));
+        for (what, ids) in [
+            ("only in the baseline", &u.baseline),
+            ("only in the candidate", &u.candidate),
+            ("without a pairing key, or sharing one", &u.unkeyed),
+        ] {
+            if !ids.is_empty() {
+                let _ = writeln!(out, "  {} {what}: {}", ids.len(), preview(ids));
+            }
+        }
+    }
+    out
+}

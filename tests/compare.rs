@@ -1,0 +1,306 @@
+//! `grade compare` end to end: the three forms, the JSON against its schema, the CI gate's
+//! exit codes, and the HTML report's self-containment.
+
+mod common;
+
+use common::{code, run, stderr, stdout};
+use serde_json::Value;
+
+const CORPUS: &str = "tests/fixtures/conformance/audit.jsonl";
+
+fn schema() -> jsonschema::Validator {
+    let text = std::fs::read_to_string(common::repo_root().join("schemas/compare.schema.json"))
+        .expect("schemas/compare.schema.json exists");
+    let schema: Value = serde_json::from_str(&text).expect("the schema is JSON");
+    jsonschema::validator_for(&schema).expect("the schema is a valid JSON Schema")
+}
+
+fn assert_valid(report: &Value) {
+    let v = schema();
+    let errors: Vec<String> = v
+        .iter_errors(report)
+        .map(|e| format!("{} at {}", e, e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+}
+
+fn json(args: &[&str]) -> Value {
+    let out = run(args);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    serde_json::from_str(&stdout(&out)).expect("JSON output")
+}
+
+fn assert_sums(report: &Value) {
+    for s in report["sessions"].as_array().expect("sessions") {
+        let sum: f64 = s["rules"]
+            .as_array()
+            .expect("rules")
+            .iter()
+            .map(|r| r["delta"].as_f64().unwrap_or(f64::NAN))
+            .sum();
+        let delta = s["delta"].as_f64().unwrap_or(f64::NAN);
+        assert!(
+            (sum - delta).abs() < 1e-6,
+            "{}: {sum} vs {delta}",
+            s["sessionId"]
+        );
+    }
+}
+
+fn rubric_form() -> Value {
+    json(&[
+        "compare", "--rubric", "cleo-v1", "--rubric", "cleo-v2", "--source", CORPUS, "--all",
+        "--format", "json",
+    ])
+}
+
+#[test]
+fn rubric_versions_on_the_conformance_corpus() {
+    let r = rubric_form();
+    assert_valid(&r);
+    assert_sums(&r);
+    assert_eq!(r["pairBy"], "sessionId");
+    let changed: Vec<&Value> = r["sessions"]
+        .as_array()
+        .expect("sessions")
+        .iter()
+        .filter(|s| s["delta"].as_f64() != Some(0.0))
+        .collect();
+    assert!(!changed.is_empty());
+    assert!(changed
+        .iter()
+        .all(|s| !s["rules"].as_array().expect("rules").is_empty()));
+    let rules = r["rules"].as_array().expect("rules");
+    let mcp = rules
+        .iter()
+        .find(|x| x["rule"] == "mcp-query")
+        .expect("mcp-query moved points");
+    assert_eq!(mcp["status"], "removed");
+    assert!(mcp["pointsMoved"].as_f64().unwrap_or(0.0) < 0.0);
+    assert_eq!(
+        r["rubricDiff"]["dimensions"][0]["dimension"],
+        "disclosureUse"
+    );
+}
+
+#[test]
+fn human_report_lists_the_changed_sessions_with_their_rules() {
+    let out = run(&[
+        "compare", "--rubric", "cleo-v1", "--rubric", "cleo-v2", "--source", CORPUS, "--all",
+        "--top", "3", "--color", "never",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    insta::assert_snapshot!(stdout(&out));
+}
+
+#[test]
+fn named_sessions_are_compared_and_unknown_ones_refused() {
+    let r = json(&[
+        "compare",
+        "--rubric",
+        "cleo-v1",
+        "--rubric",
+        "cleo-v2",
+        "--source",
+        CORPUS,
+        "session-7-00115",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(r["summary"]["n"], 1);
+    let out = run(&[
+        "compare", "--rubric", "cleo-v1", "--rubric", "cleo-v2", "--source", CORPUS, "nope",
+    ]);
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("`nope`"), "{}", stderr(&out));
+}
+
+#[test]
+fn recorded_results_pair_by_session_and_list_the_rest() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let base = dir.path().join("v1.jsonl");
+    let cand = dir.path().join("v2.jsonl");
+    for (pack, path) in [("cleo-v1", &base), ("cleo-v2", &cand)] {
+        let out = run(&[
+            "--rubric",
+            pack,
+            "--source",
+            CORPUS,
+            "--all",
+            "--format",
+            "jsonl",
+            "--no-record",
+            "--explain",
+        ]);
+        assert_eq!(code(&out), 0);
+        let mut text = stdout(&out);
+        if pack == "cleo-v2" {
+            // One session fewer on the candidate side.
+            text = text.lines().skip(1).map(|l| format!("{l}\n")).collect();
+        }
+        std::fs::write(path, text).expect("written");
+    }
+    let (b, c) = (base.to_string_lossy(), cand.to_string_lossy());
+    let r = json(&["compare", &b, &c, "--format", "json"]);
+    assert_valid(&r);
+    assert_sums(&r);
+    assert_eq!(r["unmatched"]["baseline"].as_array().map(Vec::len), Some(1));
+    let full = rubric_form();
+    assert_eq!(
+        r["summary"]["n"].as_u64().map(|n| n + 1),
+        full["summary"]["n"].as_u64()
+    );
+    // The packs are found by id and digest: the rubric diff and rule statuses are known.
+    assert!(r["rubricDiff"].is_object());
+}
+
+#[test]
+fn arms_are_unpaired_unless_paired_by_a_key() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let text = std::fs::read_to_string(common::repo_root().join(CORPUS)).expect("corpus");
+    let lines: Vec<&str> = text.lines().collect();
+    let (a, b) = (dir.path().join("a.jsonl"), dir.path().join("b.jsonl"));
+    std::fs::write(&a, lines[..3000].join("\n")).expect("written");
+    std::fs::write(&b, lines[3000..].join("\n")).expect("written");
+    let (arm_a, arm_b) = (
+        format!("old={}", a.display()),
+        format!("new={}", b.display()),
+    );
+    let r = json(&[
+        "compare", "--rubric", "cleo-v1", "--arm", &arm_a, "--arm", &arm_b, "--format", "json",
+    ]);
+    assert_valid(&r);
+    assert_eq!(r["paired"], false);
+    assert!(r["summary"]["mannWhitneyP"].is_number());
+    assert!(r["summary"]["cliffsDelta"].is_number());
+    // Sessions split across the two halves pair by their own id as the key.
+    let r = json(&[
+        "compare",
+        "--rubric",
+        "cleo-v1",
+        "--arm",
+        &arm_a,
+        "--arm",
+        &arm_b,
+        "--pair-by",
+        "sessionId",
+        "--format",
+        "json",
+    ]);
+    assert_valid(&r);
+    assert_eq!(r["paired"], true);
+    assert_eq!(r["pairBy"], "sessionId");
+    assert!(r["summary"]["n"].as_u64().unwrap_or(0) > 0);
+    assert_sums(&r);
+}
+
+#[test]
+fn fail_on_gates_exit_one_and_bad_flags_exit_two() {
+    let base = [
+        "compare", "--rubric", "cleo-v1", "--rubric", "cleo-v2", "--source", CORPUS, "--all",
+    ];
+    let with = |extra: &[&str]| {
+        let mut args = base.to_vec();
+        args.extend_from_slice(extra);
+        code(&run(&args))
+    };
+    // cleo-v2 scores the corpus lower: its whole interval is below 0, and sessions flip.
+    assert_eq!(with(&["--fail-on", "regression"]), 1);
+    assert_eq!(with(&["--fail-on", "flips"]), 1);
+    assert_eq!(with(&["--fail-on", "drop=1"]), 1);
+    assert_eq!(with(&["--fail-on", "drop=50"]), 0);
+    assert_eq!(with(&["--fail-on", "drop=-1"]), 2);
+    assert_eq!(with(&["--fail-on", "sometimes"]), 2);
+    let same = [
+        "compare",
+        "--rubric",
+        "cleo-v1",
+        "--rubric",
+        "cleo-v1",
+        "--source",
+        CORPUS,
+        "--all",
+        "--fail-on",
+        "regression",
+        "--fail-on",
+        "flips",
+    ];
+    assert_eq!(code(&run(&same)), 0);
+    assert_eq!(
+        code(&run(&[
+            "compare", "--rubric", "cleo-v1", "--source", CORPUS, "--all"
+        ])),
+        2
+    );
+    assert_eq!(code(&run(&["compare", "only-one.jsonl"])), 2);
+    assert_eq!(
+        code(&run(&["compare", "missing-a.jsonl", "missing-b.jsonl"])),
+        2
+    );
+}
+
+#[test]
+fn self_compare_reports_no_change() {
+    let r = json(&[
+        "compare", "--rubric", "cleo-v1", "--rubric", "cleo-v1", "--source", CORPUS, "--all",
+        "--format", "json",
+    ]);
+    assert_eq!(r["summary"]["meanDelta"], 0.0);
+    assert_eq!(r["summary"]["wilcoxonP"], 1.0);
+    assert_eq!(r["summary"]["flips"]["passToFail"], 0);
+    assert_eq!(r["rubricDiff"]["rules"].as_array().map(Vec::len), Some(0));
+}
+
+#[test]
+fn html_report_is_self_contained_and_carries_the_data() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let page = dir.path().join("report.html");
+    let out = run(&[
+        "compare",
+        "--rubric",
+        "cleo-v1",
+        "--rubric",
+        "cleo-v2",
+        "--source",
+        CORPUS,
+        "--all",
+        "--format",
+        "json",
+        "--html",
+        &page.to_string_lossy(),
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let html = std::fs::read_to_string(&page).expect("the page was written");
+    let lower = html.to_lowercase();
+    for banned in [
+        "<script src",
+        "<link",
+        "@import",
+        "url(",
+        "<img",
+        "<iframe",
+        "fetch(",
+        "xmlhttprequest",
+    ] {
+        assert!(
+            !lower.contains(banned),
+            "the page loads something: `{banned}`"
+        );
+    }
+    // The only address is SVG's namespace name, which is never fetched.
+    for (i, _) in lower.match_indices("http") {
+        assert!(
+            lower[i..].starts_with("http://www.w3.org/2000/svg"),
+            "an address in the page: {}",
+            &html[i..(i + 60).min(html.len())]
+        );
+    }
+    let start = html
+        .find(r#"<script type="application/json" id="compare-data">"#)
+        .expect("embedded data");
+    let rest = &html[start..];
+    let body = &rest[rest.find('>').map_or(0, |i| i + 1)..rest.find("</script>").expect("closed")];
+    let embedded: Value = serde_json::from_str(body).expect("the embedded data is JSON");
+    let printed: Value = serde_json::from_str(&stdout(&out)).expect("JSON output");
+    assert_eq!(embedded, printed);
+}
