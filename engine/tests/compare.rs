@@ -247,6 +247,7 @@ fn fake_result(pack: &CompiledPack, id: &str, points: &[i32], empty: bool) -> Gr
         percent: Score(percent),
         grade: pack.band_for(percent).map(str::to_owned),
         explain: Some(explain),
+        judge: None,
     }
 }
 
