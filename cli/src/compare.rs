@@ -104,7 +104,13 @@ fn plan(args: &CompareArgs) -> Result<Form, CliError> {
                     "name the sessions to compare, or pass `--all` to compare every session of the source",
                 ));
             }
-            let source = crate::source_path(args.source.as_deref())?;
+            let source = match &args.source {
+                Some(path) if !path.exists() => {
+                    return Err(usage(format!("source `{}` does not exist", path.display())))
+                }
+                Some(path) => path.clone(),
+                None => crate::default_source()?,
+            };
             let filter = if args.all {
                 SessionFilter::All
             } else {

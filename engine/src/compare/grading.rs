@@ -67,9 +67,10 @@ pub fn grade_source(
             Some(f) => source::detect_format(path).is_ok_and(|d| d == f),
         };
     if streamable {
-        return source::map_sessions(path, filter, None, |s| {
+        return source::map_sessions(path, filter, &source::ReadOptions::default(), None, |s| {
             Ok::<_, std::convert::Infallible>(grade(s))
         })
+        .map(|mapped| mapped.results)
         .map_err(|e| match e {
             StreamError::Source(e) => e,
             StreamError::Session(never) => match never {},
