@@ -395,9 +395,9 @@ pub struct CompareArgs {
     /// The source both rubrics grade [default: .cleo/tasks.db]
     #[arg(long, value_name = "FILE|DIR")]
     pub source: Option<PathBuf>,
-    /// Read sources as this format instead of detecting it
-    #[arg(long, value_enum, default_value_t = SourceFormatArg::Auto)]
-    pub source_format: SourceFormatArg,
+    /// Read sources as this built-in format instead of detecting it
+    #[arg(long, value_name = "FORMAT", default_value = AUTO_FORMAT, value_parser = SourceFormatParser)]
+    pub source_format: String,
     /// Compare every session of the source
     #[arg(long)]
     pub all: bool,

@@ -184,6 +184,19 @@ fn diff_of(a: &(CompiledPack, PackFiles), b: &(CompiledPack, PackFiles)) -> comp
 
 pub fn run(args: &CompareArgs, search_path: &[PathBuf]) -> Result<(), CliError> {
     let form = plan(args)?;
+    let format = if args.source_format == crate::args::AUTO_FORMAT {
+        None
+    } else {
+        match grade_engine::source::Registry::builtin().get(&args.source_format) {
+            Some(f) => Some(f.clone()),
+            None => {
+                return Err(usage(format!(
+                    "`--source-format {}`: compare reads the built-in formats only",
+                    args.source_format
+                )))
+            }
+        }
+    };
     let rules = fail_rules(args)?;
     if let Some(p) = args.pass_at {
         if !(0.0..=100.0).contains(&p) {
@@ -211,7 +224,7 @@ pub fn run(args: &CompareArgs, search_path: &[PathBuf]) -> Result<(), CliError> 
             let mut graded = compare::grade_source(
                 &[(&a.0, &la), (&b.0, &lb)],
                 &source,
-                args.source_format.format(),
+                format.as_deref(),
                 &filter,
                 None,
             )?;
@@ -283,7 +296,7 @@ pub fn run(args: &CompareArgs, search_path: &[PathBuf]) -> Result<(), CliError> 
                 let mut graded = compare::grade_source(
                     &[(&p.0, &layout)],
                     source,
-                    args.source_format.format(),
+                    format.as_deref(),
                     &SessionFilter::All,
                     field.as_ref(),
                 )?;

@@ -2,8 +2,6 @@
 
 use std::path::Path;
 
-use rayon::prelude::*;
-
 use super::breakdown::{Layout, LayoutMismatch, Scored};
 use super::Side;
 use crate::entry::{js_number, Session};
@@ -38,7 +36,7 @@ pub struct GradedSession {
 pub fn grade_source(
     packs: &[(&CompiledPack, &Layout)],
     path: &Path,
-    format: Option<SourceFormat>,
+    format: Option<&dyn SourceFormat>,
     filter: &SessionFilter,
     key: Option<&Field>,
 ) -> Result<Vec<GradedSession>, SourceError> {
@@ -61,23 +59,20 @@ pub fn grade_source(
             scored,
         }
     };
-    let streamable = !path.is_dir()
-        && match format {
-            None => true,
-            Some(f) => source::detect_format(path).is_ok_and(|d| d == f),
-        };
-    if streamable {
-        return source::map_sessions(path, filter, &source::ReadOptions::default(), None, |s| {
-            Ok::<_, std::convert::Infallible>(grade(s))
-        })
+    source::Registry::builtin()
+        .map_sessions(
+            path,
+            format,
+            filter,
+            &source::ReadOptions::default(),
+            None,
+            |s| Ok::<_, std::convert::Infallible>(grade(s)),
+        )
         .map(|mapped| mapped.results)
         .map_err(|e| match e {
             StreamError::Source(e) => e,
             StreamError::Session(never) => match never {},
-        });
-    }
-    let read = source::read_source(path, format, filter)?;
-    Ok(read.sessions.into_par_iter().map(grade).collect())
+        })
 }
 
 /// The value of `field` in the first entry of the session that has one, as text.
