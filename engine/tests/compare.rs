@@ -248,6 +248,7 @@ fn fake_result(pack: &CompiledPack, id: &str, points: &[i32], empty: bool) -> Gr
         grade: pack.band_for(percent).map(str::to_owned),
         explain: Some(explain),
         judge: None,
+        skipped_lines: 0,
     }
 }
 
