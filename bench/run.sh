@@ -88,8 +88,28 @@ for s in "${sizes[@]}"; do
   peak "e_${name}_db" "$(all cleo-v1 "$data/$name.db")"
 done
 
+echo "== (f) compare two packs vs grade with one (1M entries, alternated)" >&2
+# hyperfine runs each command's repeats back to back; on shared cores the load drifts between
+# them, so these are alternated run by run and compared by median.
+python3 - "$results/f.json" "$runs" \
+  "$grade compare --rubric cleo-v1 --rubric cleo-v2 --source $big_jsonl --all --format json" \
+  "$(all cleo-v1 "$big_jsonl")" \
+  "$grade compare --rubric cleo-v1 --rubric cleo-v2 --source $big_db --all --format json" \
+  "$(all cleo-v1 "$big_db")" <<'EOF'
+import json, subprocess, sys, time
+out, runs, cmds = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+times = [[] for _ in cmds]
+for r in range(runs + 1):
+    for i, c in enumerate(cmds):
+        t = time.perf_counter()
+        subprocess.run(c + " > /dev/null", shell=True, check=True)
+        if r > 0:  # the first round warms the page cache
+            times[i].append(time.perf_counter() - t)
+json.dump({"commands": cmds, "times": times}, open(out, "w"))
+EOF
+
 python3 - "$results" "$data" <<'EOF'
-import json, os, sys
+import json, os, statistics, sys
 res, data = sys.argv[1], sys.argv[2]
 def means(name):
     r = json.load(open(os.path.join(res, name + ".json")))["results"]
@@ -118,6 +138,14 @@ for size, e in (("100k", eng), ("1M", engine("d_engine_1m.txt"))):
     r = float(e[1][3].rstrip("x"))
     rows.append((f"(d) Rhai/declarative, grading only ({size})", e[1][2] + " vs " + e[0][2], "", f"{r:.2f}x", "<= 3.00x", verdict(r <= 3.0)))
 rows.append(("(d) Rhai/declarative, end to end (1M JSONL)", fmt(d[1]) + " vs " + fmt(d[0]), "", f"{rd:.2f}x", "<= 3.00x", verdict(rd <= 3.0)))
+f = json.load(open(os.path.join(res, "f.json")))
+def spread(ts):
+    return statistics.median(ts), min(ts), max(ts)
+for label, c, g in (("JSONL", 0, 1), ("tasks.db", 2, 3)):
+    mc, mg = spread(f["times"][c]), spread(f["times"][g])
+    ratios = [a / b for a, b in zip(f["times"][c], f["times"][g])]
+    r = spread(ratios)
+    rows.append((f"(f) compare 2 packs / grade 1, {label} 1M", f"{mc[0]:.3f} s ({mc[1]:.3f}-{mc[2]:.3f})", f"grade cleo-v1: {mg[0]:.3f} s ({mg[1]:.3f}-{mg[2]:.3f})", f"{r[0]:.2f}x ({r[1]:.2f}-{r[2]:.2f})", "<= 1.50x", verdict(r[0] <= 1.5)))
 w = [max(len(str(r[i])) for r in rows) for i in range(6)]
 head = ("target", "grade", "peer", "figure", "target", "")
 w = [max(w[i], len(head[i])) for i in range(6)]
