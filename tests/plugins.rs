@@ -270,7 +270,10 @@ fn the_rubric_digest_covers_the_plugin_bytes() {
     let files = grade_engine::PackFiles::read_folder(pack.path()).unwrap();
     let compiled = grade_engine::pack::compile_pack_with(
         &files,
-        grade_engine::plugin::PluginPolicy { allow: true },
+        grade_engine::plugin::PluginPolicy {
+            allow: true,
+            ..Default::default()
+        },
     )
     .unwrap();
     assert_ne!(

@@ -14,6 +14,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+/// How a user of the binary allows native plugins, as refusals say it.
+pub const ALLOW_PLUGINS_HINT: &str = "`--allow-plugins` (or `GRADE_ALLOW_PLUGINS=1`)";
+
 #[derive(Debug, Parser)]
 #[command(
     name = "grade",
@@ -177,9 +180,11 @@ impl Cli {
         self.rubric_path.clone()
     }
 
+    /// The plugin policy of the command line; a refusal names the flag that allows plugins.
     pub fn plugin_policy(&self) -> grade_engine::plugin::PluginPolicy {
         grade_engine::plugin::PluginPolicy {
             allow: self.allow_plugins,
+            how_to_allow: Some(ALLOW_PLUGINS_HINT),
         }
     }
 

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use grade_engine::compare::{
     self, CompareOptions, Comparison, FailOn, Layout, PackSource, Pairing, Side, Status,
 };
-use grade_engine::pack::field::Field;
+use grade_engine::pack::Field;
 use grade_engine::{CompiledPack, GradeResult, PackFiles, SessionFilter};
 
 use crate::args::CompareArgs;
@@ -246,7 +246,7 @@ pub fn run(args: &CompareArgs, search_path: &[PathBuf]) -> Result<(), CliError> 
             let (sa, ea) = compare::sides_of(&label(&a.0, &base), &la, &mut graded, 0);
             let (sb, eb) = compare::sides_of(&label(&b.0, &cand), &lb, &mut graded, 1);
             for e in ea.iter().chain(&eb) {
-                eprintln!("error: {e}");
+                eprintln!("error: {}", crate::error::grade_error_message(e));
                 failed += 1;
             }
             compare::compare(
@@ -302,7 +302,10 @@ pub fn run(args: &CompareArgs, search_path: &[PathBuf]) -> Result<(), CliError> 
                 )?;
                 let (side, errors) = compare::sides_of(name, &layout, &mut graded, 0);
                 for e in &errors {
-                    eprintln!("error: arm `{name}`: {e}");
+                    eprintln!(
+                        "error: arm `{name}`: {}",
+                        crate::error::grade_error_message(e)
+                    );
                     failed += 1;
                 }
                 if let Some(key) = &pair_by {

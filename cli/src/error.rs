@@ -8,9 +8,9 @@ pub enum CliError {
     Usage(String),
     #[error(transparent)]
     Pack(#[from] PackError),
-    #[error(transparent)]
+    #[error("{}", source_message(.0))]
     Source(#[from] SourceError),
-    #[error(transparent)]
+    #[error("{}", eval_message(.0))]
     Eval(#[from] EvalError),
     #[error("cannot write grades file `{}`: {source}", path.display())]
     GradesWrite {
@@ -76,5 +76,33 @@ impl CliError {
             CliError::Pack(PackError::Invalid { .. }) | CliError::CheckFailed(_) => 1,
             _ => 2,
         }
+    }
+}
+
+/// A source error in the binary's words: the engine's message, and the flag that helps.
+pub fn source_message(err: &SourceError) -> String {
+    match err {
+        SourceError::MalformedLine { .. } => {
+            format!("{err} (pass `--skip-bad-lines` to skip malformed lines with a warning)")
+        }
+        _ => err.to_string(),
+    }
+}
+
+/// A grading error in the binary's words: the engine's message, and the flags that help.
+pub fn eval_message(err: &EvalError) -> String {
+    match err {
+        EvalError::NoJudgment { .. } => {
+            format!("{err} (give `--judgment FILE`, `--judge PROVIDER:MODEL` or `--judge-cmd CMD`)")
+        }
+        _ => err.to_string(),
+    }
+}
+
+/// A session `grade compare` could not grade, in the binary's words.
+pub fn grade_error_message(err: &grade_engine::compare::GradeError) -> String {
+    match err {
+        grade_engine::compare::GradeError::Eval(e) => eval_message(e),
+        other => other.to_string(),
     }
 }

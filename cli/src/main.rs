@@ -177,7 +177,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
                 failed += 1;
                 eprintln!(
                     "error: {}",
-                    render::escape_controls_keep_lines(&err.to_string())
+                    render::escape_controls_keep_lines(&error::eval_message(&err))
                 );
             }
         }
@@ -663,7 +663,7 @@ fn stream_grades(
                 failed += 1;
                 eprintln!(
                     "error: {}",
-                    render::escape_controls_keep_lines(&err.to_string())
+                    render::escape_controls_keep_lines(&error::eval_message(&err))
                 );
             }
             Graded::Result(_) => {}

@@ -307,6 +307,7 @@ impl Inner {
     fn policy(&self) -> grade_engine::plugin::PluginPolicy {
         grade_engine::plugin::PluginPolicy {
             allow: self.allow_plugins,
+            how_to_allow: Some(crate::args::ALLOW_PLUGINS_HINT),
         }
     }
 

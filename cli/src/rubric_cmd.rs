@@ -388,10 +388,9 @@ pub fn describe_problem(p: &Problem, files: &PackFiles) -> String {
         .find(|(name, _)| files.display_path(name) == p.file)
         .map(|(_, t)| t);
     if let (Some(text), Some(line), Some(column)) = (text, p.line, p.column) {
-        if let Some(snippet) = grade_engine::pack::locate::snippet(
-            text,
-            grade_engine::pack::locate::Place { line, column },
-        ) {
+        if let Some(snippet) =
+            grade_engine::pack::snippet(text, grade_engine::pack::Place { line, column })
+        {
             for l in snippet.lines() {
                 let _ = writeln!(out, "   {l}");
             }

@@ -33,6 +33,7 @@ fn main() {
     };
     let policy = grade_engine::plugin::PluginPolicy {
         allow: std::env::var("GRADE_ALLOW_PLUGINS").is_ok_and(|v| v == "1"),
+        how_to_allow: Some("`GRADE_ALLOW_PLUGINS=1`"),
     };
     let mut first: Option<Duration> = None;
     for spec in packs {

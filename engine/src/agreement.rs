@@ -23,8 +23,10 @@ pub enum Metric {
 /// Why α has no value for some data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum AlphaUndefined {
+    /// Fewer than two sessions have two or more values.
     #[error("fewer than two sessions have two or more values to compare")]
     TooFewPairs,
+    /// Every value is the same.
     #[error("every value is the same, so there is no variation to agree on")]
     NoVariation,
 }
@@ -97,11 +99,13 @@ pub fn krippendorff_alpha(
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DimensionAgreement {
+    /// The judged dimension's id.
     pub dimension: String,
     /// `interval` (numeric dimensions) or `ordinal` (categorical ones).
     pub metric: &'static str,
     /// Krippendorff's α, or `None` when it is undefined (see `reason`).
     pub alpha: Option<f64>,
+    /// Why α is undefined, when it is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// Sessions with two or more runs to compare.

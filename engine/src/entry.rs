@@ -22,12 +22,19 @@ pub struct Entry {
     /// The instant the timestamp denotes; what rules compare.
     #[serde(skip)]
     pub instant: InstantMs,
+    /// The session the entry belongs to.
     pub session_id: Text,
+    /// The area of the operation (CLEO's `domain`, such as `tasks`).
     pub domain: Text,
+    /// The operation within its domain (such as `show`).
     pub operation: Text,
+    /// The operation's parameters.
     pub params: Params,
+    /// How the operation ended.
     pub result: Outcome,
+    /// Who and what around the operation.
     pub metadata: Metadata,
+    /// The error the operation reported, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<Text>,
 }
@@ -38,10 +45,12 @@ pub struct Entry {
 pub struct Params(Vec<(Text, Value)>);
 
 impl Params {
+    /// No params.
     pub fn new() -> Self {
         Params(Vec::new())
     }
 
+    /// The value of `key`, if the params have it.
     pub fn get(&self, key: &str) -> Option<&Value> {
         self.0
             .binary_search_by(|(k, _)| k.as_str().cmp(key))
@@ -49,10 +58,12 @@ impl Params {
             .map(|i| &self.0[i].1)
     }
 
+    /// Whether there are no params.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 
+    /// How many params there are.
     pub fn len(&self) -> usize {
         self.0.len()
     }
@@ -71,6 +82,7 @@ impl Params {
         }
     }
 
+    /// The params as a JSON object.
     pub fn to_map(&self) -> Map<String, Value> {
         self.iter()
             .map(|(k, v)| (k.to_owned(), v.clone()))
@@ -150,8 +162,11 @@ impl<'de> Deserialize<'de> for Params {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Outcome {
+    /// Whether the operation succeeded.
     pub success: bool,
+    /// The operation's exit code (0 on success).
     pub exit_code: i64,
+    /// How long the operation took, in milliseconds.
     pub duration: f64,
 }
 
@@ -159,15 +174,21 @@ pub struct Outcome {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Metadata {
+    /// The task the operation worked on (`taskId`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub task_id: Option<MetaValue>,
+    /// Who ran the operation (`userId`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub user_id: Option<MetaValue>,
+    /// What issued the operation (`source`, such as `mcp` or `cli`).
     pub source: MetaValue,
+    /// The gateway the operation came through (`gateway`, such as `cleo_query`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gateway: Option<MetaValue>,
+    /// The role the agent acted in (`role`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub role: Option<MetaValue>,
+    /// Every other metadata key, as written.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -176,6 +197,7 @@ pub struct Metadata {
 /// `cleo_query`, `T342`), kept inline; anything else as JSON.
 #[derive(Debug, Clone, PartialEq)]
 pub enum MetaValue {
+    /// A string, the usual case.
     Text(Text),
     /// Boxed, since it is rare: a `MetaValue` is then no larger than its text, which keeps
     /// `Entry` small, and entries are moved several times on their way to a session.
@@ -185,11 +207,14 @@ pub enum MetaValue {
 /// A metadata value as [`Metadata::get`] finds it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum MetaRef<'a> {
+    /// A string value.
     Text(&'a str),
+    /// Any other JSON value.
     Json(&'a Value),
 }
 
 impl MetaValue {
+    /// The value, borrowed.
     pub fn as_ref(&self) -> MetaRef<'_> {
         match self {
             MetaValue::Text(t) => MetaRef::Text(t),
@@ -197,12 +222,14 @@ impl MetaValue {
         }
     }
 
+    /// Whether the value is JSON `null`.
     pub fn is_null(&self) -> bool {
         matches!(self, MetaValue::Json(v) if v.is_null())
     }
 }
 
 impl<'a> MetaRef<'a> {
+    /// The value as a string, if it is one.
     pub fn as_str(self) -> Option<&'a str> {
         match self {
             MetaRef::Text(t) => Some(t),
@@ -210,6 +237,7 @@ impl<'a> MetaRef<'a> {
         }
     }
 
+    /// The value as JSON.
     pub fn to_json(self) -> Value {
         match self {
             MetaRef::Text(t) => Value::String(t.to_owned()),
@@ -346,7 +374,9 @@ impl Metadata {
 /// All entries of one session, in the session's order.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Session {
+    /// The session id, as the source names it.
     pub id: String,
+    /// The session's entries, in order.
     pub entries: Vec<Entry>,
     /// Malformed lines of the source that were skipped and named this session, or whose
     /// session could not be read (so may have been this one's): its grade may miss them.

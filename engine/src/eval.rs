@@ -25,6 +25,7 @@ use crate::result::{
 use crate::script::{Observable, SessionData};
 use crate::time::{format_iso_millis, InstantMs};
 
+/// How a session is graded.
 #[derive(Debug, Clone, Copy)]
 pub struct GradeOptions {
     /// The instant recorded as the grade's `timestamp`.
@@ -42,30 +43,45 @@ impl Default for GradeOptions {
     }
 }
 
+/// Why a session could not be graded (other sessions of a run still can be).
 #[derive(Debug, thiserror::Error)]
 pub enum EvalError {
-    #[error("rubric `{pack}` scores {dimensions} from a judgment, and session `{session}` has none (give `--judgment FILE`, `--judge PROVIDER:MODEL` or `--judge-cmd CMD`)")]
+    /// The pack has judged dimensions and the session no judgment.
+    #[error(
+        "rubric `{pack}` scores {dimensions} from a judgment, and session `{session}` has none"
+    )]
     NoJudgment {
+        /// The pack's id.
         pack: String,
+        /// The session.
         session: String,
+        /// The judged dimensions, as a phrase.
         dimensions: String,
     },
+    /// A Rhai script failed (or ran out of operations) for this session.
     #[error("rubric `{pack}`, rule `{rule}`, session `{session}`: the script failed: {message}")]
     Script {
+        /// The pack's id.
         pack: String,
+        /// The rule whose script failed.
         rule: String,
+        /// The session.
         session: String,
+        /// What the script engine said.
         message: String,
     },
     /// A plugin function failed (returned an error or panicked) for this session.
     #[error("rubric `{pack}`, {place}, session `{session}`: plugin function `{function}` failed: {message}")]
     Plugin {
+        /// The pack's id.
         pack: String,
         /// `rule `ID`` or `metric `NAME``.
         place: String,
         /// `plugin.function`.
         function: String,
+        /// The session.
         session: String,
+        /// What the plugin said.
         message: String,
     },
 }

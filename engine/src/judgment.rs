@@ -17,8 +17,11 @@ use crate::pack::{CompiledPack, DimensionKind};
 /// One judged dimension, after aggregating the chunks.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DimensionJudgment {
+    /// The score, averaged over chunks and runs.
     pub score: f64,
+    /// The judge's evidence, over all chunks.
     pub evidence: Vec<String>,
+    /// Why the judge gave the score.
     pub rationale: String,
     /// The score of each chunk, when there were several.
     pub chunk_scores: Vec<f64>,
@@ -26,9 +29,12 @@ pub struct DimensionJudgment {
     pub run_scores: Vec<f64>,
 }
 
+/// A judge's scores for a session's judged dimensions.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Judgment {
+    /// Dimension id → its judgment, in the pack's order.
     pub dimensions: IndexMap<String, DimensionJudgment>,
+    /// How many chunks of the session were judged.
     pub chunks: usize,
     /// How many times the judge was asked for the whole session.
     pub runs: usize,
@@ -57,7 +63,9 @@ pub struct JudgeUsage {
 /// How far a judged dimension's score moved over repeated runs.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Spread {
+    /// The lowest score of a run.
     pub min: f64,
+    /// The highest score of a run.
     pub max: f64,
     /// Population standard deviation over the runs (divided by the number of runs).
     pub sd: f64,
@@ -144,19 +152,33 @@ pub fn combine_runs(mut runs: Vec<Judgment>, pack: &CompiledPack) -> Judgment {
     }
 }
 
+/// Why a judgment cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum JudgmentError {
+    /// The judgment is not JSON.
     #[error("{origin}: the judgment is not JSON ({message}); it starts with `{start}`")]
     NotJson {
+        /// Where the judgment came from (a file, `stdin`, a judge).
         origin: String,
+        /// What the JSON parser said.
         message: String,
+        /// The judgment's first characters.
         start: String,
     },
+    /// The judgment is JSON of the wrong shape.
     #[error("{origin}: a judgment is an object of dimensions, or an array of them (one per chunk), not {found}")]
-    WrongShape { origin: String, found: &'static str },
+    WrongShape {
+        /// Where the judgment came from.
+        origin: String,
+        /// What was found instead (`a number`…).
+        found: &'static str,
+    },
+    /// The judgment does not fit the pack's judged dimensions.
     #[error("{origin}: the judgment is invalid: {}", problems.join("; "))]
     Invalid {
+        /// Where the judgment came from.
         origin: String,
+        /// Every problem found.
         problems: Vec<String>,
     },
 }
@@ -272,8 +294,10 @@ pub fn find_judgment_json(reply: &str) -> Result<&str, ReplyError> {
 /// Why a judge's reply holds no judgment to read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ReplyError {
+    /// The reply holds no JSON.
     #[error("the reply is not JSON and holds no JSON object")]
     NoJson,
+    /// The reply holds several JSON objects and no fenced block.
     #[error("the reply holds {0} JSON objects and no fenced ```json block, so which one is the judgment is unclear")]
     Ambiguous(usize),
 }

@@ -1,24 +1,60 @@
 //! `grade-engine`: grades AI coding-agent sessions against rubric packs.
 //!
 //! A pack is data — `rubric.yaml` plus optional Rhai scripts — and goes through three
-//! stages: [`pack::raw`] (the YAML as written, unknown keys refused), [`pack::compile`]
-//! (references resolved, every problem collected, scripts compiled once) and
-//! [`pack::CompiledPack::grade`] (one session at a time; sessions are independent).
+//! stages inside the engine: the YAML as written (unknown keys refused), a compiled pack
+//! (references resolved, every problem collected, scripts compiled once) and evaluation
+//! (one session at a time; sessions are independent). Sessions come from a source (a CLEO
+//! audit log or `tasks.db`, a Claude Code transcript, a Langfuse trace) read through the
+//! [`source::Registry`].
+//!
+//! What an embedder needs is here at the root:
+//!
+//! - packs: [`load_pack`] / [`load_pack_with`] (find and compile), [`locate_pack`],
+//!   [`compile_pack`], [`validate_pack`] (every problem, for authoring tools), [`CompiledPack`];
+//! - sources: [`read_source`], [`read_source_with`], [`Registry`] (add a format with
+//!   [`Registry::register`]), [`SourceFormat`], [`Session`] and [`Entry`];
+//! - grading: [`CompiledPack::grade`] and [`CompiledPack::grade_with`] (a judged pack takes a
+//!   [`judgment::Judgment`]), [`GradeOptions`], [`GradeResult`];
+//! - errors: [`PackError`], [`SourceError`], [`EvalError`], each with a lowercase message
+//!   that names the file, line or session at fault;
+//! - the modules [`compare`] (two packs or two arms over the same sessions), [`judgment`]
+//!   and [`prompt`] (judged dimensions), [`plugin`] (native code a pack loads) and
+//!   [`result`] (the parts of a result).
+//!
+//! # Embedding
+//!
+//! Grade every session of a CLEO audit log with a shipped pack:
+//!
+//! ```
+//! use grade_engine::{load_pack, read_source, GradeOptions, SessionFilter};
+//!
+//! let pack = load_pack("cleo-v1", &[])?;
+//! let log = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/cleo-audit.jsonl");
+//! let read = read_source(&log, None, &SessionFilter::All)?;
+//! for session in &read.sessions {
+//!     let result = pack.grade(session, &GradeOptions::default())?;
+//!     assert_eq!(result.rubric.id, "cleo-v1");
+//!     println!("{}: {}% {}", result.session_id, result.percent.0, result.grade.unwrap_or_default());
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 // No unwrap, expect or panic outside tests: input must never crash the grader, and a failure
 // must say what failed (clippy.toml allows them in `#[cfg(test)]` code).
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+// The public API is the facade below; everything else is `pub(crate)`.
+#![warn(missing_docs)]
 
 pub mod agreement;
 pub mod compare;
 pub mod entry;
-pub mod eval;
+pub(crate) mod eval;
 pub mod judgment;
 pub mod pack;
 pub mod plugin;
 pub mod prompt;
 pub mod result;
-pub mod script;
+pub(crate) mod script;
 pub mod source;
 pub mod time;
 
@@ -26,15 +62,22 @@ use std::path::{Path, PathBuf};
 
 pub use entry::{Entry, Session};
 pub use eval::{EvalError, GradeOptions};
-pub use pack::reads::FieldsRead;
 pub use pack::{
-    compile_pack, validate_pack, CompiledPack, PackError, PackFiles, PackOrigin, Validation,
+    compile_pack, validate_pack, CompiledPack, FieldsRead, PackError, PackFiles, PackOrigin,
+    Validation,
 };
 pub use result::GradeResult;
 pub use source::{
     read_sessions, read_source, read_source_with, ReadOptions, Registry, SessionFilter,
     SourceError, SourceFormat, SourceRead, SourceWarning,
 };
+
+/// What the fuzz targets (`fuzz/`) reach beyond the facade: not part of the API.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing {
+    pub use crate::pack::template::{Template, TemplateScope, TemplateValues};
+}
 
 mod builtin {
     include!(concat!(env!("OUT_DIR"), "/builtin_packs.rs"));

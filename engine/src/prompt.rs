@@ -59,6 +59,7 @@ pub fn check_template(template: &str) -> Result<(), String> {
 /// Characters per token in the estimate (the usual rule of thumb for English and code).
 const CHARS_PER_TOKEN: usize = 4;
 
+/// A rough count of the tokens of `text`, for chunking a session to a judge's budget.
 pub fn estimate_tokens(text: &str) -> u64 {
     (text.chars().count().div_ceil(CHARS_PER_TOKEN)) as u64
 }

@@ -25,24 +25,37 @@ impl std::fmt::Display for Score {
     }
 }
 
+/// The grade of one session by one pack, as `grade --format json` prints it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GradeResult {
+    /// The graded session.
     pub session_id: String,
+    /// The CLEO task the session worked on, when its entries name one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task_id: Option<String>,
+    /// Points scored (or the weighted total of a weighted pack).
     pub total_score: Score,
+    /// The most points the session could score.
     pub max_score: Score,
+    /// Each dimension's score, in the pack's order.
     pub dimensions: IndexMap<String, DimensionScore>,
+    /// Flags the rules raised, in order.
     pub flags: Vec<String>,
+    /// When the grade was made (ISO-8601, milliseconds, UTC).
     pub timestamp: String,
+    /// How many entries the session has.
     pub entry_count: usize,
     /// Lines of the source skipped as malformed that were (or may have been) this session's.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub skipped_lines: u64,
+    /// What made the grade (`grade-engine` and its version).
     pub evaluator: String,
+    /// The pack that graded the session.
     pub rubric: RubricRef,
+    /// `totalScore / maxScore` as a percentage, rounded to two decimals.
     pub percent: Score,
+    /// The letter of the pack's band the percentage reaches.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grade: Option<String>,
     /// What asking a built-in judge cost, when one was asked.
@@ -57,10 +70,14 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+/// The score of one dimension.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct DimensionScore {
+    /// Points scored in the dimension.
     pub score: Score,
+    /// The dimension's maximum.
     pub max: Score,
+    /// Why the dimension scored what it did, one line each.
     pub evidence: Vec<String>,
     /// A categorical dimension's category.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -92,34 +109,46 @@ pub struct DimensionScore {
 /// Names exactly what graded a result: the pack, its version, and a digest of its files.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RubricRef {
+    /// The pack's id.
     pub id: String,
+    /// The pack's version.
     pub version: String,
+    /// `sha256:` and the digest of the pack's files (and plugins).
     pub digest: String,
 }
 
 /// What one rule did to a dimension, and the entries behind it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RuleTrace {
+    /// The rule (or the dimension's own term, such as `(start)`).
     pub rule: String,
+    /// Points the rule gave (negative when it took).
     pub points: Score,
+    /// The rule's evidence lines.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub evidence: Vec<String>,
+    /// The flags the rule raised.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flags: Vec<String>,
+    /// The entries behind the points.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub entries: Vec<EntryRef>,
 }
 
+/// An entry a rule's points rest on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EntryRef {
     /// 1-based place of the entry in its session.
     pub position: usize,
+    /// The entry's timestamp, as the source spelled it.
     pub timestamp: String,
+    /// The entry's operation (`domain.operation` for CLEO entries).
     pub operation: String,
     /// Where the entry is in its source when the source says: a transcript's file and line.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
+    /// The entry's line in `file`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line: Option<u64>,
     /// A transcript tool call's `tool_use` id.

@@ -14,7 +14,9 @@ pub type InstantMs = i64;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("`{text}` is not a timestamp (expected ISO-8601 like `2026-03-01T12:00:00Z` or `2026-03-01 12:00:00`): {reason}")]
 pub struct TimestampError {
+    /// The text that is not a timestamp.
     pub text: String,
+    /// What is wrong with it.
     pub reason: &'static str,
 }
 

@@ -4,8 +4,8 @@
 //! small enough that they are cut into chunks.
 #![no_main]
 
-use grade_engine::pack::field::Field;
-use grade_engine::pack::template::{Template, TemplateScope, TemplateValues};
+use grade_engine::pack::Field;
+use grade_engine::fuzzing::{Template, TemplateScope, TemplateValues};
 use grade_engine::pack::Judge;
 use grade_engine::prompt::{check_template, render_prompts};
 use libfuzzer_sys::fuzz_target;

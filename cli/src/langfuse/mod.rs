@@ -85,7 +85,7 @@ struct ScoreMetadata {
 
 /// The score-config bodies of a weighted pack: one per dimension, and the aggregate.
 pub fn score_configs(pack: &CompiledPack) -> Result<Vec<ScoreConfig>, CliError> {
-    if pack.scoring != grade_engine::pack::raw::Scoring::Weighted {
+    if pack.scoring != grade_engine::pack::Scoring::Weighted {
         return Err(CliError::Usage(format!(
             "rubric `{}` is not a weighted pack; Langfuse score configs describe weighted dimensions (like `langfuse-v1`)",
             pack.id

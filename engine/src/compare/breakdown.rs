@@ -47,9 +47,11 @@ impl TermKind {
 /// One term: a rule of a dimension, or one of the dimension's own terms.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct TermKey {
+    /// The term's dimension.
     pub dimension: String,
     /// The rule id, or the term's label (`(start)`, `(clamp)`…).
     pub rule: String,
+    /// What the term is.
     pub kind: TermKind,
 }
 
@@ -57,8 +59,11 @@ pub struct TermKey {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DimensionInfo {
+    /// The dimension's id.
     pub id: String,
+    /// The dimension's name.
     pub name: String,
+    /// The dimension's maximum.
     pub max: f64,
     /// The starting score, when the pack is known.
     #[serde(skip)]
@@ -69,9 +74,13 @@ pub struct DimensionInfo {
 /// can have. Built from a compiled pack, or learnt from recorded results.
 #[derive(Debug, Clone)]
 pub struct Layout {
+    /// The pack of the grades.
     pub rubric: RubricRef,
+    /// The pack's letter bands, highest first.
     pub bands: Vec<Band>,
+    /// The pack's dimensions.
     pub dimensions: Vec<DimensionInfo>,
+    /// Every term a grade can have.
     pub terms: Vec<TermKey>,
     index: HashMap<TermKey, u32>,
     dimension_index: HashMap<String, usize>,
@@ -80,11 +89,13 @@ pub struct Layout {
 /// A session's grade, taken apart.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Scored {
+    /// The graded session.
     pub session_id: String,
     /// `totalScore / maxScore × 100`, unrounded: the sum of the terms.
     pub percent: f64,
     /// The result's own `percent` (rounded to two decimals), which its letter is read from.
     pub reported_percent: f64,
+    /// The result's letter.
     pub grade: Option<String>,
     /// Per dimension of the layout: the score as a percentage of the dimension's maximum.
     pub dimensions: Vec<Option<f64>>,
@@ -96,8 +107,11 @@ pub struct Scored {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("session `{session}`: {what} is not in rubric `{rubric}`")]
 pub struct LayoutMismatch {
+    /// The session of the result.
     pub session: String,
+    /// The layout's pack.
     pub rubric: String,
+    /// What of the result the layout lacks.
     pub what: String,
 }
 
@@ -181,10 +195,12 @@ impl Layout {
         }
     }
 
+    /// The dimension `id` of the layout.
     pub fn dimension(&self, id: &str) -> Option<&DimensionInfo> {
         self.dimension_index.get(id).map(|&i| &self.dimensions[i])
     }
 
+    /// The index of a term in [`Layout::terms`].
     pub fn term_index(&self, key: &TermKey) -> Option<u32> {
         self.index.get(key).copied()
     }

@@ -17,12 +17,17 @@ use crate::pack::{CompiledPack, PackFiles};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Status {
+    /// Only the candidate has it.
     Added,
+    /// Only the baseline has it.
     Removed,
+    /// Both have it, and it differs.
     Changed,
+    /// Both have it, the same.
     Same,
 }
 
+/// How the candidate pack differs from the baseline.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RubricDiff {
@@ -72,6 +77,7 @@ impl RubricDiff {
             .map_or(Status::Same, |r| r.status)
     }
 
+    /// Whether the packs grade alike.
     pub fn is_empty(&self) -> bool {
         self.bands.is_empty() && self.dimensions.is_empty() && self.rules.is_empty()
     }
@@ -80,7 +86,9 @@ impl RubricDiff {
 /// A pack with the files it was compiled from.
 #[derive(Clone, Copy)]
 pub struct PackSource<'a> {
+    /// The compiled pack.
     pub pack: &'a CompiledPack,
+    /// The files it was compiled from.
     pub files: &'a PackFiles,
 }
 

@@ -13,8 +13,10 @@ use crate::source::{self, SessionFilter, SourceError, SourceFormat, StreamError}
 /// Why a session has no grade from one of the packs.
 #[derive(Debug, thiserror::Error)]
 pub enum GradeError {
+    /// The pack could not grade the session.
     #[error(transparent)]
     Eval(#[from] EvalError),
+    /// The result does not fit its side's layout.
     #[error(transparent)]
     Layout(#[from] LayoutMismatch),
 }
@@ -22,6 +24,7 @@ pub enum GradeError {
 /// A session graded by every pack of a [`grade_source`] call.
 #[derive(Debug)]
 pub struct GradedSession {
+    /// The session's id.
     pub id: String,
     /// The session's value of the pairing field (its first entry that has one).
     pub key: Option<String>,

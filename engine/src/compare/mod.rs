@@ -27,8 +27,8 @@
 //! # Ok(()) }
 //! ```
 
-pub mod breakdown;
-pub mod diff;
+pub(crate) mod breakdown;
+pub(crate) mod diff;
 mod grading;
 pub mod stats;
 
@@ -51,6 +51,7 @@ pub const DEFAULT_RESAMPLES: usize = 10_000;
 /// sums of the same points in another order leave behind.
 const EPSILON: f64 = 1e-9;
 
+/// How a comparison is computed.
 #[derive(Debug, Clone)]
 pub struct CompareOptions {
     /// The percent a session needs to pass; by default the baseline pack's [`default_pass_at`].
@@ -87,14 +88,18 @@ pub fn default_pass_at(bands: &[Band]) -> f64 {
 /// One side of a comparison: a label, what its grades are made of, and the grades.
 #[derive(Debug, Clone)]
 pub struct Side {
+    /// The side's name in reports (`baseline`, a pack id, a file).
     pub label: String,
+    /// What the side's grades are made of.
     pub layout: Layout,
+    /// The side's graded sessions.
     pub sessions: Vec<Scored>,
     /// Per session (same order), the value sessions are paired by with [`Pairing::ByKey`].
     pub keys: Vec<Option<String>>,
 }
 
 impl Side {
+    /// A side without pairing keys.
     pub fn new(label: impl Into<String>, layout: Layout, sessions: Vec<Scored>) -> Side {
         Side {
             label: label.into(),
@@ -122,42 +127,59 @@ pub enum Pairing {
 pub struct Unmatched {
     /// Sessions only the baseline has (or whose key the candidate lacks).
     pub baseline: Vec<String>,
+    /// Sessions only the candidate has (or whose key the baseline lacks).
     pub candidate: Vec<String>,
     /// Sessions without the pairing key, or whose key names more than one session on its side.
     pub unkeyed: Vec<String>,
 }
 
+/// One side of a comparison, as reported.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SideInfo {
+    /// The side's name.
     pub label: String,
+    /// The pack of the side's grades.
     pub rubric: RubricRef,
+    /// How many sessions the side has.
     pub sessions: usize,
 }
 
+/// Paired sessions whose pass mark verdict changed.
 #[derive(Debug, Clone, Copy, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Flips {
+    /// Passed in the baseline, failed in the candidate.
     pub pass_to_fail: usize,
+    /// Failed in the baseline, passed in the candidate.
     pub fail_to_pass: usize,
 }
 
+/// A count per side.
 #[derive(Debug, Clone, Copy, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PerSide {
+    /// The baseline's count.
     pub baseline: usize,
+    /// The candidate's count.
     pub candidate: usize,
 }
 
+/// The comparison of the totals.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Summary {
     /// Paired sessions; for unpaired arms, the sessions of both.
     pub n: usize,
+    /// Whether sessions were paired.
     pub paired: bool,
+    /// Sessions of the baseline compared.
     pub n_baseline: usize,
+    /// Sessions of the candidate compared.
     pub n_candidate: usize,
+    /// The baseline's mean percentage.
     pub mean_baseline: Option<f64>,
+    /// The candidate's mean percentage.
     pub mean_candidate: Option<f64>,
     /// Mean of the paired deltas, or difference of the means.
     pub mean_delta: f64,
@@ -168,82 +190,123 @@ pub struct Summary {
     /// Letter grade counts, per side.
     pub grade_counts: GradeCounts,
     // Paired only.
+    /// Paired: Wilcoxon signed-rank p-value of the deltas.
     pub wilcoxon_p: Option<f64>,
+    /// Paired: sign test p-value.
     pub sign_test_p: Option<f64>,
+    /// Paired: sessions that scored higher in the candidate.
     pub improved: Option<usize>,
+    /// Paired: sessions that scored lower in the candidate.
     pub regressed: Option<usize>,
+    /// Paired: sessions that scored the same.
     pub unchanged: Option<usize>,
+    /// Paired: pass mark verdicts that changed.
     pub flips: Option<Flips>,
+    /// Paired: McNemar's exact p-value of the flips.
     pub mcnemar_p: Option<f64>,
     /// Letter transitions, `"A->B": count`.
     pub grades: Option<IndexMap<String, usize>>,
     // Unpaired only.
+    /// Unpaired: Mann–Whitney U p-value.
     pub mann_whitney_p: Option<f64>,
+    /// Unpaired: Cliff's delta of the candidate against the baseline.
     pub cliffs_delta: Option<f64>,
 }
 
+/// Letter grade counts of each side.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct GradeCounts {
+    /// Letter → sessions, in the baseline.
     pub baseline: IndexMap<String, usize>,
+    /// Letter → sessions, in the candidate.
     pub candidate: IndexMap<String, usize>,
 }
 
+/// How one dimension changed.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DimensionDelta {
+    /// The dimension's id.
     pub dimension: String,
+    /// The dimension's name.
     pub name: String,
+    /// How the packs' dimensions differ.
     pub status: Status,
+    /// Sessions compared.
     pub n: usize,
     /// Scores as a percentage of the dimension's maximum.
     pub mean_baseline: Option<f64>,
+    /// The candidate's mean, as a percentage of the maximum.
     pub mean_candidate: Option<f64>,
+    /// The mean change (percentage points).
     pub mean_delta: Option<f64>,
+    /// 95% bootstrap interval of `meanDelta`.
     pub ci95: Option<[f64; 2]>,
     /// Wilcoxon (paired) or Mann–Whitney (unpaired).
     pub p: Option<f64>,
+    /// Paired: sessions whose dimension scored higher in the candidate.
     pub improved: Option<usize>,
+    /// Paired: sessions whose dimension scored lower in the candidate.
     pub regressed: Option<usize>,
 }
 
+/// How one rule (or a dimension's own term) moved the totals.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RuleDelta {
+    /// The dimension of the term.
     pub dimension: String,
+    /// The rule id, or the term's label.
     pub rule: String,
+    /// What the term is.
     pub kind: TermKind,
+    /// How the packs' rules differ.
     pub status: Status,
     /// Paired sessions whose points from this term changed.
     pub sessions_changed: Option<usize>,
     /// The term's deltas summed over the paired sessions (percentage points).
     pub points_moved: Option<f64>,
+    /// The positive deltas summed (percentage points).
     pub points_gained: Option<f64>,
+    /// The negative deltas summed (percentage points).
     pub points_lost: Option<f64>,
     /// The term's share of `summary.meanDelta`: these add up to it.
     pub mean_delta: f64,
 }
 
+/// One term's change in one session.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RuleChangeOf {
+    /// The dimension of the term.
     pub dimension: String,
+    /// The rule id, or the term's label.
     pub rule: String,
+    /// The change, in percentage points of the total.
     pub delta: f64,
 }
 
+/// How one paired session changed.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionDelta {
+    /// The baseline's session.
     pub session_id: String,
     /// The candidate's session, where pairing by key matched another session.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub candidate_session_id: Option<String>,
+    /// The key the sessions were paired by, when paired by key.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
+    /// The baseline's percentage.
     pub baseline: f64,
+    /// The candidate's percentage.
     pub candidate: f64,
+    /// `candidate - baseline`, in percentage points.
     pub delta: f64,
+    /// The baseline's letter.
     pub baseline_grade: Option<String>,
+    /// The candidate's letter.
     pub candidate_grade: Option<String>,
     /// The terms that changed; they add up to `delta`.
     pub rules: Vec<RuleChangeOf>,
@@ -253,20 +316,31 @@ pub struct SessionDelta {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Comparison {
+    /// The baseline side.
     pub baseline: SideInfo,
+    /// The candidate side.
     pub candidate: SideInfo,
+    /// Whether sessions were paired.
     pub paired: bool,
     /// What sessions were paired by: `sessionId`, a key, or nothing.
     pub pair_by: Option<String>,
+    /// The percentage a session needs to pass.
     pub pass_at: f64,
+    /// The bootstrap's seed.
     pub seed: u64,
+    /// The bootstrap's resamples.
     pub resamples: usize,
+    /// The comparison of the totals.
     pub summary: Summary,
+    /// Per dimension.
     pub dimensions: Vec<DimensionDelta>,
+    /// Per rule, the terms that moved the total most first.
     pub rules: Vec<RuleDelta>,
     /// Paired sessions, the most changed first.
     pub sessions: Vec<SessionDelta>,
+    /// Sessions left unpaired.
     pub unmatched: Unmatched,
+    /// How the packs differ, when two packs were compared.
     pub rubric_diff: Option<RubricDiff>,
     /// Score histograms of the compared sessions of each side.
     pub distributions: Distributions,
@@ -277,8 +351,11 @@ pub struct Comparison {
 #[derive(Debug, Clone, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Distributions {
+    /// The width of a bin, in percentage points.
     pub bin_width: f64,
+    /// Sessions per bin, in the baseline.
     pub baseline: Vec<usize>,
+    /// Sessions per bin, in the candidate.
     pub candidate: Vec<usize>,
 }
 

@@ -24,6 +24,7 @@ const DEFAULT_EMPTY_FLAG: &str = "no audit entries found for session";
 
 /// A pack that compiled, or every error found; with the warnings of the static checks.
 pub struct Validation {
+    /// The compiled pack, when there were no errors.
     pub pack: Option<CompiledPack>,
     /// Errors and warnings, each with its place.
     pub problems: Vec<Problem>,

@@ -5,17 +5,28 @@ use serde_json::Value;
 
 use crate::entry::{js_string, js_trim, Entry, MetaRef};
 
+/// A field path into an entry, parsed once ([`Field::parse`]).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Field {
+    /// `timestamp`.
     Timestamp,
+    /// `sessionId`.
     SessionId,
+    /// `domain`.
     Domain,
+    /// `operation`.
     Operation,
+    /// `result.success`.
     Success,
+    /// `result.exitCode`.
     ExitCode,
+    /// `result.duration`.
     Duration,
+    /// `error`.
     Error,
+    /// `params.KEY…`: the keys of the path under `params`.
     Params(Vec<String>),
+    /// `metadata.KEY…`: the metadata key, and the keys of the path under it.
     Metadata(String, Vec<String>),
 }
 
@@ -33,6 +44,8 @@ pub enum FieldValue<'a> {
 pub const FIELD_ROOTS: &str = "`timestamp`, `sessionId`, `domain`, `operation`, `result.success`, `result.exitCode`, `result.duration`, `error`, `params.…`, `metadata.…`";
 
 impl Field {
+    /// Parses a field path such as `params.title` or `metadata.taskId`; the error says
+    /// which roots a path may start with.
     pub fn parse(path: &str) -> Result<Field, String> {
         let mut parts = path.split('.');
         let root = parts.next().unwrap_or_default();
@@ -73,7 +86,7 @@ impl Field {
         }
     }
 
-    pub fn get<'e>(&self, e: &'e Entry) -> FieldValue<'e> {
+    pub(crate) fn get<'e>(&self, e: &'e Entry) -> FieldValue<'e> {
         match self {
             Field::Timestamp => FieldValue::Str(&e.timestamp),
             Field::SessionId => FieldValue::Str(&e.session_id),
@@ -125,18 +138,6 @@ pub enum JsonType {
     Boolean,
     Array,
     Object,
-}
-
-impl JsonType {
-    pub fn name(self) -> &'static str {
-        match self {
-            JsonType::String => "string",
-            JsonType::Number => "number",
-            JsonType::Boolean => "boolean",
-            JsonType::Array => "array",
-            JsonType::Object => "object",
-        }
-    }
 }
 
 impl<'a> FieldValue<'a> {

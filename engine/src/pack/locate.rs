@@ -12,7 +12,9 @@ use yaml_rust2::scanner::Marker;
 /// 1-based line and column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Place {
+    /// The 1-based line.
     pub line: usize,
+    /// The 1-based column, in characters.
     pub column: usize,
 }
 

@@ -4,16 +4,16 @@
 //! problem collected, scripts compiled once) → [`CompiledPack`], which grades any number
 //! of sessions.
 
-pub mod compile;
+pub(crate) mod compile;
 mod decided;
 mod dry_run;
-pub mod field;
-pub mod lint;
-pub mod locate;
+pub(crate) mod field;
+pub(crate) mod lint;
+pub(crate) mod locate;
 mod native;
-pub mod raw;
-pub mod reads;
-pub mod template;
+pub(crate) mod raw;
+pub(crate) mod reads;
+pub(crate) mod template;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -21,23 +21,29 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use crate::script::ScriptHost;
-use field::Field;
 use template::Template;
 
 pub use compile::{compile_pack, compile_pack_with, validate_pack, validate_pack_with, Validation};
+pub use field::Field;
+pub use locate::{snippet, Place};
+pub use raw::Scoring;
+pub use reads::FieldsRead;
 
 /// The files of a pack and where they came from.
 #[derive(Debug, Clone)]
 pub struct PackFiles {
+    /// Where the files came from.
     pub origin: PackOrigin,
     /// File name (relative to the pack folder) → content: see [`is_pack_file`].
     pub files: BTreeMap<String, String>,
 }
 
+/// Where a pack was found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PackOrigin {
     /// Shipped inside the binary.
     Builtin(String),
+    /// Read from this folder.
     Folder(PathBuf),
 }
 
@@ -138,6 +144,7 @@ impl PackFiles {
     }
 }
 
+/// How bad a [`Problem`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
@@ -150,16 +157,20 @@ pub enum Severity {
 /// One problem found in a pack, with its place.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Problem {
+    /// Whether the problem makes the pack unusable.
     pub severity: Severity,
     /// The file, as a path a user can open.
     pub file: String,
     /// Where in `rubric.yaml`, as a key path (`dimensions[2].rules[0].for_each`).
     #[serde(skip_serializing_if = "String::is_empty")]
     pub path: String,
+    /// The 1-based line, when known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line: Option<usize>,
+    /// The 1-based column, when known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub column: Option<usize>,
+    /// What is wrong.
     pub message: String,
 }
 
@@ -182,56 +193,98 @@ impl std::fmt::Display for Problem {
 /// The largest pack file read: packs are text a person writes.
 pub const MAX_PACK_FILE: u64 = 16 << 20;
 
+/// Why a pack could not be found, read or compiled.
 #[derive(Debug, thiserror::Error)]
 pub enum PackError {
+    /// No pack has this id, and it is not a folder.
     #[error("unknown rubric `{spec}` (shipped: {shipped}; or give the path of a pack folder)")]
-    Unknown { spec: String, shipped: String },
+    Unknown {
+        /// The id or path asked for.
+        spec: String,
+        /// The ids of the built-in packs, as a phrase.
+        shipped: String,
+    },
+    /// The folder has no `rubric.yaml`.
     #[error("`{}` has no `rubric.yaml`, so it is not a rubric pack", dir.display())]
-    NoManifest { dir: PathBuf },
+    NoManifest {
+        /// The folder.
+        dir: PathBuf,
+    },
+    /// A pack file could not be read.
     #[error("cannot read `{}`: {source}", path.display())]
     Io {
+        /// The file.
         path: PathBuf,
+        /// Why it could not be read.
         #[source]
         source: std::io::Error,
     },
+    /// A file of the pack is a link to outside the pack folder.
     #[error("`{}` leads out of the pack folder (to `{}`): a pack reads only its own files", path.display(), target.display())]
-    OutsidePack { path: PathBuf, target: PathBuf },
+    OutsidePack {
+        /// The link.
+        path: PathBuf,
+        /// Where it leads.
+        target: PathBuf,
+    },
+    /// A pack file is larger than [`MAX_PACK_FILE`].
     #[error("`{}` is larger than {} MiB, too large for a pack file", path.display(), MAX_PACK_FILE >> 20)]
-    TooLarge { path: PathBuf },
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The pack has errors (every one found).
     #[error("rubric pack {origin} is invalid ({} problem{}): {}", problems.len(), if problems.len() == 1 { "" } else { "s" }, problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
     Invalid {
+        /// The pack.
         origin: PackOrigin,
+        /// The errors, each with its place.
         problems: Vec<Problem>,
     },
     /// A declared plugin cannot be used; one line per problem, each naming the pack file and
     /// the line that declares the plugin.
     #[error("{}", problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
-    Plugin { problems: Vec<Problem> },
+    Plugin {
+        /// The problems, each naming the declaring line.
+        problems: Vec<Problem>,
+    },
 }
 
 /// A pack ready to grade: references resolved, templates parsed, scripts compiled.
 pub struct CompiledPack {
+    /// The pack's id (`cleo-v1`).
     pub id: String,
+    /// The pack's version.
     pub version: String,
+    /// The pack's human name.
     pub name: String,
+    /// What the pack grades, in a sentence or two.
     pub description: String,
+    /// `sha256:` and the digest of the pack's files and plugins; results carry it.
     pub digest: String,
+    /// Where the pack was found.
     pub origin: PackOrigin,
+    /// The letter bands, highest first.
     pub bands: Vec<Band>,
+    /// The flag a session without entries gets.
     pub empty_flag: String,
     /// Every selector the pack uses: the named ones first, in declaration order.
     pub(crate) selectors: Vec<Selector>,
     pub(crate) metrics: Vec<Metric>,
+    /// The names of the named metrics, in declaration order.
     pub metric_names: Vec<String>,
     /// Name → id of the named selectors and metrics, built once for scripts to look up.
     pub(crate) selector_index: std::sync::Arc<std::collections::HashMap<String, usize>>,
     pub(crate) metric_index: std::sync::Arc<std::collections::HashMap<String, usize>>,
     pub(crate) vocabulary: Vocabulary,
     pub(crate) decided: Option<decided::DecidedSelectors>,
+    /// The dimensions, in declaration order.
     pub dimensions: Vec<Dimension>,
+    /// How the dimensions add up to the total.
     pub scoring: raw::Scoring,
     /// The id and description of a weighted pack's total (`overall_quality`).
     pub aggregate: Option<(String, String)>,
+    /// How a judge is asked, when the pack has judged dimensions.
     pub judge: Option<Judge>,
     pub(crate) scripts: Option<ScriptHost>,
     /// The plugins the pack loaded, in declaration order.
@@ -240,9 +293,12 @@ pub struct CompiledPack {
     pub(crate) whole_scores: bool,
 }
 
+/// A letter grade and the percentage it needs.
 #[derive(Debug, Clone)]
 pub struct Band {
+    /// The letter (`A`).
     pub grade: String,
+    /// The lowest percentage that earns it.
     pub min_percent: f64,
 }
 
@@ -466,12 +522,19 @@ pub enum DimensionKind {
     /// By the pack's rules.
     Points,
     /// By a judge: a number within `min..=max`.
-    Numeric { min: f64 },
+    Numeric {
+        /// The lowest score a judge may give.
+        min: f64,
+    },
     /// By a judge: one of these categories (label, value).
-    Categorical { categories: Vec<(String, f64)> },
+    Categorical {
+        /// Each category's label and value.
+        categories: Vec<(String, f64)>,
+    },
 }
 
 impl DimensionKind {
+    /// Whether a judge scores the dimension.
     pub fn is_judged(&self) -> bool {
         !matches!(self, DimensionKind::Points)
     }
@@ -480,9 +543,13 @@ impl DimensionKind {
 /// How a judge is asked for a pack's judged dimensions.
 #[derive(Debug, Clone)]
 pub struct Judge {
+    /// The prompt template's file in the pack.
     pub prompt_file: String,
+    /// The prompt template.
     pub template: String,
+    /// The most tokens of a session a prompt may hold in all.
     pub budget_tokens: u64,
+    /// The most tokens of a session per chunk.
     pub chunk_tokens: u64,
     /// The sampling temperature for a built-in judge; the model's default when `None`.
     pub temperature: Option<f64>,
@@ -490,19 +557,29 @@ pub struct Judge {
     pub max_tokens: Option<u64>,
 }
 
+/// A compiled dimension.
 pub struct Dimension {
     /// Where the dimension is written in `rubric.yaml` (`dimensions[0]`).
     pub path: String,
+    /// The dimension's id.
     pub id: String,
+    /// How the dimension is scored.
     pub kind: DimensionKind,
     /// Share of the total in a weighted pack.
     pub weight: Option<f64>,
+    /// The dimension's human name.
     pub name: String,
+    /// What the dimension measures.
     pub description: String,
+    /// The most the dimension can score.
     pub max: f64,
+    /// The score before any rule.
     pub start: f64,
+    /// The lowest score the rules can bring it to.
     pub floor: f64,
+    /// The highest score the rules can bring it to.
     pub cap: f64,
+    /// The dimension's rules, in order.
     pub rules: Vec<Rule>,
     /// When the dimension applies (`applies_when`) and what it says when it does not.
     pub(crate) applies: Option<Applies>,
@@ -514,8 +591,11 @@ pub(crate) struct Applies {
     pub otherwise: Option<Template>,
 }
 
+/// A compiled rule.
 pub struct Rule {
+    /// The rule's id.
     pub id: String,
+    /// What the rule checks, as the pack says.
     pub doc: String,
     /// Where the rule is written in `rubric.yaml` (`dimensions[0].rules[2]`).
     pub path: String,

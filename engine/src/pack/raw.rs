@@ -298,9 +298,12 @@ fn check_field(name: &str, value: serde_yaml::Value) -> Result<(), (String, Stri
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "snake_case")]
+/// How a pack's dimensions add up to its total (`scoring` in `rubric.yaml`).
 pub enum Scoring {
+    /// The dimensions' points are summed.
     #[default]
     Points,
+    /// Each dimension's normalized score counts by its weight.
     Weighted,
 }
 

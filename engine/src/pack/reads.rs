@@ -24,14 +24,17 @@ impl FieldsRead {
     pub const ERROR: FieldsRead = FieldsRead(1 << 3);
     /// `metadata`: an object.
     pub const METADATA: FieldsRead = FieldsRead(1 << 4);
+    /// No optional field.
     pub const NONE: FieldsRead = FieldsRead(0);
     /// Every optional field: what a reader checks when it is not told what is read.
     pub const ALL: FieldsRead = FieldsRead(0b1_1111);
 
+    /// Whether every field of `other` is in `self`.
     pub fn contains(self, other: FieldsRead) -> bool {
         self.0 & other.0 == other.0
     }
 
+    /// The fields of both.
     pub fn with(self, other: FieldsRead) -> FieldsRead {
         FieldsRead(self.0 | other.0)
     }

@@ -23,17 +23,24 @@ use crate::source::{Place, SessionFilter, SourceError, SourceRead, SourceWarning
 
 pub use grade_plugin::abi::ABI_VERSION;
 
-/// Whether packs may load native code. Off unless the user says so (`--allow-plugins`).
+/// Whether packs may load native code. Off unless the user says so.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PluginPolicy {
+    /// Whether a pack may load its declared plugins.
     pub allow: bool,
+    /// How the embedder's users allow plugins (a flag, a setting), which a refusal names;
+    /// without it a refusal names the policy.
+    pub how_to_allow: Option<&'static str>,
 }
 
 /// What a function is, from its declaration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FunctionKind {
+    /// Scores a dimension as a rule does.
     Rule,
+    /// Decides whether a rule case applies.
     Condition,
+    /// Computes a named metric.
     Metric,
 }
 
@@ -47,6 +54,7 @@ impl FunctionKind {
         }
     }
 
+    /// The kind as a pack declares it (`rule`, `condition`, `metric`).
     pub fn name(self) -> &'static str {
         match self {
             FunctionKind::Rule => "rule",
@@ -69,19 +77,26 @@ pub struct Plugin {
     pub name: String,
     /// The name and version the library reports.
     pub reported_name: String,
+    /// The version the library reports.
     pub version: String,
     /// The library file, as resolved from the pack's `path`.
     pub path: PathBuf,
     /// `sha256:` and the hex digest of the library's bytes (the pinned one, verified).
     pub digest: String,
+    /// The functions the library provides, in its order.
     pub functions: Vec<PluginFunction>,
+    /// The source formats the library reads, in its order.
     pub sources: Vec<PluginSourceInfo>,
 }
 
+/// A function a plugin provides.
 #[derive(Debug)]
 pub struct PluginFunction {
+    /// The name a pack refers to it by (after `PLUGIN.`).
     pub name: String,
+    /// What the function computes.
     pub kind: FunctionKind,
+    /// What the library says the function does.
     pub doc: String,
     /// The entry fields the function reads, resolved.
     pub fields: Vec<String>,
@@ -89,9 +104,12 @@ pub struct PluginFunction {
     call: grade_plugin::abi::GradeFn,
 }
 
+/// A source format a plugin reads.
 #[derive(Debug)]
 pub struct PluginSourceInfo {
+    /// The format's name (what `--source-format` style choices use).
     pub name: String,
+    /// What the library says the format is.
     pub doc: String,
     detect: grade_plugin::abi::GradeDetectFn,
     read: grade_plugin::abi::GradeReadFn,
@@ -186,9 +204,14 @@ pub fn load(
         )));
     }
     if !policy.allow {
-        return Err(problem(format!(
-            "the pack loads native code from `{shown}`, which runs with your rights: allow it with `--allow-plugins` (or `GRADE_ALLOW_PLUGINS=1`)"
-        )));
+        return Err(problem(match policy.how_to_allow {
+            Some(how) => format!(
+                "the pack loads native code from `{shown}`, which runs with your rights: allow it with {how}"
+            ),
+            None => format!(
+                "the pack loads native code from `{shown}`, which runs with your rights, and the plugin policy does not allow it"
+            ),
+        }));
     }
     let described = open_once(&path, &actual).map_err(|e| problem(open_message(&e, &shown)))?;
     let mut functions = Vec::new();
@@ -282,14 +305,14 @@ fn open_message(e: &host::OpenError, shown: &str) -> String {
 
 /// A function of a loaded plugin, as a pack refers to it.
 #[derive(Debug, Clone)]
-pub struct NativeRef {
+pub(crate) struct NativeRef {
     plugin: Arc<Plugin>,
     index: usize,
 }
 
 /// What a native function returned.
 #[derive(Debug, Default, Clone, PartialEq)]
-pub struct NativeResult {
+pub(crate) struct NativeResult {
     /// A metric's value, a condition's truth (non-zero), a rule's points; `None` when the
     /// function gave none (undefined, false, no points).
     pub value: Option<f64>,
@@ -306,10 +329,6 @@ impl NativeRef {
 
     pub fn function(&self) -> &PluginFunction {
         &self.plugin.functions[self.index]
-    }
-
-    pub fn plugin(&self) -> &Plugin {
-        &self.plugin
     }
 
     /// `plugin.function`, as packs write it.
@@ -418,6 +437,7 @@ pub struct PluginSource {
 pub const DETECT_BYTES: usize = 64 * 1024;
 
 impl PluginSource {
+    /// The `index`-th source format of `plugin`, if it has one.
     pub fn new(plugin: Arc<Plugin>, index: usize) -> Option<PluginSource> {
         (index < plugin.sources.len()).then_some(PluginSource { plugin, index })
     }
@@ -431,10 +451,12 @@ impl PluginSource {
         &self.info().name
     }
 
+    /// What the library says the format is.
     pub fn doc(&self) -> &str {
         &self.info().doc
     }
 
+    /// The plugin that reads the format.
     pub fn plugin(&self) -> &Plugin {
         &self.plugin
     }
@@ -554,8 +576,11 @@ fn to_entry(read: host::ReadEntry, format: &str) -> Result<Entry, String> {
 /// A plugin whose sha256 [`pin`] recorded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pinned {
+    /// The plugin's name in the pack.
     pub name: String,
+    /// The library file.
     pub path: PathBuf,
+    /// The library's sha256, as now pinned.
     pub sha256: String,
     /// Whether the pack pinned another hash before.
     pub changed: bool,
@@ -709,6 +734,16 @@ mod tests {
         );
         let pin = sha256_hex(b"bytes");
         let err = load("x", dir.path(), "f.so", &pin, PluginPolicy::default()).unwrap_err();
-        assert!(err.0.contains("`--allow-plugins`"), "{}", err.0);
+        assert!(
+            err.0.contains("the plugin policy does not allow it"),
+            "{}",
+            err.0
+        );
+        let told = PluginPolicy {
+            allow: false,
+            how_to_allow: Some("`--trust`"),
+        };
+        let err = load("x", dir.path(), "f.so", &pin, told).unwrap_err();
+        assert!(err.0.ends_with("allow it with `--trust`"), "{}", err.0);
     }
 }

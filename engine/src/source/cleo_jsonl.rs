@@ -651,13 +651,10 @@ fn unwrap_pieces<T>(
             chunk.first_line + before + index as u64 + 1
         };
         if let Some(bad) = piece.fatal {
-            return Err(SourceError::BadLine {
+            return Err(SourceError::MalformedLine {
                 path: path.to_owned(),
                 line: line_of(bad.index),
-                message: format!(
-                    "{} (pass `--skip-bad-lines` to skip malformed lines with a warning)",
-                    bad.error.message
-                ),
+                message: bad.error.message.clone(),
             });
         }
         out.push(piece.kept);

@@ -19,10 +19,12 @@ pub enum SessionFilter {
 }
 
 impl SessionFilter {
+    /// Only the sessions with these ids.
     pub fn only<I: IntoIterator<Item = S>, S: Into<String>>(ids: I) -> Self {
         SessionFilter::Only(ids.into_iter().map(Into::into).collect())
     }
 
+    /// Whether the session `id` is wanted.
     pub fn wants(&self, id: &str) -> bool {
         match self {
             SessionFilter::All => true,
@@ -34,61 +36,136 @@ impl SessionFilter {
 /// Why a source could not be read. Every variant names the file, and the line or row.
 #[derive(Debug, thiserror::Error)]
 pub enum SourceError {
+    /// The file could not be read.
     #[error("cannot read `{path}`: {source}")]
     Io {
+        /// The file.
         path: PathBuf,
+        /// Why it could not be read.
         #[source]
         source: std::io::Error,
     },
+    /// No format recognised the file.
     #[error("`{path}` is not a source grade can read (tried {tried}): {reason}")]
     UnknownFormat {
+        /// The file.
         path: PathBuf,
         /// The formats detection tried, as a phrase (`a CLEO database, … and a Langfuse trace`).
         tried: String,
+        /// Why the likeliest format refused it.
         reason: String,
     },
+    /// A line of a JSON document source is malformed.
     #[error("{path}:{line}: {message}")]
     BadLine {
+        /// The file.
         path: PathBuf,
+        /// The 1-based line.
         line: u64,
+        /// What is wrong with it.
         message: String,
     },
+    /// A malformed line of a log that [`ReadOptions::skip_bad_lines`] would have skipped.
+    #[error("{path}:{line}: {message}")]
+    MalformedLine {
+        /// The file.
+        path: PathBuf,
+        /// The 1-based line.
+        line: u64,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The file is not a CLEO `tasks.db`.
     #[error("`{path}` is not a CLEO database: {reason}")]
-    NotCleoDb { path: PathBuf, reason: String },
+    NotCleoDb {
+        /// The file.
+        path: PathBuf,
+        /// Why it is not.
+        reason: String,
+    },
+    /// The `audit_log` table predates the columns that record sessions.
     #[error("`{path}` has an `audit_log` table without the dispatch columns {missing}: it was written by a CLEO older than the 2026-02-27 migration, which records no sessions")]
-    MissingDispatchColumns { path: PathBuf, missing: String },
+    MissingDispatchColumns {
+        /// The file.
+        path: PathBuf,
+        /// The missing columns, as a phrase.
+        missing: String,
+    },
+    /// A row of `audit_log` is malformed.
     #[error("`{path}`: audit_log row `{row}`: {message}")]
     BadRow {
+        /// The file.
         path: PathBuf,
+        /// The row's id.
         row: String,
+        /// What is wrong with it.
         message: String,
     },
+    /// SQLite failed to query the database.
     #[error("cannot query `{path}`: {source}")]
     Sqlite {
+        /// The file.
         path: PathBuf,
+        /// SQLite's error.
         #[source]
         source: rusqlite::Error,
     },
+    /// Another process holds a write lock on the database.
     #[error("`{path}` is locked by another process (a write in progress): run again when it has finished")]
-    Locked { path: PathBuf },
+    Locked {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The database has a journal of an unfinished write.
     #[error("`{path}` has a hot journal `{journal}` left by a write that did not finish: open it once with `sqlite3` (or let CLEO run) to roll the write back; grade only reads and does not")]
-    HotJournal { path: PathBuf, journal: PathBuf },
+    HotJournal {
+        /// The file.
+        path: PathBuf,
+        /// The journal file.
+        journal: PathBuf,
+    },
+    /// The file is not a Langfuse trace.
     #[error("`{path}` is not a Langfuse trace: {reason}")]
-    NotLangfuse { path: PathBuf, reason: String },
+    NotLangfuse {
+        /// The file.
+        path: PathBuf,
+        /// Why it is not.
+        reason: String,
+    },
+    /// A folder was given for a format that reads files.
     #[error("`{path}` is a folder, and only Claude Code project folders can be read as a source (format `{format}` was asked for)")]
-    FolderNotClaudeCode { path: PathBuf, format: String },
+    FolderNotClaudeCode {
+        /// The folder.
+        path: PathBuf,
+        /// The format asked for.
+        format: String,
+    },
     /// A problem found by a format the engine does not ship (a plugin's, an embedder's).
     #[error("`{path}`: {message}")]
-    Format { path: PathBuf, message: String },
+    Format {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// A Claude Code project folder without transcripts.
     #[error("folder `{path}` holds no `*.jsonl` transcripts")]
-    EmptyFolder { path: PathBuf },
+    EmptyFolder {
+        /// The folder.
+        path: PathBuf,
+    },
+    /// A plugin's format could not read the file.
     #[error("{path}{place}: format `{format}` (plugin `{plugin}`): {message}")]
     Plugin {
+        /// The file.
         path: PathBuf,
         /// `:LINE`, or empty for the file as a whole.
         place: String,
+        /// The format's name.
         format: String,
+        /// The plugin that reads it.
         plugin: String,
+        /// What the plugin said.
         message: String,
     },
 }
@@ -100,6 +177,7 @@ impl SourceError {
             SourceError::Io { path, .. }
             | SourceError::UnknownFormat { path, .. }
             | SourceError::BadLine { path, .. }
+            | SourceError::MalformedLine { path, .. }
             | SourceError::NotCleoDb { path, .. }
             | SourceError::MissingDispatchColumns { path, .. }
             | SourceError::BadRow { path, .. }
@@ -119,8 +197,11 @@ impl SourceError {
 /// Something in a source that was skipped or guessed, with its place; reading went on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SourceWarning {
+    /// The file.
     pub path: PathBuf,
+    /// Where in the file.
     pub place: Place,
+    /// What was skipped or guessed.
     pub message: String,
 }
 
@@ -148,7 +229,9 @@ impl std::fmt::Display for SourceWarning {
 /// The sessions of a source, and what was skipped while reading them.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SourceRead {
+    /// The sessions read, in the order of each one's first entry.
     pub sessions: Vec<Session>,
+    /// What was skipped or guessed while reading.
     pub warnings: Vec<SourceWarning>,
     /// Malformed lines skipped (each is also a warning), of sessions asked for or not.
     pub skipped_lines: u64,

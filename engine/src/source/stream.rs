@@ -16,6 +16,7 @@ use crate::entry::{Entry, Session};
 /// Why [`map_sessions`](super::map_sessions) stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum StreamError<E> {
+    /// The source could not be read.
     #[error(transparent)]
     Source(#[from] SourceError),
     /// The caller's function failed for a session.
@@ -79,7 +80,9 @@ pub(crate) trait Batches: Send {
 /// session's first entry, and what was skipped while reading.
 #[derive(Debug)]
 pub struct Mapped<T> {
+    /// One result per session read.
     pub results: Vec<T>,
+    /// What was skipped or guessed while reading.
     pub warnings: Vec<SourceWarning>,
     /// Malformed lines skipped (each also a warning).
     pub skipped_lines: u64,
