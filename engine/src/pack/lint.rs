@@ -16,7 +16,7 @@ pub fn lint(pack: &CompiledPack, file: &str) -> Vec<Problem> {
             message,
         })
     };
-    if pack.scoring == super::raw::Scoring::Weighted {
+    if pack.scoring == super::Scoring::Weighted {
         let sum: f64 = pack.dimensions.iter().filter_map(|d| d.weight).sum();
         if (sum - 1.0).abs() > 1e-9 {
             warn(
@@ -70,7 +70,7 @@ pub fn lint(pack: &CompiledPack, file: &str) -> Vec<Problem> {
                     .position(|c| matches!(c.when, Condition::Always))
                 {
                     warn(case_path.clone(), format!("case {} of rule `{}` can never apply: case {} before it always applies", i + 1, rule.id, j + 1));
-                } else if let Some(why) = never_holds(pack, &case.when) {
+                } else if let Some(why) = case.when.never_holds(pack) {
                     warn(
                         format!("{case_path}.when"),
                         format!("this case of rule `{}` can never apply: {why}", rule.id),
@@ -160,64 +160,12 @@ fn points_range(pack: &CompiledPack, points: Option<&Points>) -> (f64, f64) {
     }
 }
 
-/// Why a condition can never hold, if it cannot.
-fn never_holds(pack: &CompiledPack, condition: &Condition) -> Option<String> {
-    let bounds = |at_least: Option<f64>, at_most: Option<f64>| match (at_least, at_most) {
-        (Some(a), Some(b)) if a > b => Some(format!(
-            "`at_least` {} is above `at_most` {}",
-            js_number(a),
-            js_number(b)
-        )),
-        (_, Some(b)) if b < 0.0 => Some(format!("`at_most` {} is below 0", js_number(b))),
-        _ => None,
-    };
-    match condition {
-        Condition::Count {
-            selector,
-            at_least,
-            at_most,
-        } => bounds(*at_least, *at_most).or_else(|| {
-            if at_least.is_some_and(|a| a > 0.0) {
-                never_matches(pack, &pack.selectors[*selector], 0)
-                    .map(|why| format!("it counts a selector that {why}"))
-            } else {
-                None
-            }
-        }),
-        Condition::Metric {
-            metric,
-            at_least,
-            at_most,
-        } => bounds(*at_least, *at_most).or_else(|| match pack.metrics.get(*metric) {
-            Some(Metric::Ratio { .. }) if at_least.is_some_and(|a| a > 1.0) => Some(format!(
-                "ratio `{}` is at most 1, so `at_least` {} never holds",
-                pack.metric_names.get(*metric).map_or("", String::as_str),
-                js_number(at_least.unwrap_or_default())
-            )),
-            _ => None,
-        }),
-        Condition::Score { at_least, at_most } => bounds(*at_least, *at_most),
-        Condition::FirstBeforeFirst { first, .. } | Condition::FirstIs { first, .. } => {
-            never_matches(pack, &pack.selectors[*first], 0)
-                .map(|why| format!("its `first` selector {why}"))
-        }
-        Condition::Entry(s)
-        | Condition::FollowedBy { selector: s, .. }
-        | Condition::PrecededBy { selector: s, .. } => {
-            never_matches(pack, &pack.selectors[*s], 0).map(|why| format!("its selector {why}"))
-        }
-        Condition::All(items) => items.iter().find_map(|c| never_holds(pack, c)),
-        Condition::Any(items) if !items.is_empty() => {
-            let reasons: Option<Vec<String>> = items.iter().map(|c| never_holds(pack, c)).collect();
-            reasons.map(|r| r.join("; "))
-        }
-        Condition::Any(_) => Some("`any: []` never holds".to_owned()),
-        Condition::Always | Condition::Not(_) | Condition::Native(_) => None,
-    }
-}
-
 /// Why no entry can match a selector, if none can (contradictory keys, empty lists).
-fn never_matches(pack: &CompiledPack, selector: &Selector, depth: usize) -> Option<String> {
+pub(crate) fn never_matches(
+    pack: &CompiledPack,
+    selector: &Selector,
+    depth: usize,
+) -> Option<String> {
     if depth > 32 {
         return None;
     }

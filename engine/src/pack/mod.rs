@@ -5,6 +5,7 @@
 //! of sessions.
 
 pub(crate) mod compile;
+pub(crate) mod condition;
 mod decided;
 mod dry_run;
 pub(crate) mod field;
@@ -14,6 +15,8 @@ mod native;
 pub(crate) mod raw;
 pub(crate) mod reads;
 pub(crate) mod template;
+#[cfg(test)]
+pub(crate) mod testing;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -21,12 +24,12 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use crate::script::ScriptHost;
+pub(crate) use condition::Condition;
 use template::Template;
 
 pub use compile::{compile_pack, compile_pack_with, validate_pack, validate_pack_with, Validation};
 pub use field::Field;
 pub use locate::{snippet, Place};
-pub use raw::Scoring;
 pub use reads::FieldsRead;
 
 /// The files of a pack and where they came from.
@@ -281,7 +284,7 @@ pub struct CompiledPack {
     /// The dimensions, in declaration order.
     pub dimensions: Vec<Dimension>,
     /// How the dimensions add up to the total.
-    pub scoring: raw::Scoring,
+    pub scoring: Scoring,
     /// The id and description of a weighted pack's total (`overall_quality`).
     pub aggregate: Option<(String, String)>,
     /// How a judge is asked, when the pack has judged dimensions.
@@ -291,6 +294,26 @@ pub struct CompiledPack {
     pub plugins: Vec<std::sync::Arc<crate::plugin::Plugin>>,
     /// Every score of the pack is a whole number: scripts must give whole points.
     pub(crate) whole_scores: bool,
+}
+
+/// How a pack totals its dimensions (`scoring` in `rubric.yaml`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scoring {
+    /// The total is the sum of the dimension scores.
+    #[default]
+    Points,
+    /// The total is Σ weight × normalised score, each dimension normalised to 0–1.
+    Weighted,
+}
+
+/// A step applied to a metric's key before keys are compared (`normalize` in `rubric.yaml`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Normalize {
+    Lowercase,
+    Trim,
+    CollapseWhitespace,
 }
 
 /// A letter grade and the percentage it needs.
@@ -450,53 +473,13 @@ pub(crate) enum Metric {
     Duplicates {
         of: usize,
         key: Field,
-        normalize: Vec<raw::Normalize>,
+        normalize: Vec<Normalize>,
     },
     Distinct {
         of: usize,
         key: Field,
-        normalize: Vec<raw::Normalize>,
+        normalize: Vec<Normalize>,
     },
-    Native(crate::plugin::NativeRef),
-}
-
-#[derive(Debug, Clone)]
-pub(crate) enum Condition {
-    Always,
-    Count {
-        selector: usize,
-        at_least: Option<f64>,
-        at_most: Option<f64>,
-    },
-    Metric {
-        metric: usize,
-        at_least: Option<f64>,
-        at_most: Option<f64>,
-    },
-    Score {
-        at_least: Option<f64>,
-        at_most: Option<f64>,
-    },
-    FirstBeforeFirst {
-        first: usize,
-        before: usize,
-    },
-    FirstIs {
-        first: usize,
-        is: usize,
-    },
-    Entry(usize),
-    FollowedBy {
-        selector: usize,
-        within: u32,
-    },
-    PrecededBy {
-        selector: usize,
-        within: u32,
-    },
-    All(Vec<Condition>),
-    Any(Vec<Condition>),
-    Not(Box<Condition>),
     Native(crate::plugin::NativeRef),
 }
 
@@ -639,13 +622,13 @@ impl CompiledPack {
     /// [`CompiledPack::max_score`] over the dimensions `counts` keeps: those that apply.
     pub(crate) fn max_score_of(&self, counts: impl Fn(&Dimension) -> bool) -> f64 {
         match self.scoring {
-            raw::Scoring::Points => self
+            Scoring::Points => self
                 .dimensions
                 .iter()
                 .filter(|d| counts(d))
                 .map(|d| d.max)
                 .sum(),
-            raw::Scoring::Weighted => {
+            Scoring::Weighted => {
                 let sum: f64 = self
                     .dimensions
                     .iter()

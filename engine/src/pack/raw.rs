@@ -296,16 +296,7 @@ fn check_field(name: &str, value: serde_yaml::Value) -> Result<(), (String, Stri
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "snake_case")]
-/// How a pack's dimensions add up to its total (`scoring` in `rubric.yaml`).
-pub enum Scoring {
-    /// The dimensions' points are summed.
-    #[default]
-    Points,
-    /// Each dimension's normalized score counts by its weight.
-    Weighted,
-}
+pub use super::Scoring;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -509,55 +500,7 @@ impl<'de> Deserialize<'de> for RawPoints {
     }
 }
 
-/// A condition over the session (or, in a `for_each` rule, over one entry and its neighbours).
-#[derive(Debug, Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-pub struct RawCondition {
-    /// How many entries match a selector; with `at_least` / `at_most` (default: at least 1).
-    #[serde(default)]
-    pub count: Option<SelectorRef>,
-    /// A named metric's value; with `at_least` / `at_most`. False when the metric is undefined.
-    #[serde(default)]
-    pub metric: Option<String>,
-    #[serde(default)]
-    pub at_least: Option<f64>,
-    #[serde(default)]
-    pub at_most: Option<f64>,
-    /// The dimension's running score, before this rule.
-    #[serde(default)]
-    pub score_at_least: Option<f64>,
-    #[serde(default)]
-    pub score_at_most: Option<f64>,
-    /// The first entry (in session order) that matches a selector; with `before_first` or `is`.
-    #[serde(default)]
-    pub first: Option<SelectorRef>,
-    /// Holds when no entry matches this selector, or its first match is not earlier in time.
-    #[serde(default)]
-    pub before_first: Option<SelectorRef>,
-    /// Holds when the `first` entry also matches this selector.
-    #[serde(default)]
-    pub is: Option<SelectorRef>,
-    /// In `for_each`: the current entry matches this selector.
-    #[serde(default)]
-    pub entry: Option<SelectorRef>,
-    /// In `for_each`: one of the next `within` entries matches.
-    #[serde(default)]
-    pub followed_by: Option<SelectorRef>,
-    /// In `for_each`: one of the previous `within` entries matches.
-    #[serde(default)]
-    pub preceded_by: Option<SelectorRef>,
-    #[serde(default)]
-    pub within: Option<u32>,
-    #[serde(default)]
-    pub all: Option<Vec<RawCondition>>,
-    #[serde(default)]
-    pub any: Option<Vec<RawCondition>>,
-    #[serde(default)]
-    pub not: Option<Box<RawCondition>>,
-    /// A plugin's condition function (`plugin.function`); in `for_each`, it judges the entry.
-    #[serde(default)]
-    pub native: Option<String>,
-}
+pub use super::condition::RawCondition;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -593,13 +536,7 @@ pub struct RawKeyed {
     pub normalize: Vec<Normalize>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Normalize {
-    Lowercase,
-    Trim,
-    CollapseWhitespace,
-}
+pub(crate) use super::Normalize;
 
 /// Matches entries. Keys of one map must all hold.
 #[derive(Debug, Deserialize, Default)]

@@ -1,0 +1,431 @@
+//! Stage 3: grading one session with a compiled pack.
+//!
+//! One pass over the entries records, for every selector, the positions it matches; every
+//! count, first match, window and metric is then read from those lists, so the cost of a
+//! session is (entries × selectors) plus a little per rule.
+
+//!
+//! Files: [`facts`] (the single pass and the metrics), [`rule`] (one rule's run),
+//! [`outcome`] (which case applies and what it gives); conditions are evaluated where they
+//! are compiled, in [`crate::pack::condition`].
+
+mod facts;
+mod outcome;
+mod rule;
+
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+
+use crate::entry::{Entry, Session};
+use crate::judgment::Judgment;
+use crate::pack::condition::Witnesses;
+use crate::pack::{CompiledPack, Metric, Scoring};
+use crate::result::{percent_of, DimensionScore, GradeResult, RubricRef, RuleTrace, Score};
+use crate::script::SessionData;
+use crate::time::{format_iso_millis, InstantMs};
+pub(crate) use facts::{Ctx, Facts};
+use outcome::{entry_ref, judged_score};
+
+/// How a session is graded.
+#[derive(Debug, Clone, Copy)]
+pub struct GradeOptions {
+    /// The instant recorded as the grade's `timestamp`.
+    pub now: InstantMs,
+    /// Record, per rule, the points and the entries behind them.
+    pub explain: bool,
+}
+
+impl Default for GradeOptions {
+    fn default() -> Self {
+        GradeOptions {
+            now: crate::time::now_ms(),
+            explain: false,
+        }
+    }
+}
+
+/// Why a session could not be graded (other sessions of a run still can be).
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    /// The pack has judged dimensions and the session no judgment.
+    #[error(
+        "rubric `{pack}` scores {dimensions} from a judgment, and session `{session}` has none"
+    )]
+    NoJudgment {
+        /// The pack's id.
+        pack: String,
+        /// The session.
+        session: String,
+        /// The judged dimensions, as a phrase.
+        dimensions: String,
+    },
+    /// A Rhai script failed (or ran out of operations) for this session.
+    #[error("rubric `{pack}`, rule `{rule}`, session `{session}`: the script failed: {message}")]
+    Script {
+        /// The pack's id.
+        pack: String,
+        /// The rule whose script failed.
+        rule: String,
+        /// The session.
+        session: String,
+        /// What the script engine said.
+        message: String,
+    },
+    /// A plugin function failed (returned an error or panicked) for this session.
+    #[error("rubric `{pack}`, {place}, session `{session}`: plugin function `{function}` failed: {message}")]
+    Plugin {
+        /// The pack's id.
+        pack: String,
+        /// `rule `ID`` or `metric `NAME``.
+        place: String,
+        /// `plugin.function`.
+        function: String,
+        /// The session.
+        session: String,
+        /// What the plugin said.
+        message: String,
+    },
+}
+
+impl CompiledPack {
+    /// Grades a session with a pack that has no judged dimensions.
+    pub fn grade(
+        &self,
+        session: &Session,
+        options: &GradeOptions,
+    ) -> Result<GradeResult, EvalError> {
+        self.grade_with(session, None, options)
+    }
+
+    /// Grades a session; judged dimensions take their scores from `judgment`.
+    pub fn grade_with(
+        &self,
+        session: &Session,
+        judgment: Option<&Judgment>,
+        options: &GradeOptions,
+    ) -> Result<GradeResult, EvalError> {
+        let copy = || Arc::new(session.entries.clone());
+        let mut result =
+            self.grade_entries(&session.id, &session.entries, &copy, judgment, options)?;
+        result.skipped_lines = session.skipped_lines;
+        Ok(result)
+    }
+
+    /// [`CompiledPack::grade_with`] for a session the caller no longer needs: a script that
+    /// runs is handed the entries instead of a copy of them.
+    pub fn grade_owned(
+        &self,
+        session: Session,
+        judgment: Option<&Judgment>,
+        options: &GradeOptions,
+    ) -> Result<GradeResult, EvalError> {
+        if self.scripts.is_none() {
+            return self.grade_with(&session, judgment, options);
+        }
+        let Session {
+            id,
+            entries,
+            skipped_lines,
+        } = session;
+        let entries = Arc::new(entries);
+        let share = || Arc::clone(&entries);
+        let mut result = self.grade_entries(&id, &entries, &share, judgment, options)?;
+        result.skipped_lines = skipped_lines;
+        Ok(result)
+    }
+
+    /// Grades entries; `share` gives them to scripts, which is needed only when a script
+    /// runs (not when its outcome for such a session is remembered).
+    fn grade_entries(
+        &self,
+        session_id: &str,
+        entries: &[Entry],
+        share: &dyn Fn() -> Arc<Vec<Entry>>,
+        judgment: Option<&Judgment>,
+        options: &GradeOptions,
+    ) -> Result<GradeResult, EvalError> {
+        self.check_judgment(session_id, judgment)?;
+        let facts = self.facts(session_id, entries, options.explain);
+        if let Some(failure) = facts.native_failure.borrow_mut().take() {
+            let metric = self
+                .metrics
+                .iter()
+                .position(
+                    |m| matches!(m, Metric::Native(n) if n.qualified_name() == failure.function),
+                )
+                .and_then(|i| self.metric_names.get(i))
+                .map_or_else(|| "a metric".to_owned(), |name| format!("metric `{name}`"));
+            return Err(EvalError::Plugin {
+                pack: self.id.clone(),
+                place: metric,
+                function: failure.function,
+                session: session_id.to_owned(),
+                message: failure.message,
+            });
+        }
+        let mut script_data: Option<Arc<SessionData>> = None;
+        let make = || {
+            Arc::new(SessionData {
+                session_id: session_id.to_owned(),
+                entries: share(),
+                hits: facts.hits.clone(),
+                metrics: facts.metrics.clone(),
+                selector_ids: Arc::clone(&self.selector_index),
+                metric_ids: Arc::clone(&self.metric_index),
+            })
+        };
+        self.grade_facts(
+            session_id,
+            &facts,
+            judgment,
+            &mut script_data,
+            &make,
+            options,
+        )
+    }
+
+    /// A pack with judged dimensions grades nothing without a judgment.
+    fn check_judgment(
+        &self,
+        session_id: &str,
+        judgment: Option<&Judgment>,
+    ) -> Result<(), EvalError> {
+        let judged: Vec<String> = self
+            .judged_dimensions()
+            .map(|d| format!("`{}`", d.id))
+            .collect();
+        if judgment.is_none() && !judged.is_empty() {
+            return Err(EvalError::NoJudgment {
+                pack: self.id.clone(),
+                session: session_id.to_owned(),
+                dimensions: judged.join(", "),
+            });
+        }
+        Ok(())
+    }
+
+    fn grade_facts(
+        &self,
+        session_id: &str,
+        facts: &Facts<'_>,
+        judgment: Option<&Judgment>,
+        script_data: &mut Option<Arc<SessionData>>,
+        make_script_data: &dyn Fn() -> Arc<SessionData>,
+        options: &GradeOptions,
+    ) -> Result<GradeResult, EvalError> {
+        let entries = facts.entries;
+        let mut result = GradeResult {
+            session_id: session_id.to_owned(),
+            task_id: None,
+            total_score: Score(0.0),
+            max_score: Score(self.max_score()),
+            dimensions: IndexMap::with_capacity(self.dimensions.len()),
+            flags: Vec::new(),
+            timestamp: format_iso_millis(options.now),
+            entry_count: entries.len(),
+            skipped_lines: 0,
+            evaluator: "auto".to_owned(),
+            rubric: RubricRef {
+                id: self.id.clone(),
+                version: self.version.clone(),
+                digest: self.digest.clone(),
+            },
+            percent: Score(0.0),
+            grade: None,
+            judge: judgment.and_then(|j| j.usage.clone()),
+            explain: options.explain.then(IndexMap::new),
+        };
+        // With a judgment, the grade rests on it even when the source has no entries.
+        if entries.is_empty() && judgment.is_none() {
+            for d in &self.dimensions {
+                result.dimensions.insert(
+                    d.id.clone(),
+                    DimensionScore {
+                        score: Score(0.0),
+                        max: Score(d.max),
+                        ..DimensionScore::default()
+                    },
+                );
+            }
+            result.flags.push(self.empty_flag.clone());
+            result.grade = self.band_for(0.0).map(str::to_owned);
+            return Ok(result);
+        }
+
+        let mut total = 0.0;
+        let mut not_applicable = Vec::new();
+        for dimension in &self.dimensions {
+            if let (Some(judgment), true) = (judgment, dimension.kind.is_judged()) {
+                let scored = judged_score(dimension, judgment);
+                total += match self.scoring {
+                    Scoring::Points => scored.score.0,
+                    Scoring::Weighted => {
+                        scored.weight.unwrap_or(0.0) * scored.normalized.unwrap_or(0.0)
+                    }
+                };
+                result.dimensions.insert(dimension.id.clone(), scored);
+                continue;
+            }
+            if let Some(applies) = &dimension.applies {
+                let ctx = Ctx {
+                    facts,
+                    score: dimension.start,
+                    entry: None,
+                };
+                if !applies.when.holds(&ctx, Witnesses(None)) {
+                    let reason = applies.otherwise.as_ref().map(|t| t.render(&ctx));
+                    result.dimensions.insert(
+                        dimension.id.clone(),
+                        DimensionScore {
+                            score: Score(0.0),
+                            max: Score(dimension.max),
+                            evidence: reason.into_iter().collect(),
+                            not_applicable: true,
+                            ..DimensionScore::default()
+                        },
+                    );
+                    if let Some(explain) = result.explain.as_mut() {
+                        explain.insert(dimension.id.clone(), Vec::new());
+                    }
+                    not_applicable.push(dimension.id.as_str());
+                    continue;
+                }
+            }
+            let mut score = dimension.start;
+            let mut evidence = Vec::new();
+            let mut traces = Vec::new();
+            for rule in &dimension.rules {
+                let before = score;
+                let (flags_before, evidence_before) = (result.flags.len(), evidence.len());
+                let mut witnesses = Vec::new();
+                self.run_rule(
+                    rule,
+                    session_id,
+                    facts,
+                    rule::Running {
+                        score: &mut score,
+                        evidence: &mut evidence,
+                        flags: &mut result.flags,
+                        witnesses: &mut witnesses,
+                    },
+                    script_data,
+                    make_script_data,
+                    options.explain,
+                )?;
+                if let Some(failure) = facts.native_failure.borrow_mut().take() {
+                    return Err(EvalError::Plugin {
+                        pack: self.id.clone(),
+                        place: format!("rule `{}`", rule.id),
+                        function: failure.function,
+                        session: session_id.to_owned(),
+                        message: failure.message,
+                    });
+                }
+                if options.explain {
+                    witnesses.sort_unstable();
+                    witnesses.dedup();
+                    traces.push(RuleTrace {
+                        rule: rule.id.clone(),
+                        points: Score(score - before),
+                        evidence: evidence[evidence_before..].to_vec(),
+                        flags: result.flags[flags_before..].to_vec(),
+                        entries: witnesses
+                            .iter()
+                            .filter_map(|&i| entries.get(i as usize).map(|e| entry_ref(i, e)))
+                            .collect(),
+                    });
+                }
+            }
+            let clamped = score.max(dimension.floor).min(dimension.cap);
+            let mut scored = DimensionScore {
+                score: Score(clamped),
+                max: Score(dimension.max),
+                evidence,
+                ..DimensionScore::default()
+            };
+            total += match self.scoring {
+                Scoring::Points => clamped,
+                Scoring::Weighted => {
+                    let normalized = clamped / dimension.max;
+                    scored.normalized = Some(normalized);
+                    scored.weight = dimension.weight;
+                    dimension.weight.unwrap_or(0.0) * normalized
+                }
+            };
+            result.dimensions.insert(dimension.id.clone(), scored);
+            if let Some(explain) = result.explain.as_mut() {
+                explain.insert(dimension.id.clone(), traces);
+            }
+        }
+        result.total_score = Score(total);
+        if not_applicable.is_empty() {
+            result.percent = Score(percent_of(total, self.max_score()));
+            result.grade = self.band_for(result.percent.0).map(str::to_owned);
+            return Ok(result);
+        }
+        // The total is over the dimensions that apply; with none, there is nothing to grade
+        // and no letter (a session that did nothing is not an A).
+        let max = self.max_score_of(|d| !not_applicable.contains(&d.id.as_str()));
+        result.max_score = Score(max);
+        result.percent = Score(percent_of(total, max));
+        result.grade = if max > 0.0 {
+            self.band_for(result.percent.0).map(str::to_owned)
+        } else {
+            None
+        };
+        Ok(result)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::pack::testing::{grade, pack, session};
+
+    #[test]
+    fn an_empty_session_scores_zero_with_the_pack_flag() {
+        let pack = pack("      - { id: r, doc: d, points: 100 }\n");
+        let result = match pack.grade(&session(&[]), &super::GradeOptions::default()) {
+            Ok(r) => r,
+            Err(err) => panic!("{err}"),
+        };
+        assert_eq!(result.total_score.0, 0.0);
+        assert_eq!(result.flags, ["no audit entries found for session"]);
+    }
+
+    #[test]
+    fn a_dimension_that_does_not_apply_leaves_the_total() {
+        let yaml = "id: t\nversion: '1'\nname: T\nselectors:\n  tasks: { domain: tasks }\ndimensions:\n  - id: a\n    max: 10\n    applies_when: { count: tasks }\n    not_applicable: 'no tasks'\n    rules: [ { id: r, doc: d, points: 10 } ]\n  - id: b\n    max: 10\n    rules: [ { id: s, doc: d, points: 5 } ]\n";
+        let pack = pack(yaml);
+        let result = grade(&pack, &[("x", "y")]);
+        assert!(result.dimensions["a"].not_applicable);
+        assert_eq!(result.dimensions["a"].evidence, ["no tasks"]);
+        assert_eq!(
+            (result.total_score.0, result.max_score.0, result.percent.0),
+            (5.0, 10.0, 50.0)
+        );
+        let result = grade(&pack, &[("tasks", "y")]);
+        assert_eq!((result.total_score.0, result.max_score.0), (15.0, 20.0));
+    }
+
+    #[test]
+    fn a_judged_pack_needs_a_judgment() {
+        let yaml = "id: t\nversion: '1'\nname: T\nscoring: weighted\njudge: { prompt: j.prompt.md }\ndimensions:\n  - { id: q, type: numeric, weight: 1 }\n";
+        let mut files = crate::pack::testing::files(yaml);
+        files
+            .files
+            .insert("j.prompt.md".to_owned(), "{{session_id}}".to_owned());
+        let pack = match crate::pack::compile_pack(&files) {
+            Ok(p) => p,
+            Err(err) => panic!("{err}"),
+        };
+        let err = pack
+            .grade(&session(&[("a", "b")]), &super::GradeOptions::default())
+            .map(|_| ())
+            .err();
+        assert!(
+            matches!(err, Some(super::EvalError::NoJudgment { .. })),
+            "{err:?}"
+        );
+    }
+}

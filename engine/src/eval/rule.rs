@@ -1,0 +1,157 @@
+//! One rule's run: its cases over the session or over each entry of its `for_each`
+//! selector, a script, or a plugin's rule function.
+
+use std::sync::Arc;
+
+use super::facts::{Ctx, Facts};
+use super::outcome::{apply, first_case};
+use super::EvalError;
+use crate::pack::{CompiledPack, Rule, RuleKind};
+use crate::script::{Observable, SessionData};
+
+/// What a rule adds to as it runs: the dimension's running score, its evidence, the
+/// result's flags, and (when explained) the entries behind the rule's outcome.
+pub(super) struct Running<'a> {
+    pub score: &'a mut f64,
+    pub evidence: &'a mut Vec<String>,
+    pub flags: &'a mut Vec<String>,
+    pub witnesses: &'a mut Vec<u32>,
+}
+
+impl CompiledPack {
+    /// Runs `rule` for the session of `facts`; `script_data` is made once per session, and
+    /// only when a script runs.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn run_rule(
+        &self,
+        rule: &Rule,
+        session_id: &str,
+        facts: &Facts<'_>,
+        running: Running<'_>,
+        script_data: &mut Option<Arc<SessionData>>,
+        make_script_data: &dyn Fn() -> Arc<SessionData>,
+        explain: bool,
+    ) -> Result<(), EvalError> {
+        let Running {
+            score,
+            evidence,
+            flags,
+            witnesses,
+        } = running;
+        let entries = facts.entries;
+        match &rule.kind {
+            RuleKind::Session(cases) => {
+                let ctx = Ctx {
+                    facts,
+                    score: *score,
+                    entry: None,
+                };
+                if let Some(case) = first_case(cases, &ctx, explain.then_some(&mut *witnesses)) {
+                    *score += apply(case, &ctx, evidence, flags);
+                }
+            }
+            RuleKind::ForEach { selector, cases } => {
+                for &at in &facts.hits[*selector] {
+                    let ctx = Ctx {
+                        facts,
+                        score: *score,
+                        entry: Some(at),
+                    };
+                    let mut found = Vec::new();
+                    if let Some(case) = first_case(cases, &ctx, explain.then_some(&mut found)) {
+                        let points = apply(case, &ctx, evidence, flags);
+                        *score += points;
+                        if explain
+                            && (points != 0.0 || case.evidence.is_some() || case.flag.is_some())
+                        {
+                            witnesses.push(at);
+                            witnesses.extend(found);
+                        }
+                    }
+                }
+            }
+            RuleKind::Script { index, .. } => {
+                let host = self.scripts.as_ref().ok_or_else(|| EvalError::Script {
+                    pack: self.id.clone(),
+                    rule: rule.id.clone(),
+                    session: session_id.to_owned(),
+                    message: "the pack has no script host".to_owned(),
+                })?;
+                let observable = Observable {
+                    session_id,
+                    entries,
+                    hits: &facts.hits,
+                    metrics: &facts.metrics,
+                };
+                let mut data = || Arc::clone(script_data.get_or_insert_with(make_script_data));
+                let outcome =
+                    host.run(*index, &observable, *score, &mut data)
+                        .map_err(|message| EvalError::Script {
+                            pack: self.id.clone(),
+                            rule: rule.id.clone(),
+                            session: session_id.to_owned(),
+                            message,
+                        })?;
+                if self.whole_scores && outcome.points.fract() != 0.0 {
+                    return Err(EvalError::Script {
+                        pack: self.id.clone(),
+                        rule: rule.id.clone(),
+                        session: session_id.to_owned(),
+                        message: format!(
+                            "it gave {} points at `{}`, and every score of this pack is a whole number",
+                            crate::entry::js_number(outcome.points),
+                            rule.path
+                        ),
+                    });
+                }
+                *score += outcome.points;
+                evidence.extend(outcome.evidence);
+                flags.extend(outcome.flags);
+                witnesses.extend(outcome.entries);
+            }
+            RuleKind::Native(native) => {
+                if let Some(outcome) = facts.call_native(native, None, *score) {
+                    *score += outcome.value.unwrap_or(0.0);
+                    evidence.extend(outcome.evidence);
+                    flags.extend(outcome.flags);
+                    witnesses.extend(outcome.entries);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::pack::testing::{grade, pack};
+
+    #[test]
+    fn for_each_applies_its_cases_to_every_matching_entry() {
+        let rule = "      - id: r\n        doc: d\n        for_each: failed\n        cases:\n          - { when: { entry: tasks }, points: -2, flag: 'failed {entry.operation} at #{entry.position}' }\n          - { points: -1 }\n";
+        let result = grade(&pack(rule), &[("tasks", "add!"), ("x", "y"), ("a", "b!")]);
+        assert_eq!(result.dimensions["d"].score.0, 0.0);
+        assert_eq!(result.flags, ["failed add at #1"]);
+        let traces = &result.explain.as_ref().expect("explained")["d"];
+        assert_eq!(traces[0].points.0, -3.0);
+        let positions: Vec<usize> = traces[0].entries.iter().map(|e| e.position).collect();
+        assert_eq!(positions, [1, 3]);
+    }
+
+    #[test]
+    fn a_script_rule_adds_its_points_and_words() {
+        let yaml = "id: t\nversion: '1'\nname: T\nselectors:\n  tasks: { domain: tasks }\ndimensions:\n  - id: d\n    max: 10\n    rules: [ { id: r, doc: d, script: r.rhai } ]\n";
+        let mut files = crate::pack::testing::files(yaml);
+        files.files.insert(
+            "r.rhai".to_owned(),
+            "#{ points: session.count(\"tasks\") * 2, evidence: [\"counted\"] }".to_owned(),
+        );
+        let pack = match crate::pack::compile_pack(&files) {
+            Ok(p) => p,
+            Err(err) => panic!("{err}"),
+        };
+        let result = grade(&pack, &[("tasks", "a"), ("tasks", "b")]);
+        assert_eq!(result.dimensions["d"].score.0, 4.0);
+        assert_eq!(result.dimensions["d"].evidence, ["counted"]);
+    }
+}

@@ -1,0 +1,111 @@
+//! Metrics: a ratio of two selectors, the duplicates or distinct keys of one, or a plugin's.
+
+use super::Compiler;
+use crate::pack::field::Field;
+use crate::pack::raw::RawMetric;
+use crate::pack::Metric;
+use crate::plugin::FunctionKind;
+
+impl Compiler<'_> {
+    pub(super) fn metric(&mut self, raw: &RawMetric, path: &str) -> Option<Metric> {
+        let kinds = [
+            raw.ratio.is_some(),
+            raw.duplicates.is_some(),
+            raw.distinct.is_some(),
+            raw.native.is_some(),
+        ];
+        if kinds.iter().filter(|k| **k).count() != 1 {
+            self.problem(
+                path,
+                "a metric is exactly one of `ratio`, `duplicates`, `distinct` or `native`",
+            );
+            return None;
+        }
+        if let Some(reference) = &raw.native {
+            return self
+                .native(reference, FunctionKind::Metric, &format!("{path}.native"))
+                .map(Metric::Native);
+        }
+        if let Some(ratio) = &raw.ratio {
+            let of = self.selector_ref(&ratio.of, &format!("{path}.ratio.of"));
+            let over = self.selector_ref(&ratio.over, &format!("{path}.ratio.over"));
+            return Some(Metric::Ratio {
+                of: of?,
+                over: over?,
+            });
+        }
+        let (keyed, which) = match (&raw.duplicates, &raw.distinct) {
+            (Some(k), _) => (k, "duplicates"),
+            (_, Some(k)) => (k, "distinct"),
+            _ => return None,
+        };
+        let of = self.selector_ref(&keyed.of, &format!("{path}.{which}.of"));
+        let key = match Field::parse(&keyed.key) {
+            Ok(field) => Some(field),
+            Err(message) => {
+                self.problem(format!("{path}.{which}.key"), message);
+                None
+            }
+        };
+        let (of, key, normalize) = (of?, key?, keyed.normalize.clone());
+        Some(if which == "duplicates" {
+            Metric::Duplicates { of, key, normalize }
+        } else {
+            Metric::Distinct { of, key, normalize }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::pack::testing::{errors, grade_rule};
+
+    fn with_metric(metric: &str, when: &str) -> String {
+        format!("id: t\nversion: '1'\nname: T\nselectors:\n  tasks: {{ domain: tasks }}\nmetrics:\n  m: {metric}\ndimensions:\n  - id: d\n    max: 10\n    rules:\n      - id: r\n        doc: d\n        points: {{ metric: m, times: 1 }}\n{when}")
+    }
+
+    #[test]
+    fn a_metric_is_exactly_one_kind() {
+        assert_eq!(
+            errors(&with_metric("{}", "")),
+            ["metrics.m: a metric is exactly one of `ratio`, `duplicates`, `distinct` or `native`"]
+        );
+    }
+
+    #[test]
+    fn every_part_of_a_keyed_metric_is_checked() {
+        assert_eq!(
+            errors(&with_metric("{ duplicates: { of: nope, key: colour } }", "")),
+            [
+                "metrics.m.duplicates.of: unknown selector `nope` (declared: `tasks`)",
+                "metrics.m.duplicates.key: unknown field path `colour` (paths start with `timestamp`, `sessionId`, `domain`, `operation`, `result.success`, `result.exitCode`, `result.duration`, `error`, `params.…`, `metadata.…`)",
+            ]
+        );
+    }
+
+    #[test]
+    fn duplicates_and_distinct_count_operations() {
+        let dup = with_metric("{ duplicates: { of: tasks, key: operation } }", "");
+        let ops = [
+            ("tasks", "find"),
+            ("tasks", "find"),
+            ("tasks", "show"),
+            ("x", "find"),
+        ];
+        assert_eq!(grade_rule(&dup, &ops), 1.0);
+        let distinct = with_metric("{ distinct: { of: tasks, key: operation } }", "");
+        assert_eq!(grade_rule(&distinct, &ops), 2.0);
+    }
+
+    #[test]
+    fn normalized_keys_compare_after_each_step() {
+        let dup = with_metric(
+            "{ duplicates: { of: tasks, key: operation, normalize: [lowercase, trim] } }",
+            "",
+        );
+        assert_eq!(
+            grade_rule(&dup, &[("tasks", " Find"), ("tasks", "find ")]),
+            1.0
+        );
+    }
+}

@@ -1,0 +1,457 @@
+//! Stage 2: from the YAML as written to a pack that can grade. Every problem is collected,
+//! so an author sees all of them at once instead of fixing one per run.
+//!
+//! One file per node of the pack: [`judge`] (bands and the judge), [`selector`] (and the
+//! cycle check), [`metric`], [`dimension`], [`rule`] (cases, outcomes, templates) and
+//! [`script`] (script rules and the names they pass); conditions live with their kinds in
+//! [`crate::pack::condition`]. This file holds the compiler's state, its problem helpers and
+//! the order in which the nodes are compiled.
+
+mod dimension;
+mod judge;
+mod metric;
+mod rule;
+mod script;
+mod selector;
+
+use std::collections::HashSet;
+
+use indexmap::IndexMap;
+
+use super::locate::Places;
+use super::raw::{Lenient, RawPack, Scoring};
+use super::template::TemplateScope;
+use super::{CompiledPack, Metric, PackError, PackFiles, Problem, Selector, Severity, Vocabulary};
+use crate::plugin::{FunctionKind, PluginPolicy};
+use crate::script::ScriptHost;
+
+pub(crate) const MANIFEST: &str = "rubric.yaml";
+const DEFAULT_EMPTY_FLAG: &str = "no audit entries found for session";
+
+/// A pack that compiled, or every error found; with the warnings of the static checks.
+pub struct Validation {
+    /// The compiled pack, when there were no errors.
+    pub pack: Option<CompiledPack>,
+    /// Errors and warnings, each with its place.
+    pub problems: Vec<Problem>,
+    /// Whether a declared plugin could not be used (missing, refused, not loadable, lacking a
+    /// function): an input error rather than a mistake in the pack's text.
+    pub plugin_failed: bool,
+}
+
+/// Compiles a pack, failing with every error found. A pack with plugins is refused: see
+/// [`compile_pack_with`].
+pub fn compile_pack(files: &PackFiles) -> Result<CompiledPack, PackError> {
+    compile_pack_with(files, PluginPolicy::default())
+}
+
+/// Compiles a pack, loading its plugins if `policy` allows it.
+pub fn compile_pack_with(
+    files: &PackFiles,
+    policy: PluginPolicy,
+) -> Result<CompiledPack, PackError> {
+    let validation = validate(files, policy, false);
+    match validation.pack {
+        Some(pack) => Ok(pack),
+        None => {
+            let problems = validation
+                .problems
+                .into_iter()
+                .filter(|p| p.severity == Severity::Error)
+                .collect();
+            Err(if validation.plugin_failed {
+                PackError::Plugin { problems }
+            } else {
+                PackError::Invalid {
+                    origin: files.origin.clone(),
+                    problems,
+                }
+            })
+        }
+    }
+}
+
+/// Compiles a pack and runs the static checks: everything `grade rubric validate` reports.
+pub fn validate_pack(files: &PackFiles) -> Validation {
+    validate_pack_with(files, PluginPolicy::default())
+}
+
+/// [`validate_pack`], loading the pack's plugins if `policy` allows it. Every script also
+/// grades a made-up session once, as `grade rubric validate` reports; loading a pack to
+/// grade does not.
+pub fn validate_pack_with(files: &PackFiles, policy: PluginPolicy) -> Validation {
+    validate(files, policy, true)
+}
+
+fn validate(files: &PackFiles, policy: PluginPolicy, dry_run: bool) -> Validation {
+    let manifest_path = files.display_path(MANIFEST);
+    let failed = |problems| Validation {
+        pack: None,
+        problems,
+        plugin_failed: false,
+    };
+    let Some(text) = files.files.get(MANIFEST) else {
+        return failed(vec![Problem {
+            severity: Severity::Error,
+            file: manifest_path,
+            path: String::new(),
+            line: None,
+            column: None,
+            message: "the pack has no `rubric.yaml`".to_owned(),
+        }]);
+    };
+    let (raw, top_level) = match RawPack::read(text) {
+        Ok(read) => read,
+        Err(err) => {
+            let location = err.location();
+            return failed(vec![Problem {
+                severity: Severity::Error,
+                file: manifest_path,
+                path: String::new(),
+                line: location.as_ref().map(|l| l.line()),
+                column: location.as_ref().map(|l| l.column()),
+                message: yaml_message(&err),
+            }]);
+        }
+    };
+    let mut compiler = Compiler {
+        files,
+        manifest_path,
+        problems: Vec::new(),
+        selector_ids: IndexMap::new(),
+        selectors: Vec::new(),
+        metric_ids: IndexMap::new(),
+        vocabulary: Vocabulary::default(),
+        scripts: None,
+        policy,
+        plugins: super::native::Plugins::default(),
+        plugin_failed: false,
+        fractional_points: Vec::new(),
+    };
+    for (path, message) in top_level {
+        compiler.problem(path, message);
+    }
+    let pack = compiler.pack(raw);
+    let plugin_failed = compiler.plugin_failed;
+    let mut problems = compiler.problems;
+    let pack = if problems.is_empty() {
+        problems.extend(super::lint::lint(&pack, &files.display_path(MANIFEST)));
+        if dry_run {
+            problems.extend(super::dry_run::dry_run(&pack, files));
+        }
+        // A script that fails on the dry run makes the pack invalid, not only reported.
+        problems
+            .iter()
+            .all(|p| p.severity != Severity::Error)
+            .then_some(pack)
+    } else {
+        None
+    };
+    let places = Places::read(text);
+    let manifest = files.display_path(MANIFEST);
+    for p in problems
+        .iter_mut()
+        .filter(|p| p.line.is_none() && p.file == manifest)
+    {
+        let prefer_key = p.message.starts_with("unknown field") || p.message.contains("used twice");
+        if let Some(place) = places.find(&p.path, prefer_key) {
+            p.line = Some(place.line);
+            p.column = Some(place.column);
+        }
+    }
+    Validation {
+        pack,
+        problems,
+        plugin_failed,
+    }
+}
+
+/// serde_yaml's message without the location it also reports separately.
+fn yaml_message(err: &serde_yaml::Error) -> String {
+    let text = err.to_string();
+    // Only a trailing "at line N column M" repeats the location; one inside the message
+    // ("while scanning a quoted scalar at line 7 column 28") is part of what went wrong.
+    let trimmed = match (err.location(), text.rfind(" at line ")) {
+        (Some(location), Some(cut))
+            if text[cut..]
+                == format!(" at line {} column {}", location.line(), location.column()) =>
+        {
+            &text[..cut]
+        }
+        _ => text.as_str(),
+    };
+    let message = crate::entry::lowercase_first(trimmed);
+    // These are what a line indented too far or not far enough produces; the line reported
+    // is where the parser noticed, often the one after the mistake.
+    const INDENTATION: [&str; 5] = [
+        "did not find expected key",
+        "mapping values are not allowed in this context",
+        "did not find expected '-' indicator",
+        "block sequence entries are not allowed in this context",
+        "could not find expected ':'",
+    ];
+    if INDENTATION.iter().any(|m| message.contains(m)) {
+        format!("{message} (check the indentation of this line and the line above)")
+    } else {
+        message
+    }
+}
+
+/// The state of one compilation: the names declared so far and every problem found.
+pub(crate) struct Compiler<'f> {
+    files: &'f PackFiles,
+    manifest_path: String,
+    problems: Vec<Problem>,
+    selector_ids: IndexMap<String, usize>,
+    /// Compiled selectors by id; `None` until compiled (or when compiling failed).
+    selectors: Vec<Option<Selector>>,
+    metric_ids: IndexMap<String, usize>,
+    vocabulary: Vocabulary,
+    scripts: Option<ScriptHost>,
+    policy: PluginPolicy,
+    plugins: super::native::Plugins,
+    plugin_failed: bool,
+    /// Fixed points that are not whole numbers, with their places: refused once the pack
+    /// turns out to score in whole numbers.
+    fractional_points: Vec<(String, f64)>,
+}
+
+impl Compiler<'_> {
+    /// A problem with a declared plugin: reported at its declaration, and an input error.
+    fn plugin_problem(&mut self, path: impl Into<String>, message: impl Into<String>) {
+        self.plugin_failed = true;
+        self.problem(path, message);
+    }
+
+    /// Loads the declared plugins before anything can refer to them.
+    fn declare_plugins(&mut self, raw: &RawPack) {
+        let mut declared = Vec::new();
+        for (i, item) in raw.plugins.iter().enumerate() {
+            let path = format!("plugins[{i}]");
+            if let Some(plugin) = self.lenient(item, &path) {
+                declared.push((path, plugin));
+            }
+        }
+        let (plugins, problems) =
+            super::native::Plugins::declare(&declared, &self.files.origin, self.policy);
+        self.plugins = plugins;
+        for (path, message, is_plugin) in problems {
+            if is_plugin {
+                self.plugin_problem(path, message);
+            } else {
+                self.problem(path, message);
+            }
+        }
+    }
+
+    /// Resolves `native: plugin.function` at `path` for a use that needs `want`.
+    pub(in crate::pack) fn native(
+        &mut self,
+        reference: &str,
+        want: FunctionKind,
+        path: &str,
+    ) -> Option<crate::plugin::NativeRef> {
+        match self.plugins.resolve(reference, want) {
+            Ok(found) => Some(found),
+            Err(super::native::NativeProblem::AtUse(message)) => {
+                self.problem(path, message);
+                None
+            }
+            Err(super::native::NativeProblem::AtDeclaration { path: at, message }) => {
+                self.plugin_problem(at, format!("{message} at `{path}`"));
+                None
+            }
+            Err(super::native::NativeProblem::AlreadyReported) => None,
+        }
+    }
+
+    pub(in crate::pack) fn problem(&mut self, path: impl Into<String>, message: impl Into<String>) {
+        self.problems.push(Problem {
+            severity: Severity::Error,
+            file: self.manifest_path.clone(),
+            path: path.into(),
+            line: None,
+            column: None,
+            message: message.into(),
+        });
+    }
+
+    /// The id of the metric named `name`, if the pack declares it.
+    pub(in crate::pack) fn metric_id(&self, name: &str) -> Option<usize> {
+        self.metric_ids.get(name).copied()
+    }
+
+    /// The item, or `None` after reporting why it did not deserialize.
+    pub(in crate::pack) fn lenient<'r, T>(
+        &mut self,
+        item: &'r Lenient<T>,
+        path: &str,
+    ) -> Option<&'r T> {
+        match item {
+            Lenient::Ok(item) => Some(item),
+            Lenient::Err {
+                path: inner,
+                message,
+            } => {
+                let full = if inner.is_empty() {
+                    path.to_owned()
+                } else if inner.starts_with('[') {
+                    format!("{path}{inner}")
+                } else {
+                    format!("{path}.{inner}")
+                };
+                self.problem(full, message.clone());
+                None
+            }
+        }
+    }
+
+    fn pack(&mut self, raw: RawPack) -> CompiledPack {
+        self.declare_plugins(&raw);
+        if raw.id.trim().is_empty() {
+            self.problem("id", "the pack id is empty");
+        }
+        if raw.version.trim().is_empty() {
+            self.problem("version", "the pack version is empty");
+        }
+        let bands = self.bands(&raw);
+
+        // Names first, so selectors and metrics may refer to ones declared later.
+        for name in raw.selectors.keys() {
+            let id = self.selectors.len();
+            self.selectors.push(None);
+            self.selector_ids.insert(name.clone(), id);
+        }
+        for (i, (name, selector)) in raw.selectors.iter().enumerate() {
+            let path = format!("selectors.{name}");
+            if let Some(selector) = self.lenient(selector, &path) {
+                self.selectors[i] = self.selector(selector, &path);
+            }
+        }
+        self.check_selector_cycles();
+
+        for name in raw.metrics.keys() {
+            let id = self.metric_ids.len();
+            self.metric_ids.insert(name.clone(), id);
+        }
+        let metrics: Vec<Metric> = raw
+            .metrics
+            .iter()
+            .filter_map(|(name, metric)| {
+                let path = format!("metrics.{name}");
+                let metric = self.lenient(metric, &path)?;
+                self.metric(metric, &path)
+            })
+            .collect();
+
+        if raw.dimensions.is_empty() {
+            self.problem("dimensions", "a pack needs at least one dimension");
+        }
+        let mut dimension_ids = HashSet::new();
+        let mut rule_ids = HashSet::new();
+        let mut dimensions = Vec::new();
+        for (d, dimension) in raw.dimensions.iter().enumerate() {
+            let path = format!("dimensions[{d}]");
+            let Some(dimension) = self.lenient(dimension, &path) else {
+                continue;
+            };
+            if !dimension_ids.insert(dimension.id.clone()) {
+                self.problem(
+                    format!("{path}.id"),
+                    format!("dimension id `{}` is used twice", dimension.id),
+                );
+            }
+            dimensions.push(self.dimension(dimension, &path, raw.scoring, &mut rule_ids));
+        }
+
+        let whole = dimension::whole_scores(raw.scoring, &dimensions);
+        if whole {
+            for (path, points) in std::mem::take(&mut self.fractional_points) {
+                self.problem(
+                    path,
+                    format!(
+                        "points {} are not a whole number, and every score of this pack is (its dimensions' `max`, `start`, `floor` and `cap`)",
+                        crate::entry::js_number(points)
+                    ),
+                );
+            }
+        }
+        let judge = self.judge(&raw, &dimensions);
+        let aggregate = match (&raw.aggregate, raw.scoring) {
+            (Some(a), Scoring::Weighted) => {
+                Some((a.id.clone(), a.description.clone().unwrap_or_default()))
+            }
+            (Some(_), Scoring::Points) => {
+                self.problem(
+                    "aggregate",
+                    "`aggregate` names the weighted total, so it needs `scoring: weighted`",
+                );
+                None
+            }
+            (None, _) => None,
+        };
+        let empty_flag = raw
+            .empty_session
+            .map(|e| e.flag)
+            .unwrap_or_else(|| DEFAULT_EMPTY_FLAG.to_owned());
+        let selectors: Vec<Selector> = self
+            .selectors
+            .iter()
+            .map(|s| s.clone().unwrap_or(Selector::All(Vec::new())))
+            .collect();
+        let decided = super::decided::DecidedSelectors::build(&selectors, &self.vocabulary);
+        let plugins = self.plugins.loaded();
+        CompiledPack {
+            id: raw.id,
+            version: raw.version,
+            name: raw.name,
+            description: raw.description,
+            digest: self.files.digest_with_plugins(&plugins),
+            plugins,
+            origin: self.files.origin.clone(),
+            bands,
+            empty_flag,
+            selectors,
+            metrics,
+            metric_names: self.metric_ids.keys().cloned().collect(),
+            selector_index: std::sync::Arc::new(
+                self.selector_ids
+                    .iter()
+                    .map(|(k, v)| (k.clone(), *v))
+                    .collect(),
+            ),
+            metric_index: std::sync::Arc::new(
+                self.metric_ids
+                    .iter()
+                    .map(|(k, v)| (k.clone(), *v))
+                    .collect(),
+            ),
+            vocabulary: std::mem::take(&mut self.vocabulary),
+            decided,
+            dimensions,
+            scoring: raw.scoring,
+            aggregate,
+            judge,
+            scripts: self.scripts.take(),
+            whole_scores: whole,
+        }
+    }
+}
+
+/// Resolves template placeholders against the compiler's names.
+struct Scope<'c, 'f> {
+    compiler: &'c mut Compiler<'f>,
+    has_entry: bool,
+}
+
+impl TemplateScope for Scope<'_, '_> {
+    fn selector(&mut self, name: &str) -> Option<usize> {
+        self.compiler.selector_ids.get(name).copied()
+    }
+    fn metric(&self, name: &str) -> Option<usize> {
+        self.compiler.metric_ids.get(name).copied()
+    }
+    fn has_entry(&self) -> bool {
+        self.has_entry
+    }
+}

@@ -1,0 +1,215 @@
+//! `entry`, `followed_by` and `preceded_by`: conditions on the entry of a `for_each` rule.
+//!
+//! - `entry: SELECTOR` holds when the current entry matches;
+//! - `followed_by: SELECTOR, within: N` holds when one of the next `N` entries matches;
+//! - `preceded_by: SELECTOR, within: N` holds when one of the previous `N` entries matches.
+//!
+//! Each looks at one entry, so each works only inside a `for_each` rule; `within` is
+//! required for the two windows and is 1 or more. The entry found is the witness.
+
+use super::{Condition, Kind, RawCondition, Witnesses};
+use crate::eval::Ctx;
+use crate::pack::compile::Compiler;
+use crate::pack::CompiledPack;
+
+#[derive(Debug, Clone)]
+pub(crate) struct Window {
+    pub selector: usize,
+    pub reach: Reach,
+}
+
+/// Which entries the window looks at, relative to the current one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reach {
+    /// The current entry itself.
+    Here,
+    /// The next `within` entries.
+    After(u32),
+    /// The previous `within` entries.
+    Before(u32),
+}
+
+pub(super) fn compile(
+    c: &mut Compiler<'_>,
+    raw: &RawCondition,
+    kind: Kind,
+    path: &str,
+    has_entry: bool,
+) -> Option<Condition> {
+    let subject = kind.key();
+    if !has_entry {
+        c.problem(
+            format!("{path}.{subject}"),
+            format!("`{subject}` looks at one entry, so it works only in a `for_each` rule"),
+        );
+        return None;
+    }
+    let target = match kind {
+        Kind::Entry => raw.entry.as_ref(),
+        Kind::FollowedBy => raw.followed_by.as_ref(),
+        _ => raw.preceded_by.as_ref(),
+    }?;
+    let selector = c.selector_ref(target, &format!("{path}.{subject}"));
+    if kind == Kind::Entry {
+        return Some(Condition::Window(Window {
+            selector: selector?,
+            reach: Reach::Here,
+        }));
+    }
+    let within = match raw.within {
+        Some(0) => {
+            c.problem(
+                format!("{path}.within"),
+                "`within` must be 1 or more: it counts the entries to look at",
+            );
+            return None;
+        }
+        Some(w) => w,
+        None => {
+            c.problem(
+                path,
+                format!("`{subject}` needs `within`: how many entries to look at (1 or more)"),
+            );
+            return None;
+        }
+    };
+    Some(Condition::Window(Window {
+        selector: selector?,
+        reach: if kind == Kind::FollowedBy {
+            Reach::After(within)
+        } else {
+            Reach::Before(within)
+        },
+    }))
+}
+
+impl Window {
+    pub(super) fn holds(&self, ctx: &Ctx<'_, '_>, mut witnesses: Witnesses<'_>) -> bool {
+        let Some(at) = ctx.entry else { return false };
+        let found = &ctx.facts.hits[self.selector];
+        match self.reach {
+            Reach::Here => found.binary_search(&at).is_ok(),
+            Reach::After(within) => {
+                let start = found.partition_point(|&j| j <= at);
+                match found.get(start) {
+                    Some(&j) if u64::from(j) <= u64::from(at) + u64::from(within) => {
+                        witnesses.add(&[j]);
+                        true
+                    }
+                    _ => false,
+                }
+            }
+            Reach::Before(within) => {
+                let end = found.partition_point(|&j| j < at);
+                match end.checked_sub(1).and_then(|k| found.get(k)) {
+                    Some(&j) if u64::from(j) + u64::from(within) >= u64::from(at) => {
+                        witnesses.add(&[j]);
+                        true
+                    }
+                    _ => false,
+                }
+            }
+        }
+    }
+
+    pub(super) fn never_holds(&self, pack: &CompiledPack) -> Option<String> {
+        crate::pack::lint::never_matches(pack, &pack.selectors[self.selector], 0)
+            .map(|why| format!("its selector {why}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::pack::testing::{errors, grade, grade_rule, pack, warnings};
+
+    fn rule(when: &str) -> String {
+        format!("      - id: r\n        doc: d\n        for_each: failed\n        when: {when}\n        points: 1\n")
+    }
+
+    #[test]
+    fn followed_by_looks_at_the_next_entries_only() {
+        let rule = rule("{ followed_by: lookups, within: 2 }");
+        // Found one and two entries later; not three.
+        assert_eq!(grade_rule(&rule, &[("x", "y!"), ("tasks", "find")]), 1.0);
+        assert_eq!(
+            grade_rule(&rule, &[("x", "y!"), ("a", "b"), ("tasks", "find")]),
+            1.0
+        );
+        assert_eq!(
+            grade_rule(
+                &rule,
+                &[("x", "y!"), ("a", "b"), ("a", "b"), ("tasks", "find")]
+            ),
+            0.0
+        );
+        // Not before.
+        assert_eq!(grade_rule(&rule, &[("tasks", "find"), ("x", "y!")]), 0.0);
+    }
+
+    #[test]
+    fn preceded_by_looks_at_the_previous_entries_only() {
+        let rule = rule("{ preceded_by: lookups, within: 1 }");
+        assert_eq!(grade_rule(&rule, &[("tasks", "find"), ("x", "y!")]), 1.0);
+        assert_eq!(
+            grade_rule(&rule, &[("tasks", "find"), ("a", "b"), ("x", "y!")]),
+            0.0
+        );
+        assert_eq!(grade_rule(&rule, &[("x", "y!"), ("tasks", "find")]), 0.0);
+    }
+
+    #[test]
+    fn a_failed_lookup_is_not_its_own_follow_up() {
+        // The current entry matches the selector, and only later ones count.
+        let rule = rule("{ followed_by: { domain: tasks }, within: 3 }");
+        assert_eq!(grade_rule(&rule, &[("tasks", "find!")]), 0.0);
+        assert_eq!(
+            grade_rule(&rule, &[("tasks", "find!"), ("tasks", "find!")]),
+            1.0
+        );
+    }
+
+    #[test]
+    fn entry_tests_the_current_entry() {
+        let rule = rule("{ entry: tasks }");
+        assert_eq!(
+            grade_rule(&rule, &[("tasks", "add!"), ("x", "y!"), ("tasks", "show!")]),
+            2.0
+        );
+    }
+
+    #[test]
+    fn the_entry_found_is_the_witness() {
+        let result = grade(
+            &pack(&rule("{ followed_by: lookups, within: 5 }")),
+            &[("x", "y!"), ("a", "b"), ("tasks", "show")],
+        );
+        let traces = &result.explain.as_ref().expect("explained")["d"];
+        let positions: Vec<usize> = traces[0].entries.iter().map(|e| e.position).collect();
+        assert_eq!(positions, [1, 3]);
+    }
+
+    #[test]
+    fn windows_need_a_for_each_entry_and_a_positive_within() {
+        let session_rule = "      - id: r\n        doc: d\n        when: { followed_by: tasks, within: 3 }\n        points: 1\n";
+        assert_eq!(
+            errors(session_rule),
+            ["dimensions[0].rules[0].when.followed_by: `followed_by` looks at one entry, so it works only in a `for_each` rule"]
+        );
+        assert_eq!(
+            errors(&rule("{ preceded_by: tasks }")),
+            ["dimensions[0].rules[0].when: `preceded_by` needs `within`: how many entries to look at (1 or more)"]
+        );
+        assert_eq!(
+            errors(&rule("{ followed_by: tasks, within: 0 }")),
+            ["dimensions[0].rules[0].when.within: `within` must be 1 or more: it counts the entries to look at"]
+        );
+    }
+
+    #[test]
+    fn a_window_over_a_selector_that_matches_nothing_is_reported() {
+        assert_eq!(
+            warnings(&rule("{ followed_by: { domain: [] }, within: 3 }")),
+            ["dimensions[0].rules[0].when: this case of rule `r` can never apply: its selector matches nothing: it lists no names"]
+        );
+    }
+}
