@@ -19,7 +19,6 @@ mod langfuse;
 mod manual;
 mod mcp;
 mod pack_tests;
-mod plugin_sources;
 mod render;
 mod rubric_cmd;
 mod scaffold;
@@ -33,8 +32,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use grade_engine::judgment::Judgment;
-use grade_engine::plugin::PluginSource;
-use grade_engine::source::{Registry, SourceFormat, StreamError};
+use grade_engine::source::{Input, Registry, SourceFormat, StreamError};
 use grade_engine::{
     CompiledPack, EvalError, GradeOptions, GradeResult, ReadOptions, Session, SessionFilter,
 };
@@ -109,12 +107,12 @@ fn run(cli: Cli) -> Result<(), CliError> {
     // A whole log graded by rules alone is streamed when its format streams: sessions are
     // graded as soon as they are read whole, so memory follows the sessions open at once,
     // not the size of the source.
-    let format = if plan.judgment_only || source.is_dir() || plan.plugin.is_some() {
+    let format = if plan.judgment_only || source.is_dir() {
         None
     } else {
-        Some(match plan.builtin.clone() {
+        Some(match plan.format.clone() {
             Some(format) => format,
-            None => grade_engine::source::detect_format(&source)?,
+            None => plan.registry.detect(&Input::File(&source))?,
         })
     };
     let skipped_lines;
@@ -285,9 +283,10 @@ pub(crate) struct SourcePlan {
     /// Holds a pipe's private copy of the source for as long as it is read.
     _input: Option<input::Source>,
     pub path: PathBuf,
-    /// A format a plugin of the pack reads, when the source is one.
-    pub plugin: Option<PluginSource>,
-    pub builtin: Option<std::sync::Arc<dyn SourceFormat>>,
+    /// The built-in formats and those the pack's plugins read.
+    pub registry: Registry,
+    /// The format `--source-format` asks for; detected from the content when `None`.
+    pub format: Option<std::sync::Arc<dyn SourceFormat>>,
     pub read: ReadOptions,
     /// A judgment and no source: the grade rests on the judgment alone.
     pub judgment_only: bool,
@@ -307,8 +306,8 @@ pub(crate) fn source_plan(cli: &Cli, pack: &CompiledPack) -> Result<SourcePlan, 
         return Ok(SourcePlan {
             _input: None,
             path: PathBuf::from(remote.shown()),
-            plugin: None,
-            builtin: Registry::builtin()
+            registry: Registry::builtin().clone(),
+            format: Registry::builtin()
                 .get(langfuse::fetch::LANGFUSE_FORMAT)
                 .cloned(),
             read: read_options,
@@ -327,20 +326,18 @@ pub(crate) fn source_plan(cli: &Cli, pack: &CompiledPack) -> Result<SourcePlan, 
         (None, false) => default_source()?,
     };
     // A format a plugin of the pack reads is asked for by name, or recognised by the plugin.
-    let plugin_source = if judgment_only {
-        None
-    } else {
-        plugin_sources::choose(pack, &cli.source_format(), &source)?
-    };
-    let builtin = match cli.source_format() {
+    let registry = grade_engine::source::Registry::with_plugins_of(pack)
+        .map_err(|e| CliError::Usage(format!("rubric `{}`: {e}", pack.id)))?;
+    let format = match cli.source_format() {
         SourceFormatChoice::Builtin(format) => Some(format),
-        _ => None,
+        SourceFormatChoice::Plugin(name) => Some(plugin_format(&registry, &name)?),
+        SourceFormatChoice::Auto => None,
     };
     Ok(SourcePlan {
         path: source,
         _input: spooled,
-        plugin: plugin_source,
-        builtin,
+        registry,
+        format,
         read: read_options,
         judgment_only,
         remote: None,
@@ -364,8 +361,8 @@ pub(crate) fn named_sessions(
     let sessions = if plan.judgment_only {
         Vec::new()
     } else {
-        let read = match (&plan.remote, &plan.plugin) {
-            (Some(remote), _) => {
+        let read = match &plan.remote {
+            Some(remote) => {
                 let server = langfuse::server::Server::from_env(
                     &format!("`--source {}`", remote.shown()),
                     std::time::Duration::from_secs(60),
@@ -377,10 +374,9 @@ pub(crate) fn named_sessions(
                 )?;
                 langfuse::fetch::read(remote, &server, &filter, &plan.read)?
             }
-            (None, Some(reader)) => plugin_sources::read(reader, &plan.path, &filter)?,
-            (None, None) => grade_engine::read_source_with(
-                &plan.path,
-                plan.builtin.as_deref(),
+            None => plan.registry.read(
+                &Input::File(&plan.path),
+                plan.format.as_deref(),
                 &filter,
                 &plan.read,
             )?,
@@ -406,7 +402,7 @@ pub(crate) fn named_sessions(
                 return Err(sessions::not_found(
                     &missing,
                     &plan.path,
-                    plan.builtin.as_deref(),
+                    plan.format.as_deref(),
                 ));
             }
         }
@@ -871,6 +867,26 @@ fn render_results(
         }
     }
     Ok(())
+}
+
+/// The format a pack's plugin reads under `name`, or a usage error listing the known ones.
+fn plugin_format(
+    registry: &Registry,
+    name: &str,
+) -> Result<std::sync::Arc<dyn SourceFormat>, CliError> {
+    if let Some(format) = registry.get(name) {
+        return Ok(format.clone());
+    }
+    let known: Vec<String> = std::iter::once(format!("`{}`", args::AUTO_FORMAT))
+        .chain(registry.formats().map(|f| match f.plugin() {
+            Some(plugin) => format!("`{}` (plugin `{plugin}`)", f.name()),
+            None => format!("`{}`", f.name()),
+        }))
+        .collect();
+    Err(CliError::Usage(format!(
+        "unknown source format `{name}` (known: {})",
+        known.join(", ")
+    )))
 }
 
 /// `.cleo/tasks.db` in this folder, the source when none is given.

@@ -12,7 +12,10 @@ use std::path::{Path, PathBuf};
 
 use grade_engine::judgment::Judgment;
 use grade_engine::result::Score;
-use grade_engine::{CompiledPack, GradeOptions, GradeResult, PackOrigin, SessionFilter};
+use grade_engine::source::Input;
+use grade_engine::{
+    CompiledPack, GradeOptions, GradeResult, PackOrigin, ReadOptions, Registry, SessionFilter,
+};
 use serde_json::Value;
 
 use crate::args::RubricTestArgs;
@@ -78,6 +81,9 @@ pub fn run(
         }
     };
     let fixtures = discover(&tests_dir)?;
+    // A fixture in a format of the pack's plugins is read by that plugin.
+    let registry = Registry::with_plugins_of(&pack)
+        .map_err(|e| CliError::Usage(format!("rubric `{}`: {e}", pack.id)))?;
     if fixtures.is_empty() {
         return Err(CliError::CheckFailed(format!(
             "pack `{}` has no test fixtures in `{}` (add `tests/NAME.jsonl` with `tests/NAME{EXPECTED_SUFFIX}`)",
@@ -91,18 +97,14 @@ pub fn run(
     let mut coverage = Coverage::new(&pack);
     'fixtures: for fixture in &fixtures {
         // A fixture in a format of the pack's plugins is read by that plugin.
-        let sessions = match crate::plugin_sources::choose(
-            &pack,
-            &crate::args::SourceFormatChoice::Auto,
-            &fixture.source,
-        )? {
-            Some(format) => {
-                let read =
-                    crate::plugin_sources::read(&format, &fixture.source, &SessionFilter::All)?;
-                read.sessions
-            }
-            None => grade_engine::read_sessions(&fixture.source, &SessionFilter::All)?,
-        };
+        let sessions = registry
+            .read(
+                &Input::File(&fixture.source),
+                None,
+                &SessionFilter::All,
+                &ReadOptions::default(),
+            )?
+            .sessions;
         let options = GradeOptions {
             now: 0,
             explain: true,

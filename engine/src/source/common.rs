@@ -277,6 +277,24 @@ impl Input<'_> {
         }
     }
 
+    /// The first `n` bytes, or all of them when there are fewer.
+    pub(crate) fn head(&self, n: usize) -> Result<Vec<u8>, SourceError> {
+        use std::io::Read;
+        match self {
+            Input::File(path) => {
+                let mut head = Vec::with_capacity(n);
+                std::fs::File::open(path)
+                    .and_then(|file| file.take(n as u64).read_to_end(&mut head))
+                    .map_err(|source| SourceError::Io {
+                        path: path.to_path_buf(),
+                        source,
+                    })?;
+                Ok(head)
+            }
+            Input::Bytes { bytes, .. } => Ok(bytes[..bytes.len().min(n)].to_vec()),
+        }
+    }
+
     /// The whole content: the bytes, or the file read.
     pub(crate) fn bytes(&self) -> Result<std::borrow::Cow<'_, [u8]>, SourceError> {
         match self {

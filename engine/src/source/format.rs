@@ -70,6 +70,24 @@ pub trait SourceFormat: Send + Sync {
         None
     }
 
+    /// The plugin that provides this format, for messages; `None` for the engine's own.
+    fn plugin(&self) -> Option<&str> {
+        None
+    }
+
+    /// How many first bytes of a file [`claims`](SourceFormat::claims) looks at; 0 (the
+    /// default) when the format does not claim files by their first bytes.
+    fn claim_bytes(&self) -> usize {
+        0
+    }
+
+    /// Whether the first bytes of a file are this format's beyond doubt. Formats that claim
+    /// files (a plugin's) are asked, in registry order, before detection looks at content.
+    fn claims(&self, head: &[u8]) -> bool {
+        let _ = head;
+        false
+    }
+
     /// Reads the sessions of `input` that `filter` wants, in order of first appearance.
     fn read(
         &self,

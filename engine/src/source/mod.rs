@@ -14,6 +14,7 @@ mod common;
 mod format;
 mod langfuse_trace;
 mod lenient;
+mod plugin;
 mod readonly_db;
 mod registry;
 mod stream;

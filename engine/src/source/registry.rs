@@ -138,6 +138,9 @@ impl Registry {
     /// on its own, the whole input as one JSON document (a pretty-printed `{loglines}`
     /// wrapper or Langfuse trace). An empty input is an (empty) CLEO audit log.
     pub fn detect(&self, input: &Input<'_>) -> Result<Arc<dyn SourceFormat>, SourceError> {
+        if let Some(format) = self.claimed(input)? {
+            return Ok(format);
+        }
         let name = input.name();
         let io = |source| SourceError::Io {
             path: name.to_owned(),
@@ -231,6 +234,20 @@ impl Registry {
             format!("it has no {}, and {reason}", signatures.join(" or "))
         };
         Err(self.unknown(input, reason))
+    }
+
+    /// The first format that claims `input` by its first bytes, when any claims files so.
+    fn claimed(&self, input: &Input<'_>) -> Result<Option<Arc<dyn SourceFormat>>, SourceError> {
+        let wanted = self.formats.iter().map(|f| f.claim_bytes()).max();
+        let Some(wanted) = wanted.filter(|&n| n > 0) else {
+            return Ok(None);
+        };
+        let head = input.head(wanted)?;
+        Ok(self
+            .formats
+            .iter()
+            .find(|f| f.claim_bytes() > 0 && f.claims(&head[..head.len().min(f.claim_bytes())]))
+            .cloned())
     }
 
     /// Detection by the whole input read as one JSON document; `None` when it is not JSON.
@@ -547,6 +564,61 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("a Langfuse trace and a toy log)"), "{err}");
+    }
+
+    /// A toy log that claims any file whose first bytes mention `toy-claim`, as a plugin's
+    /// detector does, even one a built-in format would take for its own.
+    struct Claiming;
+
+    impl SourceFormat for Claiming {
+        fn name(&self) -> &str {
+            "claiming"
+        }
+        fn noun(&self) -> &str {
+            "a claiming log"
+        }
+        fn about(&self) -> &str {
+            "A log claimed by its first bytes"
+        }
+        fn claim_bytes(&self) -> usize {
+            64
+        }
+        fn claims(&self, head: &[u8]) -> bool {
+            assert!(head.len() <= 64, "a claim sees only the bytes it asked for");
+            head.windows(9).any(|w| w == b"toy-claim")
+        }
+        fn read(
+            &self,
+            input: &Input<'_>,
+            filter: &SessionFilter,
+            options: &ReadOptions,
+        ) -> Result<SourceRead, SourceError> {
+            Toy.read(input, filter, options)
+        }
+    }
+
+    #[test]
+    fn a_claiming_format_is_asked_before_content_detection() {
+        let cleo_line = br#"{"timestamp":"2026-03-01T00:00:00Z","sessionId":"toy-claim","domain":"tasks","operation":"show","result":{"success":true}}"#;
+        let input = Input::Bytes {
+            name: Path::new("-"),
+            bytes: cleo_line,
+        };
+        assert_eq!(
+            Registry::builtin().detect(&input).unwrap().name(),
+            "cleo-jsonl"
+        );
+        let mut registry = Registry::builtin().clone();
+        registry.register(Arc::new(Claiming)).unwrap();
+        assert_eq!(registry.detect(&input).unwrap().name(), "claiming");
+        // Past the bytes it asked for, a mention does not count.
+        let mut late = vec![b' '; 100];
+        late.extend_from_slice(cleo_line);
+        let late = Input::Bytes {
+            name: Path::new("-"),
+            bytes: &late,
+        };
+        assert_eq!(registry.detect(&late).unwrap().name(), "cleo-jsonl");
     }
 
     #[test]
