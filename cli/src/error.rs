@@ -12,12 +12,9 @@ pub enum CliError {
     Source(#[from] SourceError),
     #[error("{}", eval_message(.0))]
     Eval(#[from] EvalError),
-    #[error("cannot write grades file `{}`: {source}", path.display())]
-    GradesWrite {
-        path: std::path::PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    /// A sink of the engine (the grades file, a JSON writer) failed.
+    #[error(transparent)]
+    Sink(#[from] grade_engine::sink::SinkError),
     #[error("cannot read grades file `{}`: {source}", path.display())]
     GradesRead {
         path: std::path::PathBuf,

@@ -12,6 +12,7 @@ mod compare;
 mod compare_html;
 mod error;
 mod grades;
+mod grading;
 mod http;
 mod input;
 mod judge;
@@ -32,15 +33,15 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use grade_engine::judgment::Judgment;
-use grade_engine::source::{Input, Registry, SourceFormat, StreamError};
+use grade_engine::source::{Input, Registry, SourceFormat};
 use grade_engine::{
     CompiledPack, EvalError, GradeOptions, GradeResult, ReadOptions, Session, SessionFilter,
+    SourceRead,
 };
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use rayon::prelude::*;
 
-use args::{Cli, Command, EmitTarget, Format, SourceFormatChoice};
+use args::{Cli, Command, Format, SourceFormatChoice};
 use error::CliError;
+pub(crate) use grading::skipped_warning;
 
 /// Sessions are parsed on one thread and graded and freed on another, the pattern glibc's
 /// allocator handles worst (it spent about half of a large run in malloc and free).
@@ -100,151 +101,9 @@ fn run(cli: Cli) -> Result<(), CliError> {
     if cli.list {
         return list_grades(&cli);
     }
-    let pack = grading_pack(&cli, &search_path)?;
-    let options = grade_options(&cli);
-    let plan = source_plan(&cli, &pack)?;
-    let source = plan.path.clone();
-    // A whole log graded by rules alone is streamed when its format streams: sessions are
-    // graded as soon as they are read whole, so memory follows the sessions open at once,
-    // not the size of the source.
-    let format = if plan.judgment_only || source.is_dir() {
-        None
-    } else {
-        Some(match plan.format.clone() {
-            Some(format) => format,
-            None => plan.registry.detect(&Input::File(&source))?,
-        })
-    };
-    let skipped_lines;
-    let streamable = cli.all
-        && format.as_ref().is_some_and(|f| f.streams())
-        && cli.judge_cmd.is_none()
-        && cli.judge.is_none()
-        && !cli.print_prompt
-        && cli.emit.is_none()
-        && cli.push.is_none();
-    let cleo_source = format.as_deref().is_some_and(grades::is_cleo);
-    let stream_as = format.filter(|_| streamable);
-    let (outcomes, sessions): (Vec<Result<GradeResult, EvalError>>, Vec<Session>) =
-        if let Some(format) = stream_as {
-            match stream_grades(
-                &pack,
-                format.as_ref(),
-                &source,
-                &options,
-                &plan.read,
-                cli.format == Format::Jsonl
-                    && grades::destination(&cli, cleo_source).is_none()
-                    && cli.output.is_none()
-                    && cli.fail_under.is_none(),
-            )? {
-                Streamed::Printed {
-                    failed,
-                    total,
-                    skipped,
-                } => {
-                    report_skipped(skipped, &source);
-                    return finish(failed, total);
-                }
-                Streamed::Outcomes(outcomes, skipped) => {
-                    skipped_lines = skipped;
-                    (outcomes, Vec::new())
-                }
-            }
-        } else {
-            let mut warn = |warning: String| {
-                eprintln!("warning: {}", render::escape_controls_keep_lines(&warning));
-            };
-            let (sessions, skipped) = named_sessions(&cli, &plan, &mut warn)?;
-            skipped_lines = skipped;
-            if cli.print_prompt {
-                return print_prompts(&pack, &sessions, cli.format);
-            }
-            let outcomes = grade_sessions(&cli, &pack, &sessions, &source, &options, &mut warn)?;
-            (outcomes, sessions)
-        };
-
-    // A rule that fails on one session (a runaway script) must not cost the others their
-    // grade: report it, grade the rest, and fail the run at the end.
-    let mut results = Vec::with_capacity(outcomes.len());
-    let mut failed = 0;
-    for outcome in outcomes {
-        match outcome {
-            Ok(r) => results.push(r),
-            Err(err) => {
-                failed += 1;
-                eprintln!(
-                    "error: {}",
-                    render::escape_controls_keep_lines(&error::eval_message(&err))
-                );
-            }
-        }
-    }
-    let total = results.len() + failed;
-
-    let mut out = Vec::new();
-    let scores = if cli.emit.is_some() || cli.push.is_some() {
-        score_bodies(&cli, &pack, &results, &sessions)?
-    } else {
-        Vec::new()
-    };
-    if let Some(EmitTarget::Langfuse) = cli.emit {
-        for body in &scores {
-            serde_json::to_writer(&mut out, body).map_err(CliError::Json)?;
-            out.push(b'\n');
-        }
-    } else {
-        render_results(&mut out, &results, &pack, &cli)?;
-        if cli.all && cli.format == Format::Human && !results.is_empty() {
-            let bands: Vec<String> = pack.bands.iter().map(|b| b.grade.clone()).collect();
-            out.push(b'\n');
-            out.extend_from_slice(summary::summary(&results, &bands).as_bytes());
-        }
-    }
-    // Recorded only once the results are out: a run whose output was lost (a full disk, a
-    // closed pipe) leaves no grade behind that nobody saw. The file is opened first, so one
-    // that cannot be written fails the run before anything is printed. Only a CLEO source
-    // records by default (CLEO's history file); others only with `--grades FILE`.
-    let record_to = grades::destination(&cli, cleo_source);
-    let recorder = match &record_to {
-        Some(path) => Some(grades::Recorder::open(path)?),
-        None => None,
-    };
-    write_output(&cli, &out)?;
-    if let (Some(recorder), Some(path)) = (recorder, &record_to) {
-        recorder.append(&results)?;
-        if !results.is_empty() {
-            let plural = if results.len() == 1 { "" } else { "s" };
-            eprintln!(
-                "recorded {} grade{plural} to {}",
-                results.len(),
-                path.display()
-            );
-        }
-    }
-    if let Some(EmitTarget::Langfuse) = cli.push {
-        let server = langfuse::server::Server::from_env(
-            "`--push langfuse`",
-            std::time::Duration::from_secs(30),
-            http::Retry {
-                attempts: 4,
-                backoff: std::time::Duration::from_millis(500),
-                max_wait: std::time::Duration::from_secs(60),
-            },
-        )?;
-        let values: Vec<serde_json::Value> = scores
-            .iter()
-            .map(serde_json::to_value)
-            .collect::<Result<_, _>>()
-            .map_err(CliError::Json)?;
-        eprint!("{}", langfuse::send(&server, &values)?);
-    }
-    report_skipped(skipped_lines, &source);
-    finish(failed, total)?;
-    match cli.fail_under {
-        Some(threshold) => summary::check_floor(&results, threshold),
-        None => Ok(()),
-    }
+    // Parsed flags → a checked plan → the engine's run → rendered output and an exit code.
+    let plan = grading::GradePlan::new(&cli, &search_path)?;
+    grading::run(&cli, &plan)
 }
 
 /// The pack to grade with, once the grading flags fit together and the pack can be graded
@@ -361,26 +220,7 @@ pub(crate) fn named_sessions(
     let sessions = if plan.judgment_only {
         Vec::new()
     } else {
-        let read = match &plan.remote {
-            Some(remote) => {
-                let server = langfuse::server::Server::from_env(
-                    &format!("`--source {}`", remote.shown()),
-                    std::time::Duration::from_secs(60),
-                    http::Retry {
-                        attempts: 4,
-                        backoff: std::time::Duration::from_millis(500),
-                        max_wait: std::time::Duration::from_secs(60),
-                    },
-                )?;
-                langfuse::fetch::read(remote, &server, &filter, &plan.read)?
-            }
-            None => plan.registry.read(
-                &Input::File(&plan.path),
-                plan.format.as_deref(),
-                &filter,
-                &plan.read,
-            )?,
-        };
+        let read = read_source(plan, &filter)?;
         for warning in &read.warnings {
             warn(warning.to_string());
         }
@@ -411,6 +251,27 @@ pub(crate) fn named_sessions(
     Ok((ordered, skipped_lines))
 }
 
+/// The sessions of the planned source that `filter` wants: from the Langfuse API, or read
+/// through the registry.
+fn read_source(plan: &SourcePlan, filter: &SessionFilter) -> Result<SourceRead, CliError> {
+    let Some(remote) = &plan.remote else {
+        let input = Input::File(&plan.path);
+        return Ok(plan
+            .registry
+            .read(&input, plan.format.as_deref(), filter, &plan.read)?);
+    };
+    let server = langfuse::server::Server::from_env(
+        &format!("`--source {}`", remote.shown()),
+        std::time::Duration::from_secs(60),
+        http::Retry {
+            attempts: 4,
+            backoff: std::time::Duration::from_millis(500),
+            max_wait: std::time::Duration::from_secs(60),
+        },
+    )?;
+    langfuse::fetch::read(remote, &server, filter, &plan.read)
+}
+
 /// Grades `sessions` in parallel, each with its judgment when the command line asks for
 /// one; a session graded without entries or judgment is worth a warning (once).
 pub(crate) fn grade_sessions(
@@ -435,11 +296,9 @@ pub(crate) fn grade_sessions(
             ));
         }
     }
-    Ok(sessions
-        .par_iter()
-        .zip(judgments.par_iter())
-        .map(|(s, j)| pack.grade_with(s, j.as_ref(), options))
-        .collect())
+    Ok(grade_engine::run::grade_sessions(
+        pack, sessions, &judgments, options,
+    ))
 }
 
 /// The grades file opened for appending, unless the command line says not to record.
@@ -540,153 +399,6 @@ fn grading_spec(cli: &Cli) -> Result<&str, CliError> {
     Ok(spec)
 }
 
-/// The end of a grading run: it fails when a session could not be graded.
-fn finish(failed: usize, total: usize) -> Result<(), CliError> {
-    if failed == 0 {
-        return Ok(());
-    }
-    let plural = if total == 1 { "" } else { "s" };
-    Err(CliError::CheckFailed(format!(
-        "{failed} of {total} session{plural} could not be graded"
-    )))
-}
-
-/// What a streamed run produced: lines already printed (and how many sessions failed), or
-/// the outcomes to record and print.
-enum Streamed {
-    Printed {
-        failed: usize,
-        total: usize,
-        skipped: u64,
-    },
-    Outcomes(Vec<Result<GradeResult, EvalError>>, u64),
-}
-
-/// A session graded by a streamed run: its JSON line, the result itself, or why it failed.
-enum Graded {
-    Line(Vec<u8>),
-    Result(Box<GradeResult>),
-    Failed(EvalError),
-}
-
-/// The run's last word on skipped lines: how many, so a long run's warnings are not lost.
-fn report_skipped(skipped: u64, source: &Path) {
-    if let Some(warning) = skipped_warning(skipped, source) {
-        eprintln!("warning: {warning}");
-    }
-}
-
-pub(crate) fn skipped_warning(skipped: u64, source: &Path) -> Option<String> {
-    let plural = if skipped == 1 { "" } else { "s" };
-    (skipped > 0).then(|| format!(
-        "skipped {skipped} malformed line{plural} of `{}`; the results of their sessions say how many each lost",
-        source.display()
-    ))
-}
-
-fn stream_grades(
-    pack: &CompiledPack,
-    format: &dyn SourceFormat,
-    source: &Path,
-    options: &GradeOptions,
-    read_options: &ReadOptions,
-    lines_only: bool,
-) -> Result<Streamed, CliError> {
-    let bar = progress_bar();
-    let report = |done: u64, total: u64| {
-        if let Some(bar) = &bar {
-            bar.set_length(total);
-            bar.set_position(done);
-        }
-    };
-    // The format asked for (or detected once above) is the one read: `--source-format`
-    // is not second-guessed by detecting again.
-    let graded = Registry::builtin()
-        .map_sessions(
-            source,
-            Some(format),
-            &SessionFilter::All,
-            read_options,
-            bar.is_some()
-                .then_some(&report as grade_engine::source::Progress<'_>),
-            |session| -> Result<Graded, CliError> {
-                Ok(match pack.grade_owned(session, None, options) {
-                    // JSON lines that are only printed are written by the threads that grade.
-                    Ok(result) if lines_only => {
-                        let mut line = serde_json::to_vec(&result).map_err(CliError::Json)?;
-                        line.push(b'\n');
-                        Graded::Line(line)
-                    }
-                    Ok(result) => Graded::Result(Box::new(result)),
-                    Err(err) => Graded::Failed(err),
-                })
-            },
-        )
-        .map_err(|e| match e {
-            StreamError::Source(e) => CliError::Source(e),
-            StreamError::Session(e) => e,
-        });
-    if let Some(bar) = &bar {
-        bar.finish_and_clear();
-    }
-    let mapped = graded?;
-    for warning in &mapped.warnings {
-        eprintln!("warning: {warning}");
-    }
-    let skipped = mapped.skipped_lines;
-    let graded = mapped.results;
-    if !lines_only {
-        return Ok(Streamed::Outcomes(
-            graded
-                .into_iter()
-                .filter_map(|g| match g {
-                    Graded::Result(r) => Some(Ok(*r)),
-                    Graded::Failed(e) => Some(Err(e)),
-                    Graded::Line(_) => None,
-                })
-                .collect(),
-            skipped,
-        ));
-    }
-    let total = graded.len();
-    let mut failed = 0;
-    // Each line is written and freed in turn: no second copy of the whole output.
-    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-    for g in graded {
-        match g {
-            Graded::Line(line) => out.write_all(&line).map_err(CliError::Stdout)?,
-            Graded::Failed(err) => {
-                failed += 1;
-                eprintln!(
-                    "error: {}",
-                    render::escape_controls_keep_lines(&error::eval_message(&err))
-                );
-            }
-            Graded::Result(_) => {}
-        }
-    }
-    out.flush().map_err(CliError::Stdout)?;
-    Ok(Streamed::Printed {
-        failed,
-        total,
-        skipped,
-    })
-}
-
-/// A progress bar on stderr, only when stderr is a terminal (silent when piped or logged).
-fn progress_bar() -> Option<ProgressBar> {
-    use std::io::IsTerminal;
-    if !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let bar = ProgressBar::with_draw_target(Some(1), ProgressDrawTarget::stderr_with_hz(10));
-    bar.set_style(
-        ProgressStyle::with_template("grading {wide_bar} {percent:>3}% {elapsed}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    Some(bar)
-}
-
 /// A `langfuse:session/ID` or `langfuse:trace/ID` source, read from the API.
 fn remote_source(cli: &Cli) -> Result<Option<langfuse::fetch::Remote>, CliError> {
     let Some(remote) = cli
@@ -706,26 +418,6 @@ fn remote_source(cli: &Cli) -> Result<Option<langfuse::fetch::Remote>, CliError>
         )));
     }
     Ok(Some(remote))
-}
-
-/// The Langfuse score bodies of graded sessions, in order.
-fn score_bodies(
-    cli: &Cli,
-    pack: &CompiledPack,
-    results: &[GradeResult],
-    sessions: &[Session],
-) -> Result<Vec<langfuse::ScoreBody>, CliError> {
-    let config_ids = match &cli.config_ids {
-        Some(path) => langfuse::read_config_ids(path)?,
-        None => Default::default(),
-    };
-    let mut out = Vec::new();
-    for r in results {
-        let session = sessions.iter().find(|s| s.id == r.session_id);
-        let target = langfuse::ScoreTarget::of(session);
-        out.extend(langfuse::score_bodies(pack, r, &target, &config_ids));
-    }
-    Ok(out)
 }
 
 /// One judgment per session: from `--judgment`, from `--judge-cmd`, or none.
@@ -784,7 +476,8 @@ fn judgments(
     Ok(judged.into_iter().map(Some).collect())
 }
 
-fn print_prompts(
+/// The judge prompts of the sessions, as `--print-prompt` shows them.
+pub(crate) fn print_prompts(
     pack: &CompiledPack,
     sessions: &[Session],
     format: Format,
@@ -829,44 +522,6 @@ fn print_prompts(
         }
     }
     write_stdout(out.as_bytes())
-}
-
-fn render_results(
-    out: &mut Vec<u8>,
-    results: &[GradeResult],
-    pack: &CompiledPack,
-    cli: &Cli,
-) -> Result<(), CliError> {
-    match cli.format {
-        Format::Jsonl => {
-            for r in results {
-                serde_json::to_writer(&mut *out, r).map_err(CliError::Json)?;
-                out.push(b'\n');
-            }
-        }
-        Format::Json => {
-            if let [one] = results {
-                serde_json::to_writer_pretty(&mut *out, one).map_err(CliError::Json)?;
-            } else {
-                serde_json::to_writer_pretty(&mut *out, &results).map_err(CliError::Json)?;
-            }
-            out.push(b'\n');
-        }
-        Format::Human => {
-            // A file named by `--output` gets colour only when asked for.
-            let color = match (&cli.output, cli.color) {
-                (Some(_), args::ColorChoice::Auto) => false,
-                (_, choice) => render::use_color(choice),
-            };
-            for (i, r) in results.iter().enumerate() {
-                if i > 0 {
-                    out.push(b'\n');
-                }
-                out.extend_from_slice(render::report(r, pack, color).as_bytes());
-            }
-        }
-    }
-    Ok(())
 }
 
 /// The format a pack's plugin reads under `name`, or a usage error listing the known ones.
@@ -926,17 +581,6 @@ fn list_grades(cli: &Cli) -> Result<(), CliError> {
         }
     };
     write_stdout(out.as_bytes())
-}
-
-/// Writes results where `--output` says, or to standard output.
-fn write_output(cli: &Cli, bytes: &[u8]) -> Result<(), CliError> {
-    match &cli.output {
-        Some(path) => std::fs::write(path, bytes).map_err(|source| CliError::Output {
-            path: path.clone(),
-            source,
-        }),
-        None => write_stdout(bytes),
-    }
 }
 
 pub(crate) fn write_stdout(bytes: &[u8]) -> Result<(), CliError> {

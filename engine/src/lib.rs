@@ -54,7 +54,9 @@ pub mod pack;
 pub mod plugin;
 pub mod prompt;
 pub mod result;
+pub mod run;
 pub(crate) mod script;
+pub mod sink;
 pub mod source;
 pub mod time;
 

@@ -1,0 +1,409 @@
+//! `grade --rubric …`: the grading command, staged as the engine's pipeline is. The
+//! command line becomes a checked [`GradePlan`] (pack, source, streaming choice, where
+//! results go); the engine grades (`grade_engine::run`); this module renders the outcomes,
+//! records them through the engine's sinks and turns failures into the binary's errors.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use grade_engine::run::{Outcome, SourceRun};
+use grade_engine::sink::{self, JsonDocument, JsonLines};
+use grade_engine::source::Input;
+use grade_engine::{CompiledPack, GradeOptions, GradeResult, Session, SessionFilter, SourceFormat};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::args::{Cli, EmitTarget, Format};
+use crate::error::CliError;
+use crate::{grades, http, langfuse, render, summary};
+
+/// A grading run as the command line asks for it, once its flags are known to fit together.
+pub struct GradePlan {
+    pack: CompiledPack,
+    options: GradeOptions,
+    source: crate::SourcePlan,
+    /// The source's format when the whole source is graded streamed.
+    stream_as: Option<Arc<dyn SourceFormat>>,
+    /// A streamed run whose JSON lines are only printed: the grading threads write them.
+    lines_only: bool,
+    /// The grades file the results are recorded in, if any.
+    record_to: Option<PathBuf>,
+}
+
+impl GradePlan {
+    /// Checks the grading flags, loads the pack and decides how the source is read.
+    pub fn new(cli: &Cli, search_path: &[PathBuf]) -> Result<GradePlan, CliError> {
+        let pack = crate::grading_pack(cli, search_path)?;
+        let options = crate::grade_options(cli);
+        let source = crate::source_plan(cli, &pack)?;
+        let path = &source.path;
+        let format = if source.judgment_only || path.is_dir() {
+            None
+        } else {
+            Some(match source.format.clone() {
+                Some(format) => format,
+                None => source.registry.detect(&Input::File(path))?,
+            })
+        };
+        // A whole log graded by rules alone is streamed when its format streams.
+        let streamable = cli.all
+            && format.as_ref().is_some_and(|f| f.streams())
+            && cli.judge_cmd.is_none()
+            && cli.judge.is_none()
+            && !cli.print_prompt
+            && cli.emit.is_none()
+            && cli.push.is_none();
+        // Only a CLEO source records by default (CLEO's history file); others with `--grades`.
+        let record_to = grades::destination(cli, format.as_deref().is_some_and(grades::is_cleo));
+        let lines_only = cli.format == Format::Jsonl
+            && record_to.is_none()
+            && cli.output.is_none()
+            && cli.fail_under.is_none();
+        Ok(GradePlan {
+            pack,
+            options,
+            source,
+            stream_as: format.filter(|_| streamable),
+            lines_only,
+            record_to,
+        })
+    }
+}
+
+/// Grades as planned, then renders, records and reports.
+pub fn run(cli: &Cli, plan: &GradePlan) -> Result<(), CliError> {
+    let (outcomes, sessions, skipped) = match &plan.stream_as {
+        Some(format) => match stream(plan, format.as_ref())? {
+            Streamed::Printed {
+                failed,
+                total,
+                skipped,
+            } => {
+                report_skipped(skipped, &plan.source.path);
+                return finish(failed, total);
+            }
+            Streamed::Outcomes(outcomes, skipped) => (outcomes, Vec::new(), skipped),
+        },
+        None => {
+            let mut warn = |warning: String| {
+                eprintln!("warning: {}", render::escape_controls_keep_lines(&warning));
+            };
+            let (sessions, skipped) = crate::named_sessions(cli, &plan.source, &mut warn)?;
+            if cli.print_prompt {
+                return crate::print_prompts(&plan.pack, &sessions, cli.format);
+            }
+            let outcomes = crate::grade_sessions(
+                cli,
+                &plan.pack,
+                &sessions,
+                &plan.source.path,
+                &plan.options,
+                &mut warn,
+            )?;
+            (outcomes, sessions, skipped)
+        }
+    };
+    let (results, failed) = report_failures(outcomes);
+    let total = results.len() + failed;
+    deliver(cli, plan, &results, &sessions)?;
+    report_skipped(skipped, &plan.source.path);
+    finish(failed, total)?;
+    match cli.fail_under {
+        Some(threshold) => summary::check_floor(&results, threshold),
+        None => Ok(()),
+    }
+}
+
+/// The results of the sessions that were graded; a rule that failed on one session (a
+/// runaway script) is reported, and the others keep their grade.
+fn report_failures(outcomes: Vec<Outcome>) -> (Vec<GradeResult>, usize) {
+    let mut results = Vec::with_capacity(outcomes.len());
+    let mut failed = 0;
+    for outcome in outcomes {
+        match outcome {
+            Ok(r) => results.push(r),
+            Err(err) => {
+                failed += 1;
+                eprintln!(
+                    "error: {}",
+                    render::escape_controls_keep_lines(&crate::error::eval_message(&err))
+                );
+            }
+        }
+    }
+    (results, failed)
+}
+
+/// Renders the results, records them and sends their scores where the command line says.
+/// Recorded only once the results are out: a run whose output was lost (a full disk, a
+/// closed pipe) leaves no grade behind that nobody saw. The grades file is opened first, so
+/// one that cannot be written fails the run before anything is printed.
+fn deliver(
+    cli: &Cli,
+    plan: &GradePlan,
+    results: &[GradeResult],
+    sessions: &[Session],
+) -> Result<(), CliError> {
+    let scores = if cli.emit.is_some() || cli.push.is_some() {
+        score_bodies(cli, &plan.pack, results, sessions)?
+    } else {
+        Vec::new()
+    };
+    let mut out = Vec::new();
+    if let Some(EmitTarget::Langfuse) = cli.emit {
+        for body in &scores {
+            serde_json::to_writer(&mut out, body).map_err(CliError::Json)?;
+            out.push(b'\n');
+        }
+    } else {
+        render_results(&mut out, results, &plan.pack, cli)?;
+    }
+    let recorder = match &plan.record_to {
+        Some(path) => Some(grades::Recorder::open(path)?),
+        None => None,
+    };
+    write_output(cli, &out)?;
+    if let (Some(recorder), Some(path)) = (recorder, &plan.record_to) {
+        recorder.append(results)?;
+        if !results.is_empty() {
+            let plural = if results.len() == 1 { "" } else { "s" };
+            eprintln!(
+                "recorded {} grade{plural} to {}",
+                results.len(),
+                path.display()
+            );
+        }
+    }
+    if let Some(EmitTarget::Langfuse) = cli.push {
+        push_scores(&scores)?;
+    }
+    Ok(())
+}
+
+/// Sends score bodies to the Langfuse server of the environment.
+fn push_scores(scores: &[langfuse::ScoreBody]) -> Result<(), CliError> {
+    let server = langfuse::server::Server::from_env(
+        "`--push langfuse`",
+        std::time::Duration::from_secs(30),
+        http::Retry {
+            attempts: 4,
+            backoff: std::time::Duration::from_millis(500),
+            max_wait: std::time::Duration::from_secs(60),
+        },
+    )?;
+    let values: Vec<serde_json::Value> = scores
+        .iter()
+        .map(serde_json::to_value)
+        .collect::<Result<_, _>>()
+        .map_err(CliError::Json)?;
+    eprint!("{}", langfuse::send(&server, &values)?);
+    Ok(())
+}
+
+/// The Langfuse score bodies of graded sessions, in order.
+fn score_bodies(
+    cli: &Cli,
+    pack: &CompiledPack,
+    results: &[GradeResult],
+    sessions: &[Session],
+) -> Result<Vec<langfuse::ScoreBody>, CliError> {
+    let config_ids = match &cli.config_ids {
+        Some(path) => langfuse::read_config_ids(path)?,
+        None => Default::default(),
+    };
+    let mut out = Vec::new();
+    for r in results {
+        let session = sessions.iter().find(|s| s.id == r.session_id);
+        let target = langfuse::ScoreTarget::of(session);
+        out.extend(langfuse::score_bodies(pack, r, &target, &config_ids));
+    }
+    Ok(out)
+}
+
+/// The results as `--format` asks: JSON through the engine's sinks, or the human report
+/// (with a summary after a whole source).
+fn render_results(
+    out: &mut Vec<u8>,
+    results: &[GradeResult],
+    pack: &CompiledPack,
+    cli: &Cli,
+) -> Result<(), CliError> {
+    match cli.format {
+        Format::Jsonl => sink::write_all(&mut JsonLines::new(&mut *out), results)?,
+        Format::Json => sink::write_all(&mut JsonDocument::new(&mut *out), results)?,
+        Format::Human => {
+            // A file named by `--output` gets colour only when asked for.
+            let color = match (&cli.output, cli.color) {
+                (Some(_), crate::args::ColorChoice::Auto) => false,
+                (_, choice) => render::use_color(choice),
+            };
+            for (i, r) in results.iter().enumerate() {
+                if i > 0 {
+                    out.push(b'\n');
+                }
+                out.extend_from_slice(render::report(r, pack, color).as_bytes());
+            }
+            if cli.all && !results.is_empty() {
+                let bands: Vec<String> = pack.bands.iter().map(|b| b.grade.clone()).collect();
+                out.push(b'\n');
+                out.extend_from_slice(summary::summary(results, &bands).as_bytes());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Writes results where `--output` says, or to standard output.
+fn write_output(cli: &Cli, bytes: &[u8]) -> Result<(), CliError> {
+    match &cli.output {
+        Some(path) => std::fs::write(path, bytes).map_err(|source| CliError::Output {
+            path: path.clone(),
+            source,
+        }),
+        None => crate::write_stdout(bytes),
+    }
+}
+
+/// The end of a grading run: it fails when a session could not be graded.
+fn finish(failed: usize, total: usize) -> Result<(), CliError> {
+    if failed == 0 {
+        return Ok(());
+    }
+    let plural = if total == 1 { "" } else { "s" };
+    Err(CliError::CheckFailed(format!(
+        "{failed} of {total} session{plural} could not be graded"
+    )))
+}
+
+/// The run's last word on skipped lines: how many, so a long run's warnings are not lost.
+fn report_skipped(skipped: u64, source: &Path) {
+    if let Some(warning) = skipped_warning(skipped, source) {
+        eprintln!("warning: {warning}");
+    }
+}
+
+/// How many malformed lines of `source` were skipped, when any were.
+pub fn skipped_warning(skipped: u64, source: &Path) -> Option<String> {
+    let plural = if skipped == 1 { "" } else { "s" };
+    (skipped > 0).then(|| format!(
+        "skipped {skipped} malformed line{plural} of `{}`; the results of their sessions say how many each lost",
+        source.display()
+    ))
+}
+
+/// What a streamed run produced: lines already printed (and how many sessions failed), or
+/// the outcomes to record and print.
+enum Streamed {
+    Printed {
+        failed: usize,
+        total: usize,
+        skipped: u64,
+    },
+    Outcomes(Vec<Outcome>, u64),
+}
+
+/// A session graded by a streamed run: its JSON line, the result itself, or why it failed.
+enum Graded {
+    Line(Vec<u8>),
+    Result(Box<GradeResult>),
+    Failed(grade_engine::EvalError),
+}
+
+/// Grades the whole source streamed (the engine's [`grade_engine::run::grade_source`]).
+fn stream(plan: &GradePlan, format: &dyn SourceFormat) -> Result<Streamed, CliError> {
+    let bar = progress_bar();
+    let report = |done: u64, total: u64| {
+        if let Some(bar) = &bar {
+            bar.set_length(total);
+            bar.set_position(done);
+        }
+    };
+    // The format asked for (or detected once) is the one read: `--source-format` is not
+    // second-guessed by detecting again.
+    let run = SourceRun {
+        format: Some(format),
+        filter: Some(SessionFilter::All),
+        read: plan.source.read.clone(),
+        grade: plan.options,
+    };
+    let lines_only = plan.lines_only;
+    let graded = grade_engine::run::grade_source(
+        &plan.pack,
+        &plan.source.registry,
+        &plan.source.path,
+        &run,
+        bar.is_some()
+            .then_some(&report as grade_engine::source::Progress<'_>),
+        |outcome| -> Result<Graded, CliError> {
+            Ok(match outcome {
+                // JSON lines that are only printed are written by the threads that grade.
+                Ok(result) if lines_only => {
+                    let mut line = serde_json::to_vec(&result).map_err(CliError::Json)?;
+                    line.push(b'\n');
+                    Graded::Line(line)
+                }
+                Ok(result) => Graded::Result(Box::new(result)),
+                Err(err) => Graded::Failed(err),
+            })
+        },
+    );
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    let mapped = graded?;
+    for warning in &mapped.warnings {
+        eprintln!("warning: {warning}");
+    }
+    let graded = mapped.results.into_iter().collect::<Result<Vec<_>, _>>()?;
+    if lines_only {
+        print_lines(graded, mapped.skipped_lines)
+    } else {
+        let outcomes = graded.into_iter().filter_map(|g| match g {
+            Graded::Result(r) => Some(Ok(*r)),
+            Graded::Failed(e) => Some(Err(e)),
+            Graded::Line(_) => None,
+        });
+        Ok(Streamed::Outcomes(outcomes.collect(), mapped.skipped_lines))
+    }
+}
+
+/// Prints the JSON lines of a streamed run, each written and freed in turn: no second copy
+/// of the whole output.
+fn print_lines(graded: Vec<Graded>, skipped: u64) -> Result<Streamed, CliError> {
+    let total = graded.len();
+    let mut failed = 0;
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    for g in graded {
+        match g {
+            Graded::Line(line) => out.write_all(&line).map_err(CliError::Stdout)?,
+            Graded::Failed(err) => {
+                failed += 1;
+                eprintln!(
+                    "error: {}",
+                    render::escape_controls_keep_lines(&crate::error::eval_message(&err))
+                );
+            }
+            Graded::Result(_) => {}
+        }
+    }
+    out.flush().map_err(CliError::Stdout)?;
+    Ok(Streamed::Printed {
+        failed,
+        total,
+        skipped,
+    })
+}
+
+/// A progress bar on stderr, only when stderr is a terminal (silent when piped or logged).
+fn progress_bar() -> Option<ProgressBar> {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::with_draw_target(Some(1), ProgressDrawTarget::stderr_with_hz(10));
+    bar.set_style(
+        ProgressStyle::with_template("grading {wide_bar} {percent:>3}% {elapsed}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    Some(bar)
+}

@@ -1,0 +1,123 @@
+//! The run pipeline: a source read through a [`Registry`], every wanted session graded,
+//! and each session's outcome handed on in the order of the session's first entry, ready
+//! for the [`sink`](crate::sink)s.
+//!
+//! ```text
+//! source ──Registry──▶ sessions ──CompiledPack──▶ outcomes (in order) ──▶ sinks
+//! ```
+//!
+//! A whole log graded by rules alone is streamed when its format streams
+//! ([`grade_source`]): sessions are graded as soon as they are read whole, so memory follows
+//! the sessions open at once, not the size of the source. Sessions already read (and judged,
+//! for a pack with judged dimensions) are graded with [`grade_sessions`].
+
+use std::path::Path;
+
+use rayon::prelude::*;
+
+use crate::judgment::Judgment;
+use crate::source::{Mapped, Progress, Registry, StreamError};
+use crate::{
+    CompiledPack, EvalError, GradeOptions, GradeResult, ReadOptions, Session, SessionFilter,
+    SourceError, SourceFormat,
+};
+
+/// What became of one session: its result, or why it could not be graded. One session that
+/// fails (a runaway script) costs the others nothing.
+pub type Outcome = Result<GradeResult, EvalError>;
+
+/// Grades sessions in parallel, each with its judgment when `judgments` has one (it holds
+/// one per session, or is empty); the outcomes are in the order of `sessions`.
+pub fn grade_sessions(
+    pack: &CompiledPack,
+    sessions: &[Session],
+    judgments: &[Option<Judgment>],
+    options: &GradeOptions,
+) -> Vec<Outcome> {
+    sessions
+        .par_iter()
+        .enumerate()
+        .map(|(i, s)| pack.grade_with(s, judgments.get(i).and_then(Option::as_ref), options))
+        .collect()
+}
+
+/// How [`grade_source`] reads and grades.
+#[derive(Clone, Default)]
+pub struct SourceRun<'a> {
+    /// The format to read the source as; detected from the content when `None`.
+    pub format: Option<&'a dyn SourceFormat>,
+    /// The sessions to grade.
+    pub filter: Option<SessionFilter>,
+    /// How the source is read.
+    pub read: ReadOptions,
+    /// How each session is graded.
+    pub grade: GradeOptions,
+}
+
+/// Grades every wanted session of a source, streaming when its format streams, and hands
+/// each outcome to `then` on the thread that graded it (to serialise a result there, say).
+/// The values of `then` come back in the order of each session's first entry; a source
+/// error ends the run. Warnings of a source read whole are not kept (read it with
+/// [`Registry::read`] for them).
+pub fn grade_source<T, F>(
+    pack: &CompiledPack,
+    registry: &Registry,
+    path: &Path,
+    run: &SourceRun<'_>,
+    progress: Option<Progress<'_>>,
+    then: F,
+) -> Result<Mapped<T>, SourceError>
+where
+    T: Send,
+    F: Fn(Outcome) -> T + Sync,
+{
+    let all = SessionFilter::All;
+    let filter = run.filter.as_ref().unwrap_or(&all);
+    registry
+        .map_sessions(path, run.format, filter, &run.read, progress, |session| {
+            Ok::<T, std::convert::Infallible>(then(pack.grade_owned(session, None, &run.grade)))
+        })
+        .map_err(|e| match e {
+            StreamError::Source(e) => e,
+            StreamError::Session(never) => match never {},
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn example_log() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/cleo-audit.jsonl")
+    }
+
+    #[test]
+    fn a_streamed_source_grades_as_sessions_read_whole_do() {
+        let pack = crate::load_pack("cleo-v1", &[]).unwrap();
+        let options = GradeOptions {
+            now: 0,
+            explain: true,
+        };
+        let run = SourceRun {
+            grade: options,
+            ..SourceRun::default()
+        };
+        let streamed = grade_source(
+            &pack,
+            Registry::builtin(),
+            &example_log(),
+            &run,
+            None,
+            |o| o.unwrap(),
+        )
+        .unwrap()
+        .results;
+        let sessions = crate::read_sessions(&example_log(), &SessionFilter::All).unwrap();
+        let whole: Vec<GradeResult> = grade_sessions(&pack, &sessions, &[], &options)
+            .into_iter()
+            .map(Result::unwrap)
+            .collect();
+        assert!(!whole.is_empty());
+        assert_eq!(streamed, whole);
+    }
+}

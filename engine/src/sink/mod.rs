@@ -1,0 +1,54 @@
+//! Where a run's results go. Every destination is a [`Sink`]: it takes the results one at
+//! a time, in order, and is finished once they are all in. The engine's own: JSON lines
+//! ([`JsonLines`]), one JSON document ([`JsonDocument`]) and CLEO's grades file
+//! ([`GradesFile`]); an embedder adds its own by implementing the trait (the `grade`
+//! binary's Langfuse score bodies are one).
+
+mod grades_file;
+mod json;
+
+use std::path::PathBuf;
+
+pub use grades_file::GradesFile;
+pub use json::{JsonDocument, JsonLines};
+
+use crate::GradeResult;
+
+/// Why a sink could not take or write results.
+#[derive(Debug, thiserror::Error)]
+pub enum SinkError {
+    /// The grades file could not be opened or appended to; it is left as it was when it can be.
+    #[error("cannot write grades file `{}`: {source}", path.display())]
+    Grades {
+        /// The grades file.
+        path: PathBuf,
+        /// Why it could not be written.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A result could not be serialised.
+    #[error("cannot serialise a result: {0}")]
+    Json(#[source] serde_json::Error),
+    /// The sink's writer failed.
+    #[error("cannot write results: {0}")]
+    Write(#[source] std::io::Error),
+}
+
+/// A destination of results.
+pub trait Sink {
+    /// Takes the next result of the run.
+    fn accept(&mut self, result: &GradeResult) -> Result<(), SinkError>;
+
+    /// Ends the run: what the sink held back until every result was in is written now.
+    fn finish(&mut self) -> Result<(), SinkError> {
+        Ok(())
+    }
+}
+
+/// Hands every result to `sink`, in order, and finishes it.
+pub fn write_all(sink: &mut dyn Sink, results: &[GradeResult]) -> Result<(), SinkError> {
+    for result in results {
+        sink.accept(result)?;
+    }
+    sink.finish()
+}
