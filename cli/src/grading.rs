@@ -323,7 +323,7 @@ fn stream(plan: &GradePlan, format: &dyn SourceFormat) -> Result<Streamed, CliEr
     let run = SourceRun {
         format: Some(format),
         filter: Some(SessionFilter::All),
-        read: plan.source.read.clone(),
+        read: plan.source.read,
         grade: plan.options,
     };
     let lines_only = plan.lines_only;
