@@ -12,6 +12,9 @@ pub enum CliError {
     Source(#[from] SourceError),
     #[error("{}", eval_message(.0))]
     Eval(#[from] EvalError),
+    /// A pack's tests could not be run.
+    #[error(transparent)]
+    PackTest(grade_engine::pack_test::TestError),
     /// A sink of the engine (the grades file, a JSON writer) failed.
     #[error(transparent)]
     Sink(#[from] grade_engine::sink::SinkError),
@@ -101,5 +104,18 @@ pub fn grade_error_message(err: &grade_engine::compare::GradeError) -> String {
     match err {
         grade_engine::compare::GradeError::Eval(e) => eval_message(e),
         other => other.to_string(),
+    }
+}
+
+impl From<grade_engine::pack_test::TestError> for CliError {
+    /// A source or judgment error of a pack test is the binary's own kind (so a malformed
+    /// line gets its flag hint); the others keep the runner's words.
+    fn from(err: grade_engine::pack_test::TestError) -> Self {
+        use grade_engine::pack_test::TestError;
+        match err {
+            TestError::Source(e) => CliError::Source(e),
+            TestError::Judgment(e) => CliError::Judgment(e),
+            other => CliError::PackTest(other),
+        }
     }
 }

@@ -74,19 +74,11 @@ fn read_text(path: &Path) -> Result<Option<String>, CliError> {
 }
 
 fn parse_json_lines(path: &Path, text: &str) -> Result<Vec<(usize, Value)>, CliError> {
-    let mut out = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let value: Value = serde_json::from_str(line).map_err(|e| CliError::GradesLine {
-            path: path.to_owned(),
-            line: n + 1,
-            message: e.to_string(),
-        })?;
-        out.push((n + 1, value));
-    }
-    Ok(out)
+    grade_engine::result::parse_json_lines(text).map_err(|(line, e)| CliError::GradesLine {
+        path: path.to_owned(),
+        line,
+        message: e.to_string(),
+    })
 }
 
 /// Reads recorded grades; a missing file has none. A last line without a line end that is

@@ -197,8 +197,11 @@ pub fn run(args: &RubricNewArgs, search_path: &[PathBuf]) -> Result<(), CliError
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        crate::pack_tests::write_expected(
-            &fixture.with_file_name(format!("{stem}.expected.jsonl")),
+        grade_engine::pack_test::write_expected(
+            &fixture.with_file_name(format!(
+                "{stem}{}",
+                grade_engine::pack_test::EXPECTED_SUFFIX
+            )),
             &results,
         )?;
     }

@@ -51,6 +51,7 @@ pub mod entry;
 pub(crate) mod eval;
 pub mod judgment;
 pub mod pack;
+pub mod pack_test;
 pub mod plugin;
 pub mod prompt;
 pub mod result;

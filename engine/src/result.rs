@@ -166,3 +166,20 @@ pub fn percent_of(total: f64, max: f64) -> f64 {
     }
     crate::entry::round_half_up(total / max * 10_000.0) / 100.0
 }
+
+/// The JSON values of JSON-lines text (recorded results, expectations) with their 1-based
+/// line numbers; blank lines are skipped, and the first line that is not JSON is the error,
+/// with its number.
+pub fn parse_json_lines(
+    text: &str,
+) -> Result<Vec<(usize, serde_json::Value)>, (usize, serde_json::Error)> {
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let value = serde_json::from_str(line).map_err(|e| (n + 1, e))?;
+        out.push((n + 1, value));
+    }
+    Ok(out)
+}

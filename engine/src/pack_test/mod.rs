@@ -1,0 +1,539 @@
+//! A pack's own tests: its fixtures graded and compared with their expectations. The
+//! binary's `grade rubric test` wraps this runner; an embedder can run it the same way.
+//!
+//! A fixture is any file under the pack's `tests/` folder (a source in a format the
+//! registry reads) except `*.expected.jsonl`, `*.judgments.json` and notes (`*.md`,
+//! `*.txt`); its expectation is `<name>.expected.jsonl` beside it: one result per session,
+//! in order of first appearance. Compared per session: `totalScore`, `maxScore`,
+//! `entryCount`, `flags` in order, and each dimension's `score`, `max`, whether it applies,
+//! and `evidence` in order.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::judgment::{Judgment, JudgmentError};
+use crate::source::{Input, Registry};
+use crate::{
+    CompiledPack, EvalError, GradeOptions, GradeResult, PackOrigin, ReadOptions, SessionFilter,
+    SourceError,
+};
+
+/// What an expectation file's name adds to its fixture's stem.
+pub const EXPECTED_SUFFIX: &str = ".expected.jsonl";
+/// What a judgments file's name adds to its fixture's stem.
+pub const JUDGMENTS_SUFFIX: &str = ".judgments.json";
+
+/// One fixture of a pack.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fixture {
+    /// As shown to the user: `tests/basic.jsonl`.
+    pub name: String,
+    /// The source file.
+    pub source: PathBuf,
+    /// Its expectation, `NAME.expected.jsonl` (it may not exist yet).
+    pub expected: PathBuf,
+    /// For packs with judged dimensions: `NAME.judgments.json`, an object mapping each
+    /// session id of the fixture to its judgment (one object, or an array of chunks).
+    pub judgments: PathBuf,
+}
+
+/// Why a pack's tests could not be run (a failing test is not an error: see [`TestRun`]).
+#[derive(Debug, thiserror::Error)]
+pub enum TestError {
+    /// A file or folder of the tests could not be read or written.
+    #[error("cannot access `{}`: {source}", path.display())]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A fixture could not be read.
+    #[error(transparent)]
+    Source(#[from] SourceError),
+    /// A judgment of a judgments file cannot be used.
+    #[error(transparent)]
+    Judgment(#[from] JudgmentError),
+    /// A judgments file is not an object of judgments.
+    #[error("{}: judgments are a JSON object mapping session ids to judgments", path.display())]
+    Judgments {
+        /// The judgments file.
+        path: PathBuf,
+    },
+    /// A session of a fixture has no judgment, and the pack scores dimensions from one.
+    #[error("{fixture}: session `{session}` has no judgment in `{}`, and rubric `{pack}` scores dimensions from one", judgments.display())]
+    NoJudgment {
+        /// The fixture.
+        fixture: String,
+        /// The session.
+        session: String,
+        /// The judgments file.
+        judgments: PathBuf,
+        /// The pack's id.
+        pack: String,
+    },
+    /// An expectation file could not be read.
+    #[error("cannot read grades file `{}`: {source}", path.display())]
+    ExpectedRead {
+        /// The expectation file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A line of an expectation file is not JSON.
+    #[error("{}:{line}: not a grade result: {message}", path.display())]
+    ExpectedLine {
+        /// The expectation file.
+        path: PathBuf,
+        /// The 1-based line.
+        line: usize,
+        /// What is wrong with it.
+        message: String,
+    },
+}
+
+/// A test that failed.
+#[derive(Debug)]
+pub enum Failure {
+    /// The pack could not grade a session of the fixture; the fixture's sessions all fail.
+    Grade {
+        /// The fixture.
+        fixture: String,
+        /// The session.
+        session: String,
+        /// Why.
+        error: EvalError,
+    },
+    /// The fixture has no expectation file.
+    NoExpectation {
+        /// The fixture.
+        fixture: String,
+        /// The expectation file it lacks.
+        expected: PathBuf,
+    },
+    /// A session the fixture has is not in the expectation.
+    NotExpected {
+        /// The fixture.
+        fixture: String,
+        /// The session.
+        session: String,
+    },
+    /// A session graded otherwise than expected.
+    Differs {
+        /// The fixture.
+        fixture: String,
+        /// The session.
+        session: String,
+        /// The differences, a line each (`  totalScore: expected 10, got 9`).
+        diff: String,
+    },
+    /// A session the expectation has is not in the fixture.
+    Missing {
+        /// The fixture.
+        fixture: String,
+        /// The session.
+        session: String,
+    },
+}
+
+impl fmt::Display for Failure {
+    /// `FAIL …`, then the differences, each block ending in a blank line.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failure::Grade {
+                fixture,
+                session,
+                error,
+            } => writeln!(f, "FAIL {fixture} session `{session}`: {error}\n"),
+            Failure::NoExpectation { fixture, expected } => writeln!(
+                f,
+                "FAIL {fixture}: no expectation `{}`\n",
+                file_name(expected)
+            ),
+            Failure::NotExpected { fixture, session } => {
+                writeln!(f, "FAIL {fixture} session `{session}`: not in the expectation\n")
+            }
+            Failure::Differs {
+                fixture,
+                session,
+                diff,
+            } => writeln!(f, "FAIL {fixture} session `{session}`\n{diff}"),
+            Failure::Missing { fixture, session } => writeln!(
+                f,
+                "FAIL {fixture} session `{session}`: expected, but the fixture has no such session\n"
+            ),
+        }
+    }
+}
+
+/// The file name of an expectation, as failures show it.
+pub fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// What running a pack's tests found.
+#[derive(Debug)]
+pub struct TestRun {
+    /// Sessions graded as expected.
+    pub passed: usize,
+    /// Failed tests: sessions, or a fixture without expectation.
+    pub failed: usize,
+    /// Sessions whose expectation was rewritten (when updating).
+    pub updated: usize,
+    /// Every failure, in the order found.
+    pub failures: Vec<Failure>,
+    /// How often each rule fired over the fixtures.
+    pub coverage: Coverage,
+}
+
+/// The fixtures of a pack. A built-in pack's are written to a private temporary folder,
+/// read like any other and removed when this is dropped.
+#[derive(Debug)]
+pub struct PackFixtures {
+    /// The pack's `tests/` folder.
+    pub dir: PathBuf,
+    /// Its fixtures, sorted by name.
+    pub fixtures: Vec<Fixture>,
+    unpacked: Option<PathBuf>,
+}
+
+impl Drop for PackFixtures {
+    fn drop(&mut self) {
+        if let Some(dir) = &self.unpacked {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+impl PackFixtures {
+    /// The fixtures of `pack`: its folder's `tests/`, or a built-in pack's shipped ones.
+    pub fn of(pack: &CompiledPack) -> Result<PackFixtures, TestError> {
+        let (dir, unpacked) = match &pack.origin {
+            PackOrigin::Folder(dir) => (dir.join("tests"), None),
+            PackOrigin::Builtin(id) => {
+                let root = std::env::temp_dir()
+                    .join(format!("grade-rubric-test-{}-{id}", std::process::id()));
+                let mut guard = PackFixtures {
+                    dir: root.join("tests"),
+                    fixtures: Vec::new(),
+                    unpacked: Some(root.clone()),
+                };
+                for (name, text) in crate::builtin_pack_tests(id) {
+                    let path = guard.dir.join(name);
+                    if let Some(parent) = path.parent() {
+                        std::fs::create_dir_all(parent).map_err(|source| TestError::Io {
+                            path: parent.to_owned(),
+                            source,
+                        })?;
+                    }
+                    std::fs::write(&path, text).map_err(|source| TestError::Io {
+                        path: path.clone(),
+                        source,
+                    })?;
+                }
+                guard.fixtures = discover(&guard.dir)?;
+                return Ok(guard);
+            }
+        };
+        Ok(PackFixtures {
+            fixtures: discover(&dir)?,
+            dir,
+            unpacked,
+        })
+    }
+}
+
+/// Grades every fixture and compares it with its expectation; with `update`, rewrites the
+/// expectations from the results instead. Fixtures are read through `registry` (a pack's
+/// plugin formats included, see [`Registry::with_plugins_of`]).
+pub fn run(
+    pack: &CompiledPack,
+    registry: &Registry,
+    fixtures: &[Fixture],
+    update: bool,
+) -> Result<TestRun, TestError> {
+    let mut run = TestRun {
+        passed: 0,
+        failed: 0,
+        updated: 0,
+        failures: Vec::new(),
+        coverage: Coverage::new(pack),
+    };
+    for fixture in fixtures {
+        let Some(actual) = grade_fixture(pack, registry, fixture, &mut run)? else {
+            continue;
+        };
+        if update {
+            write_expected(&fixture.expected, &actual)?;
+            run.updated += actual.len();
+            continue;
+        }
+        compare_fixture(fixture, &actual, &mut run)?;
+    }
+    Ok(run)
+}
+
+/// The results of a fixture's sessions, or `None` when one could not be graded (a failure
+/// of every session of the fixture).
+fn grade_fixture(
+    pack: &CompiledPack,
+    registry: &Registry,
+    fixture: &Fixture,
+    run: &mut TestRun,
+) -> Result<Option<Vec<GradeResult>>, TestError> {
+    let sessions = registry
+        .read(
+            &Input::File(&fixture.source),
+            None,
+            &SessionFilter::All,
+            &ReadOptions::default(),
+        )?
+        .sessions;
+    let options = GradeOptions {
+        now: 0,
+        explain: true,
+    };
+    let judgments = read_judgments(&fixture.judgments, pack)?;
+    let mut actual = Vec::new();
+    for session in &sessions {
+        let judgment = judgments.get(&session.id);
+        if judgment.is_none() && pack.judge.is_some() {
+            return Err(TestError::NoJudgment {
+                fixture: fixture.name.clone(),
+                session: session.id.clone(),
+                judgments: fixture.judgments.clone(),
+                pack: pack.id.clone(),
+            });
+        }
+        // A rule that cannot grade a fixture is a failed test, not an error.
+        match pack.grade_with(session, judgment, &options) {
+            Ok(result) => {
+                run.coverage.record(&result);
+                actual.push(result);
+            }
+            Err(error) => {
+                run.failed += sessions.len();
+                run.failures.push(Failure::Grade {
+                    fixture: fixture.name.clone(),
+                    session: session.id.clone(),
+                    error,
+                });
+                return Ok(None);
+            }
+        }
+    }
+    Ok(Some(actual))
+}
+
+/// Compares a fixture's results with its expectation, session by session.
+fn compare_fixture(
+    fixture: &Fixture,
+    actual: &[GradeResult],
+    run: &mut TestRun,
+) -> Result<(), TestError> {
+    let Some(expected) = read_expected(&fixture.expected)? else {
+        run.failed += actual.len().max(1);
+        run.failures.push(Failure::NoExpectation {
+            fixture: fixture.name.clone(),
+            expected: fixture.expected.clone(),
+        });
+        return Ok(());
+    };
+    let mut by_id: BTreeMap<String, &Value> = BTreeMap::new();
+    for e in &expected {
+        by_id.insert(e["sessionId"].as_str().unwrap_or_default().to_owned(), e);
+    }
+    for result in actual {
+        let session = result.session_id.clone();
+        let fixture = fixture.name.clone();
+        match by_id.remove(&result.session_id) {
+            None => {
+                run.failed += 1;
+                run.failures.push(Failure::NotExpected { fixture, session });
+            }
+            Some(want) => {
+                let diff = diff_results(want, &compared_fields(result));
+                if diff.is_empty() {
+                    run.passed += 1;
+                } else {
+                    run.failed += 1;
+                    run.failures.push(Failure::Differs {
+                        fixture,
+                        session,
+                        diff,
+                    });
+                }
+            }
+        }
+    }
+    for session in by_id.into_keys() {
+        run.failed += 1;
+        run.failures.push(Failure::Missing {
+            fixture: fixture.name.clone(),
+            session,
+        });
+    }
+    Ok(())
+}
+
+fn read_judgments(
+    path: &Path,
+    pack: &CompiledPack,
+) -> Result<BTreeMap<String, Judgment>, TestError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
+        Err(source) => {
+            return Err(TestError::Io {
+                path: path.to_owned(),
+                source,
+            })
+        }
+    };
+    let shown = path.display().to_string();
+    let Ok(Value::Object(map)) = serde_json::from_str::<Value>(&text) else {
+        return Err(TestError::Judgments {
+            path: path.to_owned(),
+        });
+    };
+    map.into_iter()
+        .map(|(session, judgment)| {
+            let origin = format!("{shown} (session `{session}`)");
+            let parsed = crate::judgment::parse_judgment(&judgment.to_string(), &origin, pack)?;
+            Ok((session, parsed))
+        })
+        .collect()
+}
+
+/// The fixtures under `dir` (and its subfolders), sorted by name; none when it is missing.
+pub fn discover(dir: &Path) -> Result<Vec<Fixture>, TestError> {
+    let mut fixtures = Vec::new();
+    if !dir.is_dir() {
+        return Ok(fixtures);
+    }
+    let mut stack = vec![dir.to_owned()];
+    while let Some(folder) = stack.pop() {
+        let io = |source| TestError::Io {
+            path: folder.clone(),
+            source,
+        };
+        for entry in std::fs::read_dir(&folder).map_err(io)? {
+            let path = entry.map_err(io)?.path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+                continue;
+            };
+            if name.ends_with(EXPECTED_SUFFIX)
+                || name.ends_with(JUDGMENTS_SUFFIX)
+                || name.ends_with(".md")
+                || name.ends_with(".txt")
+                || name.starts_with('.')
+            {
+                continue;
+            }
+            let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
+            let expected = path.with_file_name(format!("{stem}{EXPECTED_SUFFIX}"));
+            let judgments = path.with_file_name(format!("{stem}{JUDGMENTS_SUFFIX}"));
+            let shown = path
+                .strip_prefix(dir.parent().unwrap_or(dir))
+                .unwrap_or(&path)
+                .display()
+                .to_string();
+            fixtures.push(Fixture {
+                name: shown,
+                source: path,
+                expected,
+                judgments,
+            });
+        }
+    }
+    fixtures.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(fixtures)
+}
+
+mod coverage;
+mod expectation;
+
+pub use coverage::Coverage;
+pub use expectation::write_expected;
+use expectation::{compared_fields, diff_results, read_expected};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shipped_packs_pass_their_own_tests() {
+        for id in crate::builtin_pack_ids() {
+            let pack = crate::load_pack(id, &[]).unwrap();
+            let fixtures = PackFixtures::of(&pack).unwrap();
+            let unpacked = fixtures.dir.clone();
+            assert!(!fixtures.fixtures.is_empty(), "{id} ships fixtures");
+            let run = run(&pack, Registry::builtin(), &fixtures.fixtures, false).unwrap();
+            assert_eq!(
+                (run.failed, run.failures.len()),
+                (0, 0),
+                "{id}: {:?}",
+                run.failures
+            );
+            assert!(run.passed > 0, "{id}");
+            drop(fixtures);
+            assert!(
+                !unpacked.exists(),
+                "a built-in pack's fixtures are removed after"
+            );
+        }
+    }
+
+    #[test]
+    fn a_result_that_differs_from_its_expectation_is_a_failure_naming_the_field() {
+        let pack = crate::load_pack("cleo-v1", &[]).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let source = dir.path().join("tests").join("log.jsonl");
+        std::fs::create_dir_all(source.parent().unwrap()).unwrap();
+        let log = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/cleo-audit.jsonl");
+        std::fs::copy(&log, &source).unwrap();
+        let fixtures = discover(&dir.path().join("tests")).unwrap();
+        assert_eq!(fixtures.len(), 1);
+        assert_eq!(fixtures[0].name, "tests/log.jsonl");
+
+        // No expectation yet: one failure, then updating writes it and the tests pass.
+        let first = run(&pack, Registry::builtin(), &fixtures, false).unwrap();
+        assert!(matches!(
+            first.failures[..],
+            [Failure::NoExpectation { .. }]
+        ));
+        let updated = run(&pack, Registry::builtin(), &fixtures, true).unwrap();
+        assert!(updated.updated > 0);
+        let again = run(&pack, Registry::builtin(), &fixtures, false).unwrap();
+        assert_eq!((again.failed, again.passed), (0, updated.updated));
+
+        // A total changed by hand is reported with what was expected and what came out.
+        let expected = std::fs::read_to_string(&fixtures[0].expected).unwrap();
+        let mut lines: Vec<Value> = expected
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let got = lines[0]["totalScore"].clone();
+        lines[0]["totalScore"] = Value::from(-1);
+        let text: String = lines.iter().map(|v| format!("{v}\n")).collect();
+        std::fs::write(&fixtures[0].expected, text).unwrap();
+        let changed = run(&pack, Registry::builtin(), &fixtures, false).unwrap();
+        assert_eq!(changed.failed, 1);
+        let report = changed.failures[0].to_string();
+        assert!(
+            report.contains(&format!("  totalScore: expected -1, got {got}")),
+            "{report}"
+        );
+    }
+}
