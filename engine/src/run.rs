@@ -73,9 +73,36 @@ where
 {
     let all = SessionFilter::All;
     let filter = run.filter.as_ref().unwrap_or(&all);
+    map_source(
+        registry,
+        path,
+        run.format,
+        filter,
+        &run.read,
+        progress,
+        |session| then(pack.grade_owned(session, None, &run.grade)),
+    )
+}
+
+/// Calls `f` on every wanted session of a source, in parallel, as soon as the session is
+/// read whole (streaming when the format streams); the values come back in the order of
+/// each session's first entry. What [`grade_source`] and `compare` grade with.
+pub fn map_source<T, F>(
+    registry: &Registry,
+    path: &Path,
+    format: Option<&dyn SourceFormat>,
+    filter: &SessionFilter,
+    read: &ReadOptions,
+    progress: Option<Progress<'_>>,
+    f: F,
+) -> Result<Mapped<T>, SourceError>
+where
+    T: Send,
+    F: Fn(Session) -> T + Sync,
+{
     registry
-        .map_sessions(path, run.format, filter, &run.read, progress, |session| {
-            Ok::<T, std::convert::Infallible>(then(pack.grade_owned(session, None, &run.grade)))
+        .map_sessions(path, format, filter, read, progress, |session| {
+            Ok::<T, std::convert::Infallible>(f(session))
         })
         .map_err(|e| match e {
             StreamError::Source(e) => e,

@@ -8,7 +8,7 @@ use crate::entry::{js_number, Session};
 use crate::eval::{EvalError, GradeOptions};
 use crate::pack::field::{Field, FieldValue};
 use crate::pack::CompiledPack;
-use crate::source::{self, SessionFilter, SourceError, SourceFormat, StreamError};
+use crate::source::{self, SessionFilter, SourceError, SourceFormat};
 
 /// Why a session has no grade from one of the packs.
 #[derive(Debug, thiserror::Error)]
@@ -62,20 +62,16 @@ pub fn grade_source(
             scored,
         }
     };
-    source::Registry::builtin()
-        .map_sessions(
-            path,
-            format,
-            filter,
-            &source::ReadOptions::default(),
-            None,
-            |s| Ok::<_, std::convert::Infallible>(grade(s)),
-        )
-        .map(|mapped| mapped.results)
-        .map_err(|e| match e {
-            StreamError::Source(e) => e,
-            StreamError::Session(never) => match never {},
-        })
+    crate::run::map_source(
+        source::Registry::builtin(),
+        path,
+        format,
+        filter,
+        &source::ReadOptions::default(),
+        None,
+        grade,
+    )
+    .map(|mapped| mapped.results)
 }
 
 /// The value of `field` in the first entry of the session that has one, as text.
