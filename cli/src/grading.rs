@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use grade_engine::run::{Outcome, SourceRun};
+use grade_engine::sink::langfuse::{LangfuseScores, ScoreBody};
 use grade_engine::sink::{self, JsonDocument, JsonLines};
 use grade_engine::source::Input;
 use grade_engine::{CompiledPack, GradeOptions, GradeResult, Session, SessionFilter, SourceFormat};
@@ -181,7 +182,7 @@ fn deliver(
 }
 
 /// Sends score bodies to the Langfuse server of the environment.
-fn push_scores(scores: &[langfuse::ScoreBody]) -> Result<(), CliError> {
+fn push_scores(scores: &[ScoreBody]) -> Result<(), CliError> {
     let server = langfuse::server::Server::from_env(
         "`--push langfuse`",
         std::time::Duration::from_secs(30),
@@ -200,24 +201,23 @@ fn push_scores(scores: &[langfuse::ScoreBody]) -> Result<(), CliError> {
     Ok(())
 }
 
-/// The Langfuse score bodies of graded sessions, in order.
+/// The Langfuse score bodies of graded sessions, in order (the engine's sink).
 fn score_bodies(
     cli: &Cli,
     pack: &CompiledPack,
     results: &[GradeResult],
     sessions: &[Session],
-) -> Result<Vec<langfuse::ScoreBody>, CliError> {
+) -> Result<Vec<ScoreBody>, CliError> {
     let config_ids = match &cli.config_ids {
         Some(path) => langfuse::read_config_ids(path)?,
         None => Default::default(),
     };
-    let mut out = Vec::new();
-    for r in results {
-        let session = sessions.iter().find(|s| s.id == r.session_id);
-        let target = langfuse::ScoreTarget::of(session);
-        out.extend(langfuse::score_bodies(pack, r, &target, &config_ids));
-    }
-    Ok(out)
+    let environment = std::env::var("LANGFUSE_TRACING_ENVIRONMENT")
+        .ok()
+        .filter(|v| !v.trim().is_empty());
+    let mut scores = LangfuseScores::new(pack, sessions, environment.as_deref(), &config_ids);
+    sink::write_all(&mut scores, results)?;
+    Ok(scores.into_bodies())
 }
 
 /// The results as `--format` asks: JSON through the engine's sinks, or the human report

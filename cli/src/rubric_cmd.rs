@@ -30,7 +30,8 @@ pub fn run(
         RubricCommand::New(args) => crate::scaffold::run(args, search_path),
         RubricCommand::ScoreConfigs(args) => {
             let pack = grade_engine::load_pack(&args.pack, search_path)?;
-            let configs = crate::langfuse::score_configs(&pack)?;
+            let configs = grade_engine::sink::langfuse::score_configs(&pack)
+                .map_err(|e| CliError::Usage(e.to_string()))?;
             print_json_list(&configs, args.format)
         }
         RubricCommand::JudgmentSchema(args) => {

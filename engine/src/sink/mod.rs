@@ -1,11 +1,13 @@
 //! Where a run's results go. Every destination is a [`Sink`]: it takes the results one at
 //! a time, in order, and is finished once they are all in. The engine's own: JSON lines
 //! ([`JsonLines`]), one JSON document ([`JsonDocument`]) and CLEO's grades file
-//! ([`GradesFile`]); an embedder adds its own by implementing the trait (the `grade`
-//! binary's Langfuse score bodies are one).
+//! ([`GradesFile`]) and Langfuse score bodies ([`langfuse::LangfuseScores`]); an embedder
+//! adds its own by implementing the trait (the `grade` binary's human report is rendered
+//! from the results themselves).
 
 mod grades_file;
 mod json;
+pub mod langfuse;
 
 use std::path::PathBuf;
 
