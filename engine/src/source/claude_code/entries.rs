@@ -1,0 +1,587 @@
+//! From the records of one transcript file to its entries, in named steps: the records that
+//! can be used, the tool results by call id, the subagent chains of older transcripts, then
+//! each record's entries (a user prompt, or an assistant's text and tool calls).
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::{result_text, Pending, Record, ToolResult, SOURCE};
+use crate::entry::{Entry, Metadata, Outcome, Text};
+use crate::source::common::{json_kind, Place, SourceWarning};
+use crate::time::{parse_timestamp, InstantMs};
+
+/// A record with a readable message, its instant and its timestamp as written.
+type Usable = (Record, InstantMs, String);
+
+/// Warnings about the file being read.
+struct Warn<'w> {
+    path: &'w Path,
+    warnings: &'w mut Vec<SourceWarning>,
+}
+
+impl Warn<'_> {
+    fn at(&mut self, place: &Place, message: String) {
+        self.warnings.push(SourceWarning {
+            path: self.path.to_owned(),
+            place: place.clone(),
+            message,
+        });
+    }
+}
+
+/// The entries of one file, in record order, with tool outcomes filled in.
+pub(super) fn entries_of(
+    path: &Path,
+    records: Vec<Record>,
+    warnings: &mut Vec<SourceWarning>,
+) -> Vec<Pending> {
+    let mut warn = Warn { path, warnings };
+    let file = FileContext {
+        session: file_session(path, &records),
+        text: path.display().to_string(),
+    };
+    let usable = usable_records(records, &mut warn);
+    let results = tool_results(&usable);
+    let chains = sidechain_chains(&usable);
+    let mut out = Vec::new();
+    for (record, instant, timestamp) in &usable {
+        let Value::Object(map) = &record.value else {
+            continue;
+        };
+        let context = RecordContext::new(&file, &chains, record, map, *instant, timestamp);
+        record_entries(&context, &results, &mut warn, &mut out);
+    }
+    out
+}
+
+/// What every record of the file shares.
+struct FileContext {
+    /// The session of records without a `sessionId`: the file's first one, or its name.
+    session: String,
+    /// The file, as entries name it (`metadata.file`).
+    text: String,
+}
+
+/// The session id of the file's first record that has one; else the file's name.
+fn file_session(path: &Path, records: &[Record]) -> String {
+    records
+        .iter()
+        .find_map(|r| {
+            r.value
+                .get("sessionId")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
+        .unwrap_or_else(|| {
+            path.file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| path.display().to_string())
+        })
+}
+
+/// The user and assistant records with a readable message and timestamp; the others are
+/// skipped with a warning, and records of other types silently.
+fn usable_records(records: Vec<Record>, warn: &mut Warn<'_>) -> Vec<Usable> {
+    let mut usable = Vec::with_capacity(records.len());
+    for record in records {
+        match usable_record(&record) {
+            Ok(Some((instant, timestamp))) => usable.push((record, instant, timestamp)),
+            Ok(None) => {}
+            Err(message) => warn.at(&record.place, message),
+        }
+    }
+    usable
+}
+
+/// A record's instant and timestamp when it is usable; `None` for a type this reader does
+/// not use; why it was skipped otherwise.
+fn usable_record(record: &Record) -> Result<Option<(InstantMs, String)>, String> {
+    let Value::Object(map) = &record.value else {
+        return Err(format!(
+            "skipped: a JSON {}, not a transcript record",
+            json_kind(&record.value)
+        ));
+    };
+    let Some(kind) = map.get("type").and_then(Value::as_str) else {
+        return Err("skipped: the record has no `type`".to_owned());
+    };
+    if kind != "user" && kind != "assistant" {
+        return Ok(None);
+    }
+    let Some(message) = map.get("message") else {
+        return Err(format!("skipped: the `{kind}` record has no `message`"));
+    };
+    let Some(message) = message.as_object() else {
+        return Err(format!(
+            "skipped: `message` is a JSON {}, not an object",
+            json_kind(message)
+        ));
+    };
+    match message.get("content") {
+        Some(Value::String(_) | Value::Array(_)) => {}
+        Some(other) => {
+            return Err(format!(
+                "skipped: `message.content` is a JSON {}, not text or blocks",
+                json_kind(other)
+            ))
+        }
+        None => return Err("skipped: `message` has no `content`".to_owned()),
+    }
+    let Some(timestamp) = map
+        .get("timestamp")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+    else {
+        return Err("skipped: the record has no `timestamp`".to_owned());
+    };
+    match parse_timestamp(&timestamp) {
+        Ok(instant) => Ok(Some((instant, timestamp))),
+        Err(err) => Err(format!("skipped: field `timestamp`: {err}")),
+    }
+}
+
+/// The first result of each tool call, by `tool_use` id. Outcomes are gathered first: a
+/// result may be written before the call's other blocks.
+fn tool_results(usable: &[Usable]) -> HashMap<String, ToolResult> {
+    let mut results: HashMap<String, ToolResult> = HashMap::new();
+    for (record, instant, _) in usable {
+        let Some(Value::Array(blocks)) = record.value.pointer("/message/content") else {
+            continue;
+        };
+        let result_type = record
+            .value
+            .pointer("/toolUseResult/type")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        for block in blocks {
+            if block.get("type").and_then(Value::as_str) != Some("tool_result") {
+                continue;
+            }
+            let Some(id) = block.get("tool_use_id").and_then(Value::as_str) else {
+                continue;
+            };
+            results.entry(id.to_owned()).or_insert_with(|| ToolResult {
+                is_error: block
+                    .get("is_error")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
+                text: result_text(block.get("content")),
+                instant: *instant,
+                result_type: result_type.clone(),
+            });
+        }
+    }
+    results
+}
+
+/// Older transcripts keep subagents' lines in the main file without an `agentId`: each run
+/// of sidechain lines linked by `parentUuid` is one subagent, named by its first line.
+/// Record uuid → the uuid naming its chain.
+fn sidechain_chains(usable: &[Usable]) -> HashMap<String, String> {
+    let mut chains: HashMap<String, String> = HashMap::new();
+    for (record, _, _) in usable {
+        let Value::Object(map) = &record.value else {
+            continue;
+        };
+        let sidechain = map.get("isSidechain").and_then(Value::as_bool) == Some(true);
+        let Some(uuid) = map.get("uuid").and_then(Value::as_str) else {
+            continue;
+        };
+        if !sidechain || map.get("agentId").and_then(Value::as_str).is_some() {
+            continue;
+        }
+        let chain = map
+            .get("parentUuid")
+            .and_then(Value::as_str)
+            .and_then(|parent| chains.get(parent).cloned())
+            .unwrap_or_else(|| uuid.to_owned());
+        chains.insert(uuid.to_owned(), chain);
+    }
+    chains
+}
+
+/// What every entry of one record shares.
+struct RecordContext<'a> {
+    record: &'a Record,
+    map: &'a Map<String, Value>,
+    chains: &'a HashMap<String, String>,
+    file_text: &'a str,
+    instant: InstantMs,
+    timestamp: &'a str,
+    session_id: String,
+    uuid: Option<&'a str>,
+    message: Option<&'a Map<String, Value>>,
+    model: Option<&'a str>,
+    message_id: String,
+    sidechain: bool,
+}
+
+impl<'a> RecordContext<'a> {
+    fn new(
+        file: &'a FileContext,
+        chains: &'a HashMap<String, String>,
+        record: &'a Record,
+        map: &'a Map<String, Value>,
+        instant: InstantMs,
+        timestamp: &'a str,
+    ) -> Self {
+        // Records without a `sessionId` belong to the file's session.
+        let session_id = map
+            .get("sessionId")
+            .and_then(Value::as_str)
+            .map_or_else(|| file.session.clone(), str::to_owned);
+        let uuid = map.get("uuid").and_then(Value::as_str);
+        let message = map.get("message").and_then(Value::as_object);
+        let model = message.and_then(|m| m.get("model")).and_then(Value::as_str);
+        // Lines without a message id (older and synthetic transcripts) stand for themselves.
+        let message_id = message
+            .and_then(|m| m.get("id"))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .or_else(|| uuid.map(str::to_owned))
+            .unwrap_or_else(|| format!("{}:{}", file.text, record.line));
+        let sidechain = map
+            .get("isSidechain")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        RecordContext {
+            record,
+            map,
+            chains,
+            file_text: &file.text,
+            instant,
+            timestamp,
+            session_id,
+            uuid,
+            message,
+            model,
+            message_id,
+            sidechain,
+        }
+    }
+
+    /// The metadata every entry of the record carries: sidechain, agent, uuid, cwd, place.
+    fn base(&self) -> Map<String, Value> {
+        let mut extra = Map::new();
+        extra.insert("isSidechain".into(), Value::Bool(self.sidechain));
+        if let Some(agent) = self.map.get("agentId").and_then(Value::as_str) {
+            extra.insert("agentId".into(), agent.into());
+        } else if let Some(chain) = self.uuid.and_then(|u| self.chains.get(u)) {
+            extra.insert("agentId".into(), chain.as_str().into());
+        }
+        if let Some(uuid) = self.uuid {
+            extra.insert("uuid".into(), uuid.into());
+        }
+        if let Some(cwd) = self.map.get("cwd").and_then(Value::as_str) {
+            extra.insert("cwd".into(), cwd.into());
+        }
+        extra.insert("file".into(), self.file_text.into());
+        extra.insert("line".into(), self.record.line.into());
+        extra
+    }
+
+    /// [`RecordContext::base`] with the assistant message's id and model.
+    fn assistant_base(&self) -> Map<String, Value> {
+        let mut extra = self.base();
+        extra.insert("messageId".into(), self.message_id.as_str().into());
+        if let Some(model) = self.model {
+            extra.insert("model".into(), model.into());
+        }
+        extra
+    }
+
+    fn entry(
+        &self,
+        domain: &str,
+        operation: &str,
+        params: Map<String, Value>,
+        extra: Map<String, Value>,
+        outcome: Outcome,
+        error: Option<String>,
+    ) -> Entry {
+        Entry {
+            timestamp: self.timestamp.into(),
+            instant: self.instant,
+            session_id: self.session_id.as_str().into(),
+            domain: domain.into(),
+            operation: operation.into(),
+            params: params.into(),
+            result: outcome,
+            metadata: Metadata {
+                extra,
+                ..Metadata::with_source(SOURCE)
+            },
+            error: error.map(Text::from),
+        }
+    }
+
+    /// A `message` entry whose `params.text` is `text`.
+    fn message_entry(&self, operation: &str, text: Value, extra: Map<String, Value>) -> Entry {
+        let mut params = Map::new();
+        params.insert("text".into(), text);
+        self.entry("message", operation, params, extra, ok(), None)
+    }
+}
+
+fn ok() -> Outcome {
+    Outcome {
+        success: true,
+        exit_code: 0,
+        duration: 0.0,
+    }
+}
+
+/// The entries of one usable record, appended to `out`.
+fn record_entries(
+    context: &RecordContext<'_>,
+    results: &HashMap<String, ToolResult>,
+    warn: &mut Warn<'_>,
+    out: &mut Vec<Pending>,
+) {
+    let kind = context
+        .map
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let content = context.message.and_then(|m| m.get("content"));
+    if kind == "user" {
+        if let Some(pending) = user_entry(context, content, warn) {
+            out.push(pending);
+        }
+        return;
+    }
+    // An assistant record: text and tool calls, in block order.
+    let blocks: &[Value] = match content {
+        Some(Value::Array(blocks)) => blocks,
+        Some(Value::String(s)) if !s.trim().is_empty() => {
+            out.push(Pending {
+                key: context.uuid.map(|u| format!("message:{u}")),
+                entry: context.message_entry(
+                    "assistant",
+                    Value::String(s.clone()),
+                    context.assistant_base(),
+                ),
+            });
+            return;
+        }
+        _ => return,
+    };
+    for (i, block) in blocks.iter().enumerate() {
+        let Value::Object(b) = block else {
+            warn.at(
+                &context.record.place,
+                format!(
+                    "content block {i} skipped: a JSON {}, not an object",
+                    json_kind(block)
+                ),
+            );
+            continue;
+        };
+        match b.get("type").and_then(Value::as_str) {
+            Some("text") => {
+                let Some(text) = b
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .filter(|t| !t.trim().is_empty())
+                else {
+                    continue;
+                };
+                out.push(Pending {
+                    key: context.uuid.map(|u| format!("message:{u}:{i}")),
+                    entry: context.message_entry(
+                        "assistant",
+                        text.into(),
+                        context.assistant_base(),
+                    ),
+                });
+            }
+            Some("tool_use") => {
+                if let Some(pending) = tool_call(context, b, i, results, warn) {
+                    out.push(pending);
+                }
+            }
+            // Thinking, server-side tools, images and newer blocks carry no tool call.
+            _ => {}
+        }
+    }
+}
+
+/// A user record's prompt: its text, or its text blocks joined; nothing when blank.
+fn user_entry(
+    context: &RecordContext<'_>,
+    content: Option<&Value>,
+    warn: &mut Warn<'_>,
+) -> Option<Pending> {
+    let text = match content {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(blocks)) => {
+            let mut texts = Vec::new();
+            for (i, block) in blocks.iter().enumerate() {
+                match block {
+                    Value::Object(b) => {
+                        if b.get("type").and_then(Value::as_str) == Some("text") {
+                            if let Some(t) = b.get("text").and_then(Value::as_str) {
+                                texts.push(t);
+                            }
+                        }
+                    }
+                    other => warn.at(
+                        &context.record.place,
+                        format!(
+                            "content block {i} skipped: a JSON {}, not an object",
+                            json_kind(other)
+                        ),
+                    ),
+                }
+            }
+            texts.join("\n\n")
+        }
+        _ => String::new(),
+    };
+    if text.trim().is_empty() {
+        return None;
+    }
+    let mut extra = context.base();
+    for flag in ["isMeta", "isCompactSummary"] {
+        if let Some(v) = context.map.get(flag).and_then(Value::as_bool) {
+            extra.insert(flag.into(), Value::Bool(v));
+        }
+    }
+    Some(Pending {
+        key: context.uuid.map(|u| format!("message:{u}")),
+        entry: context.message_entry("user", Value::String(text), extra),
+    })
+}
+
+/// A `tool_use` block: an entry named by the tool, with its input as params and the outcome
+/// of its result (a call without result succeeds, and says so in `metadata.hasResult`).
+fn tool_call(
+    context: &RecordContext<'_>,
+    block: &Map<String, Value>,
+    i: usize,
+    results: &HashMap<String, ToolResult>,
+    warn: &mut Warn<'_>,
+) -> Option<Pending> {
+    let (Some(id), Some(name)) = (
+        block.get("id").and_then(Value::as_str),
+        block.get("name").and_then(Value::as_str),
+    ) else {
+        warn.at(
+            &context.record.place,
+            format!("content block {i} skipped: a `tool_use` without `id` or `name`"),
+        );
+        return None;
+    };
+    let params = match block.get("input") {
+        Some(Value::Object(input)) => input.clone(),
+        None | Some(Value::Null) => Map::new(),
+        Some(other) => {
+            let mut wrapped = Map::new();
+            wrapped.insert("input".into(), other.clone());
+            wrapped
+        }
+    };
+    let mut extra = context.assistant_base();
+    extra.insert("toolUseId".into(), id.into());
+    let (outcome, error) = match results.get(id) {
+        Some(r) => {
+            extra.insert("hasResult".into(), Value::Bool(true));
+            if let Some(t) = &r.result_type {
+                extra.insert("resultType".into(), t.as_str().into());
+            }
+            (
+                Outcome {
+                    success: !r.is_error,
+                    exit_code: i64::from(r.is_error),
+                    duration: (r.instant - context.instant).max(0) as f64,
+                },
+                r.is_error.then(|| r.text.clone()),
+            )
+        }
+        None => {
+            extra.insert("hasResult".into(), Value::Bool(false));
+            (ok(), None)
+        }
+    };
+    Some(Pending {
+        key: Some(format!("tool:{id}")),
+        entry: context.entry("tool", name, params, extra, outcome, error),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(line: u64, value: Value) -> Record {
+        Record {
+            place: Place::Line(line),
+            line,
+            value,
+        }
+    }
+
+    #[test]
+    fn records_other_than_user_and_assistant_are_ignored_and_broken_ones_say_why() {
+        let summary = record(1, serde_json::json!({"type": "summary"}));
+        assert_eq!(usable_record(&summary), Ok(None));
+        let no_time = record(
+            2,
+            serde_json::json!({"type": "user", "message": {"content": "hi"}}),
+        );
+        assert_eq!(
+            usable_record(&no_time),
+            Err("skipped: the record has no `timestamp`".to_owned())
+        );
+        let blocks = record(
+            3,
+            serde_json::json!({"type": "user", "message": {"content": 3}}),
+        );
+        assert_eq!(
+            usable_record(&blocks),
+            Err("skipped: `message.content` is a JSON number, not text or blocks".to_owned())
+        );
+    }
+
+    #[test]
+    fn sidechain_lines_without_an_agent_chain_to_their_first_line() {
+        let line = |uuid: &str, parent: Option<&str>| {
+            (
+                record(
+                    1,
+                    serde_json::json!({"isSidechain": true, "uuid": uuid, "parentUuid": parent}),
+                ),
+                0,
+                String::new(),
+            )
+        };
+        let usable = [line("a", None), line("b", Some("a")), line("c", Some("x"))];
+        let chains = sidechain_chains(&usable);
+        assert_eq!(chains["b"], "a");
+        assert_eq!(chains["c"], "c");
+    }
+
+    #[test]
+    fn the_first_result_of_a_call_is_its_outcome() {
+        let result = |is_error: bool| {
+            (
+                record(
+                    1,
+                    serde_json::json!({"message": {"content": [
+                        {"type": "tool_result", "tool_use_id": "t1", "is_error": is_error, "content": "out"}
+                    ]}}),
+                ),
+                5,
+                String::new(),
+            )
+        };
+        let results = tool_results(&[result(true), result(false)]);
+        assert!(results["t1"].is_error);
+        assert_eq!(
+            (results["t1"].text.as_str(), results["t1"].instant),
+            ("out", 5)
+        );
+    }
+}
