@@ -34,6 +34,23 @@ pub struct GenConfig {
     pub seed: u64,
     /// About how many sessions are running at any moment (how much the log interleaves).
     pub concurrency: usize,
+    /// How sessions are laid out over the log.
+    pub layout: Layout,
+}
+
+/// How sessions are laid out over the log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Layout {
+    /// Sessions overlap about `concurrency` at a time, as in a busy project's log.
+    #[default]
+    Realistic,
+    /// Every session spans the whole log: its entries are spread uniformly at random over
+    /// the file (a random interleaving of all sessions), so nearly every session is open
+    /// from the start to the end. The worst case for a streamed read.
+    Spread,
+    /// Every session has exactly one entry (`entries` is ignored): a streamed read meets
+    /// millions of sessions, each complete as soon as it is seen.
+    OneEntry,
 }
 
 impl GenConfig {
@@ -43,6 +60,7 @@ impl GenConfig {
             entries,
             seed,
             concurrency: 32,
+            layout: Layout::Realistic,
         }
     }
 }
@@ -243,11 +261,15 @@ const EPOCH_MS: i64 = 1_772_323_200_000;
 /// Generates the traffic of `config`.
 pub fn generate(config: &GenConfig) -> Traffic {
     let mut rng = Rng::new(config.seed);
-    let lengths = session_lengths(
-        &mut rng,
-        config.sessions,
-        config.entries.max(config.sessions),
-    );
+    let lengths = if config.layout == Layout::OneEntry {
+        vec![1; config.sessions]
+    } else {
+        session_lengths(
+            &mut rng,
+            config.sessions,
+            config.entries.max(config.sessions),
+        )
+    };
     // Mean gap between a session's entries, so sessions overlap about `concurrency` at a time.
     let mean_gap_ms: u64 = 20_000;
     let total_entries: usize = lengths.iter().sum();
@@ -265,11 +287,12 @@ pub fn generate(config: &GenConfig) -> Traffic {
             _ => Some("worker"),
         };
         let session_task = rng.chance(0.5).then(|| rng.range(1, 900) as u32);
-        session_ids.push(format!(
-            "ses_{}_{:06x}",
-            start / 1000,
-            rng.next_u64() & 0xFF_FFFF
-        ));
+        let mut id = format!("ses_{}_{:06x}", start / 1000, rng.next_u64() & 0xFF_FFFF);
+        if config.layout == Layout::OneEntry {
+            // Millions of sessions: random ids alone would collide.
+            let _ = write!(id, "_{s}");
+        }
+        session_ids.push(id);
 
         let ends = len >= 3 && rng.chance(0.85);
         let weights: Vec<u32> = BODY_OPS.iter().map(|o| o.2).collect();
@@ -370,11 +393,51 @@ pub fn generate(config: &GenConfig) -> Traffic {
             });
         }
     }
-    // File order: by instant; a session's own entries keep their order (stable sort).
-    entries.sort_by_key(|e| (e.instant, e.session));
+    if config.layout == Layout::Spread {
+        spread(&mut rng, &mut entries, &lengths);
+    } else {
+        // File order: by instant; a session's own entries keep their order (stable sort).
+        entries.sort_by_key(|e| (e.instant, e.session));
+    }
     Traffic {
         session_ids,
         entries,
+    }
+}
+
+/// Lays `entries` (grouped by session, each session's in order) out in a uniformly random
+/// interleaving, and gives them instants that increase through the file: one second a line,
+/// so a session's entries keep strictly increasing instants in every timestamp spelling.
+fn spread(rng: &mut Rng, entries: &mut Vec<GenEntry>, lengths: &[usize]) {
+    let mut order: Vec<u32> = lengths
+        .iter()
+        .enumerate()
+        .flat_map(|(s, &len)| std::iter::repeat_n(s as u32, len))
+        .collect();
+    // Fisher-Yates: every interleaving equally likely.
+    for i in (1..order.len()).rev() {
+        let j = rng.below(i as u64 + 1) as usize;
+        order.swap(i, j);
+    }
+    // Where each session's entries start in `entries`.
+    let mut next: Vec<usize> = Vec::with_capacity(lengths.len());
+    let mut at = 0;
+    for &len in lengths {
+        next.push(at);
+        at += len;
+    }
+    let mut slots: Vec<Option<GenEntry>> = std::mem::take(entries).into_iter().map(Some).collect();
+    for (position, &s) in order.iter().enumerate() {
+        let k = &mut next[s as usize];
+        let Some(mut e) = slots[*k].take() else {
+            continue;
+        };
+        *k += 1;
+        e.instant = EPOCH_MS + position as i64 * 1_000;
+        if e.spelling != Spelling::Sqlite {
+            e.instant += rng.below(1_000) as i64;
+        }
+        entries.push(e);
     }
 }
 
@@ -618,6 +681,41 @@ mod tests {
                 assert!(v.get(k).is_some(), "{k} missing in {line}");
             }
         }
+    }
+
+    #[test]
+    fn spread_sessions_span_the_log_and_keep_increasing_instants() {
+        let config = GenConfig {
+            layout: Layout::Spread,
+            ..GenConfig::new(200, 20_000, 3)
+        };
+        let t = generate(&config);
+        assert_eq!(t.entries.len(), 20_000);
+        let n = t.entries.len();
+        let mut first = vec![usize::MAX; 200];
+        let mut last = vec![0; 200];
+        for (i, pair) in t.entries.windows(2).enumerate() {
+            assert!(pair[1].instant > pair[0].instant, "instants increase through the file");
+            let s = pair[0].session as usize;
+            first[s] = first[s].min(i);
+            last[s] = i;
+        }
+        // Sessions of a few dozen entries or more open in the first tenth and close in the last.
+        let long: Vec<usize> = (0..200).filter(|&s| last[s] > first[s] + n / 2).collect();
+        assert!(long.len() > 150, "{} of 200 sessions span half the log", long.len());
+        assert_eq!(t.to_jsonl(), generate(&config).to_jsonl(), "seeded");
+    }
+
+    #[test]
+    fn one_entry_sessions_have_one_entry_each_and_distinct_ids() {
+        let config = GenConfig {
+            layout: Layout::OneEntry,
+            ..GenConfig::new(5_000, 1, 4)
+        };
+        let t = generate(&config);
+        assert_eq!(t.entries.len(), 5_000);
+        let ids: std::collections::HashSet<&String> = t.session_ids.iter().collect();
+        assert_eq!(ids.len(), 5_000);
     }
 
     #[test]

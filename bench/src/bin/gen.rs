@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::Parser;
-use grade_bench::{generate, GenConfig};
+use grade_bench::{generate, GenConfig, Layout};
 
 #[derive(Parser)]
 #[command(about = "Generate seeded, realistic CLEO audit traffic (JSONL and/or tasks.db)")]
@@ -25,6 +25,11 @@ struct Args {
     /// About how many sessions run at once (how much the log interleaves)
     #[arg(long, default_value_t = 32)]
     concurrency: usize,
+    /// How sessions are laid out: `realistic` (about --concurrency open at once), `spread`
+    /// (every session spans the whole log, the worst case for streaming), `one-entry` (one
+    /// entry a session; --entries is ignored)
+    #[arg(long, value_enum, default_value_t = LayoutArg::Realistic)]
+    layout: LayoutArg,
     /// Write the entries as a JSONL audit log here
     #[arg(long)]
     jsonl: Option<PathBuf>,
@@ -36,6 +41,13 @@ struct Args {
     sessions_out: Option<PathBuf>,
 }
 
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum LayoutArg {
+    Realistic,
+    Spread,
+    OneEntry,
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
     if args.jsonl.is_none() && args.db.is_none() {
@@ -44,6 +56,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let started = Instant::now();
     let config = GenConfig {
         concurrency: args.concurrency,
+        layout: match args.layout {
+            LayoutArg::Realistic => Layout::Realistic,
+            LayoutArg::Spread => Layout::Spread,
+            LayoutArg::OneEntry => Layout::OneEntry,
+        },
         ..GenConfig::new(args.sessions, args.entries, args.seed)
     };
     let traffic = generate(&config);

@@ -539,6 +539,10 @@ impl Batches for DbBatches<'_> {
         Ok(Some(items))
     }
 
+    fn path(&self) -> &Path {
+        &self.path
+    }
+
     fn changed(&self) -> SourceError {
         SourceError::NotCleoDb {
             path: self.path.clone(),

@@ -340,6 +340,10 @@ impl Batches for JsonlBatches<'_> {
         Ok(Some(items))
     }
 
+    fn path(&self) -> &Path {
+        &self.path
+    }
+
     fn changed(&self) -> SourceError {
         SourceError::Io {
             path: self.path.clone(),
@@ -852,7 +856,11 @@ fn optional<T>(
 
 /// Parses a line; `text` is the same line when it is known to be valid UTF-8. Optional
 /// fields of the wrong type are refused only if `reads` names them.
-fn parse_line(line: &[u8], text: Option<&str>, reads: FieldsRead) -> Result<Entry, LineError> {
+pub(crate) fn parse_line(
+    line: &[u8],
+    text: Option<&str>,
+    reads: FieldsRead,
+) -> Result<Entry, LineError> {
     let raw: RawEntry = match text {
         Some(text) => serde_json::from_str(text),
         None => serde_json::from_slice(line),

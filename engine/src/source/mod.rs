@@ -17,6 +17,7 @@ mod lenient;
 mod plugin;
 mod readonly_db;
 mod registry;
+mod packed;
 mod stream;
 
 use std::path::Path;

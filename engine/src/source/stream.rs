@@ -7,11 +7,19 @@
 //! reached, while the next batch is being read. Results come back in the order of each
 //! session's first entry, as a whole read orders them.
 
+use std::collections::VecDeque;
+use std::fmt;
+use std::hash::BuildHasher;
+
+use hashbrown::hash_table::{Entry, HashTable};
 use rayon::prelude::*;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxBuildHasher, FxHashMap};
+use std::collections::hash_map;
 
 use super::common::{SourceError, SourceWarning};
-use crate::entry::{Entry, Session};
+use super::packed::{Dictionary, PackedEntries};
+use crate::entry;
+use crate::entry::Session;
 
 /// Why [`map_sessions`](super::map_sessions) stopped.
 #[derive(Debug, thiserror::Error)]
@@ -28,39 +36,89 @@ pub enum StreamError<E> {
 pub type Progress<'a> = &'a (dyn Fn(u64, u64) + Sync);
 
 /// Every session of the source (in order of first entry) with its number of entries.
-#[derive(Debug, Default)]
+///
+/// A run may meet millions of sessions, so a session costs little here: its id is kept
+/// once, in one text with the others, and the index holds only its number.
+#[derive(Default)]
 pub(crate) struct SessionTable {
-    pub ids: Vec<String>,
+    /// Every id, one after the other.
+    text: String,
+    /// Where each id ends in `text`.
+    ends: Vec<usize>,
     pub counts: Vec<u32>,
-    pub index: FxHashMap<String, u32>,
+    /// Session numbers, hashed by their id.
+    index: HashTable<u32>,
     /// Lines whose session could not be read: if they are skipped, any session may have
     /// lost them.
     pub unattributed: u64,
 }
 
+impl fmt::Debug for SessionTable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SessionTable")
+            .field("sessions", &self.len())
+            .field("unattributed", &self.unattributed)
+            .finish()
+    }
+}
+
+fn hash(id: &str) -> u64 {
+    FxBuildHasher.hash_one(id)
+}
+
 impl SessionTable {
+    /// The number of sessions.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// The id of session `i`.
+    pub fn id(&self, i: u32) -> &str {
+        id_in(&self.text, &self.ends, i)
+    }
+
     /// Adds `n` entries of the session `id`, registering it if it is new.
     pub fn add(&mut self, id: &str, n: u32) {
-        match self.index.get(id) {
-            Some(&i) => self.counts[i as usize] += n,
-            None => {
-                self.index.insert(id.to_owned(), self.ids.len() as u32);
-                self.ids.push(id.to_owned());
-                self.counts.push(n);
+        let SessionTable {
+            text,
+            ends,
+            counts,
+            index,
+            ..
+        } = self;
+        match index.entry(
+            hash(id),
+            |&i| id_in(text, ends, i) == id,
+            |&i| hash(id_in(text, ends, i)),
+        ) {
+            Entry::Occupied(found) => counts[*found.get() as usize] += n,
+            Entry::Vacant(slot) => {
+                slot.insert(ends.len() as u32);
+                text.push_str(id);
+                ends.push(text.len());
+                counts.push(n);
             }
         }
     }
 
     pub fn lookup(&self, id: &str) -> Option<u32> {
-        self.index.get(id).copied()
+        self.index
+            .find(hash(id), |&i| self.id(i) == id)
+            .copied()
     }
+}
+
+fn id_in<'t>(text: &'t str, ends: &[usize], i: u32) -> &'t str {
+    let i = i as usize;
+    let start = if i == 0 { 0 } else { ends[i - 1] };
+    &text[start..ends[i]]
 }
 
 /// An entry of a batch, with the session it belongs to (an index into the [`SessionTable`]);
 /// no entry for a line of that session that was skipped.
 pub(crate) struct Item {
     pub session: u32,
-    pub entry: Option<Entry>,
+    pub entry: Option<entry::Entry>,
 }
 
 /// A source read in batches after its [`SessionTable`] is known.
@@ -70,6 +128,8 @@ pub(crate) trait Batches: Send {
     fn next_batch(&mut self, table: &SessionTable) -> Result<Option<Vec<Vec<Item>>>, SourceError>;
     /// An error for a source whose content changed between the passes.
     fn changed(&self) -> SourceError;
+    /// The source's path, for errors.
+    fn path(&self) -> &std::path::Path;
     /// What was skipped since the last call.
     fn take_warnings(&mut self) -> Vec<SourceWarning> {
         Vec::new()
@@ -123,9 +183,129 @@ impl<'p> Stream<'p> {
     }
 }
 
+/// Results in the order of each session's first entry, while sessions complete in the order
+/// of their last: those that come in order are appended at once, and only the ones that wait
+/// for an earlier session take a slot.
+struct Ordered<T> {
+    done: Vec<T>,
+    /// Orders `done.len()..`: `None` while the session is being read, `Some(None)` for one that
+    /// failed or was never graded.
+    waiting: VecDeque<Option<Option<T>>>,
+}
+
+impl<T> Ordered<T> {
+    fn new() -> Self {
+        Ordered {
+            done: Vec::new(),
+            waiting: VecDeque::new(),
+        }
+    }
+
+    /// Settles the session of order `order` (after every session before it was counted in
+    /// `done` or `waiting`) with its result, `None` when it has none.
+    fn settle(&mut self, order: usize, result: Option<T>) {
+        let at = order - self.done.len();
+        if at >= self.waiting.len() {
+            self.waiting.resize_with(at + 1, || None);
+        }
+        self.waiting[at] = Some(result);
+        while let Some(Some(_)) = self.waiting.front() {
+            if let Some(Some(result)) = self.waiting.pop_front() {
+                self.done.extend(result);
+            }
+        }
+    }
+
+    fn into_results(self) -> Vec<T> {
+        let mut results = self.done;
+        results.extend(self.waiting.into_iter().flatten().flatten());
+        results
+    }
+}
+
+/// Parsed entries that open sessions may hold (as room reserved for them) before later
+/// sessions' entries wait packed: about 20 MiB. A log whose sessions overlap little (tens
+/// open at once) never packs; one whose sessions all span the file packs nearly all.
+const PARSED_BUDGET: usize = 1 << 16;
+
+/// A session that has had entries and is not complete.
+#[derive(Default)]
+struct Waiting {
+    /// Parsed, when the session opened within the budget.
+    parsed: Vec<entry::Entry>,
+    /// Packed, when it did not.
+    packed: PackedEntries,
+}
+
+/// A complete session, with its entries as they waited.
+struct Ready {
+    order: usize,
+    id: String,
+    waited: Waiting,
+    last: Option<entry::Entry>,
+    skipped_lines: u64,
+}
+
+impl Ready {
+    /// The session, its packed entries unpacked; `None` if they cannot be (a bug).
+    fn session(self, dictionary: &Dictionary) -> Option<Session> {
+        let Waiting { mut parsed, packed } = self.waited;
+        if packed.len() > 0 {
+            parsed.reserve_exact(packed.len() as usize + 1);
+            packed.unpack(&self.id, dictionary, &mut parsed)?;
+        }
+        parsed.extend(self.last);
+        Some(Session {
+            id: self.id,
+            entries: parsed,
+            skipped_lines: self.skipped_lines,
+        })
+    }
+}
+
+/// The sessions being read, and what they hold.
+struct Held {
+    open: FxHashMap<u32, Waiting>,
+    /// Room for parsed entries reserved by open sessions.
+    reserved: usize,
+    budget: usize,
+    dictionary: Dictionary,
+}
+
+impl Held {
+    /// Holds `entry` of session `s`, which has `left` entries still to come after it.
+    fn hold(&mut self, s: u32, entry: entry::Entry, left: u32) {
+        let waiting = match self.open.entry(s) {
+            hash_map::Entry::Occupied(o) => o.into_mut(),
+            hash_map::Entry::Vacant(v) => {
+                let mut waiting = Waiting::default();
+                let room = left as usize + 1;
+                if self.reserved + room <= self.budget {
+                    // The session's size is known: no regrowth, no moving entries again.
+                    waiting.parsed.reserve_exact(room);
+                    self.reserved += waiting.parsed.capacity();
+                }
+                v.insert(waiting)
+            }
+        };
+        if waiting.parsed.capacity() > 0 {
+            waiting.parsed.push(entry);
+        } else {
+            waiting.packed.push(&entry, &mut self.dictionary, left);
+        }
+    }
+
+    /// What session `s` held, now that it is complete.
+    fn release(&mut self, s: u32) -> Waiting {
+        let waiting = self.open.remove(&s).unwrap_or_default();
+        self.reserved = self.reserved.saturating_sub(waiting.parsed.capacity());
+        waiting
+    }
+}
+
 fn drive<T, E, F>(
     table: SessionTable,
-    mut batches: Box<dyn Batches + '_>,
+    batches: Box<dyn Batches + '_>,
     sort_by_instant: bool,
     f: &F,
 ) -> Result<Mapped<T>, StreamError<E>>
@@ -134,77 +314,115 @@ where
     E: Send,
     F: Fn(Session) -> Result<T, E> + Sync,
 {
-    let n = table.ids.len();
-    let mut remaining = table.counts.clone();
-    let mut open: Vec<Vec<Entry>> = (0..n).map(|_| Vec::new()).collect();
-    // Lines skipped per session; a line of no known session may have been any session's.
-    let mut skipped: Vec<u64> = vec![table.unattributed; n];
-    let mut warnings = Vec::new();
-    let mut results: Vec<Option<T>> = (0..n).map(|_| None).collect();
-    let mut first_error: Option<(usize, E)> = None;
+    drive_with_budget(table, batches, sort_by_instant, PARSED_BUDGET, f)
+}
 
-    let grade = |ready: Vec<(usize, Session)>| -> Vec<(usize, Result<T, E>)> {
+fn drive_with_budget<T, E, F>(
+    mut table: SessionTable,
+    mut batches: Box<dyn Batches + '_>,
+    sort_by_instant: bool,
+    budget: usize,
+    f: &F,
+) -> Result<Mapped<T>, StreamError<E>>
+where
+    T: Send,
+    E: Send,
+    F: Fn(Session) -> Result<T, E> + Sync,
+{
+    // Entries still to come of each session (the first pass's counts, counted down).
+    let mut remaining = std::mem::take(&mut table.counts);
+    // Only the sessions being read take room, so a run of millions of short sessions costs a
+    // few bytes a session seen.
+    let mut held = Held {
+        open: FxHashMap::default(),
+        reserved: 0,
+        budget,
+        dictionary: Dictionary::default(),
+    };
+    // Lines skipped per session, beyond the lines of no known session, which may have been
+    // any session's.
+    let mut skipped: FxHashMap<u32, u64> = FxHashMap::default();
+    let unattributed = table.unattributed;
+    let mut warnings = Vec::new();
+    let mut results: Ordered<T> = Ordered::new();
+    let mut first_error: Option<(usize, E)> = None;
+    let mut unpacked = true;
+
+    // `None` for a session whose entries could not be unpacked.
+    type Graded<T, E> = Vec<(usize, Option<Result<T, E>>)>;
+    let grade = |ready: Vec<Ready>, dictionary: &Dictionary| -> Graded<T, E> {
         ready
             .into_par_iter()
-            .map(|(order, mut session)| {
+            .map(|ready| {
+                let order = ready.order;
+                let Some(mut session) = ready.session(dictionary) else {
+                    return (order, None);
+                };
                 if sort_by_instant {
                     // Instant order, ties in source order (the sort is stable).
                     session.entries.sort_by_key(|e| e.instant);
                 }
-                (order, f(session))
+                (order, Some(f(session)))
             })
             .collect()
     };
-    let mut keep = |graded: Vec<(usize, Result<T, E>)>, results: &mut Vec<Option<T>>| {
+    let mut keep = |graded: Graded<T, E>, results: &mut Ordered<T>| {
         for (order, outcome) in graded {
             match outcome {
-                Ok(t) => results[order] = Some(t),
-                Err(e) => {
+                Some(Ok(t)) => results.settle(order, Some(t)),
+                Some(Err(e)) => {
+                    results.settle(order, None);
                     if first_error.as_ref().is_none_or(|(o, _)| order < *o) {
                         first_error = Some((order, e));
                     }
                 }
+                None => {
+                    results.settle(order, None);
+                    unpacked = false;
+                }
             }
         }
+    };
+    let ready = |table: &SessionTable,
+                 s: u32,
+                 waited: Waiting,
+                 last: Option<entry::Entry>,
+                 skipped: &mut FxHashMap<u32, u64>| Ready {
+        order: s as usize,
+        id: table.id(s).to_owned(),
+        waited,
+        last,
+        skipped_lines: unattributed + skipped.remove(&s).unwrap_or(0),
     };
 
     // Hands each entry of a batch to its session; `None` if a session got more entries than
     // the first pass counted (the source changed).
     let distribute = |batch: Vec<Vec<Item>>,
-                      open: &mut Vec<Vec<Entry>>,
+                      held: &mut Held,
                       remaining: &mut Vec<u32>,
-                      skipped: &mut Vec<u64>|
-     -> Option<Vec<(usize, Session)>> {
-        let mut ready = Vec::new();
+                      skipped: &mut FxHashMap<u32, u64>|
+     -> Option<Vec<Ready>> {
+        let mut complete = Vec::new();
         for item in batch.into_iter().flatten() {
-            let s = item.session as usize;
-            if remaining[s] == 0 {
+            let s = item.session;
+            let left = remaining.get_mut(s as usize)?;
+            if *left == 0 {
                 return None;
             }
+            *left -= 1;
             match item.entry {
-                Some(entry) => {
-                    if open[s].capacity() == 0 {
-                        // The session's size is known: no regrowth, no moving entries again.
-                        open[s].reserve_exact(remaining[s] as usize);
+                Some(entry) if *left > 0 => held.hold(s, entry, *left),
+                None if *left > 0 => *skipped.entry(s).or_insert(0) += 1,
+                entry => {
+                    if entry.is_none() {
+                        *skipped.entry(s).or_insert(0) += 1;
                     }
-                    open[s].push(entry);
+                    let waited = held.release(s);
+                    complete.push(ready(&table, s, waited, entry, skipped));
                 }
-                None => skipped[s] += 1,
-            }
-            remaining[s] -= 1;
-            if remaining[s] == 0 {
-                let entries = std::mem::take(&mut open[s]);
-                ready.push((
-                    s,
-                    Session {
-                        id: table.ids[s].clone(),
-                        entries,
-                        skipped_lines: skipped[s],
-                    },
-                ));
             }
         }
-        Some(ready)
+        Some(complete)
     };
 
     // A pipeline: while batch k+1 is read and parsed, batch k is handed to its sessions and
@@ -214,7 +432,10 @@ where
         let previous = std::mem::take(&mut parsed);
         let (batch, graded) = rayon::join(
             || batches.next_batch(&table),
-            || distribute(previous, &mut open, &mut remaining, &mut skipped).map(&grade),
+            || {
+                distribute(previous, &mut held, &mut remaining, &mut skipped)
+                    .map(|complete| grade(complete, &held.dictionary))
+            },
         );
         let Some(graded) = graded else {
             return Err(batches.changed().into());
@@ -227,27 +448,100 @@ where
         }
     }
     // Sessions the second pass found fewer entries of than the first (a source that shrank).
-    let mut ready = Vec::new();
-    for (s, entries) in open.into_iter().enumerate() {
-        if !entries.is_empty() {
-            ready.push((
-                s,
-                Session {
-                    id: table.ids[s].clone(),
-                    entries,
-                    skipped_lines: skipped[s],
-                },
-            ));
-        }
-    }
-    let graded = grade(ready);
+    let mut shrunk: Vec<u32> = held.open.keys().copied().collect();
+    shrunk.sort_unstable();
+    let complete = shrunk
+        .into_iter()
+        .map(|s| {
+            let waited = held.release(s);
+            ready(&table, s, waited, None, &mut skipped)
+        })
+        .collect();
+    let graded = grade(complete, &held.dictionary);
     keep(graded, &mut results);
+    if !unpacked {
+        return Err(StreamError::Source(SourceError::Format {
+            path: batches.path().to_owned(),
+            message: "an entry held while its session was read could not be unpacked (a bug in grade: please report it)".to_owned(),
+        }));
+    }
     if let Some((_, e)) = first_error {
         return Err(StreamError::Session(e));
     }
     Ok(Mapped {
-        results: results.into_iter().flatten().collect(),
+        results: results.into_results(),
         skipped_lines: warnings.len() as u64,
         warnings,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::{CleoJsonl, ReadOptions, SessionFilter, SourceFormat};
+    use std::path::Path;
+
+    fn corpus() -> &'static Path {
+        Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tests/fixtures/conformance/audit.jsonl"
+        ))
+    }
+
+    fn streamed(path: &Path, budget: usize) -> Vec<Session> {
+        let stream = CleoJsonl
+            .open_stream(path, &SessionFilter::All, &ReadOptions::default(), None)
+            .unwrap()
+            .unwrap();
+        drive_with_budget(
+            stream.table,
+            stream.batches,
+            stream.sort_by_instant,
+            budget,
+            &|s: Session| Ok::<_, ()>(s),
+        )
+        .unwrap()
+        .results
+    }
+
+    /// Entries that wait packed come back as they were parsed, whichever sessions pack.
+    #[test]
+    fn sessions_whose_entries_waited_packed_are_the_sessions_read_whole() {
+        let whole = CleoJsonl
+            .read(
+                &crate::source::Input::File(corpus()),
+                &SessionFilter::All,
+                &ReadOptions::default(),
+            )
+            .unwrap()
+            .sessions;
+        assert_eq!(whole.len(), 282);
+        for budget in [usize::MAX, 0, 1, 100, 2_000] {
+            assert_eq!(streamed(corpus(), budget), whole, "budget {budget}");
+        }
+    }
+
+    #[test]
+    fn results_keep_the_order_of_first_entries_when_sessions_end_out_of_order() {
+        let mut ordered = Ordered::new();
+        for (order, value) in [(2, Some('c')), (0, Some('a')), (3, None), (1, Some('b'))] {
+            ordered.settle(order, value);
+        }
+        assert!(ordered.waiting.is_empty(), "all settled in order");
+        ordered.settle(5, Some('f'));
+        assert_eq!(ordered.into_results(), ['a', 'b', 'c', 'f']);
+    }
+
+    #[test]
+    fn the_session_table_finds_each_id_it_was_given() {
+        let mut table = SessionTable::default();
+        for i in 0..10_000u32 {
+            table.add(&format!("s{}", i % 5_000), 1);
+        }
+        assert_eq!(table.len(), 5_000);
+        assert_eq!(table.lookup("s4999"), Some(4_999));
+        assert_eq!(table.id(17), "s17");
+        assert_eq!(table.counts[17], 2);
+        assert_eq!(table.lookup("s5000"), None);
+    }
 }
