@@ -695,14 +695,21 @@ mod tests {
         let mut first = vec![usize::MAX; 200];
         let mut last = vec![0; 200];
         for (i, pair) in t.entries.windows(2).enumerate() {
-            assert!(pair[1].instant > pair[0].instant, "instants increase through the file");
+            assert!(
+                pair[1].instant > pair[0].instant,
+                "instants increase through the file"
+            );
             let s = pair[0].session as usize;
             first[s] = first[s].min(i);
             last[s] = i;
         }
         // Sessions of a few dozen entries or more open in the first tenth and close in the last.
         let long: Vec<usize> = (0..200).filter(|&s| last[s] > first[s] + n / 2).collect();
-        assert!(long.len() > 150, "{} of 200 sessions span half the log", long.len());
+        assert!(
+            long.len() > 150,
+            "{} of 200 sessions span half the log",
+            long.len()
+        );
         assert_eq!(t.to_jsonl(), generate(&config).to_jsonl(), "seeded");
     }
 

@@ -14,10 +14,10 @@ mod common;
 mod format;
 mod langfuse_trace;
 mod lenient;
+mod packed;
 mod plugin;
 mod readonly_db;
 mod registry;
-mod packed;
 mod stream;
 
 use std::path::Path;

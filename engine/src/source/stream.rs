@@ -102,9 +102,7 @@ impl SessionTable {
     }
 
     pub fn lookup(&self, id: &str) -> Option<u32> {
-        self.index
-            .find(hash(id), |&i| self.id(i) == id)
-            .copied()
+        self.index.find(hash(id), |&i| self.id(i) == id).copied()
     }
 }
 
