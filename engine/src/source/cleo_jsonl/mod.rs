@@ -1,0 +1,537 @@
+//! JSONL audit logs: one CLEO `AuditEntry` per line, sessions possibly interleaved.
+//!
+//! The file is read in chunks of whole lines, and each chunk is parsed in parallel into
+//! typed entries (no generic JSON tree except for `params` and unknown metadata keys).
+//! Grading a whole log streams in two passes (see [`super::stream`]): the first pass only
+//! finds each line's `sessionId`, mostly without parsing the rest of the line.
+
+mod chunks;
+mod raw;
+mod skim;
+
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+use serde_json::Map;
+
+use chunks::{is_blank, lines, split_lines, Chunk, Chunks};
+use raw::{RawEntry, RawMetadata};
+use skim::{count_sessions, session_of, SessionCounts};
+
+use super::common::{
+    Input, Place, ReadOptions, SessionFilter, SessionGroups, SourceError, SourceRead, SourceWarning,
+};
+use super::format::{Evidence, Sniff, SourceFormat};
+use super::lenient::{Duration, ExitCode, Lenient};
+use super::stream::{Batches, Item, Progress, SessionTable, Stream};
+use crate::entry::{Entry, Metadata, Outcome};
+use crate::pack::reads::FieldsRead;
+use crate::time::parse_timestamp;
+
+/// A CLEO audit log: one `AuditEntry` per line. An empty input is an empty audit log.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CleoJsonl;
+
+impl SourceFormat for CleoJsonl {
+    fn name(&self) -> &str {
+        "cleo-jsonl"
+    }
+
+    fn noun(&self) -> &str {
+        "a CLEO audit log"
+    }
+
+    fn about(&self) -> &str {
+        "A CLEO audit log, one entry per line"
+    }
+
+    fn sniff(&self, evidence: &Evidence<'_>) -> Sniff {
+        match evidence {
+            Evidence::Object(map)
+                if map.contains_key("domain") || map.contains_key("operation") =>
+            {
+                Sniff::Likely
+            }
+            Evidence::Empty => Sniff::Likely,
+            _ => Sniff::No,
+        }
+    }
+
+    fn read(
+        &self,
+        input: &Input<'_>,
+        filter: &SessionFilter,
+        options: &ReadOptions,
+    ) -> Result<SourceRead, SourceError> {
+        let chunks = match input {
+            Input::File(path) => Chunks::open(path, None)?,
+            Input::Bytes { name, bytes } => Chunks::new(Box::new(*bytes), name, None),
+        };
+        read_chunks(chunks, input.name(), filter, options)
+    }
+
+    fn streams(&self) -> bool {
+        true
+    }
+
+    fn open_stream<'p>(
+        &self,
+        path: &Path,
+        filter: &SessionFilter,
+        options: &ReadOptions,
+        progress: Option<Progress<'p>>,
+    ) -> Result<Option<Stream<'p>>, SourceError> {
+        let (table, batches) = open_stream(path, filter, options, progress)?;
+        Ok(Some(Stream::new(table, batches, false)))
+    }
+}
+
+/// Reads a JSONL audit log. A session's entries keep file order; sessions come out in the
+/// order of their first entry. A malformed line is an error naming its line, even in a
+/// session that was not asked for (a log that is partly unreadable should not grade
+/// quietly), unless `options` skip bad lines; a final line without a newline that is not
+/// JSON is a line still being written, and is skipped with a warning.
+fn read_chunks(
+    mut chunks: Chunks<'_>,
+    path: &Path,
+    filter: &SessionFilter,
+    options: &ReadOptions,
+) -> Result<SourceRead, SourceError> {
+    let mut groups = SessionGroups::default();
+    let mut warnings = Vec::new();
+    let mut skipped_lines = 0;
+    while let Some(chunk) = chunks.next_chunk()? {
+        let parsed = parse_chunk(&chunk, options, |e: Entry| {
+            filter.wants(&e.session_id).then_some(e)
+        });
+        let (parsed, skipped) = unwrap_pieces(parsed, &chunk, path)?;
+        chunks.recycle(chunk);
+        parsed.into_iter().flatten().for_each(|e| groups.push(e));
+        for line in skipped {
+            skipped_lines += 1;
+            match &line.session {
+                Some(id) if !filter.wants(id) => {}
+                id => groups.skipped(id.as_deref()),
+            }
+            warnings.push(line.warning(path));
+        }
+    }
+    let (sessions, skipped_unattributed) = groups.into_sessions();
+    Ok(SourceRead {
+        sessions,
+        warnings,
+        skipped_lines,
+        skipped_unattributed,
+    })
+}
+
+/// First pass of a streamed read: the session table. Then the batches of the second pass.
+fn open_stream<'p>(
+    path: &Path,
+    filter: &SessionFilter,
+    options: &ReadOptions,
+    progress: Option<Progress<'p>>,
+) -> Result<(SessionTable, JsonlBatches<'p>), SourceError> {
+    let io = |source| SourceError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let size = std::fs::metadata(path).map_err(io)?.len();
+    let mut chunks = Chunks::open(path, None)?;
+    let mut table = SessionTable::default();
+    let mut next = chunks.next_chunk()?;
+    while let Some(chunk) = next {
+        // The next chunk is read while this one is counted.
+        let (read, pieces) = rayon::join(
+            || chunks.next_chunk(),
+            || -> Vec<SessionCounts<'_>> {
+                split_lines(&chunk)
+                    .par_iter()
+                    .map(|piece| count_sessions(piece))
+                    .collect()
+            },
+        );
+        for (counts, unreadable) in pieces {
+            for (id, n) in counts {
+                if filter.wants(&id) {
+                    table.add(&id, n);
+                }
+            }
+            table.unattributed += unreadable;
+        }
+        next = read?;
+        chunks.recycle(chunk);
+        if let Some(p) = progress {
+            p(chunks.consumed, 2 * size);
+        }
+    }
+    // The second pass reads exactly the bytes the first one counted, even if the log grows.
+    let batches = JsonlBatches {
+        chunks: Chunks::open(path, Some(chunks.consumed))?,
+        filter: filter.clone(),
+        options: *options,
+        path: path.to_owned(),
+        size,
+        progress,
+        warnings: Vec::new(),
+    };
+    Ok((table, batches))
+}
+
+struct JsonlBatches<'p> {
+    chunks: Chunks<'static>,
+    filter: SessionFilter,
+    options: ReadOptions,
+    path: PathBuf,
+    size: u64,
+    progress: Option<Progress<'p>>,
+    /// The lines skipped so far.
+    warnings: Vec<SourceWarning>,
+}
+
+impl Batches for JsonlBatches<'_> {
+    fn next_batch(&mut self, table: &SessionTable) -> Result<Option<Vec<Vec<Item>>>, SourceError> {
+        let Some(chunk) = self.chunks.next_chunk()? else {
+            return Ok(None);
+        };
+        let filter = &self.filter;
+        // A wanted session the first pass did not see gets `u32::MAX`: the log changed.
+        let parsed = parse_chunk(&chunk, &self.options, |entry: Entry| {
+            if !filter.wants(&entry.session_id) {
+                return None;
+            }
+            let session = table.lookup(&entry.session_id).unwrap_or(u32::MAX);
+            Some(Item {
+                session,
+                entry: Some(entry),
+            })
+        });
+        let (mut items, skipped) = unwrap_pieces(parsed, &chunk, &self.path)?;
+        self.chunks.recycle(chunk);
+        // A skipped line still counts toward its session, which the first pass counted it in.
+        let mut lost = Vec::new();
+        for line in skipped {
+            if let Some(id) = line.session.as_deref().filter(|id| filter.wants(id)) {
+                let session = table.lookup(id).unwrap_or(u32::MAX);
+                lost.push(Item {
+                    session,
+                    entry: None,
+                });
+            }
+            self.warnings.push(line.warning(&self.path));
+        }
+        items.push(lost);
+        if items.iter().flatten().any(|i| i.session == u32::MAX) {
+            return Err(self.changed());
+        }
+        if let Some(p) = self.progress {
+            p(self.size + self.chunks.consumed, 2 * self.size);
+        }
+        Ok(Some(items))
+    }
+
+    fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn changed(&self) -> SourceError {
+        SourceError::Io {
+            path: self.path.clone(),
+            source: std::io::Error::other("the file changed while it was read; run again"),
+        }
+    }
+
+    fn take_warnings(&mut self) -> Vec<SourceWarning> {
+        std::mem::take(&mut self.warnings)
+    }
+}
+
+/// A malformed line of a piece: its index within the piece, why, and the session it names.
+struct BadLine {
+    index: usize,
+    error: LineError,
+    /// Whether the line ends the file without a newline.
+    last: bool,
+    session: Option<String>,
+}
+
+/// What a piece of a chunk parsed into: the kept entries, the lines skipped, and the bad
+/// line that stops the read (bad lines not being skipped).
+struct Piece<T> {
+    kept: Vec<T>,
+    skipped: Vec<BadLine>,
+    fatal: Option<BadLine>,
+}
+
+/// A skipped line, numbered in the file.
+pub(crate) struct SkippedLine {
+    pub line: u64,
+    pub session: Option<String>,
+    bad: BadLine,
+}
+
+impl SkippedLine {
+    fn warning(&self, path: &Path) -> SourceWarning {
+        let what = if self.bad.last {
+            "skipped the last line, which has no newline and is not JSON (a log still being written?)"
+        } else {
+            "skipped a malformed line"
+        };
+        SourceWarning {
+            path: path.to_owned(),
+            place: Place::Line(self.line),
+            message: format!("{what}: {}", self.bad.error.message),
+        }
+    }
+}
+
+/// Parses the lines of a chunk in parallel; `keep` decides which entries to keep and turns
+/// them into what the caller collects (built in place, so entries are moved once).
+fn parse_chunk<T, F>(chunk: &Chunk, options: &ReadOptions, keep: F) -> Vec<(usize, Piece<T>)>
+where
+    T: Send,
+    F: Fn(Entry) -> Option<T> + Sync,
+{
+    let pieces = split_lines(chunk);
+    let mut offsets = Vec::with_capacity(pieces.len());
+    let mut at = 0;
+    for p in &pieces {
+        offsets.push(at);
+        at += p.len();
+    }
+    pieces
+        .par_iter()
+        .zip(offsets)
+        .map(|(piece, offset)| {
+            let mut kept = Vec::with_capacity(piece.len() / 200);
+            let mut skipped = Vec::new();
+            // UTF-8 checked once for the piece rather than string by string in the parser;
+            // a piece that fails is parsed from bytes, so the bad line is the one named.
+            let text = std::str::from_utf8(piece).ok();
+            let mut at = 0;
+            for (i, line) in lines(piece).enumerate() {
+                // Lines start after a `\n`, so they start and end on character boundaries.
+                let line_text = text.map(|t| &t[at..at + line.len()]);
+                at += line.len();
+                if is_blank(line) {
+                    continue;
+                }
+                let entry = match parse_line(line, line_text, options.checked) {
+                    Ok(e) => e,
+                    Err(error) => {
+                        // Only the file's last line can lack its newline: chunks end at one.
+                        let last = line.last() != Some(&b'\n');
+                        let bad = BadLine {
+                            index: i,
+                            last,
+                            session: session_of(line).map(Cow::into_owned),
+                            error,
+                        };
+                        if options.skip_bad_lines || (last && bad.error.not_json) {
+                            skipped.push(bad);
+                            continue;
+                        }
+                        return (
+                            offset,
+                            Piece {
+                                kept,
+                                skipped,
+                                fatal: Some(bad),
+                            },
+                        );
+                    }
+                };
+                if let Some(t) = keep(entry) {
+                    kept.push(t);
+                }
+            }
+            (
+                offset,
+                Piece {
+                    kept,
+                    skipped,
+                    fatal: None,
+                },
+            )
+        })
+        .collect()
+}
+
+/// The kept entries of a parsed chunk, piece by piece in file order, and the lines it
+/// skipped; or the error of its first bad line that was not skipped.
+fn unwrap_pieces<T>(
+    parsed: Vec<(usize, Piece<T>)>,
+    chunk: &Chunk,
+    path: &Path,
+) -> Result<(Vec<Vec<T>>, Vec<SkippedLine>), SourceError> {
+    let mut out = Vec::with_capacity(parsed.len());
+    let mut skipped = Vec::new();
+    for (offset, piece) in parsed {
+        let line_of = |index: usize| {
+            let before = memchr::memchr_iter(b'\n', &chunk[..offset]).count() as u64;
+            chunk.first_line + before + index as u64 + 1
+        };
+        if let Some(bad) = piece.fatal {
+            return Err(SourceError::MalformedLine {
+                path: path.to_owned(),
+                line: line_of(bad.index),
+                message: bad.error.message.clone(),
+            });
+        }
+        out.push(piece.kept);
+        skipped.extend(piece.skipped.into_iter().map(|bad| SkippedLine {
+            line: line_of(bad.index),
+            session: bad.session.clone(),
+            bad,
+        }));
+    }
+    Ok((out, skipped))
+}
+
+/// Why a line is not an entry.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct LineError {
+    pub message: String,
+    /// Not JSON at all (as opposed to JSON that is no entry): a line still being written.
+    pub not_json: bool,
+}
+
+impl From<String> for LineError {
+    fn from(message: String) -> Self {
+        LineError {
+            message,
+            not_json: false,
+        }
+    }
+}
+
+/// An optional field's value; one of the wrong type is an error when the pack reads the
+/// field (`read`) and is left out when it does not.
+fn optional<T>(
+    value: Lenient<T>,
+    read: bool,
+    name: &str,
+    wanted: &str,
+) -> Result<Option<T>, LineError> {
+    match value {
+        Lenient::Value(v) => Ok(Some(v)),
+        Lenient::Null => Ok(None),
+        Lenient::Wrong(found) if read => {
+            Err(format!("field `{name}` must be {wanted}, not {found}").into())
+        }
+        Lenient::Wrong(_) => Ok(None),
+    }
+}
+
+/// Parses a line; `text` is the same line when it is known to be valid UTF-8. Optional
+/// fields of the wrong type are refused only if `reads` names them.
+pub(crate) fn parse_line(
+    line: &[u8],
+    text: Option<&str>,
+    reads: FieldsRead,
+) -> Result<Entry, LineError> {
+    let raw: RawEntry = match text {
+        Some(text) => serde_json::from_str(text),
+        None => serde_json::from_slice(line),
+    }
+    .map_err(|e| LineError {
+        not_json: e.is_syntax() || e.is_eof(),
+        message: describe_json_error(e),
+    })?;
+    let instant = parse_timestamp(&raw.timestamp).map_err(|e| format!("field `timestamp`: {e}"))?;
+    let read = |field| reads.contains(field);
+    let exit_code = optional(
+        raw.result.exit_code,
+        read(FieldsRead::EXIT_CODE),
+        "result.exitCode",
+        "an integer",
+    )?
+    .map_or(if raw.result.success { 0 } else { 1 }, |ExitCode(c)| c);
+    let duration = optional(
+        raw.result.duration,
+        read(FieldsRead::DURATION),
+        "result.duration",
+        "a number",
+    )?
+    .map_or(0.0, |Duration(d)| d);
+    let params = optional(raw.params, read(FieldsRead::PARAMS), "params", "an object")?;
+    let metadata = optional(
+        raw.metadata,
+        read(FieldsRead::METADATA),
+        "metadata",
+        "an object",
+    )?;
+    let error = optional(raw.error, read(FieldsRead::ERROR), "error", "a string")?;
+    Ok(Entry {
+        timestamp: raw.timestamp,
+        instant,
+        session_id: raw.session_id,
+        domain: raw.domain,
+        operation: raw.operation,
+        params: params.unwrap_or_default(),
+        result: Outcome {
+            success: raw.result.success,
+            exit_code,
+            duration,
+        },
+        metadata: match metadata {
+            Some(RawMetadata(m)) => m,
+            None => Metadata::from_map(Map::new(), "mcp"),
+        },
+        error,
+    })
+}
+
+/// serde_json's message without its trailing "at line 1 column N", which is misleading
+/// for a single line; the column is kept.
+fn describe_json_error(err: serde_json::Error) -> String {
+    let text = err.to_string();
+    let message = match text.rfind(" at line ") {
+        Some(cut) => &text[..cut],
+        None => text.as_str(),
+    };
+    let kind = if err.is_syntax() || err.is_eof() {
+        "not valid JSON: "
+    } else {
+        ""
+    };
+    format!("{kind}{message} (column {})", err.column())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::entry::MetaValue;
+    use serde_json::Value;
+
+    #[test]
+    fn a_missing_field_is_named() {
+        let err = parse_line(br#"{"timestamp":"2026-03-01T00:00:00Z","domain":"tasks","operation":"find","result":{"success":true}}"#, None, FieldsRead::ALL)
+            .unwrap_err();
+        assert!(
+            err.message.contains("missing field `sessionId`"),
+            "{}",
+            err.message
+        );
+    }
+
+    #[test]
+    fn defaults_follow_cleo() {
+        let e = parse_line(br#"{"timestamp":"2026-03-01T00:00:00Z","sessionId":"s","domain":"tasks","operation":"find","result":{"success":false}}"#, None, FieldsRead::ALL)
+            .unwrap();
+        assert_eq!(e.result.exit_code, 1);
+        assert_eq!(e.metadata.source, MetaValue::from("mcp"));
+        assert!(e.params.is_empty());
+    }
+
+    #[test]
+    fn metadata_is_read_as_from_map_reads_it() {
+        let line = br#"{"timestamp":"2026-03-01T00:00:00Z","sessionId":"s","domain":"d","operation":"o","result":{"success":true},"metadata":{"source":null,"taskId":"T1","x":{"y":1},"role":null,"gateway":"a","gateway":"query","userId":7}}"#;
+        let e = parse_line(line, None, FieldsRead::ALL).unwrap();
+        let v: Value = serde_json::from_slice(line).unwrap();
+        let map = v["metadata"].as_object().unwrap().clone();
+        assert_eq!(e.metadata, Metadata::from_map(map, "mcp"));
+        assert_eq!(e.metadata.gateway, Some(MetaValue::from("query")));
+    }
+}

@@ -1,0 +1,118 @@
+//! A line's typed shape for serde: the fields every entry has, typed; the optional ones
+//! [`Lenient`], checked only when the pack reads them; metadata read straight into its fields.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::super::lenient::{Duration, ExitCode, FromJson, Lenient};
+use crate::entry::{MetaValue, Metadata, Params, Text};
+
+/// The fields every entry has are typed; the optional ones are [`Lenient`], checked only
+/// when the pack reads them.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct RawEntry {
+    pub(super) timestamp: Text,
+    pub(super) session_id: Text,
+    pub(super) domain: Text,
+    pub(super) operation: Text,
+    #[serde(default)]
+    pub(super) params: Lenient<Params>,
+    pub(super) result: RawOutcome,
+    #[serde(default)]
+    pub(super) metadata: Lenient<RawMetadata>,
+    #[serde(default)]
+    pub(super) error: Lenient<Text>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct RawOutcome {
+    pub(super) success: bool,
+    #[serde(default)]
+    pub(super) exit_code: Lenient<ExitCode>,
+    #[serde(default)]
+    pub(super) duration: Lenient<Duration>,
+}
+
+/// Metadata read straight into its fields: what [`Metadata::from_map`] builds from a map,
+/// without building the map first.
+pub(super) struct RawMetadata(pub(super) Metadata);
+
+/// A key, borrowed from the line when it has no escapes.
+struct Key<'de>(Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string key")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(KeyVisitor)
+    }
+}
+
+impl<'de> Deserialize<'de> for RawMetadata {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct MetadataVisitor;
+        impl<'de> Visitor<'de> for MetadataVisitor {
+            type Value = RawMetadata;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a map")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawMetadata, A::Error> {
+                let (mut task_id, mut user_id, mut source, mut gateway, mut role) =
+                    (None, None, None, None, None);
+                let mut extra = Map::new();
+                // A repeated key keeps its last value, as a map would.
+                while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+                    let slot = match &*key {
+                        "taskId" => &mut task_id,
+                        "userId" => &mut user_id,
+                        "source" => &mut source,
+                        "gateway" => &mut gateway,
+                        "role" => &mut role,
+                        _ => {
+                            extra.insert(key.into_owned(), map.next_value::<Value>()?);
+                            continue;
+                        }
+                    };
+                    *slot = Some(map.next_value::<MetaValue>()?);
+                }
+                let known = |v: Option<MetaValue>| v.filter(|v| !v.is_null());
+                Ok(RawMetadata(Metadata {
+                    task_id: known(task_id),
+                    user_id: known(user_id),
+                    source: known(source).unwrap_or_else(|| MetaValue::from("mcp")),
+                    gateway: known(gateway),
+                    role: known(role),
+                    extra,
+                }))
+            }
+        }
+        d.deserialize_map(MetadataVisitor)
+    }
+}
+
+impl<'de> FromJson<'de> for RawMetadata {
+    fn from_map<A: MapAccess<'de>>(map: A) -> Result<Option<Self>, A::Error> {
+        RawMetadata::deserialize(MapAccessDeserializer::new(map)).map(Some)
+    }
+}
