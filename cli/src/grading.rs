@@ -303,10 +303,12 @@ enum Streamed {
 }
 
 /// A session graded by a streamed run: its JSON line, the result itself, or why it failed.
+/// A run holds one for every session until the source has read cleanly, so it is kept to
+/// 24 bytes (boxed, not inline) and its line to its length (not serde_json's doubled buffer).
 enum Graded {
-    Line(Vec<u8>),
+    Line(Box<[u8]>),
     Result(Box<GradeResult>),
-    Failed(grade_engine::EvalError),
+    Failed(Box<grade_engine::EvalError>),
 }
 
 /// Grades the whole source streamed (the engine's [`grade_engine::run::grade_source`]).
@@ -334,16 +336,16 @@ fn stream(plan: &GradePlan, format: &dyn SourceFormat) -> Result<Streamed, CliEr
         &run,
         bar.is_some()
             .then_some(&report as grade_engine::source::Progress<'_>),
-        |outcome| -> Result<Graded, CliError> {
+        |outcome| -> Result<Graded, Box<CliError>> {
             Ok(match outcome {
                 // JSON lines that are only printed are written by the threads that grade.
                 Ok(result) if lines_only => {
                     let mut line = serde_json::to_vec(&result).map_err(CliError::Json)?;
                     line.push(b'\n');
-                    Graded::Line(line)
+                    Graded::Line(line.into_boxed_slice())
                 }
                 Ok(result) => Graded::Result(Box::new(result)),
-                Err(err) => Graded::Failed(err),
+                Err(err) => Graded::Failed(Box::new(err)),
             })
         },
     );
@@ -354,13 +356,17 @@ fn stream(plan: &GradePlan, format: &dyn SourceFormat) -> Result<Streamed, CliEr
     for warning in &mapped.warnings {
         eprintln!("warning: {warning}");
     }
-    let graded = mapped.results.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let graded = mapped
+        .results
+        .into_iter()
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| *e)?;
     if lines_only {
         print_lines(graded, mapped.skipped_lines)
     } else {
         let outcomes = graded.into_iter().filter_map(|g| match g {
             Graded::Result(r) => Some(Ok(*r)),
-            Graded::Failed(e) => Some(Err(e)),
+            Graded::Failed(e) => Some(Err(*e)),
             Graded::Line(_) => None,
         });
         Ok(Streamed::Outcomes(outcomes.collect(), mapped.skipped_lines))
