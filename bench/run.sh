@@ -26,10 +26,11 @@ done
 
 echo "== build (release)" >&2
 cargo build --release -q -p grade-cli -p grade-bench
-cargo build --release -q -p grade-engine --example grade_only
+cargo build --release -q -p grade-engine --example grade_only --example stream_only
 grade=$root/target/release/grade
 gen=$root/target/release/gen
 grade_only=$root/target/release/examples/grade_only
+stream_only=$root/target/release/examples/stream_only
 
 # name sessions entries
 sizes=("10k 500 10000" "100k 5000 100000" "1m 50000 1000000")
@@ -144,6 +145,8 @@ peak g_grade "$(all cleo-v1 "$data/spread-1m.jsonl")"
 echo "== (h) sessions of one entry: what a session costs beyond its entries" >&2
 for name in "${one_entry[@]}"; do
   peak "h_$name" "$(all cleo-v1 "$data/one-$name.jsonl")"
+  # The engine's streaming alone: graded, but only the scores kept, not the result lines.
+  peak "h_engine_$name" "$stream_only $data/one-$name.jsonl"
 done
 # A source of no sessions: the run's fixed cost.
 : > "$results/empty.jsonl"
@@ -225,7 +228,10 @@ if "1m" in h and "5m" in h:
     # (the pack, the thread pool, the read buffers) drop out. A one-entry session waits for
     # nothing, so this is what a session seen costs: its table slot, its result, its line.
     slope = (h["5m"] - h["1m"]) * 1024 * 1024 / 4e6
-    rows.append(("(h) bytes per further session (1M->5M)", f"{slope:.0f} B", "", f"{slope:.0f} B", "<= 200 B", verdict(slope <= 200)))
+    rows.append(("(h) bytes per further session (1M->5M)", f"{slope:.0f} B", "with its result line held", f"{slope:.0f} B", "<= 200 B", verdict(slope <= 200)))
+    e1, e5 = rss("h_engine_1m"), rss("h_engine_5m")
+    slope = (e5 - e1) * 1024 * 1024 / 4e6
+    rows.append(("(h) ... streaming alone (examples/stream_only)", f"{e1:.0f} / {e5:.0f} MiB", "1M / 5M sessions", f"{slope:.0f} B", "<= 200 B", verdict(slope <= 200)))
 w = [max(len(str(r[i])) for r in rows) for i in range(6)]
 head = ("target", "grade", "peer", "figure", "target", "")
 w = [max(w[i], len(head[i])) for i in range(6)]
