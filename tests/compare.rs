@@ -155,6 +155,35 @@ fn recorded_results_pair_by_session_and_list_the_rest() {
 }
 
 #[test]
+fn results_written_by_cleos_own_grader_compare_without_a_rubric() {
+    // CLEO's grader writes no `rubric`, `evaluator`, `percent` or (in these copies)
+    // `timestamp`: the files still compare, each side named after its file.
+    let out = run(&[
+        "compare",
+        "tests/fixtures/conformance/cleo-v1.expected.jsonl",
+        "tests/fixtures/conformance/cleo-v2.expected.jsonl",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("name no rubric"),
+        "the missing rubric is said: {}",
+        stderr(&out)
+    );
+    let r: Value = serde_json::from_str(&stdout(&out)).expect("JSON output");
+    assert_valid(&r);
+    assert_sums(&r);
+    assert_eq!(r["summary"]["n"], 301);
+    assert_eq!(r["baseline"]["rubric"]["id"], "cleo-v1.expected");
+    assert_eq!(r["candidate"]["rubric"]["id"], "cleo-v2.expected");
+    // Same totals as re-grading both packs on the corpus gives for the 282 sessions with entries.
+    let regraded = rubric_form();
+    assert_eq!(r["summary"]["regressed"], regraded["summary"]["regressed"]);
+    assert_eq!(r["summary"]["improved"], regraded["summary"]["improved"]);
+}
+
+#[test]
 fn arms_are_unpaired_unless_paired_by_a_key() {
     let dir = tempfile::tempdir().expect("a temp dir");
     let text = std::fs::read_to_string(common::repo_root().join(CORPUS)).expect("corpus");

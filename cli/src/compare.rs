@@ -273,6 +273,12 @@ pub fn run(args: &CompareArgs, search_path: &[PathBuf]) -> Result<(), CliError> 
             }
             let sa = recorded_side(&base, &ra, pa.as_ref().map(|p| &p.0))?;
             let sb = recorded_side(&cand, &rb, pb.as_ref().map(|p| &p.0))?;
+            if options.pass_at.is_none() && sa.layout.bands.is_empty() {
+                eprintln!(
+                    "warning: the baseline's pack is not at hand, so its grade bands are unknown: a session passes at {}% (set it with `--pass-at`)",
+                    compare::default_pass_at(&[])
+                );
+            }
             let diff = match (&pa, &pb) {
                 (Some(a), Some(b)) => Some(diff_of(a, b)),
                 _ => None,
@@ -408,7 +414,11 @@ fn read_recorded(
     let mut results: Vec<GradeResult> = Vec::with_capacity(lines.len());
     let mut at: HashMap<String, usize> = HashMap::new();
     let mut repeats = 0usize;
-    for (line, value) in lines {
+    let mut bare = 0usize;
+    for (line, mut value) in lines {
+        if complete_bare_result(&mut value, path) {
+            bare += 1;
+        }
         let r: GradeResult = serde_json::from_value(value).map_err(|e| CliError::GradesLine {
             path: path.to_owned(),
             line,
@@ -442,6 +452,15 @@ fn read_recorded(
             path.display()
         )));
     };
+    if bare > 0 {
+        eprintln!(
+            "warning: {bare} result{} in `{}` name no rubric (CLEO's own grader writes them so); {} labelled `{}` after the file",
+            if bare == 1 { "" } else { "s" },
+            path.display(),
+            if bare == 1 { "it is" } else { "they are" },
+            file_label(path)
+        );
+    }
     if repeats > 0 {
         eprintln!(
             "warning: `{}` grades {repeats} session{} more than once; the last grade of each is compared",
@@ -458,6 +477,46 @@ fn read_recorded(
         })
         .filter(|(pack, _)| results.iter().all(|r| r.rubric.digest == pack.digest));
     Ok((results, pack))
+}
+
+/// A result as CLEO's own grader writes it has no `rubric`, `evaluator`, `percent` and, in
+/// some copies, no `timestamp`: none of them is needed to compare, so they are filled in (the
+/// rubric named after the file, `percent` from the scores) rather than the file refused.
+/// Says whether the result lacked its rubric.
+fn complete_bare_result(value: &mut serde_json::Value, path: &Path) -> bool {
+    let Some(obj) = value.as_object_mut() else {
+        return false;
+    };
+    let bare = !obj.contains_key("rubric");
+    if bare {
+        obj.insert(
+            "rubric".into(),
+            serde_json::json!({"id": file_label(path), "version": "", "digest": ""}),
+        );
+    }
+    obj.entry("timestamp").or_insert_with(|| "".into());
+    obj.entry("evaluator").or_insert_with(|| "".into());
+    obj.entry("entryCount").or_insert_with(|| 0.into());
+    if !obj.contains_key("percent") {
+        let num = |k: &str| obj.get(k).and_then(serde_json::Value::as_f64);
+        if let (Some(total), Some(max)) = (num("totalScore"), num("maxScore")) {
+            let percent = grade_engine::result::percent_of(total, max);
+            obj.insert("percent".into(), percent.into());
+        }
+    }
+    bare
+}
+
+/// A results file's name without its extensions (`cleo-v1.expected.jsonl` → `cleo-v1.expected`).
+fn file_label(path: &Path) -> String {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string());
+    name.strip_suffix(".jsonl")
+        .or_else(|| name.strip_suffix(".json"))
+        .unwrap_or(&name)
+        .to_owned()
 }
 
 fn recorded_side(
@@ -536,7 +595,19 @@ pub fn human(c: &Comparison, top: usize, color: bool) -> String {
     let p = Paint(color);
     let s = &c.summary;
     let mut out = String::new();
-    let side = |i: &compare::SideInfo| format!("{} {}", i.label, i.rubric.version);
+    // A side is its pack (`cleo-v2 2.0.0`), or an arm or a file graded by a pack
+    // (`new (cleo-v1 1.0.0)`); results that name no pack have only their file.
+    let side = |i: &compare::SideInfo| {
+        let pack = format!("{} {}", i.rubric.id, i.rubric.version);
+        let pack = pack.trim();
+        if i.label == i.rubric.id {
+            pack.to_owned()
+        } else if i.rubric.version.is_empty() {
+            i.label.clone()
+        } else {
+            format!("{} ({pack})", i.label)
+        }
+    };
     let _ = writeln!(
         out,
         "{} {} → {}",
