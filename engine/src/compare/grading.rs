@@ -32,8 +32,9 @@ pub struct GradedSession {
     pub scored: Vec<Result<Scored, GradeError>>,
 }
 
-/// Reads the source once and grades each session with every pack (with rule traces, which
-/// the attribution needs), keeping only each grade's terms. Whole CLEO logs and databases
+/// Reads the source once and grades each session with every pack (recording each rule's
+/// points, which the attribution needs, but not the evidence and entries `--explain` shows),
+/// keeping only each grade's terms. Whole CLEO logs and databases
 /// are streamed, so memory follows the sessions open at once. `key` is read from each
 /// session for pairing by key. Sessions come in the order of their first entry.
 pub fn grade_source(
@@ -43,16 +44,13 @@ pub fn grade_source(
     filter: &SessionFilter,
     key: Option<&Field>,
 ) -> Result<Vec<GradedSession>, SourceError> {
-    let options = GradeOptions {
-        explain: true,
-        ..GradeOptions::default()
-    };
+    let options = GradeOptions::default();
     let grade = |session: Session| -> GradedSession {
         let key = key.and_then(|field| key_of(field, &session));
         let scored = packs
             .iter()
             .map(|(pack, layout)| {
-                let result = pack.grade(&session, &options)?;
+                let result = pack.grade_rule_points(&session, &options)?;
                 Ok(layout.score(&result)?)
             })
             .collect();

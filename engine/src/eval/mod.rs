@@ -45,6 +45,27 @@ impl Default for GradeOptions {
     }
 }
 
+/// How much of why a grade was given is recorded in its `explain`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Trace {
+    Off,
+    /// Each rule's points, no evidence or entries: what attributing a change to rules needs,
+    /// at about the cost of grading without a trace.
+    Points,
+    /// Each rule's points, evidence, flags and the entries behind them (`--explain`).
+    Entries,
+}
+
+impl Trace {
+    fn of(options: &GradeOptions) -> Trace {
+        if options.explain {
+            Trace::Entries
+        } else {
+            Trace::Off
+        }
+    }
+}
+
 /// Why a session could not be graded (other sessions of a run still can be).
 #[derive(Debug, thiserror::Error)]
 pub enum EvalError {
@@ -105,9 +126,35 @@ impl CompiledPack {
         judgment: Option<&Judgment>,
         options: &GradeOptions,
     ) -> Result<GradeResult, EvalError> {
+        self.grade_traced(session, judgment, options, Trace::of(options))
+    }
+
+    /// Grades a session recording each rule's points in `explain` (and nothing else there),
+    /// as comparing two grades rule by rule needs.
+    pub(crate) fn grade_rule_points(
+        &self,
+        session: &Session,
+        options: &GradeOptions,
+    ) -> Result<GradeResult, EvalError> {
+        self.grade_traced(session, None, options, Trace::Points)
+    }
+
+    fn grade_traced(
+        &self,
+        session: &Session,
+        judgment: Option<&Judgment>,
+        options: &GradeOptions,
+        trace: Trace,
+    ) -> Result<GradeResult, EvalError> {
         let copy = || Arc::new(session.entries.clone());
-        let mut result =
-            self.grade_entries(&session.id, &session.entries, &copy, judgment, options)?;
+        let mut result = self.grade_entries(
+            &session.id,
+            &session.entries,
+            &copy,
+            judgment,
+            options,
+            trace,
+        )?;
         result.skipped_lines = session.skipped_lines;
         Ok(result)
     }
@@ -130,7 +177,8 @@ impl CompiledPack {
         } = session;
         let entries = Arc::new(entries);
         let share = || Arc::clone(&entries);
-        let mut result = self.grade_entries(&id, &entries, &share, judgment, options)?;
+        let mut result =
+            self.grade_entries(&id, &entries, &share, judgment, options, Trace::of(options))?;
         result.skipped_lines = skipped_lines;
         Ok(result)
     }
@@ -144,9 +192,10 @@ impl CompiledPack {
         share: &dyn Fn() -> Arc<Vec<Entry>>,
         judgment: Option<&Judgment>,
         options: &GradeOptions,
+        trace: Trace,
     ) -> Result<GradeResult, EvalError> {
         self.check_judgment(session_id, judgment)?;
-        let facts = self.facts(session_id, entries, options.explain);
+        let facts = self.facts(session_id, entries, trace == Trace::Entries);
         if let Some(failure) = facts.native_failure.borrow_mut().take() {
             let metric = self
                 .metrics
@@ -181,7 +230,7 @@ impl CompiledPack {
             judgment,
             &mut script_data,
             &make,
-            options,
+            (options.now, trace),
         )
     }
 
@@ -212,8 +261,9 @@ impl CompiledPack {
         judgment: Option<&Judgment>,
         script_data: &mut Option<Arc<SessionData>>,
         make_script_data: &dyn Fn() -> Arc<SessionData>,
-        options: &GradeOptions,
+        (now, trace): (InstantMs, Trace),
     ) -> Result<GradeResult, EvalError> {
+        let witnessed = trace == Trace::Entries;
         let entries = facts.entries;
         let mut result = GradeResult {
             session_id: session_id.to_owned(),
@@ -222,7 +272,7 @@ impl CompiledPack {
             max_score: Score(self.max_score()),
             dimensions: IndexMap::with_capacity(self.dimensions.len()),
             flags: Vec::new(),
-            timestamp: format_iso_millis(options.now),
+            timestamp: format_iso_millis(now),
             entry_count: entries.len(),
             skipped_lines: 0,
             evaluator: "auto".to_owned(),
@@ -234,7 +284,7 @@ impl CompiledPack {
             percent: Score(0.0),
             grade: None,
             judge: judgment.and_then(|j| j.usage.clone()),
-            explain: options.explain.then(IndexMap::new),
+            explain: (trace != Trace::Off).then(IndexMap::new),
         };
         // With a judgment, the grade rests on it even when the source has no entries.
         if entries.is_empty() && judgment.is_none() {
@@ -311,7 +361,7 @@ impl CompiledPack {
                     },
                     script_data,
                     make_script_data,
-                    options.explain,
+                    witnessed,
                 )?;
                 if let Some(failure) = facts.native_failure.borrow_mut().take() {
                     return Err(EvalError::Plugin {
@@ -322,7 +372,15 @@ impl CompiledPack {
                         message: failure.message,
                     });
                 }
-                if options.explain {
+                if trace == Trace::Points {
+                    traces.push(RuleTrace {
+                        rule: rule.id.clone(),
+                        points: Score(score - before),
+                        evidence: Vec::new(),
+                        flags: Vec::new(),
+                        entries: Vec::new(),
+                    });
+                } else if witnessed {
                     witnesses.sort_unstable();
                     witnesses.dedup();
                     traces.push(RuleTrace {
