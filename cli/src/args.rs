@@ -329,6 +329,8 @@ pub enum RubricCommand {
     JudgmentSchema(RubricShowArgs),
     /// Record the sha256 of each plugin library the pack declares in its `rubric.yaml` (after you built them and trust the build)
     Pin(RubricShowArgs),
+    /// Explain a diagnostic code of `validate` (`E012`, `W103`), or list every code
+    Explain(crate::explain::RubricExplainArgs),
 }
 
 #[derive(Debug, Args)]

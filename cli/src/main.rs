@@ -11,6 +11,7 @@ mod args;
 mod compare;
 mod compare_html;
 mod error;
+mod explain;
 mod grades;
 mod grading;
 mod http;

@@ -27,6 +27,7 @@ pub fn run(
         RubricCommand::Validate(args) => validate(&args.pack, search_path, args.format, policy),
         RubricCommand::Test(args) => crate::pack_tests::run(args, search_path, policy),
         RubricCommand::Pin(args) => pin(&args.pack, search_path),
+        RubricCommand::Explain(args) => crate::explain::run(args),
         RubricCommand::New(args) => crate::scaffold::run(args, search_path),
         RubricCommand::ScoreConfigs(args) => {
             let pack = grade_engine::load_pack(&args.pack, search_path)?;
@@ -370,7 +371,7 @@ pub fn describe_problem(p: &Problem, files: &PackFiles) -> String {
         Severity::Error => "error",
         Severity::Warning => "warning",
     };
-    let _ = writeln!(out, "{label}: {}", p.message);
+    let _ = writeln!(out, "{label}[{}]: {}", p.code, p.message);
     let mut place = p.file.clone();
     if let Some(line) = p.line {
         let _ = write!(place, ":{line}");

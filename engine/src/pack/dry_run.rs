@@ -34,6 +34,7 @@ pub(crate) fn dry_run(pack: &CompiledPack, files: &super::PackFiles) -> Vec<Prob
     let (file, line) = place_of(&message);
     vec![Problem {
         severity: Severity::Error,
+        code: super::codes::Code::ScriptDryRun,
         file: file
             .map(|f| files.display_path(f))
             .unwrap_or_else(|| files.display_path(super::compile::MANIFEST)),

@@ -1,25 +1,20 @@
 //! Static checks of a compiled pack: things that work but are probably not what the author
 //! meant — a dimension whose score range leaves its max, a rule or case that can never fire.
 
-use super::{Case, CompiledPack, Condition, Metric, Points, Problem, RuleKind, Selector, Severity};
+use super::codes::Code;
+use super::{Case, CompiledPack, Condition, Metric, Points, Problem, RuleKind, Selector};
 use crate::entry::js_number;
 
 pub fn lint(pack: &CompiledPack, file: &str) -> Vec<Problem> {
     let mut out = Vec::new();
-    let mut warn = |path: String, message: String| {
-        out.push(Problem {
-            severity: Severity::Warning,
-            file: file.to_owned(),
-            path,
-            line: None,
-            column: None,
-            message,
-        })
+    let mut warn = |code: Code, path: String, message: String| {
+        out.push(Problem::new(code, file, path, message))
     };
     if pack.scoring == super::Scoring::Weighted {
         let sum: f64 = pack.dimensions.iter().filter_map(|d| d.weight).sum();
         if (sum - 1.0).abs() > 1e-9 {
             warn(
+                Code::WeightsSum,
                 "dimensions".to_owned(),
                 format!(
                     "the weights sum to {}, not 1, so the total ranges over 0..{}",
@@ -37,6 +32,7 @@ pub fn lint(pack: &CompiledPack, file: &str) -> Vec<Problem> {
                 RuleKind::ForEach { selector, cases } => {
                     if let Some(why) = never_matches(pack, &pack.selectors[*selector], 0) {
                         warn(
+                            Code::ForEachNeverFires,
                             format!("{}.for_each", rule.path),
                             format!(
                                 "rule `{}` can never fire: its `for_each` selector {why}",
@@ -56,6 +52,7 @@ pub fn lint(pack: &CompiledPack, file: &str) -> Vec<Problem> {
                 .all(|c| c.points.is_none() && c.evidence.is_none() && c.flag.is_none())
             {
                 warn(
+                    Code::NoOutcome,
                     rule.path.clone(),
                     format!(
                         "rule `{}` has no outcome: no case gives points, evidence or a flag",
@@ -69,9 +66,10 @@ pub fn lint(pack: &CompiledPack, file: &str) -> Vec<Problem> {
                     .iter()
                     .position(|c| matches!(c.when, Condition::Always))
                 {
-                    warn(case_path.clone(), format!("case {} of rule `{}` can never apply: case {} before it always applies", i + 1, rule.id, j + 1));
+                    warn(Code::UnreachableCase, case_path.clone(), format!("case {} of rule `{}` can never apply: case {} before it always applies", i + 1, rule.id, j + 1));
                 } else if let Some(why) = case.when.never_holds(pack) {
                     warn(
+                        Code::CaseNeverApplies,
                         format!("{case_path}.when"),
                         format!("this case of rule `{}` can never apply: {why}", rule.id),
                     );
@@ -88,7 +86,7 @@ pub fn lint(pack: &CompiledPack, file: &str) -> Vec<Problem> {
         let max = dimension.max;
         if hi.is_infinite() {
             warn(
-                dimension.path.clone(),
+                Code::PassesMax, dimension.path.clone(),
                 format!(
                     "dimension `{}` awards points per entry, so its score can pass its max {} (the cap clamps it)",
                     dimension.id,
@@ -97,6 +95,7 @@ pub fn lint(pack: &CompiledPack, file: &str) -> Vec<Problem> {
             );
         } else if hi > max {
             warn(
+                Code::PassesMax,
                 dimension.path.clone(),
                 format!(
                     "dimension `{}` can sum awards to {}, past its max {} (the cap clamps it)",
@@ -107,6 +106,7 @@ pub fn lint(pack: &CompiledPack, file: &str) -> Vec<Problem> {
             );
         } else if hi < max {
             warn(
+                Code::NeverReachesMax,
                 format!("{}.max", dimension.path),
                 format!(
                     "dimension `{}` can never reach its max {}: its rules give at most {}",

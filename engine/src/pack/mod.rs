@@ -4,6 +4,7 @@
 //! problem collected, scripts compiled once) → [`CompiledPack`], which grades any number
 //! of sessions.
 
+pub mod codes;
 pub(crate) mod compile;
 pub(crate) mod condition;
 mod decided;
@@ -162,6 +163,8 @@ pub enum Severity {
 pub struct Problem {
     /// Whether the problem makes the pack unusable.
     pub severity: Severity,
+    /// The diagnostic code (`E012`, `W103`): `grade rubric explain CODE` says what it means.
+    pub code: codes::Code,
     /// The file, as a path a user can open.
     pub file: String,
     /// Where in `rubric.yaml`, as a key path (`dimensions[2].rules[0].for_each`).
@@ -189,7 +192,35 @@ impl std::fmt::Display for Problem {
         if !self.path.is_empty() {
             write!(f, ": `{}`", self.path)?;
         }
-        write!(f, ": {}", self.message)
+        write!(f, ": {} [{}]", self.message, self.code)
+    }
+}
+
+impl Problem {
+    /// A problem of `code` (whose severity it takes) in `file` at the key path `path`; its
+    /// line and column are found later, from the path and what the code points at.
+    pub(crate) fn new(
+        code: codes::Code,
+        file: impl Into<String>,
+        path: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Problem {
+        Problem {
+            severity: code.info().severity,
+            code,
+            file: file.into(),
+            path: path.into(),
+            line: None,
+            column: None,
+            message: message.into(),
+        }
+    }
+
+    /// The problem at a known line and column.
+    pub(crate) fn at(mut self, line: Option<usize>, column: Option<usize>) -> Problem {
+        self.line = line;
+        self.column = column;
+        self
     }
 }
 

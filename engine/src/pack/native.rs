@@ -2,6 +2,7 @@
 //! (through [`crate::plugin`]) when the pack compiles, and resolving `plugin.function` for a
 //! rule, a condition or a metric.
 
+use super::codes::Code;
 use std::sync::Arc;
 
 use indexmap::IndexMap;
@@ -37,12 +38,13 @@ pub(crate) enum NativeProblem {
 
 impl Plugins {
     /// Loads every declared plugin (each with its key path, `plugins[0]`). Problems come back
-    /// as (key path, message, whether it is a plugin problem rather than a mistake in the YAML).
+    /// as (code, key path, message, whether it is a plugin problem rather than a mistake in the
+    /// YAML).
     pub fn declare(
         declared: &[(String, &RawPlugin)],
         origin: &PackOrigin,
         policy: PluginPolicy,
-    ) -> (Plugins, Vec<(String, String, bool)>) {
+    ) -> (Plugins, Vec<(Code, String, String, bool)>) {
         let mut plugins = Plugins::default();
         let mut problems = Vec::new();
         for (path, declared) in declared {
@@ -54,6 +56,7 @@ impl Plugins {
                 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
             if !identifier {
                 problems.push((
+                    Code::Plugin,
                     format!("{path}.name"),
                     format!("plugin name `{}` must be a letter or `_` followed by letters, digits or `_` (rules write `native: NAME.function`, scripts `NAME::function(session)`)", declared.name),
                     false,
@@ -62,6 +65,7 @@ impl Plugins {
             }
             if plugins.slots.contains_key(name) {
                 problems.push((
+                    Code::DuplicateId,
                     format!("{path}.name"),
                     format!("plugin name `{name}` is declared twice"),
                     false,
@@ -73,13 +77,14 @@ impl Plugins {
                     match plugin::load(name, dir, &declared.path, &declared.sha256, policy) {
                         Ok(p) => Some(Arc::new(p)),
                         Err(problem) => {
-                            problems.push((path.clone(), problem.0, true));
+                            problems.push((Code::Plugin, path.clone(), problem.0, true));
                             None
                         }
                     }
                 }
                 PackOrigin::Builtin(id) => {
                     problems.push((
+                        Code::Plugin,
                         path.clone(),
                         format!("plugin `{name}`: built-in pack `{id}` has no folder to load a library from"),
                         true,

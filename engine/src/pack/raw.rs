@@ -9,12 +9,16 @@ use serde::de::{self, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
+use super::codes::Code;
+
 /// An item that failed to deserialize is kept as its error instead of ending the parse, so
 /// one run reports the problems of every dimension, rule, selector and metric.
 #[derive(Debug)]
 pub enum Lenient<T> {
     Ok(T),
     Err {
+        /// [`Code::UnknownKey`] or [`Code::WrongType`].
+        code: Code,
         /// Where inside the item, as a key path (empty for the item itself).
         path: String,
         message: String,
@@ -43,7 +47,11 @@ impl<'de, T: DeserializeOwned> Deserialize<'de> for Lenient<T> {
                         path.push_str(key);
                     }
                 }
-                Lenient::Err { path, message }
+                Lenient::Err {
+                    code: serde_code(&message),
+                    path,
+                    message,
+                }
             }
         })
     }
@@ -82,6 +90,9 @@ pub struct RawPack {
     /// Native libraries whose functions rules use (`native: NAME.function`).
     #[serde(default)]
     pub plugins: Vec<Lenient<RawPlugin>>,
+    /// Warning codes the pack silences (`allow: [W103]`).
+    #[serde(default)]
+    pub allow: Option<Vec<String>>,
     pub dimensions: Vec<Lenient<RawDimension>>,
 }
 
@@ -96,7 +107,7 @@ pub struct RawPlugin {
 }
 
 /// The top-level keys of `rubric.yaml`, in the order of [`RawPack`].
-const TOP_LEVEL_KEYS: [&str; 13] = [
+const TOP_LEVEL_KEYS: [&str; 14] = [
     "id",
     "version",
     "name",
@@ -109,11 +120,12 @@ const TOP_LEVEL_KEYS: [&str; 13] = [
     "aggregate",
     "judge",
     "plugins",
+    "allow",
     "dimensions",
 ];
 
-/// A top-level problem: the key path and what is wrong there.
-pub type RawProblem = (String, String);
+/// A top-level problem: its code, the key path and what is wrong there.
+pub type RawProblem = (Code, String, String);
 
 impl RawPack {
     /// Reads `rubric.yaml`, reporting every top-level problem (an unknown key, a missing or
@@ -143,6 +155,7 @@ impl RawPack {
                     .collect::<Vec<_>>()
                     .join(", ");
                 problems.push((
+                    Code::UnknownKey,
                     name.clone(),
                     format!("unknown field `{name}`, expected one of {expected}"),
                 ));
@@ -167,7 +180,7 @@ impl RawPack {
                 } else {
                     format!("{name}.{path}")
                 };
-                problems.push((at, format!("{message}{hint}")));
+                problems.push((serde_code(&message), at, format!("{message}{hint}")));
                 map.remove(&key);
             }
         }
@@ -179,9 +192,13 @@ impl RawPack {
             if !map.contains_key(&key) {
                 if !problems
                     .iter()
-                    .any(|(p, _)| p == required || p.starts_with(&format!("{required}.")))
+                    .any(|(_, p, _)| p == required || p.starts_with(&format!("{required}.")))
                 {
-                    problems.push((String::new(), format!("missing field `{required}`")));
+                    problems.push((
+                        Code::WrongType,
+                        String::new(),
+                        format!("missing field `{required}`"),
+                    ));
                 }
                 map.insert(key, serde_yaml::Value::String("?".to_owned()));
             }
@@ -236,12 +253,26 @@ fn too_deep(text: &str) -> Option<usize> {
     None
 }
 
+/// The code of a serde error: serde reports an unknown key only in its message's words, so
+/// they are read once, here, where serde's error becomes a problem of the pack.
+fn serde_code(message: &str) -> Code {
+    if message.starts_with("unknown field `") {
+        Code::UnknownKey
+    } else {
+        Code::WrongType
+    }
+}
+
 /// Every number in the document that is not finite (`.inf`, `-.inf`, `.nan`), with its
 /// place: no score, weight or bound of a rubric can be one, and serde would take them.
 fn find_non_finite(value: &serde_yaml::Value, path: &mut String, out: &mut Vec<RawProblem>) {
     match value {
         serde_yaml::Value::Number(n) if n.as_f64().is_some_and(|f| !f.is_finite()) => {
-            out.push((path.clone(), format!("`{n}` is not a finite number")));
+            out.push((
+                Code::NotFinite,
+                path.clone(),
+                format!("`{n}` is not a finite number"),
+            ));
         }
         serde_yaml::Value::Sequence(items) => {
             for (i, item) in items.iter().enumerate() {
@@ -291,6 +322,7 @@ fn check_field(name: &str, value: serde_yaml::Value) -> Result<(), (String, Stri
         "aggregate" => check::<Option<RawAggregate>>(value),
         "judge" => check::<Option<RawJudge>>(value),
         "plugins" => check::<Vec<Lenient<RawPlugin>>>(value),
+        "allow" => check::<Option<Vec<String>>>(value),
         "dimensions" => check::<Vec<Lenient<RawDimension>>>(value),
         _ => Ok(()),
     }

@@ -1,6 +1,7 @@
 //! Dimensions: scored by rules (points, start, floor, cap, `applies_when`) or by a judge
 //! (a numeric range or categories).
 
+use crate::pack::codes::Code;
 use std::collections::HashSet;
 
 use super::Compiler;
@@ -28,10 +29,15 @@ impl Compiler<'_> {
         rule_ids: &mut HashSet<String>,
     ) -> Dimension {
         if raw.id.trim().is_empty() {
-            self.problem(format!("{path}.id"), "the dimension id is empty");
+            self.problem(
+                Code::EmptyId,
+                format!("{path}.id"),
+                "the dimension id is empty",
+            );
         }
         match (scoring, raw.weight) {
             (Scoring::Weighted, None) => self.problem(
+                Code::Weight,
                 path,
                 format!(
                     "dimension `{}` needs a `weight`: the pack is `scoring: weighted`",
@@ -39,10 +45,12 @@ impl Compiler<'_> {
                 ),
             ),
             (Scoring::Weighted, Some(w)) if !(0.0..=1.0).contains(&w) => self.problem(
+                Code::Weight,
                 format!("{path}.weight"),
                 format!("`weight` {w} is outside 0..=1"),
             ),
             (Scoring::Points, Some(_)) => self.problem(
+                Code::Weight,
                 format!("{path}.weight"),
                 "`weight` only counts in a pack with `scoring: weighted`",
             ),
@@ -51,7 +59,7 @@ impl Compiler<'_> {
         if raw.kind != DimensionType::Points {
             if raw.applies_when.is_some() {
                 self.problem(
-                    format!("{path}.applies_when"),
+                    Code::JudgedDimension,format!("{path}.applies_when"),
                     "`applies_when` belongs to dimensions scored by rules: a judge scores every judged dimension",
                 );
             }
@@ -59,6 +67,7 @@ impl Compiler<'_> {
         }
         let Some(max) = raw.max else {
             self.problem(
+                Code::DimensionShape,
                 path,
                 format!(
                     "dimension `{}` needs a `max`: the most its rules can give",
@@ -70,36 +79,41 @@ impl Compiler<'_> {
         // NaN is not above 0 either.
         if max.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
             self.problem(
+                Code::DimensionShape,
                 format!("{path}.max"),
                 format!("`max` must be above 0, not {max}"),
             );
         }
         if raw.min.is_some() || !raw.categories.is_empty() {
-            self.problem(path, "`min` and `categories` belong to judged dimensions (`type: numeric` or `type: categorical`)");
+            self.problem(Code::DimensionShape, path, "`min` and `categories` belong to judged dimensions (`type: numeric` or `type: categorical`)");
         }
         let floor = raw.floor.unwrap_or(0.0);
         let cap = raw.cap.unwrap_or(max);
         // Scores stay within [0, max]: results and their schema rely on it.
         if floor < 0.0 {
             self.problem(
+                Code::DimensionShape,
                 format!("{path}.floor"),
                 format!("`floor` {floor} is below 0"),
             );
         }
         if cap > max {
             self.problem(
+                Code::DimensionShape,
                 format!("{path}.cap"),
                 format!("`cap` {cap} is above the dimension's max {max}"),
             );
         }
         if floor > cap {
             self.problem(
+                Code::DimensionShape,
                 format!("{path}.floor"),
                 format!("`floor` {floor} is above the cap {cap}"),
             );
         }
         if raw.rules.is_empty() {
             self.problem(
+                Code::DimensionShape,
                 format!("{path}.rules"),
                 "a dimension needs at least one rule",
             );
@@ -112,6 +126,7 @@ impl Compiler<'_> {
             };
             if !rule_ids.insert(rule.id.clone()) {
                 self.problem(
+                    Code::DuplicateId,
                     format!("{rule_path}.id"),
                     format!("rule id `{}` is used twice in the pack", rule.id),
                 );
@@ -137,7 +152,7 @@ impl Compiler<'_> {
             None => {
                 if raw.not_applicable.is_some() {
                     self.problem(
-                        format!("{path}.not_applicable"),
+                        Code::DimensionShape,format!("{path}.not_applicable"),
                         "`not_applicable` says why a dimension does not apply: it needs an `applies_when`",
                     );
                 }
@@ -164,12 +179,13 @@ impl Compiler<'_> {
     fn judged_dimension(&mut self, raw: &RawDimension, path: &str, scoring: Scoring) -> Dimension {
         if scoring != Scoring::Weighted {
             self.problem(
-                format!("{path}.type"),
+                Code::JudgedDimension,format!("{path}.type"),
                 "judged dimensions are normalised and weighted, so the pack needs `scoring: weighted`",
             );
         }
         if !raw.rules.is_empty() {
             self.problem(
+                Code::JudgedDimension,
                 format!("{path}.rules"),
                 "a judged dimension has no rules: its score comes from the judgment",
             );
@@ -177,6 +193,7 @@ impl Compiler<'_> {
         let (kind, min, max) = if raw.kind == DimensionType::Categorical {
             if raw.categories.is_empty() {
                 self.problem(
+                    Code::JudgedDimension,
                     path,
                     "a categorical dimension needs `categories` (label and value)",
                 );
@@ -186,12 +203,14 @@ impl Compiler<'_> {
             for (i, c) in raw.categories.iter().enumerate() {
                 if !labels.insert(c.label.clone()) {
                     self.problem(
+                        Code::DuplicateId,
                         format!("{path}.categories[{i}].label"),
                         format!("category `{}` is used twice", c.label),
                     );
                 }
                 if values.contains(&c.value) {
                     self.problem(
+                        Code::DuplicateId,
                         format!("{path}.categories[{i}].value"),
                         format!("category value {} is used twice", c.value),
                     );
@@ -200,6 +219,7 @@ impl Compiler<'_> {
             }
             if raw.min.is_some() {
                 self.problem(
+                    Code::JudgedDimension,
                     format!("{path}.min"),
                     "a categorical dimension takes its range from its categories",
                 );
@@ -207,12 +227,14 @@ impl Compiler<'_> {
             let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             if let Some(given) = raw.max.filter(|m| *m != max) {
                 self.problem(
+                    Code::JudgedDimension,
                     format!("{path}.max"),
                     format!("`max` {given} differs from the largest category value {max}"),
                 );
             }
             if values.iter().any(|v| *v < 0.0) {
                 self.problem(
+                    Code::JudgedDimension,
                     format!("{path}.categories"),
                     "category values must be 0 or more",
                 );
@@ -232,6 +254,7 @@ impl Compiler<'_> {
         } else {
             if !raw.categories.is_empty() {
                 self.problem(
+                    Code::JudgedDimension,
                     format!("{path}.categories"),
                     "`categories` belong to `type: categorical`",
                 );
@@ -239,6 +262,7 @@ impl Compiler<'_> {
             let (min, max) = (raw.min.unwrap_or(0.0), raw.max.unwrap_or(1.0));
             if min.partial_cmp(&max) != Some(std::cmp::Ordering::Less) || min < 0.0 {
                 self.problem(
+                    Code::JudgedDimension,
                     format!("{path}.max"),
                     format!("a numeric dimension needs 0 ≤ `min` < `max`, not {min}..{max}"),
                 );

@@ -1,5 +1,6 @@
 //! The pack's letter bands and, for judged dimensions, how a judge is asked.
 
+use crate::pack::codes::Code;
 use std::collections::HashSet;
 
 use super::Compiler;
@@ -11,15 +12,16 @@ impl Compiler<'_> {
         let judged = dimensions.iter().any(|d| d.kind.is_judged());
         let Some(judge) = &raw.judge else {
             if judged {
-                self.problem("dimensions", "the pack has judged dimensions, so it needs a `judge` with a `prompt` template");
+                self.problem(Code::Judge, "dimensions", "the pack has judged dimensions, so it needs a `judge` with a `prompt` template");
             }
             return None;
         };
         if !judged {
-            self.problem("judge", "`judge` asks for judged dimensions, and the pack has none (`type: numeric` or `categorical`)");
+            self.problem(Code::Judge, "judge", "`judge` asks for judged dimensions, and the pack has none (`type: numeric` or `categorical`)");
         }
         if judge.chunk_tokens == 0 || judge.chunk_tokens > judge.budget_tokens {
             self.problem(
+                Code::Judge,
                 "judge.chunk_tokens",
                 format!(
                     "`chunk_tokens` must be between 1 and `budget_tokens` ({})",
@@ -29,6 +31,7 @@ impl Compiler<'_> {
         }
         if let Some(t) = judge.temperature.filter(|t| !(0.0..=2.0).contains(t)) {
             self.problem(
+                Code::Judge,
                 "judge.temperature",
                 format!(
                     "`temperature` must be between 0 and 2, not {}",
@@ -37,11 +40,15 @@ impl Compiler<'_> {
             );
         }
         if judge.max_tokens == Some(0) {
-            self.problem("judge.max_tokens", "`max_tokens` must be at least 1");
+            self.problem(
+                Code::Judge,
+                "judge.max_tokens",
+                "`max_tokens` must be at least 1",
+            );
         }
         let Some(template) = self.files.files.get(&judge.prompt) else {
             self.problem(
-                "judge.prompt",
+                Code::Judge,"judge.prompt",
                 format!("prompt template `{}` is not in the pack (templates are files named `*.prompt.md`)", judge.prompt),
             );
             return None;
@@ -49,6 +56,7 @@ impl Compiler<'_> {
         if let Err(problem) = crate::prompt::check_template(template) {
             self.problems.push(Problem {
                 severity: Severity::Error,
+                code: Code::Judge,
                 file: self.files.display_path(&judge.prompt),
                 path: String::new(),
                 line: None,
@@ -76,6 +84,7 @@ impl Compiler<'_> {
             };
             if !(0.0..=100.0).contains(&band.min_percent) {
                 self.problem(
+                    Code::Bands,
                     format!("{path}.min_percent"),
                     format!("`min_percent` {} is outside 0..=100", band.min_percent),
                 );
@@ -83,7 +92,7 @@ impl Compiler<'_> {
             if let Some(prev) = bands.last().map(|b: &Band| b.min_percent) {
                 if band.min_percent >= prev {
                     self.problem(
-                        format!("{path}.min_percent"),
+                        Code::Bands,format!("{path}.min_percent"),
                         format!(
                             "score bands must be listed from the highest down, but `{}` ({}%) follows a band at {prev}%",
                             band.grade, band.min_percent
@@ -93,6 +102,7 @@ impl Compiler<'_> {
             }
             if !seen.insert(band.grade.clone()) {
                 self.problem(
+                    Code::DuplicateId,
                     format!("{path}.grade"),
                     format!("grade `{}` is used twice", band.grade),
                 );

@@ -1,6 +1,7 @@
 //! Metrics: a ratio of two selectors, the duplicates or distinct keys of one, or a plugin's.
 
 use super::Compiler;
+use crate::pack::codes::Code;
 use crate::pack::field::Field;
 use crate::pack::raw::RawMetric;
 use crate::pack::Metric;
@@ -16,6 +17,7 @@ impl Compiler<'_> {
         ];
         if kinds.iter().filter(|k| **k).count() != 1 {
             self.problem(
+                Code::MetricShape,
                 path,
                 "a metric is exactly one of `ratio`, `duplicates`, `distinct` or `native`",
             );
@@ -43,7 +45,11 @@ impl Compiler<'_> {
         let key = match Field::parse(&keyed.key) {
             Ok(field) => Some(field),
             Err(message) => {
-                self.problem(format!("{path}.{which}.key"), message);
+                self.problem(
+                    Code::UnknownFieldPath,
+                    format!("{path}.{which}.key"),
+                    message,
+                );
                 None
             }
         };

@@ -18,6 +18,7 @@ use std::collections::HashSet;
 
 use indexmap::IndexMap;
 
+use super::codes::{Code, Target};
 use super::locate::Places;
 use super::raw::{Lenient, RawPack, Scoring};
 use super::template::TemplateScope;
@@ -91,27 +92,27 @@ fn validate(files: &PackFiles, policy: PluginPolicy, dry_run: bool) -> Validatio
         plugin_failed: false,
     };
     let Some(text) = files.files.get(MANIFEST) else {
-        return failed(vec![Problem {
-            severity: Severity::Error,
-            file: manifest_path,
-            path: String::new(),
-            line: None,
-            column: None,
-            message: "the pack has no `rubric.yaml`".to_owned(),
-        }]);
+        return failed(vec![Problem::new(
+            Code::NoManifest,
+            manifest_path,
+            "",
+            "the pack has no `rubric.yaml`",
+        )]);
     };
     let (raw, top_level) = match RawPack::read(text) {
         Ok(read) => read,
         Err(err) => {
             let location = err.location();
-            return failed(vec![Problem {
-                severity: Severity::Error,
-                file: manifest_path,
-                path: String::new(),
-                line: location.as_ref().map(|l| l.line()),
-                column: location.as_ref().map(|l| l.column()),
-                message: yaml_message(&err),
-            }]);
+            return failed(vec![Problem::new(
+                Code::Yaml,
+                manifest_path,
+                "",
+                yaml_message(&err),
+            )
+            .at(
+                location.as_ref().map(|l| l.line()),
+                location.as_ref().map(|l| l.column()),
+            )]);
         }
     };
     let mut compiler = Compiler {
@@ -127,18 +128,22 @@ fn validate(files: &PackFiles, policy: PluginPolicy, dry_run: bool) -> Validatio
         plugins: super::native::Plugins::default(),
         plugin_failed: false,
         fractional_points: Vec::new(),
+        allowed: Vec::new(),
     };
-    for (path, message) in top_level {
-        compiler.problem(path, message);
+    for (code, path, message) in top_level {
+        compiler.problem(code, path, message);
     }
     let pack = compiler.pack(raw);
     let plugin_failed = compiler.plugin_failed;
+    let allowed = compiler.allowed;
     let mut problems = compiler.problems;
     let pack = if problems.is_empty() {
         problems.extend(super::lint::lint(&pack, &files.display_path(MANIFEST)));
         if dry_run {
             problems.extend(super::dry_run::dry_run(&pack, files));
         }
+        // Only warnings reach here: `allow` takes no error code.
+        problems.retain(|p| !allowed.contains(&p.code));
         // A script that fails on the dry run makes the pack invalid, not only reported.
         problems
             .iter()
@@ -153,8 +158,8 @@ fn validate(files: &PackFiles, policy: PluginPolicy, dry_run: bool) -> Validatio
         .iter_mut()
         .filter(|p| p.line.is_none() && p.file == manifest)
     {
-        let prefer_key = p.message.starts_with("unknown field") || p.message.contains("used twice");
-        if let Some(place) = places.find(&p.path, prefer_key) {
+        let key = p.code.info().target == Target::Key;
+        if let Some(place) = places.find(&p.path, key) {
             p.line = Some(place.line);
             p.column = Some(place.column);
         }
@@ -214,13 +219,15 @@ pub(crate) struct Compiler<'f> {
     /// Fixed points that are not whole numbers, with their places: refused once the pack
     /// turns out to score in whole numbers.
     fractional_points: Vec<(String, f64)>,
+    /// The warnings the pack's `allow` silences.
+    allowed: Vec<Code>,
 }
 
 impl Compiler<'_> {
     /// A problem with a declared plugin: reported at its declaration, and an input error.
     fn plugin_problem(&mut self, path: impl Into<String>, message: impl Into<String>) {
         self.plugin_failed = true;
-        self.problem(path, message);
+        self.problem(Code::Plugin, path, message);
     }
 
     /// Loads the declared plugins before anything can refer to them.
@@ -235,11 +242,11 @@ impl Compiler<'_> {
         let (plugins, problems) =
             super::native::Plugins::declare(&declared, &self.files.origin, self.policy);
         self.plugins = plugins;
-        for (path, message, is_plugin) in problems {
+        for (code, path, message, is_plugin) in problems {
             if is_plugin {
                 self.plugin_problem(path, message);
             } else {
-                self.problem(path, message);
+                self.problem(code, path, message);
             }
         }
     }
@@ -254,7 +261,7 @@ impl Compiler<'_> {
         match self.plugins.resolve(reference, want) {
             Ok(found) => Some(found),
             Err(super::native::NativeProblem::AtUse(message)) => {
-                self.problem(path, message);
+                self.problem(Code::Plugin, path, message);
                 None
             }
             Err(super::native::NativeProblem::AtDeclaration { path: at, message }) => {
@@ -265,15 +272,55 @@ impl Compiler<'_> {
         }
     }
 
-    pub(in crate::pack) fn problem(&mut self, path: impl Into<String>, message: impl Into<String>) {
-        self.problems.push(Problem {
-            severity: Severity::Error,
-            file: self.manifest_path.clone(),
-            path: path.into(),
-            line: None,
-            column: None,
-            message: message.into(),
-        });
+    /// An error of `code` at the key path `path` of `rubric.yaml`.
+    pub(in crate::pack) fn problem(
+        &mut self,
+        code: Code,
+        path: impl Into<String>,
+        message: impl Into<String>,
+    ) {
+        self.problems.push(Problem::new(
+            code,
+            self.manifest_path.clone(),
+            path,
+            message,
+        ));
+    }
+
+    /// Reads `allow`: warning codes only, each known.
+    fn allow(&mut self, codes: &[String]) {
+        for (i, text) in codes.iter().enumerate() {
+            let path = format!("allow[{i}]");
+            match Code::parse(text) {
+                Some(code) if code.info().severity == Severity::Warning => self.allowed.push(code),
+                Some(code) => self.problem(
+                    Code::AllowCode,
+                    path,
+                    format!(
+                        "`{}` ({}) is an error, and only warnings can be allowed",
+                        code.info().id,
+                        code.info().name
+                    ),
+                ),
+                None => {
+                    let close: Vec<String> = Code::close_to(text)
+                        .iter()
+                        .filter(|c| c.info().severity == Severity::Warning)
+                        .map(|c| format!("`{}` ({})", c.info().id, c.info().name))
+                        .collect();
+                    let hint = if close.is_empty() {
+                        "`grade rubric explain` lists the codes".to_owned()
+                    } else {
+                        format!("did you mean {}?", close.join(", "))
+                    };
+                    self.problem(
+                        Code::AllowCode,
+                        path,
+                        format!("unknown code `{text}`: {hint}"),
+                    );
+                }
+            }
+        }
     }
 
     /// The id of the metric named `name`, if the pack declares it.
@@ -290,6 +337,7 @@ impl Compiler<'_> {
         match item {
             Lenient::Ok(item) => Some(item),
             Lenient::Err {
+                code,
                 path: inner,
                 message,
             } => {
@@ -300,7 +348,7 @@ impl Compiler<'_> {
                 } else {
                     format!("{path}.{inner}")
                 };
-                self.problem(full, message.clone());
+                self.problem(*code, full, message.clone());
                 None
             }
         }
@@ -308,11 +356,12 @@ impl Compiler<'_> {
 
     fn pack(&mut self, raw: RawPack) -> CompiledPack {
         self.declare_plugins(&raw);
+        self.allow(raw.allow.as_deref().unwrap_or_default());
         if raw.id.trim().is_empty() {
-            self.problem("id", "the pack id is empty");
+            self.problem(Code::EmptyId, "id", "the pack id is empty");
         }
         if raw.version.trim().is_empty() {
-            self.problem("version", "the pack version is empty");
+            self.problem(Code::EmptyId, "version", "the pack version is empty");
         }
         let bands = self.bands(&raw);
 
@@ -345,7 +394,11 @@ impl Compiler<'_> {
             .collect();
 
         if raw.dimensions.is_empty() {
-            self.problem("dimensions", "a pack needs at least one dimension");
+            self.problem(
+                Code::DimensionShape,
+                "dimensions",
+                "a pack needs at least one dimension",
+            );
         }
         let mut dimension_ids = HashSet::new();
         let mut rule_ids = HashSet::new();
@@ -357,6 +410,7 @@ impl Compiler<'_> {
             };
             if !dimension_ids.insert(dimension.id.clone()) {
                 self.problem(
+                    Code::DuplicateId,
                     format!("{path}.id"),
                     format!("dimension id `{}` is used twice", dimension.id),
                 );
@@ -368,7 +422,7 @@ impl Compiler<'_> {
         if whole {
             for (path, points) in std::mem::take(&mut self.fractional_points) {
                 self.problem(
-                    path,
+                    Code::FractionalPoints,path,
                     format!(
                         "points {} are not a whole number, and every score of this pack is (its dimensions' `max`, `start`, `floor` and `cap`)",
                         crate::entry::js_number(points)
@@ -383,6 +437,7 @@ impl Compiler<'_> {
             }
             (Some(_), Scoring::Points) => {
                 self.problem(
+                    Code::Weight,
                     "aggregate",
                     "`aggregate` names the weighted total, so it needs `scoring: weighted`",
                 );
@@ -453,5 +508,99 @@ impl TemplateScope for Scope<'_, '_> {
     }
     fn has_entry(&self) -> bool {
         self.has_entry
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::pack::codes::Code;
+    use crate::pack::testing::{files, problems};
+
+    /// A rule whose case after a catch-all never applies (W104), in a dimension whose max
+    /// it cannot reach (W107).
+    const SUSPICIOUS: &str =
+        "      - id: r\n        doc: d\n        cases:\n          - { points: 1 }\n          - { points: 2 }\n";
+
+    fn codes(rules: &str) -> Vec<Code> {
+        problems(rules).into_iter().map(|p| p.code).collect()
+    }
+
+    #[test]
+    fn allow_silences_warnings_by_code() {
+        assert_eq!(
+            codes(SUSPICIOUS),
+            [Code::UnreachableCase, Code::NeverReachesMax]
+        );
+        let allowed = format!("{}allow: [W104]\n", files(SUSPICIOUS).files["rubric.yaml"]);
+        assert_eq!(codes(&allowed), [Code::NeverReachesMax]);
+    }
+
+    #[test]
+    fn allow_refuses_errors_and_unknown_codes() {
+        let manifest = format!(
+            "{}allow: [E012, W130, nonsense]\n",
+            files(SUSPICIOUS).files["rubric.yaml"]
+        );
+        let found: Vec<(Code, String, String)> = problems(&manifest)
+            .into_iter()
+            .map(|p| (p.code, p.path, p.message))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                (
+                    Code::AllowCode,
+                    "allow[0]".to_owned(),
+                    "`E012` (unknown-selector) is an error, and only warnings can be allowed"
+                        .to_owned()
+                ),
+                (
+                    Code::AllowCode,
+                    "allow[1]".to_owned(),
+                    "unknown code `W130`: did you mean `W101` (weights-sum), `W102` (for-each-never-fires), `W103` (no-outcome), `W104` (unreachable-case)?".to_owned()
+                ),
+                (
+                    Code::AllowCode,
+                    "allow[2]".to_owned(),
+                    "unknown code `nonsense`: `grade rubric explain` lists the codes".to_owned()
+                ),
+            ]
+        );
+    }
+
+    /// The place of a problem is its key or its value as its code says, not as its words do.
+    #[test]
+    fn a_problem_points_at_the_key_or_the_value_its_code_names() {
+        let rules = "      - id: r\n        doc: d\n        when: { count: nope }\n        points: 1\n      - id: r\n        doc: d\n        points: 1\n";
+        let found: Vec<(Code, Option<usize>, Option<usize>)> = problems(rules)
+            .into_iter()
+            .map(|p| (p.code, p.line, p.column))
+            .collect();
+        // `count: nope` is on line 17: the value; the second `id: r` on line 19: the key.
+        assert_eq!(
+            found,
+            [
+                (Code::UnknownSelector, Some(17), Some(24)),
+                (Code::DuplicateId, Some(19), Some(9)),
+            ]
+        );
+    }
+
+    #[test]
+    fn every_problem_of_the_yaml_stage_has_its_code() {
+        let found = problems("id: t\nversion: '1'\nname: T\nbogus: 1\nscoring: .inf\ndimensions: [ { id: d, max: 1, rules: [ { id: r, doc: d, points: x } ] } ]\n");
+        let codes: Vec<Code> = found.iter().map(|p| p.code).collect();
+        assert_eq!(
+            codes,
+            [
+                Code::NotFinite,
+                Code::UnknownKey,
+                Code::WrongType,
+                Code::WrongType
+            ],
+            "{found:#?}"
+        );
+        let broken = problems("id: [\n");
+        assert_eq!(broken[0].code, Code::Yaml);
     }
 }

@@ -2,6 +2,7 @@
 //! the templates of evidence and flags.
 
 use super::{Compiler, Scope};
+use crate::pack::codes::Code;
 use crate::pack::raw::{RawCase, RawOutcome, RawPoints, RawRule};
 use crate::pack::template::Template;
 use crate::pack::{Case, Condition, Points, RuleKind};
@@ -22,13 +23,14 @@ impl Compiler<'_> {
         ];
         if forms.iter().filter(|f| **f).count() != 1 {
             self.problem(
-                path,
+                Code::RuleShape,path,
                 "a rule is exactly one of: `script`, `native`, `cases`, or a single case (`when` with `points`/`evidence`/`flag`, and optionally `otherwise`)",
             );
             return None;
         }
         if raw.doc.trim().is_empty() {
             self.problem(
+                Code::RuleWithoutDoc,
                 format!("{path}.doc"),
                 "the rule has no `doc`; say what it checks",
             );
@@ -36,6 +38,7 @@ impl Compiler<'_> {
         if let Some(file) = &raw.script {
             if raw.for_each.is_some() {
                 self.problem(
+                    Code::RuleShape,
                     format!("{path}.for_each"),
                     "a script rule sees the whole session; drop `for_each` and loop in the script",
                 );
@@ -46,7 +49,7 @@ impl Compiler<'_> {
         if let Some(reference) = &raw.native {
             if raw.for_each.is_some() {
                 self.problem(
-                    format!("{path}.for_each"),
+                    Code::RuleShape,format!("{path}.for_each"),
                     "a native rule sees the whole session; drop `for_each` (or use a native condition in a `for_each` rule)",
                 );
                 return None;
@@ -63,7 +66,7 @@ impl Compiler<'_> {
         let has_entry = for_each.is_some();
         let cases = if let Some(cases) = &raw.cases {
             if cases.is_empty() {
-                self.problem(format!("{path}.cases"), "`cases` is empty");
+                self.problem(Code::RuleShape, format!("{path}.cases"), "`cases` is empty");
             }
             cases
                 .iter()
@@ -100,6 +103,7 @@ impl Compiler<'_> {
             {
                 if raw.when.is_none() {
                     self.problem(
+                        Code::RuleShape,
                         format!("{path}.otherwise"),
                         "`otherwise` needs a `when` to be the alternative of",
                     );
@@ -180,6 +184,7 @@ impl Compiler<'_> {
                 None => {
                     ok = false;
                     self.problem(
+                        Code::UnknownMetric,
                         format!("{path}.points.metric"),
                         format!("unknown metric `{}`", s.metric),
                     );
@@ -209,7 +214,7 @@ impl Compiler<'_> {
             Ok(t) => Some(t),
             Err(problems) => {
                 for p in problems {
-                    self.problem(path, p);
+                    self.problem(Code::Placeholder, path, p);
                 }
                 None
             }

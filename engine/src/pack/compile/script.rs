@@ -2,6 +2,7 @@
 //! literals checked against the pack.
 
 use super::Compiler;
+use crate::pack::codes::Code;
 use crate::pack::{Problem, RuleKind, Severity};
 use crate::script::ScriptHost;
 
@@ -16,6 +17,7 @@ impl Compiler<'_> {
                 .map(|k| format!("`{k}`"))
                 .collect();
             self.problem(
+                Code::ScriptMissing,
                 path,
                 format!(
                     "script `{file}` is not in the pack ({})",
@@ -42,6 +44,7 @@ impl Compiler<'_> {
             Err(err) => {
                 self.problems.push(Problem {
                     severity: Severity::Error,
+                    code: Code::ScriptCompile,
                     file: self.files.display_path(file),
                     path: String::new(),
                     line: err.line,
@@ -103,6 +106,11 @@ impl Compiler<'_> {
                         };
                         self.problems.push(Problem {
                             severity: Severity::Error,
+                            code: if is_selector {
+                                Code::UnknownSelector
+                            } else {
+                                Code::UnknownMetric
+                            },
                             file: self.files.display_path(file),
                             path: String::new(),
                             line: Some(line_no + 1),

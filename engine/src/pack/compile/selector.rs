@@ -1,5 +1,6 @@
 //! Selectors: named and inline, their tests of one field, and the cycle check over names.
 
+use crate::pack::codes::Code;
 use std::collections::HashSet;
 
 use super::Compiler;
@@ -34,7 +35,11 @@ impl Compiler<'_> {
                 } else {
                     format!("declared: {known}")
                 };
-                self.problem(path, format!("unknown selector `{name}` ({known})"));
+                self.problem(
+                    Code::UnknownSelector,
+                    path,
+                    format!("unknown selector `{name}` ({known})"),
+                );
                 None
             }
         }
@@ -74,6 +79,7 @@ impl Compiler<'_> {
             (None, some) => {
                 ok = false;
                 self.problem(
+                    Code::SelectorShape,
                     path,
                     format!("`{}` tests a field, so the selector needs `field`", some[0]),
                 );
@@ -81,7 +87,7 @@ impl Compiler<'_> {
             (Some(field), []) => {
                 ok = false;
                 self.problem(
-                    format!("{path}.field"),
+                    Code::SelectorShape,format!("{path}.field"),
                     format!("field `{field}` is named but not tested (add `equals`, `one_of`, `truthy`, `blank`, `present`, `contains` or `type`)"),
                 );
             }
@@ -103,13 +109,13 @@ impl Compiler<'_> {
                 }),
                 Err(message) => {
                     ok = false;
-                    self.problem(format!("{path}.field"), message);
+                    self.problem(Code::UnknownFieldPath, format!("{path}.field"), message);
                 }
             },
             (Some(_), many) => {
                 ok = false;
                 self.problem(
-                    path,
+                    Code::SelectorShape,path,
                     format!(
                         "one `field` takes one test, but this selector has {} (split it with `all`)",
                         many.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", ")
@@ -150,6 +156,7 @@ impl Compiler<'_> {
         match parts.len() {
             0 => {
                 self.problem(
+                    Code::SelectorShape,
                     path,
                     "the selector is empty (to match every entry, write `all: []`)",
                 );
@@ -230,6 +237,7 @@ impl Compiler<'_> {
                                 .map_or("", |(k, _)| k)
                                 .to_owned();
                             self.problem(
+                                Code::SelectorCycle,
                                 format!("selectors.{name}"),
                                 format!(
                                     "selectors refer to each other in a cycle: {}",

@@ -9,6 +9,7 @@
 use super::{Condition, RawCondition, Witnesses};
 use crate::entry::js_number;
 use crate::eval::Ctx;
+use crate::pack::codes::Code;
 use crate::pack::compile::Compiler;
 use crate::pack::{CompiledPack, Metric};
 
@@ -57,11 +58,19 @@ pub(super) fn compile_metric(
 ) -> Option<Condition> {
     let name = raw.metric.as_deref()?;
     let Some(metric) = c.metric_id(name) else {
-        c.problem(format!("{path}.metric"), format!("unknown metric `{name}`"));
+        c.problem(
+            Code::UnknownMetric,
+            format!("{path}.metric"),
+            format!("unknown metric `{name}`"),
+        );
         return None;
     };
     if raw.at_least.is_none() && raw.at_most.is_none() {
-        c.problem(path, "a `metric` condition needs `at_least` or `at_most`");
+        c.problem(
+            Code::ConditionShape,
+            path,
+            "a `metric` condition needs `at_least` or `at_most`",
+        );
         return None;
     }
     Some(Condition::Metric(MetricBound {

@@ -10,6 +10,7 @@
 
 use super::{Condition, RawCondition, Witnesses};
 use crate::eval::Ctx;
+use crate::pack::codes::Code;
 use crate::pack::compile::Compiler;
 use crate::pack::CompiledPack;
 
@@ -31,7 +32,11 @@ pub(super) fn compile(c: &mut Compiler<'_>, raw: &RawCondition, path: &str) -> O
         (Some(b), None) => Then::BeforeFirst(c.selector_ref(b, &format!("{path}.before_first"))?),
         (None, Some(i)) => Then::Is(c.selector_ref(i, &format!("{path}.is"))?),
         _ => {
-            c.problem(path, "`first` takes exactly one of `before_first` or `is`");
+            c.problem(
+                Code::ConditionShape,
+                path,
+                "`first` takes exactly one of `before_first` or `is`",
+            );
             return None;
         }
     };

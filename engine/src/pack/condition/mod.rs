@@ -16,6 +16,7 @@ pub(crate) mod first;
 pub(crate) mod logic;
 pub(crate) mod window;
 
+use crate::pack::codes::Code;
 use serde::Deserialize;
 
 use super::compile::Compiler;
@@ -158,7 +159,7 @@ impl Compiler<'_> {
         let kinds = Kind::of(raw);
         let [kind] = kinds[..] else {
             self.problem(
-                path,
+                Code::ConditionShape,path,
                 if kinds.is_empty() {
                     "the condition tests nothing (use `count`, `metric`, `score_at_least`, `first`, `entry`, `followed_by`, `preceded_by`, `all`, `any`, `not` or `native`)".to_owned()
                 } else {
@@ -175,18 +176,24 @@ impl Compiler<'_> {
             && (raw.at_least.is_some() || raw.at_most.is_some())
         {
             self.problem(
+                Code::ConditionShape,
                 path,
                 format!("`at_least`/`at_most` bound a `count` or `metric`, not `{subject}`"),
             );
         }
         if !matches!(kind, Kind::FollowedBy | Kind::PrecededBy) && raw.within.is_some() {
             self.problem(
+                Code::ConditionShape,
                 format!("{path}.within"),
                 "`within` belongs to `followed_by` or `preceded_by`",
             );
         }
         if kind != Kind::First && (raw.before_first.is_some() || raw.is.is_some()) {
-            self.problem(path, "`before_first` and `is` belong to `first`");
+            self.problem(
+                Code::ConditionShape,
+                path,
+                "`before_first` and `is` belong to `first`",
+            );
         }
         match kind {
             Kind::Count => bounded::compile_count(self, raw, path),

@@ -9,6 +9,7 @@
 
 use super::{Condition, Kind, RawCondition, Witnesses};
 use crate::eval::Ctx;
+use crate::pack::codes::Code;
 use crate::pack::compile::Compiler;
 use crate::pack::CompiledPack;
 
@@ -39,6 +40,7 @@ pub(super) fn compile(
     let subject = kind.key();
     if !has_entry {
         c.problem(
+            Code::NeedsEntry,
             format!("{path}.{subject}"),
             format!("`{subject}` looks at one entry, so it works only in a `for_each` rule"),
         );
@@ -59,6 +61,7 @@ pub(super) fn compile(
     let within = match raw.within {
         Some(0) => {
             c.problem(
+                Code::ConditionShape,
                 format!("{path}.within"),
                 "`within` must be 1 or more: it counts the entries to look at",
             );
@@ -67,6 +70,7 @@ pub(super) fn compile(
         Some(w) => w,
         None => {
             c.problem(
+                Code::ConditionShape,
                 path,
                 format!("`{subject}` needs `within`: how many entries to look at (1 or more)"),
             );

@@ -1,0 +1,127 @@
+//! Diagnostics with stable codes: `grade rubric explain`, codes in `validate`'s human and JSON
+//! reports, and `allow` silencing a warning by its code.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+/// A copy of the `suspicious` fixture pack (four warnings) with `extra` appended to its
+/// `rubric.yaml`.
+fn suspicious_with(extra: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let text = std::fs::read_to_string(fixture("packs/suspicious/rubric.yaml"))
+        .expect("the suspicious pack");
+    std::fs::write(dir.path().join("rubric.yaml"), format!("{text}{extra}"))
+        .expect("rubric.yaml written");
+    dir
+}
+
+fn codes_of(report: &Value) -> Vec<String> {
+    report["problems"]
+        .as_array()
+        .expect("problems")
+        .iter()
+        .map(|p| {
+            p["code"]
+                .as_str()
+                .expect("every problem has a code")
+                .to_owned()
+        })
+        .collect()
+}
+
+#[test]
+fn explain_prints_what_a_code_means() {
+    let out = run(&["rubric", "explain", "E012"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    insta::assert_snapshot!("explain_e012", stdout(&out));
+    // By name, and in any case.
+    let by_name = run(&["rubric", "explain", "unknown-selector"]);
+    assert_eq!(stdout(&by_name), stdout(&out));
+    let lower = run(&["rubric", "explain", "w103"]);
+    assert!(
+        stdout(&lower).starts_with("W103 no-outcome (warning)"),
+        "{}",
+        stdout(&lower)
+    );
+}
+
+#[test]
+fn explain_without_a_code_lists_every_code() {
+    let out = run(&["rubric", "explain"]);
+    assert_eq!(code(&out), 0);
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.len() >= 36, "{lines:?}");
+    assert!(lines[0].starts_with("E001 yaml"), "{}", lines[0]);
+    assert!(lines
+        .iter()
+        .any(|l| l.starts_with("W107 never-reaches-max")));
+}
+
+#[test]
+fn explain_an_unknown_code_is_a_usage_error_with_close_matches() {
+    let out = run(&["rubric", "explain", "E12"]);
+    assert_eq!(code(&out), 2);
+    assert_eq!(stdout(&out), "");
+    insta::assert_snapshot!("explain_unknown_code", stderr(&out));
+    let far = run(&["rubric", "explain", "nothing-like-it"]);
+    assert_eq!(code(&far), 2);
+    assert!(
+        stderr(&far).contains("`grade rubric explain` lists every code"),
+        "{}",
+        stderr(&far)
+    );
+}
+
+#[test]
+fn validate_json_carries_each_problems_code() {
+    let out = run(&[
+        "rubric",
+        "validate",
+        "tests/fixtures/packs/broken-references",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code(&out), 1);
+    let report: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    assert_eq!(
+        codes_of(&report),
+        ["E015", "E012", "E012", "E022", "E022", "E022", "E022", "E019", "E013", "E020"]
+    );
+    let warnings = run(&[
+        "rubric",
+        "validate",
+        "tests/fixtures/packs/suspicious",
+        "--format",
+        "json",
+    ]);
+    let report: Value = serde_json::from_str(&stdout(&warnings)).expect("JSON");
+    assert_eq!(codes_of(&report), ["W106", "W102", "W104", "W107"]);
+}
+
+#[test]
+fn allow_silences_a_warning_by_its_code() {
+    let pack = suspicious_with("allow: [W104, w107]\n");
+    let out = run(&[
+        "rubric",
+        "validate",
+        pack.path().to_str().expect("utf-8"),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    let report: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    assert_eq!(codes_of(&report), ["W106", "W102"]);
+    assert_eq!(report["warnings"], 2);
+}
+
+#[test]
+fn allow_refuses_errors_and_unknown_codes() {
+    let pack = suspicious_with("allow: [E012, W130, W999]\n");
+    let out = run(&["rubric", "validate", pack.path().to_str().expect("utf-8")]);
+    assert_eq!(code(&out), 1);
+    let text = stdout(&out).replace(pack.path().to_str().expect("utf-8"), "PACK");
+    insta::assert_snapshot!("allow_refuses_errors_and_unknown_codes", text);
+}
