@@ -913,7 +913,7 @@ fn weights_that_do_not_sum_to_one_are_a_warning() {
         stdout(&out)
     );
     assert!(
-        stdout(&out).contains("warning: the weights sum to 1.1, not 1"),
+        stdout(&out).contains("warning[W101]: the weights sum to 1.1, not 1"),
         "{}",
         stdout(&out)
     );
