@@ -384,7 +384,7 @@ pub struct Session {
 }
 
 /// JavaScript truthiness, which CLEO's rubric relies on (`if (e.params?.parent)`).
-pub fn is_truthy(value: Option<&Value>) -> bool {
+pub(crate) fn is_truthy(value: Option<&Value>) -> bool {
     match value {
         None | Some(Value::Null) => false,
         Some(Value::Bool(b)) => *b,
@@ -398,7 +398,7 @@ pub fn is_truthy(value: Option<&Value>) -> bool {
 ///
 /// This differs from Rust's `char::is_whitespace` (U+0085 is not JS whitespace, U+FEFF is),
 /// and the reference grader trims with JavaScript.
-pub fn is_js_whitespace(c: char) -> bool {
+pub(crate) fn is_js_whitespace(c: char) -> bool {
     matches!(
         c,
         '\u{0009}'..='\u{000D}'
@@ -416,7 +416,7 @@ pub fn is_js_whitespace(c: char) -> bool {
 }
 
 /// `s.trim()` as JavaScript computes it.
-pub fn js_trim(s: &str) -> &str {
+pub(crate) fn js_trim(s: &str) -> &str {
     s.trim_matches(is_js_whitespace)
 }
 
@@ -458,7 +458,7 @@ pub fn js_number(f: f64) -> String {
 
 /// A message from another library in our style: lowercase first letter (`Too many
 /// operations` → `too many operations`), unless it starts with an acronym (`E_NOT_FOUND`).
-pub fn lowercase_first(message: &str) -> String {
+pub(crate) fn lowercase_first(message: &str) -> String {
     let mut chars = message.chars();
     match (chars.next(), chars.next()) {
         (Some(first), Some(second)) if first.is_uppercase() && !second.is_uppercase() => first
@@ -483,7 +483,7 @@ pub fn round_half_up(x: f64) -> f64 {
 /// Where an entry is in its source, for a person to find it: `#15` (its place in the
 /// session) and, when the source says, the file and line and the tool call's id
 /// (`#15 (1af7fc5e.jsonl:25, toolu_01LM7)`), as evidence and `--explain` print it.
-pub fn place_of(position: usize, entry: &Entry) -> String {
+pub(crate) fn place_of(position: usize, entry: &Entry) -> String {
     let mut parts: Vec<String> = Vec::new();
     let meta = |key: &str| entry.metadata.get(key).map(MetaRef::to_json);
     if let Some(line) = meta("line").and_then(|v| v.as_u64()) {

@@ -555,7 +555,7 @@ fn aggregate(chunks: &[&Value], pack: &CompiledPack) -> Judgment {
 
 /// Checks a JSON text for an object with the same key twice; the error names the key and
 /// where it is (`/0/goal_achievement`).
-pub fn duplicate_keys(text: &str) -> Result<(), serde_json::Error> {
+pub(crate) fn duplicate_keys(text: &str) -> Result<(), serde_json::Error> {
     use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
     struct Walk(String);

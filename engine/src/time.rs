@@ -141,7 +141,7 @@ pub fn format_iso_millis(instant: InstantMs) -> String {
 }
 
 /// The current instant, for the `timestamp` of a grade.
-pub fn now_ms() -> InstantMs {
+pub(crate) fn now_ms() -> InstantMs {
     match std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
         Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
         Err(_) => 0,

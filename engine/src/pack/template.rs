@@ -8,6 +8,8 @@
 
 use super::field::Field;
 
+/// An evidence or flag text with placeholders (`{count:writes}`, `{metric:ratio}`, …),
+/// parsed once against its scope and rendered per session or entry.
 #[derive(Debug, Clone)]
 pub struct Template {
     segments: Vec<Segment>,
@@ -29,17 +31,25 @@ pub enum Segment {
 
 /// Names a template may refer to, and whether an entry is in reach.
 pub trait TemplateScope {
+    /// The id of the selector `name`, if there is one.
     fn selector(&mut self, name: &str) -> Option<usize>;
+    /// The id of the metric `name`, if there is one.
     fn metric(&self, name: &str) -> Option<usize>;
+    /// Whether the template is rendered for one entry (`{entry.…}` is in reach).
     fn has_entry(&self) -> bool;
 }
 
 /// What the evaluator supplies when a template is rendered.
 pub trait TemplateValues {
+    /// How many entries a selector matched.
     fn count(&self, selector: usize) -> usize;
+    /// A metric's value, if it has one.
     fn metric(&self, metric: usize) -> Option<f64>;
+    /// The dimension's score so far.
     fn score(&self) -> f64;
+    /// A field of the entry the template is rendered for, as text.
     fn entry_field(&self, field: &Field) -> Option<String>;
+    /// The 1-based position of that entry in its session.
     fn entry_position(&self) -> Option<usize>;
 }
 
@@ -98,6 +108,7 @@ impl Template {
         }
     }
 
+    /// The text with every placeholder filled from `values`.
     pub fn render(&self, values: &dyn TemplateValues) -> String {
         let mut out = String::new();
         for segment in &self.segments {

@@ -119,7 +119,7 @@ pub struct PluginSourceInfo {
 
 /// A library the pack cannot use, with the reason in words (the place is the caller's).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LoadProblem(pub String);
+pub(crate) struct LoadProblem(pub String);
 
 /// Libraries already opened by this process, by canonical path, with the sha256 they had:
 /// opening one again is free, and a file rebuilt since it was opened is refused instead of
@@ -134,7 +134,7 @@ fn opened() -> &'static Opened {
 /// The file a declared `path` names: relative to the pack folder, and with the platform's
 /// library prefix and suffix when its file name has no extension (`lib/shell` is
 /// `lib/libshell.so` on Linux, `lib/libshell.dylib` on macOS, `lib\shell.dll` on Windows).
-pub fn library_path(pack_dir: &Path, declared: &str) -> PathBuf {
+pub(crate) fn library_path(pack_dir: &Path, declared: &str) -> PathBuf {
     let path = pack_dir.join(declared);
     let Some(file) = path.file_name().and_then(|f| f.to_str()) else {
         return path;
@@ -157,7 +157,7 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 /// Bytes as lowercase hex.
-pub fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write as _;
     let mut out = String::with_capacity(bytes.len() * 2);
     for byte in bytes {
@@ -167,7 +167,7 @@ pub fn hex(bytes: &[u8]) -> String {
 }
 
 /// Whether `pinned` is a sha256 as packs write it: 64 hex digits, optionally after `sha256:`.
-pub fn parse_pin(pinned: &str) -> Option<String> {
+pub(crate) fn parse_pin(pinned: &str) -> Option<String> {
     let hex = pinned.strip_prefix("sha256:").unwrap_or(pinned);
     (hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
         .then(|| hex.to_ascii_lowercase())
@@ -175,7 +175,7 @@ pub fn parse_pin(pinned: &str) -> Option<String> {
 
 /// Loads a declared plugin: the file must exist and match the pin before the policy is even
 /// asked, and the library is opened only when the policy allows it.
-pub fn load(
+pub(crate) fn load(
     name: &str,
     pack_dir: &Path,
     declared_path: &str,
