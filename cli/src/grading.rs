@@ -3,73 +3,23 @@
 //! results go); the engine grades (`grade_engine::run`); this module renders the outcomes,
 //! records them through the engine's sinks and turns failures into the binary's errors.
 
+use std::collections::HashSet;
 use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::Path;
 
+use grade_engine::judgment::Judgment;
 use grade_engine::run::{Outcome, SourceRun};
 use grade_engine::sink::langfuse::{LangfuseScores, ScoreBody};
 use grade_engine::sink::{self, JsonDocument, JsonLines};
-use grade_engine::source::Input;
-use grade_engine::{CompiledPack, GradeOptions, GradeResult, Session, SessionFilter, SourceFormat};
+use grade_engine::{
+    CompiledPack, EvalError, GradeOptions, GradeResult, Session, SessionFilter, SourceFormat,
+};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::args::{Cli, EmitTarget, Format};
 use crate::error::CliError;
-use crate::{grades, http, langfuse, render, summary};
-
-/// A grading run as the command line asks for it, once its flags are known to fit together.
-pub struct GradePlan {
-    pack: CompiledPack,
-    options: GradeOptions,
-    source: crate::SourcePlan,
-    /// The source's format when the whole source is graded streamed.
-    stream_as: Option<Arc<dyn SourceFormat>>,
-    /// A streamed run whose JSON lines are only printed: the grading threads write them.
-    lines_only: bool,
-    /// The grades file the results are recorded in, if any.
-    record_to: Option<PathBuf>,
-}
-
-impl GradePlan {
-    /// Checks the grading flags, loads the pack and decides how the source is read.
-    pub fn new(cli: &Cli, search_path: &[PathBuf]) -> Result<GradePlan, CliError> {
-        let pack = crate::grading_pack(cli, search_path)?;
-        let options = crate::grade_options(cli);
-        let source = crate::source_plan(cli, &pack)?;
-        let path = &source.path;
-        let format = if source.judgment_only || path.is_dir() {
-            None
-        } else {
-            Some(match source.format.clone() {
-                Some(format) => format,
-                None => source.registry.detect(&Input::File(path))?,
-            })
-        };
-        // A whole log graded by rules alone is streamed when its format streams.
-        let streamable = cli.all
-            && format.as_ref().is_some_and(|f| f.streams())
-            && cli.judge_cmd.is_none()
-            && cli.judge.is_none()
-            && !cli.print_prompt
-            && cli.emit.is_none()
-            && cli.push.is_none();
-        // Only a CLEO source records by default (CLEO's history file); others with `--grades`.
-        let record_to = grades::destination(cli, format.as_deref().is_some_and(grades::is_cleo));
-        let lines_only = cli.format == Format::Jsonl
-            && record_to.is_none()
-            && cli.output.is_none()
-            && cli.fail_under.is_none();
-        Ok(GradePlan {
-            pack,
-            options,
-            source,
-            stream_as: format.filter(|_| streamable),
-            lines_only,
-            record_to,
-        })
-    }
-}
+use crate::plan::GradePlan;
+use crate::{grades, http, input, judge, langfuse, render, summary, write_stdout};
 
 /// Grades as planned, then renders, records and reports.
 pub fn run(cli: &Cli, plan: &GradePlan) -> Result<(), CliError> {
@@ -89,19 +39,12 @@ pub fn run(cli: &Cli, plan: &GradePlan) -> Result<(), CliError> {
             let mut warn = |warning: String| {
                 eprintln!("warning: {}", render::escape_controls_keep_lines(&warning));
             };
-            let (sessions, skipped) = crate::named_sessions(cli, &plan.source, &mut warn)?;
             if cli.print_prompt {
-                return crate::print_prompts(&plan.pack, &sessions, cli.format);
+                let (sessions, _) = crate::sessions::named_sessions(cli, &plan.source, &mut warn)?;
+                return print_prompts(&plan.pack, &sessions, cli.format);
             }
-            let outcomes = crate::grade_sessions(
-                cli,
-                &plan.pack,
-                &sessions,
-                &plan.source.path,
-                &plan.options,
-                &mut warn,
-            )?;
-            (outcomes, sessions, skipped)
+            let graded = grade_named(cli, plan, &mut warn)?;
+            (graded.outcomes, graded.sessions, graded.skipped)
         }
     };
     let (results, failed) = report_failures(outcomes);
@@ -113,6 +56,39 @@ pub fn run(cli: &Cli, plan: &GradePlan) -> Result<(), CliError> {
         Some(threshold) => summary::check_floor(&results, threshold),
         None => Ok(()),
     }
+}
+
+/// The sessions a run names (or all of them), graded.
+pub struct GradedSessions {
+    /// The sessions, in the order asked.
+    pub sessions: Vec<Session>,
+    /// Their outcomes, in the same order.
+    pub outcomes: Vec<Outcome>,
+    /// Malformed lines of the source that were skipped.
+    pub skipped: u64,
+}
+
+/// Reads the sessions the command line names from the planned source and grades them
+/// (with their judgments): what `grade` and `grade mcp`'s `grade` tool both do.
+pub fn grade_named(
+    cli: &Cli,
+    plan: &GradePlan,
+    warn: &mut dyn FnMut(String),
+) -> Result<GradedSessions, CliError> {
+    let (sessions, skipped) = crate::sessions::named_sessions(cli, &plan.source, warn)?;
+    let outcomes = grade_sessions(
+        cli,
+        &plan.pack,
+        &sessions,
+        &plan.source.path,
+        &plan.options,
+        warn,
+    )?;
+    Ok(GradedSessions {
+        sessions,
+        outcomes,
+        skipped,
+    })
 }
 
 /// The results of the sessions that were graded; a rule that failed on one session (a
@@ -412,4 +388,137 @@ fn progress_bar() -> Option<ProgressBar> {
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     Some(bar)
+}
+
+/// Grades `sessions` in parallel, each with its judgment when the command line asks for
+/// one; a session graded without entries or judgment is worth a warning (once).
+pub(crate) fn grade_sessions(
+    cli: &Cli,
+    pack: &CompiledPack,
+    sessions: &[Session],
+    source: &Path,
+    options: &GradeOptions,
+    warn: &mut dyn FnMut(String),
+) -> Result<Vec<Result<GradeResult, EvalError>>, CliError> {
+    let judgments = judgments(cli, pack, sessions)?;
+    if judgments.iter().all(Option::is_none) {
+        let mut warned = HashSet::new();
+        for s in sessions
+            .iter()
+            .filter(|s| s.entries.is_empty() && warned.insert(&s.id))
+        {
+            warn(format!(
+                "session `{}` has no entries in `{}`; it gets the empty-session grade",
+                render::escape_controls(&s.id),
+                source.display()
+            ));
+        }
+    }
+    Ok(grade_engine::run::grade_sessions(
+        pack, sessions, &judgments, options,
+    ))
+}
+
+/// One judgment per session: from `--judgment`, from `--judge-cmd`, or none.
+fn judgments(
+    cli: &Cli,
+    pack: &CompiledPack,
+    sessions: &[Session],
+) -> Result<Vec<Option<Judgment>>, CliError> {
+    if let Some(path) = &cli.judgment {
+        let io = |source| CliError::Io {
+            path: path.clone(),
+            source,
+        };
+        let text = input::read_text(path, input::MAX_DOCUMENT, "judgment")
+            .map_err(io)?
+            .ok_or_else(|| io(std::io::ErrorKind::NotFound.into()))?;
+        let origin = if path.as_os_str() == "-" {
+            "stdin".to_owned()
+        } else {
+            path.display().to_string()
+        };
+        return Ok(vec![Some(grade_engine::judgment::parse_judgment(
+            &text, &origin, pack,
+        )?)]);
+    }
+    if cli.agreement.is_some() && cli.judge_runs < 2 {
+        return Err(CliError::Usage(
+            "`--agreement` reports how repeated runs agree: give `--judge-runs 2` or more"
+                .to_owned(),
+        ));
+    }
+    let judge = match (&cli.judge_cmd, &cli.judge) {
+        (Some(cmd), _) => judge::Judge::Command(cmd.clone()),
+        (None, Some(spec)) => judge::Judge::model(spec)?,
+        (None, None) => return Ok(vec![None; sessions.len()]),
+    };
+    let options = judge::Options {
+        runs: cli.judge_runs as usize,
+        jobs: cli.judge_jobs as usize,
+        timeout: std::time::Duration::from_secs(cli.judge_timeout),
+        retry: http::Retry {
+            attempts: cli.judge_attempts,
+            backoff: std::time::Duration::from_millis(cli.judge_backoff_ms),
+            max_wait: std::time::Duration::from_secs(60),
+        },
+        cache: if cli.no_judge_cache {
+            None
+        } else {
+            judge::cache::Cache::user()
+        },
+    };
+    let judged = judge::judge_sessions(pack, sessions, &judge, &options)?;
+    if options.runs > 1 {
+        judge::report_agreement(pack, &judge, &judged, cli.agreement.as_deref())?;
+    }
+    Ok(judged.into_iter().map(Some).collect())
+}
+
+/// The judge prompts of the sessions, as `--print-prompt` shows them.
+pub(crate) fn print_prompts(
+    pack: &CompiledPack,
+    sessions: &[Session],
+    format: Format,
+) -> Result<(), CliError> {
+    let judge = pack.judge.as_ref().ok_or_else(|| {
+        CliError::Usage(format!("rubric `{}` has no judge prompt (only packs with judged dimensions, like `langfuse-v1`, do)", pack.id))
+    })?;
+    let mut out = String::new();
+    let mut all = Vec::new();
+    for s in sessions {
+        let prompts = grade_engine::prompt::render_prompts(pack, judge, s);
+        let n = prompts.len();
+        for (i, p) in prompts.into_iter().enumerate() {
+            if format == Format::Human {
+                out.push_str(&format!(
+                    "===== session `{}`, prompt {} of {n} =====\n",
+                    s.id,
+                    i + 1
+                ));
+                out.push_str(&p);
+                if !p.ends_with('\n') {
+                    out.push('\n');
+                }
+            } else {
+                all.push(serde_json::json!({"sessionId": s.id, "chunk": i + 1, "chunks": n, "prompt": p}));
+            }
+        }
+    }
+    match format {
+        Format::Human => {}
+        Format::Json => {
+            out = format!(
+                "{}\n",
+                serde_json::to_string_pretty(&all).map_err(CliError::Json)?
+            )
+        }
+        Format::Jsonl => {
+            for p in &all {
+                out.push_str(&serde_json::to_string(p).map_err(CliError::Json)?);
+                out.push('\n');
+            }
+        }
+    }
+    write_stdout(out.as_bytes())
 }

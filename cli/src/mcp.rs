@@ -343,14 +343,12 @@ impl Inner {
         }
         cli.sessions = vec![params.session_id];
 
-        let pack = crate::grading_pack(&cli, &self.search_path)?;
-        let plan = crate::source_plan(&cli, &pack)?;
+        // The grading command's own plan and pipeline; only the reply is this tool's.
+        let plan = crate::plan::GradePlan::new(&cli, &self.search_path)?;
         let mut warn = |w: String| warnings.push(w);
-        let (sessions, skipped) = crate::named_sessions(&cli, &plan, &mut warn)?;
-        let options = crate::grade_options(&cli);
-        let outcomes =
-            crate::grade_sessions(&cli, &pack, &sessions, &plan.path, &options, &mut warn)?;
-        warnings.extend(crate::skipped_warning(skipped, &plan.path));
+        let graded = crate::grading::grade_named(&cli, &plan, &mut warn)?;
+        warnings.extend(crate::skipped_warning(graded.skipped, plan.source_path()));
+        let outcomes = graded.outcomes;
         let recorder = crate::recorder(&cli)?;
         let mut results = Vec::with_capacity(1);
         for outcome in outcomes {

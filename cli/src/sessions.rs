@@ -4,11 +4,16 @@
 //! lands a zero in the grades file in silence. `grade` refuses instead, naming the source
 //! and the ids it does hold that look closest, unless `--allow-empty` asks for CLEO's way.
 
+use std::collections::HashMap;
 use std::path::Path;
 
-use grade_engine::{Session, SessionFilter, SourceFormat};
+use grade_engine::source::Input;
+use grade_engine::{Session, SessionFilter, SourceFormat, SourceRead};
 
+use crate::args::Cli;
 use crate::error::CliError;
+use crate::plan::SourcePlan;
+use crate::{http, langfuse};
 
 /// How many close ids a message suggests at most.
 const SUGGESTIONS: usize = 3;
@@ -127,4 +132,102 @@ mod tests {
         assert!(closest("zzzz", &known).is_empty());
         assert_eq!(distance("kitten", "sitting"), 3);
     }
+}
+
+/// The sessions the command line names (or all of them with `--all`) in the order asked,
+/// with how many malformed lines were skipped; the source's warnings go to `warn`.
+pub(crate) fn named_sessions(
+    cli: &Cli,
+    plan: &SourcePlan,
+    warn: &mut dyn FnMut(String),
+) -> Result<(Vec<Session>, u64), CliError> {
+    let filter = if cli.all {
+        SessionFilter::All
+    } else {
+        SessionFilter::only(cli.sessions.iter().cloned())
+    };
+    let mut lost_to_unknown = 0;
+    let mut skipped_lines = 0;
+    let sessions = if plan.judgment_only {
+        Vec::new()
+    } else {
+        let read = read_source(plan, &filter)?;
+        for warning in &read.warnings {
+            warn(warning.to_string());
+        }
+        skipped_lines = read.skipped_lines;
+        lost_to_unknown = read.skipped_unattributed;
+        read.sessions
+    };
+    // Results come out in the order asked; a session without entries still gets a grade.
+    let ordered = if cli.all {
+        sessions
+    } else {
+        // A named session the source does not hold is refused (a typo would otherwise record
+        // a zero), unless `--allow-empty` asks for CLEO's way. With lines skipped whose
+        // session could not be read, it may be in one of them: it is graded (and marked).
+        if !cli.allow_empty && !plan.judgment_only && cli.judgment.is_none() && lost_to_unknown == 0
+        {
+            let missing = missing(&sessions, &cli.sessions);
+            if !missing.is_empty() {
+                return Err(not_found(&missing, &plan.path, plan.format.as_deref()));
+            }
+        }
+        in_order_asked(sessions, &cli.sessions, lost_to_unknown)
+    };
+    Ok((ordered, skipped_lines))
+}
+
+/// The sessions of the planned source that `filter` wants: from the Langfuse API, or read
+/// through the registry.
+fn read_source(plan: &SourcePlan, filter: &SessionFilter) -> Result<SourceRead, CliError> {
+    let Some(remote) = &plan.remote else {
+        let input = Input::File(&plan.path);
+        return Ok(plan
+            .registry
+            .read(&input, plan.format.as_deref(), filter, &plan.read)?);
+    };
+    let server = langfuse::server::Server::from_env(
+        &format!("`--source {}`", remote.shown()),
+        std::time::Duration::from_secs(60),
+        http::Retry {
+            attempts: 4,
+            backoff: std::time::Duration::from_millis(500),
+            max_wait: std::time::Duration::from_secs(60),
+        },
+    )?;
+    langfuse::fetch::read(remote, &server, filter, &plan.read)
+}
+
+/// The sessions in the order they were named, one per mention: a session named twice is
+/// graded twice (a copy for every mention but the last), and one the source does not hold
+/// gets no entries.
+/// A session the source does not hold may still have lost the skipped lines whose session
+/// could not be read (`lost_to_unknown`).
+fn in_order_asked(sessions: Vec<Session>, asked: &[String], lost_to_unknown: u64) -> Vec<Session> {
+    let mut mentions: HashMap<&str, usize> = HashMap::new();
+    for id in asked {
+        *mentions.entry(id).or_default() += 1;
+    }
+    let mut by_id: HashMap<String, Session> =
+        sessions.into_iter().map(|s| (s.id.clone(), s)).collect();
+    asked
+        .iter()
+        .map(|id| {
+            let left = mentions.get_mut(id.as_str()).map(|n| {
+                *n -= 1;
+                *n
+            });
+            let found = if left == Some(0) {
+                by_id.remove(id)
+            } else {
+                by_id.get(id).cloned()
+            };
+            found.unwrap_or_else(|| Session {
+                id: id.clone(),
+                entries: Vec::new(),
+                skipped_lines: lost_to_unknown,
+            })
+        })
+        .collect()
 }

@@ -1,0 +1,253 @@
+//! The grading command's plan: its flags checked against each other and against the pack,
+//! the pack loaded, and where the sessions come from and how they are read decided, before
+//! anything is graded (parsed flags → a validated plan → the engine's run → render).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use grade_engine::source::{Input, Registry};
+use grade_engine::{CompiledPack, GradeOptions, ReadOptions, SourceFormat};
+
+use crate::args::{self, Cli, Format, SourceFormatChoice};
+use crate::error::CliError;
+use crate::{grades, input, langfuse, DEFAULT_SOURCE};
+
+/// A grading run as the command line asks for it, once its flags are known to fit together.
+pub struct GradePlan {
+    pub(crate) pack: CompiledPack,
+    pub(crate) options: GradeOptions,
+    pub(crate) source: SourcePlan,
+    /// The source's format when the whole source is graded streamed.
+    pub(crate) stream_as: Option<Arc<dyn SourceFormat>>,
+    /// A streamed run whose JSON lines are only printed: the grading threads write them.
+    pub(crate) lines_only: bool,
+    /// The grades file the results are recorded in, if any.
+    pub(crate) record_to: Option<PathBuf>,
+}
+
+impl GradePlan {
+    /// Where the sessions come from, as messages name it.
+    pub fn source_path(&self) -> &Path {
+        &self.source.path
+    }
+
+    /// Checks the grading flags, loads the pack and decides how the source is read.
+    pub fn new(cli: &Cli, search_path: &[PathBuf]) -> Result<GradePlan, CliError> {
+        let pack = grading_pack(cli, search_path)?;
+        let options = grade_options(cli);
+        let source = source_plan(cli, &pack)?;
+        let path = &source.path;
+        let format = if source.judgment_only || path.is_dir() {
+            None
+        } else {
+            Some(match source.format.clone() {
+                Some(format) => format,
+                None => source.registry.detect(&Input::File(path))?,
+            })
+        };
+        // A whole log graded by rules alone is streamed when its format streams.
+        let streamable = cli.all
+            && format.as_ref().is_some_and(|f| f.streams())
+            && cli.judge_cmd.is_none()
+            && cli.judge.is_none()
+            && !cli.print_prompt
+            && cli.emit.is_none()
+            && cli.push.is_none();
+        // Only a CLEO source records by default (CLEO's history file); others with `--grades`.
+        let record_to = grades::destination(cli, format.as_deref().is_some_and(grades::is_cleo));
+        let lines_only = cli.format == Format::Jsonl
+            && record_to.is_none()
+            && cli.output.is_none()
+            && cli.fail_under.is_none();
+        Ok(GradePlan {
+            pack,
+            options,
+            source,
+            stream_as: format.filter(|_| streamable),
+            lines_only,
+            record_to,
+        })
+    }
+}
+
+/// The pack to grade with, once the grading flags fit together and the pack can be graded
+/// with what they give (a judged pack needs a judgment or a judge).
+pub(crate) fn grading_pack(cli: &Cli, search_path: &[PathBuf]) -> Result<CompiledPack, CliError> {
+    let spec = grading_spec(cli)?;
+    let pack = grade_engine::load_pack_with(spec, search_path, cli.plugin_policy())?;
+    if pack.judge.is_some()
+        && cli.judgment.is_none()
+        && cli.judge_cmd.is_none()
+        && cli.judge.is_none()
+        && !cli.print_prompt
+    {
+        let judged: Vec<String> = pack
+            .judged_dimensions()
+            .map(|d| format!("`{}`", d.id))
+            .collect();
+        return Err(CliError::Usage(format!(
+            "rubric `{}` scores {} from a judgment: give `--judgment FILE`, `--judge PROVIDER:MODEL` or `--judge-cmd CMD` (or `--print-prompt` to see what a judge reads)",
+            pack.id,
+            judged.join(", ")
+        )));
+    }
+    Ok(pack)
+}
+
+pub(crate) fn grade_options(cli: &Cli) -> GradeOptions {
+    GradeOptions {
+        explain: cli.explain,
+        ..GradeOptions::default()
+    }
+}
+
+/// Where the sessions come from and how they are read, as the command line says.
+pub(crate) struct SourcePlan {
+    /// Holds a pipe's private copy of the source for as long as it is read.
+    _input: Option<input::Source>,
+    pub path: PathBuf,
+    /// The built-in formats and those the pack's plugins read.
+    pub registry: Registry,
+    /// The format `--source-format` asks for; detected from the content when `None`.
+    pub format: Option<std::sync::Arc<dyn SourceFormat>>,
+    pub read: ReadOptions,
+    /// A judgment and no source: the grade rests on the judgment alone.
+    pub judgment_only: bool,
+    /// A session or trace read from the Langfuse API.
+    pub remote: Option<langfuse::fetch::Remote>,
+}
+
+pub(crate) fn source_plan(cli: &Cli, pack: &CompiledPack) -> Result<SourcePlan, CliError> {
+    // Fields no rule reads are not type-checked: an odd value there changes no grade.
+    let read_options = ReadOptions {
+        checked: pack.fields_read(),
+        skip_bad_lines: cli.skip_bad_lines,
+    };
+    // With a judgment and no source, the grade rests on the judgment alone.
+    let judgment_only = cli.judgment.is_some() && cli.source.is_none();
+    if let Some(remote) = remote_source(cli)? {
+        return Ok(SourcePlan {
+            _input: None,
+            path: PathBuf::from(remote.shown()),
+            registry: Registry::builtin().clone(),
+            format: Registry::builtin()
+                .get(langfuse::fetch::LANGFUSE_FORMAT)
+                .cloned(),
+            read: read_options,
+            judgment_only: false,
+            remote: Some(remote),
+        });
+    }
+    // A pipe or standard input is read whole first: the readers open a source more than once.
+    let spooled = match (&cli.source, judgment_only) {
+        (Some(given), false) => Some(input::source(given)?),
+        _ => None,
+    };
+    let source = match (&spooled, judgment_only) {
+        (Some(s), _) => s.path.clone(),
+        (None, true) => PathBuf::new(),
+        (None, false) => default_source()?,
+    };
+    // A format a plugin of the pack reads is asked for by name, or recognised by the plugin.
+    let registry = grade_engine::source::Registry::with_plugins_of(pack)
+        .map_err(|e| CliError::Usage(format!("rubric `{}`: {e}", pack.id)))?;
+    let format = match cli.source_format() {
+        SourceFormatChoice::Builtin(format) => Some(format),
+        SourceFormatChoice::Plugin(name) => Some(plugin_format(&registry, &name)?),
+        SourceFormatChoice::Auto => None,
+    };
+    Ok(SourcePlan {
+        path: source,
+        _input: spooled,
+        registry,
+        format,
+        read: read_options,
+        judgment_only,
+        remote: None,
+    })
+}
+
+/// The rubric to grade with, once the grading flags are known to fit together.
+fn grading_spec(cli: &Cli) -> Result<&str, CliError> {
+    let Some(spec) = cli.rubric.as_deref() else {
+        return Err(CliError::Usage(
+            "`--rubric ID|PATH` is required to grade (or use `--list` to show recorded grades)"
+                .to_owned(),
+        ));
+    };
+    if cli.session.is_some() {
+        return Err(CliError::Usage(
+            "`--session` filters `--list`; to grade a session, name it as an argument".to_owned(),
+        ));
+    }
+    if cli.all && !cli.sessions.is_empty() {
+        return Err(CliError::Usage(
+            "give session ids or `--all`, not both".to_owned(),
+        ));
+    }
+    if !cli.all && cli.sessions.is_empty() {
+        return Err(CliError::Usage(
+            "name the sessions to grade, or pass `--all` to grade every session of the source"
+                .to_owned(),
+        ));
+    }
+    if cli.judgment.is_some() && (cli.all || cli.sessions.len() != 1) {
+        return Err(CliError::Usage(
+            "a `--judgment` judges one session: name exactly one".to_owned(),
+        ));
+    }
+    Ok(spec)
+}
+
+/// A `langfuse:session/ID` or `langfuse:trace/ID` source, read from the API.
+fn remote_source(cli: &Cli) -> Result<Option<langfuse::fetch::Remote>, CliError> {
+    let Some(remote) = cli
+        .source
+        .as_deref()
+        .and_then(Path::to_str)
+        .and_then(langfuse::fetch::Remote::parse)
+    else {
+        return Ok(None);
+    };
+    let remote = remote?;
+    let format = cli.source_format.as_str();
+    if format != args::AUTO_FORMAT && format != langfuse::fetch::LANGFUSE_FORMAT {
+        return Err(CliError::Usage(format!(
+            "source `{}` is read from Langfuse; `--source-format` can only be `langfuse` for it",
+            remote.shown()
+        )));
+    }
+    Ok(Some(remote))
+}
+
+/// The format a pack's plugin reads under `name`, or a usage error listing the known ones.
+fn plugin_format(
+    registry: &Registry,
+    name: &str,
+) -> Result<std::sync::Arc<dyn SourceFormat>, CliError> {
+    if let Some(format) = registry.get(name) {
+        return Ok(format.clone());
+    }
+    let known: Vec<String> = std::iter::once(format!("`{}`", args::AUTO_FORMAT))
+        .chain(registry.formats().map(|f| match f.plugin() {
+            Some(plugin) => format!("`{}` (plugin `{plugin}`)", f.name()),
+            None => format!("`{}`", f.name()),
+        }))
+        .collect();
+    Err(CliError::Usage(format!(
+        "unknown source format `{name}` (known: {})",
+        known.join(", ")
+    )))
+}
+
+/// `.cleo/tasks.db` in this folder, the source when none is given.
+pub(crate) fn default_source() -> Result<PathBuf, CliError> {
+    let default = PathBuf::from(DEFAULT_SOURCE);
+    if default.is_file() {
+        Ok(default)
+    } else {
+        Err(CliError::Usage(format!(
+            "no `--source` given and there is no `{DEFAULT_SOURCE}` in this folder (CLEO keeps its audit log there)"
+        )))
+    }
+}
