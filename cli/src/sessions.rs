@@ -112,28 +112,6 @@ fn distance(a: &str, b: &str) -> usize {
     row[b.len()]
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn close_ids_are_typos_and_prefixes_nearest_first() {
-        let known: Vec<String> = ["session-123", "session-124", "other", "session-1234567"]
-            .map(String::from)
-            .to_vec();
-        assert_eq!(
-            closest("sesion-123", &known),
-            ["session-123", "session-124"]
-        );
-        assert_eq!(
-            closest("session-12345", &known),
-            ["session-123", "session-1234567", "session-124"]
-        );
-        assert!(closest("zzzz", &known).is_empty());
-        assert_eq!(distance("kitten", "sitting"), 3);
-    }
-}
-
 /// The sessions the command line names (or all of them with `--all`) in the order asked,
 /// with how many malformed lines were skipped; the source's warnings go to `warn`.
 pub(crate) fn named_sessions(
@@ -230,4 +208,26 @@ fn in_order_asked(sessions: Vec<Session>, asked: &[String], lost_to_unknown: u64
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn close_ids_are_typos_and_prefixes_nearest_first() {
+        let known: Vec<String> = ["session-123", "session-124", "other", "session-1234567"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(
+            closest("sesion-123", &known),
+            ["session-123", "session-124"]
+        );
+        assert_eq!(
+            closest("session-12345", &known),
+            ["session-123", "session-1234567", "session-124"]
+        );
+        assert!(closest("zzzz", &known).is_empty());
+        assert_eq!(distance("kitten", "sitting"), 3);
+    }
 }
