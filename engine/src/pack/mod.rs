@@ -13,6 +13,7 @@ pub(crate) mod field;
 pub(crate) mod lint;
 pub(crate) mod locate;
 mod native;
+mod prescan;
 pub(crate) mod raw;
 pub(crate) mod reads;
 pub(crate) mod template;

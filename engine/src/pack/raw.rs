@@ -127,6 +127,8 @@ const TOP_LEVEL_KEYS: [&str; 14] = [
 /// A top-level problem: its code, the key path and what is wrong there.
 pub type RawProblem = (Code, String, String);
 
+use super::prescan::{find_non_finite, too_deep, MAX_FLOW_DEPTH};
+
 impl RawPack {
     /// Reads `rubric.yaml`, reporting every top-level problem (an unknown key, a missing or
     /// mistyped field) instead of stopping at the first, so that the problems inside the
@@ -212,47 +214,6 @@ impl RawPack {
     }
 }
 
-/// How deep `[` and `{` may nest in `rubric.yaml`: the YAML parser takes time and stack in
-/// proportion to the depth, and 100,000 levels took it 38 s to refuse.
-const MAX_FLOW_DEPTH: usize = 64;
-
-/// The line where flow brackets first nest deeper than [`MAX_FLOW_DEPTH`], found in one
-/// pass before the YAML parser sees the text. Quoted strings and comments are skipped.
-fn too_deep(text: &str) -> Option<usize> {
-    let mut depth = 0usize;
-    let mut line = 1;
-    let mut quote: Option<char> = None;
-    let mut comment = false;
-    let mut previous = ' ';
-    for c in text.chars() {
-        if c == '\n' {
-            line += 1;
-            comment = false;
-            // A single-quoted or double-quoted flow scalar may span lines; a plain one not.
-        } else if comment {
-        } else if let Some(q) = quote {
-            if c == q && previous != '\\' {
-                quote = None;
-            }
-        } else {
-            match c {
-                '#' if previous.is_whitespace() => comment = true,
-                '"' | '\'' if depth > 0 => quote = Some(c),
-                '[' | '{' => {
-                    depth += 1;
-                    if depth > MAX_FLOW_DEPTH {
-                        return Some(line);
-                    }
-                }
-                ']' | '}' => depth = depth.saturating_sub(1),
-                _ => {}
-            }
-        }
-        previous = c;
-    }
-    None
-}
-
 /// The code of a serde error: serde reports an unknown key only in its message's words, so
 /// they are read once, here, where serde's error becomes a problem of the pack.
 fn serde_code(message: &str) -> Code {
@@ -260,44 +221,6 @@ fn serde_code(message: &str) -> Code {
         Code::UnknownKey
     } else {
         Code::WrongType
-    }
-}
-
-/// Every number in the document that is not finite (`.inf`, `-.inf`, `.nan`), with its
-/// place: no score, weight or bound of a rubric can be one, and serde would take them.
-fn find_non_finite(value: &serde_yaml::Value, path: &mut String, out: &mut Vec<RawProblem>) {
-    match value {
-        serde_yaml::Value::Number(n) if n.as_f64().is_some_and(|f| !f.is_finite()) => {
-            out.push((
-                Code::NotFinite,
-                path.clone(),
-                format!("`{n}` is not a finite number"),
-            ));
-        }
-        serde_yaml::Value::Sequence(items) => {
-            for (i, item) in items.iter().enumerate() {
-                let len = path.len();
-                path.push_str(&format!("[{i}]"));
-                find_non_finite(item, path, out);
-                path.truncate(len);
-            }
-        }
-        serde_yaml::Value::Mapping(map) => {
-            for (key, item) in map {
-                let len = path.len();
-                if !path.is_empty() {
-                    path.push('.');
-                }
-                match key {
-                    serde_yaml::Value::String(k) => path.push_str(k),
-                    other => path.push_str(&format!("{other:?}")),
-                }
-                find_non_finite(item, path, out);
-                path.truncate(len);
-            }
-        }
-        serde_yaml::Value::Tagged(tagged) => find_non_finite(&tagged.value, path, out),
-        _ => {}
     }
 }
 
