@@ -908,3 +908,52 @@ fn a_script_walking_a_long_session_once_gets_operations_per_entry() {
         stderr(&out)
     );
 }
+
+#[test]
+fn a_script_nesting_values_without_end_fails_its_session_not_the_process() {
+    // `a = [a]` 100,000 times overflowed the stack in Rhai's recursion over the value and
+    // aborted the whole run (exit 134); now that session fails with a named error, the
+    // other sessions are graded, and the run ends with exit 1.
+    let dir = tempfile::tempdir().unwrap();
+    let pack = dir.path().join("nesting");
+    std::fs::create_dir(&pack).unwrap();
+    std::fs::write(
+        pack.join("rubric.yaml"),
+        "id: nesting\nversion: 0.1.0\nname: Nests values for one session\ndimensions:\n  - id: d\n    max: 10\n    rules:\n      - id: nest\n        doc: nests an array in itself for the sloppy session\n        script: nest.rhai\n",
+    )
+    .unwrap();
+    std::fs::write(
+        pack.join("nest.rhai"),
+        "if session.id == \"session-demo-sloppy\" {\n    let a = [];\n    for i in 0..100000 { a = [a]; }\n    let m = #{};\n    for i in 0..100000 { m = #{ inner: m }; }\n    let same = a == a;\n}\n#{ points: 10, evidence: \"fine\" }\n",
+    )
+    .unwrap();
+    let out = run_in(
+        dir.path(),
+        &[
+            "--rubric",
+            "./nesting",
+            "--source",
+            example().to_str().unwrap(),
+            "--all",
+            "--format",
+            "jsonl",
+            "--no-record",
+        ],
+    );
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "session `session-demo-sloppy`: the script failed: nest.rhai:3: a value nests more than 256 levels deep"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    let graded = json_lines(&stdout(&out));
+    assert!(
+        graded
+            .iter()
+            .any(|r| r["sessionId"] == "session-demo-good" && r["totalScore"] == 10),
+        "{}",
+        stdout(&out)
+    );
+}

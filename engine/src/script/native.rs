@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use rhai::{Dynamic, Engine, Map, Module};
 
-use super::{EntryView, Fallible, SessionView};
+use super::view::{EntryView, Fallible, SessionView};
 use crate::plugin::{FunctionKind, NativeRef, Plugin};
 
 /// Registers one module per plugin.

@@ -112,7 +112,7 @@ impl Answer {
         }
     }
 
-    /// The answer for a field's value, as [`super::json_to_dynamic`] converts its JSON;
+    /// The answer for a field's value, as [`super::api::json_to_dynamic`] converts its JSON;
     /// `None` for an array or object.
     pub fn from_field(value: FieldValue<'_>) -> Option<Answer> {
         Some(match value {
