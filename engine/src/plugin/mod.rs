@@ -7,6 +7,7 @@
 //! symbol. [`host`] is the only place with `unsafe`; this module is the safe side.
 
 mod call;
+mod source_format;
 pub(crate) use call::{NativeRef, NativeResult};
 mod host;
 

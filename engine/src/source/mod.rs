@@ -15,7 +15,6 @@ mod format;
 mod langfuse_trace;
 mod lenient;
 mod packed;
-mod plugin;
 mod readonly_db;
 mod registry;
 mod stream;

@@ -1,14 +1,16 @@
 //! Source formats a pack's native plugins read, registered beside the built-in ones
 //! ([`Registry::with_plugins_of`]): a plugin format is then detected, named by
-//! `--source-format`-style choices and read exactly as a built-in one is.
+//! `--source-format`-style choices and read exactly as a built-in one is. It lives with the
+//! plugin host, which depends on `source`, so that `source` never depends on plugins.
 
 use std::sync::Arc;
 
-use super::common::{Input, ReadOptions, SessionFilter, SourceError, SourceRead};
-use super::format::SourceFormat;
-use super::registry::{DuplicateFormat, Registry};
+use super::{PluginSource, DETECT_BYTES};
 use crate::pack::CompiledPack;
-use crate::plugin::{PluginSource, DETECT_BYTES};
+use crate::source::{
+    DuplicateFormat, Input, ReadOptions, Registry, SessionFilter, SourceError, SourceFormat,
+    SourceRead,
+};
 
 /// A plugin's source format, as the registry sees it.
 struct PluginFormat {
