@@ -957,3 +957,46 @@ fn a_script_nesting_values_without_end_fails_its_session_not_the_process() {
         stdout(&out)
     );
 }
+
+#[test]
+fn a_selector_graph_that_doubles_per_level_is_decided_once_per_selector() {
+    // `s{i+1}: {any: [s{i}, s{i}]}` over 28 levels is 2^28 paths: deciding each selector by
+    // walking every path took minutes to validate (a 900-byte file); each is decided once.
+    for reversed in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let pack = dir.path().join("doubling");
+        std::fs::create_dir(&pack).unwrap();
+        let mut selectors: Vec<String> = (1..=28)
+            .map(|i| format!("  s{i}: {{any: [s{}, s{}]}}\n", i - 1, i - 1))
+            .collect();
+        selectors.insert(0, "  s0: {operation: add}\n".to_owned());
+        if reversed {
+            selectors.reverse();
+        }
+        std::fs::write(
+            pack.join("rubric.yaml"),
+            format!(
+                "id: doubling\nversion: 0.1.0\nname: Selectors that double per level\nselectors:\n{}dimensions:\n  - id: d\n    max: 10\n    rules:\n      - id: r\n        doc: any add\n        when: {{count: s28, at_least: 1}}\n        points: -1\n",
+                selectors.concat()
+            ),
+        )
+        .unwrap();
+        let out = run_in(dir.path(), &["rubric", "validate", "./doubling"]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        let out = run_in(
+            dir.path(),
+            &[
+                "--rubric",
+                "./doubling",
+                "--source",
+                example().to_str().unwrap(),
+                "--all",
+                "--format",
+                "jsonl",
+                "--no-record",
+            ],
+        );
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        assert_eq!(json_lines(&stdout(&out)).len(), 2, "{}", stdout(&out));
+    }
+}

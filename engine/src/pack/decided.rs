@@ -24,10 +24,10 @@ impl DecidedSelectors {
     /// The table for `selectors`, or `None` when no selector can be decided ahead or there
     /// are too many combinations.
     pub fn build(selectors: &[Selector], vocabulary: &Vocabulary) -> Option<DecidedSelectors> {
-        let mut visiting = vec![false; selectors.len()];
+        let mut known = vec![Known::Unknown; selectors.len()];
         let decided: Vec<bool> = selectors
             .iter()
-            .map(|s| is_decidable(s, selectors, &mut visiting))
+            .map(|s| is_decidable(s, selectors, &mut known))
             .collect();
         if !decided.contains(&true) {
             return None;
@@ -54,8 +54,9 @@ impl DecidedSelectors {
                             exit_code: exit_code as u32,
                         };
                         let row = row_index(keys, success, operations, exit_codes) * words;
+                        let mut memo = vec![None; selectors.len()];
                         for (s, selector) in selectors.iter().enumerate() {
-                            if decided[s] && decide(selector, selectors, keys, success) {
+                            if decided[s] && decide(selector, selectors, keys, success, &mut memo) {
                                 bits[row + s / 64] |= 1 << (s % 64);
                             }
                         }
@@ -86,26 +87,35 @@ fn row_index(keys: EntryKeys, success: bool, operations: usize, exit_codes: usiz
         + usize::from(success)
 }
 
+/// What [`is_decidable`] knows of a selector: a graph of references that doubles at each level
+/// (`s2: {any: [s1, s1]}`) is walked once per selector, not once per path.
+#[derive(Clone, Copy, PartialEq)]
+enum Known {
+    Unknown,
+    Visiting,
+    Decidable(bool),
+}
+
 /// Whether the selector tests nothing but domain, operation, success and exit code. A
 /// reference that leads back to itself (an invalid pack) is not decidable.
-fn is_decidable(selector: &Selector, selectors: &[Selector], visiting: &mut [bool]) -> bool {
+fn is_decidable(selector: &Selector, selectors: &[Selector], known: &mut [Known]) -> bool {
     match selector {
         Selector::Domain(_) | Selector::Operation(_) | Selector::Success(_) => true,
         Selector::ExitCode(_) => true,
-        Selector::Ref(id) => {
-            let (Some(target), Some(false)) = (selectors.get(*id), visiting.get(*id).copied())
-            else {
-                return false;
-            };
-            visiting[*id] = true;
-            let decidable = is_decidable(target, selectors, visiting);
-            visiting[*id] = false;
-            decidable
-        }
+        Selector::Ref(id) => match (selectors.get(*id), known.get(*id).copied()) {
+            (Some(_), Some(Known::Decidable(answer))) => answer,
+            (Some(target), Some(Known::Unknown)) => {
+                known[*id] = Known::Visiting;
+                let decidable = is_decidable(target, selectors, known);
+                known[*id] = Known::Decidable(decidable);
+                decidable
+            }
+            _ => false,
+        },
         Selector::All(items) | Selector::Any(items) => items
             .iter()
-            .all(|item| is_decidable(item, selectors, visiting)),
-        Selector::Not(inner) => is_decidable(inner, selectors, visiting),
+            .all(|item| is_decidable(item, selectors, known)),
+        Selector::Not(inner) => is_decidable(inner, selectors, known),
         Selector::Equals(..)
         | Selector::OneOf(..)
         | Selector::Truthy(..)
@@ -117,18 +127,38 @@ fn is_decidable(selector: &Selector, selectors: &[Selector], visiting: &mut [boo
 }
 
 /// A decidable selector's decision for one combination ([`is_decidable`] has found its
-/// references acyclic).
-fn decide(selector: &Selector, selectors: &[Selector], keys: EntryKeys, success: bool) -> bool {
-    let each = |s: &Selector| decide(s, selectors, keys, success);
+/// references acyclic); `memo` holds the referenced selectors already decided for it.
+fn decide(
+    selector: &Selector,
+    selectors: &[Selector],
+    keys: EntryKeys,
+    success: bool,
+    memo: &mut [Option<bool>],
+) -> bool {
     match selector {
         Selector::Domain(names) => names.ids.contains(&keys.domain),
         Selector::Operation(names) => names.ids.contains(&keys.operation),
         Selector::ExitCode(codes) => codes.ids.contains(&keys.exit_code),
         Selector::Success(want) => success == *want,
-        Selector::Ref(id) => selectors.get(*id).is_some_and(each),
-        Selector::All(items) => items.iter().all(each),
-        Selector::Any(items) => items.iter().any(each),
-        Selector::Not(inner) => !each(inner),
+        Selector::Ref(id) => {
+            if let Some(Some(answer)) = memo.get(*id) {
+                return *answer;
+            }
+            let answer = selectors
+                .get(*id)
+                .is_some_and(|s| decide(s, selectors, keys, success, memo));
+            if let Some(slot) = memo.get_mut(*id) {
+                *slot = Some(answer);
+            }
+            answer
+        }
+        Selector::All(items) => items
+            .iter()
+            .all(|s| decide(s, selectors, keys, success, memo)),
+        Selector::Any(items) => items
+            .iter()
+            .any(|s| decide(s, selectors, keys, success, memo)),
+        Selector::Not(inner) => !decide(inner, selectors, keys, success, memo),
         _ => false,
     }
 }
