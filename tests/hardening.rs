@@ -959,17 +959,23 @@ fn a_script_nesting_values_without_end_fails_its_session_not_the_process() {
 }
 
 #[test]
-fn a_selector_graph_that_doubles_per_level_is_decided_once_per_selector() {
+fn a_selector_graph_that_doubles_per_level_is_matched_once_per_selector_and_entry() {
     // `s{i+1}: {any: [s{i}, s{i}]}` over 28 levels is 2^28 paths: deciding each selector by
-    // walking every path took minutes to validate (a 900-byte file); each is decided once.
-    for reversed in [false, true] {
+    // walking every path took minutes to validate (a 900-byte file); each is decided once,
+    // whether decided ahead (an operation) or per entry (a field), in either order.
+    for (leaf, reversed) in [
+        ("{operation: add}", false),
+        ("{operation: add}", true),
+        ("{field: params.title, equals: x}", false),
+        ("{field: params.title, equals: x}", true),
+    ] {
         let dir = tempfile::tempdir().unwrap();
         let pack = dir.path().join("doubling");
         std::fs::create_dir(&pack).unwrap();
         let mut selectors: Vec<String> = (1..=28)
             .map(|i| format!("  s{i}: {{any: [s{}, s{}]}}\n", i - 1, i - 1))
             .collect();
-        selectors.insert(0, "  s0: {operation: add}\n".to_owned());
+        selectors.insert(0, format!("  s0: {leaf}\n"));
         if reversed {
             selectors.reverse();
         }

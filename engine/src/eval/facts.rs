@@ -60,22 +60,25 @@ impl CompiledPack {
         explain: bool,
     ) -> Facts<'s> {
         let mut hits: Vec<Vec<u32>> = vec![Vec::new(); self.selectors.len()];
-        // Per entry, what the selectors before the current one decided: a reference to an
-        // earlier selector (`all: [task_added, …]`) reads it instead of matching again.
-        let mut matched = vec![false; self.selectors.len()];
+        // Per entry, what the selectors already evaluated decided: a reference to one
+        // (`all: [task_added, …]`) reads it instead of matching again. Referenced selectors
+        // are evaluated first, so a graph that doubles per level costs one match per selector.
+        let order = evaluation_order(&self.selectors);
+        let mut matched = vec![None; self.selectors.len()];
         for (i, entry) in entries.iter().enumerate() {
+            matched.fill(None);
             let keys = self.vocabulary.keys(entry);
             // Selectors decided when the pack compiled are read from the entry's row.
             let row = self
                 .decided
                 .as_ref()
                 .map(|d| (&d.decided, d.row(keys, entry.result.success)));
-            for (s, selector) in self.selectors.iter().enumerate() {
+            for &s in &order {
                 let hit = match row {
                     Some((decided, bits)) if decided[s] => bits[s / 64] >> (s % 64) & 1 == 1,
-                    _ => self.matches(selector, entry, keys, &matched[..s]),
+                    _ => self.matches(&self.selectors[s], entry, keys, &matched),
                 };
-                matched[s] = hit;
+                matched[s] = Some(hit);
                 if hit {
                     hits[s].push(i as u32);
                 }
@@ -122,7 +125,7 @@ impl CompiledPack {
         selector: &Selector,
         e: &Entry,
         keys: EntryKeys,
-        known: &[bool],
+        known: &[Option<bool>],
     ) -> bool {
         // Leaves are decided inline: most selectors are `all` of a domain, an operation and
         // a result, and a call per leaf cost more than the comparisons.
@@ -148,8 +151,8 @@ impl CompiledPack {
                 .is_some_and(|s| s.contains(text.as_str())),
             Selector::Type(field, kind) => field.get(e).is_type(*kind),
             Selector::Ref(id) => match known.get(*id) {
-                Some(&hit) => hit,
-                None => self
+                Some(&Some(hit)) => hit,
+                _ => self
                     .selectors
                     .get(*id)
                     .is_some_and(|s| self.matches(s, e, keys, known)),
@@ -257,15 +260,53 @@ impl TemplateValues for Ctx<'_, '_> {
 /// A selector decided from the entry's ids and result, or a reference to one already
 /// decided for this entry; `None` for the others.
 #[inline(always)]
-fn quick_match(selector: &Selector, e: &Entry, keys: EntryKeys, known: &[bool]) -> Option<bool> {
+fn quick_match(
+    selector: &Selector,
+    e: &Entry,
+    keys: EntryKeys,
+    known: &[Option<bool>],
+) -> Option<bool> {
     Some(match selector {
         Selector::Domain(names) => names.ids.contains(&keys.domain),
         Selector::Operation(names) => names.ids.contains(&keys.operation),
         Selector::Success(want) => e.result.success == *want,
         Selector::ExitCode(codes) => codes.ids.contains(&keys.exit_code),
-        Selector::Ref(id) => return known.get(*id).copied(),
+        Selector::Ref(id) => return known.get(*id).copied().flatten(),
         _ => return None,
     })
+}
+
+/// The selector ids with every referenced selector before the selectors that refer to it
+/// (a reference cycle, refused by validation, is cut where it closes).
+fn evaluation_order(selectors: &[Selector]) -> Vec<usize> {
+    fn refs(selector: &Selector, out: &mut Vec<usize>) {
+        match selector {
+            Selector::Ref(id) => out.push(*id),
+            Selector::All(items) | Selector::Any(items) => {
+                items.iter().for_each(|item| refs(item, out))
+            }
+            Selector::Not(inner) => refs(inner, out),
+            _ => {}
+        }
+    }
+    fn visit(s: usize, selectors: &[Selector], seen: &mut [bool], order: &mut Vec<usize>) {
+        if seen.get(s).copied() != Some(false) {
+            return;
+        }
+        seen[s] = true;
+        let mut targets = Vec::new();
+        refs(&selectors[s], &mut targets);
+        for target in targets {
+            visit(target, selectors, seen, order);
+        }
+        order.push(s);
+    }
+    let mut seen = vec![false; selectors.len()];
+    let mut order = Vec::with_capacity(selectors.len());
+    for s in 0..selectors.len() {
+        visit(s, selectors, &mut seen, &mut order);
+    }
+    order
 }
 
 #[cfg(test)]
