@@ -501,3 +501,87 @@ fn the_tutorial_shows_the_fixture_log_it_grades() {
     assert_eq!(block.lines().collect::<Vec<_>>(), sloppy);
     assert_eq!(sloppy.len(), 9);
 }
+
+/// `--explain` entries of a CLEO source name where they are: the audit log's file and line,
+/// the database's file and row id; the human report prints the same place.
+#[test]
+fn explain_places_cleo_entries_by_their_log_line_and_database_row_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let example = std::fs::read_to_string(repo_root().join(EXAMPLE)).unwrap();
+    // Blank lines count: a line number is the one an editor shows.
+    let log: String = example.lines().map(|l| format!("{l}\n\n")).collect();
+    std::fs::write(dir.path().join("audit.jsonl"), &log).unwrap();
+    write_cleo_db(&repo_root().join(EXAMPLE), &dir.path().join("tasks.db"));
+    let explain = |source: &str, format: &str| {
+        run_in(
+            dir.path(),
+            &[
+                "--rubric",
+                "cleo-v1",
+                "--source",
+                source,
+                "--no-record",
+                "--explain",
+                "--format",
+                format,
+                "session-demo-sloppy",
+            ],
+        )
+    };
+    let entries = |source: &str| -> Vec<Value> {
+        let out = explain(source, "json");
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        let result: Value = serde_json::from_str(&stdout(&out)).unwrap();
+        assert_valid_grade(&grade_schema(), &result);
+        result["explain"]
+            .as_object()
+            .unwrap()
+            .values()
+            .flat_map(|traces| traces.as_array().unwrap())
+            .flat_map(|trace| trace["entries"].as_array().cloned().unwrap_or_default())
+            .collect()
+    };
+    let example_lines: Vec<&str> = example.lines().collect();
+    let from_log = entries("audit.jsonl");
+    assert!(!from_log.is_empty());
+    for e in &from_log {
+        let line = e["line"].as_u64().expect("a line") as usize;
+        let text: Value = serde_json::from_str(log.lines().nth(line - 1).unwrap()).unwrap();
+        let operation = format!(
+            "{}.{}",
+            text["domain"].as_str().unwrap(),
+            text["operation"].as_str().unwrap()
+        );
+        assert_eq!(
+            (&text["timestamp"], operation.as_str()),
+            (&e["timestamp"], e["operation"].as_str().unwrap()),
+            "{e}"
+        );
+        assert_eq!(e["file"], "audit.jsonl");
+        assert_eq!(
+            e["place"],
+            format!("#{} (audit.jsonl:{line})", e["position"])
+        );
+        assert!(e.get("rowId").is_none());
+    }
+    let from_db = entries("tasks.db");
+    assert_eq!(from_db.len(), from_log.len());
+    for (e, in_log) in from_db.iter().zip(&from_log) {
+        // The database's rows were written one per line of the example, in order.
+        let row = e["rowId"].as_u64().expect("a row id") as usize;
+        let text: Value = serde_json::from_str(example_lines[row - 1]).unwrap();
+        assert_eq!(text["timestamp"], e["timestamp"], "{e}");
+        assert_eq!(e["position"], in_log["position"]);
+        assert_eq!(e["file"], "tasks.db");
+        assert_eq!(
+            e["place"],
+            format!("#{} (tasks.db row {row})", e["position"])
+        );
+        assert!(e.get("line").is_none());
+    }
+    let human = stdout(&explain("tasks.db", "human"));
+    assert!(
+        human.contains("rule not-found-recovery            -10  #3 (tasks.db row 9) tasks.show"),
+        "{human}"
+    );
+}

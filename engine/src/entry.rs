@@ -37,6 +37,10 @@ pub struct Entry {
     /// The error the operation reported, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<Text>,
+    /// Where the entry was read (a line of a CLEO audit log, a row of `tasks.db`), for a
+    /// person to find it; not part of the entry's content.
+    #[serde(skip)]
+    pub origin: Origin,
 }
 
 /// An entry's params: a JSON object, kept as pairs sorted by key (the order a map would
@@ -480,26 +484,187 @@ pub fn round_half_up(x: f64) -> f64 {
     }
 }
 
-/// Where an entry is in its source, for a person to find it: `#15` (its place in the
-/// session) and, when the source says, the file and line and the tool call's id
-/// (`#15 (1af7fc5e.jsonl:25, toolu_01LM7)`), as evidence and `--explain` print it.
-pub(crate) fn place_of(position: usize, entry: &Entry) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let meta = |key: &str| entry.metadata.get(key).map(MetaRef::to_json);
-    if let Some(line) = meta("line").and_then(|v| v.as_u64()) {
-        let file = meta("file")
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .map(|f| {
-                std::path::Path::new(&f)
-                    .file_name()
-                    .map_or(f.clone(), |n| n.to_string_lossy().into_owned())
-            });
-        parts.push(match file {
-            Some(file) => format!("{file}:{line}"),
-            None => format!("line {line}"),
-        });
+/// Where an entry was read, in one `u64` so that entries stay small: a line of a file (a
+/// CLEO audit log) or a row of a table (a `tasks.db` row id), with the file it is in.
+///
+/// The top 2 bits say which, the next 22 name the file (a [`SourceFile`]), the low 40 hold
+/// the number. A number or file that does not fit leaves the entry without an origin
+/// rather than with a wrong one.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Origin(u64);
+
+const ORIGIN_NUMBER_BITS: u32 = 40;
+const ORIGIN_FILE_BITS: u32 = 22;
+const ORIGIN_KIND_SHIFT: u32 = ORIGIN_NUMBER_BITS + ORIGIN_FILE_BITS;
+const ORIGIN_LINE: u64 = 1;
+const ORIGIN_ROW: u64 = 2;
+
+/// What an [`Origin`] names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OriginKind {
+    /// A 1-based line of a text file.
+    Line(u64),
+    /// A row id of a database table.
+    Row(u64),
+}
+
+impl Origin {
+    /// No known origin (entries built in code, or read from a source that keeps their place
+    /// another way, such as a transcript's metadata).
+    pub const UNKNOWN: Origin = Origin(0);
+
+    /// The 1-based `line` of `file`.
+    pub fn line(file: SourceFile, line: u64) -> Origin {
+        Origin::pack(ORIGIN_LINE, file, line)
     }
-    if let Some(id) = meta("toolUseId").and_then(|v| v.as_str().map(str::to_owned)) {
+
+    /// The row with id `row_id` in `file` (a negative id, which SQLite allows, has none).
+    pub fn row(file: SourceFile, row_id: i64) -> Origin {
+        u64::try_from(row_id).map_or(Origin::UNKNOWN, |id| Origin::pack(ORIGIN_ROW, file, id))
+    }
+
+    fn pack(kind: u64, file: SourceFile, number: u64) -> Origin {
+        if number >> ORIGIN_NUMBER_BITS != 0 || u64::from(file.0) >> ORIGIN_FILE_BITS != 0 {
+            return Origin::UNKNOWN;
+        }
+        Origin(kind << ORIGIN_KIND_SHIFT | u64::from(file.0) << ORIGIN_NUMBER_BITS | number)
+    }
+
+    /// The origin as two numbers, each small for the usual line or row in one of few files
+    /// (so that it packs into few bytes): kind and file, then the line or row.
+    pub(crate) fn to_parts(self) -> (u64, u64) {
+        (
+            self.0 >> ORIGIN_NUMBER_BITS,
+            self.0 & ((1 << ORIGIN_NUMBER_BITS) - 1),
+        )
+    }
+
+    /// The origin [`to_parts`](Self::to_parts) split; `None` for parts it does not give.
+    pub(crate) fn from_parts(high: u64, low: u64) -> Option<Origin> {
+        let fits = high >> (64 - ORIGIN_NUMBER_BITS) == 0 && low >> ORIGIN_NUMBER_BITS == 0;
+        fits.then_some(Origin(high << ORIGIN_NUMBER_BITS | low))
+    }
+
+    /// The line or row, when known.
+    pub fn kind(self) -> Option<OriginKind> {
+        let number = self.0 & ((1 << ORIGIN_NUMBER_BITS) - 1);
+        match self.0 >> ORIGIN_KIND_SHIFT {
+            ORIGIN_LINE => Some(OriginKind::Line(number)),
+            ORIGIN_ROW => Some(OriginKind::Row(number)),
+            _ => None,
+        }
+    }
+
+    /// The file the entry was read from, as the reader named it, when known.
+    pub fn file(self) -> Option<std::sync::Arc<str>> {
+        self.kind()?;
+        SourceFile((self.0 >> ORIGIN_NUMBER_BITS) as u32 & ((1 << ORIGIN_FILE_BITS) - 1)).name()
+    }
+}
+
+/// A file entries were read from, named once per read so that each entry's [`Origin`] holds
+/// only a number. Names are kept for the life of the process (one per distinct file read).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SourceFile(u32);
+
+/// The names of the files read so far, and the index of each.
+#[derive(Default)]
+struct SourceFiles {
+    names: Vec<std::sync::Arc<str>>,
+    index: std::collections::HashMap<std::sync::Arc<str>, u32>,
+}
+
+fn source_files() -> std::sync::MutexGuard<'static, SourceFiles> {
+    static FILES: std::sync::OnceLock<std::sync::Mutex<SourceFiles>> = std::sync::OnceLock::new();
+    FILES
+        .get_or_init(Default::default)
+        .lock()
+        // The table is only appended to: a panic elsewhere leaves it whole.
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl SourceFile {
+    /// The handle of the file named `name` (a path as the user gave it, or `-`).
+    pub fn named(name: &std::path::Path) -> SourceFile {
+        let name: std::sync::Arc<str> = name.to_string_lossy().into();
+        let mut files = source_files();
+        if let Some(&i) = files.index.get(&name) {
+            return SourceFile(i);
+        }
+        let i = files.names.len() as u32;
+        if i >> ORIGIN_FILE_BITS != 0 {
+            // Too many files for an origin to name: this one's entries stay without one.
+            return SourceFile(u32::MAX);
+        }
+        files.names.push(name.clone());
+        files.index.insert(name, i);
+        SourceFile(i)
+    }
+
+    fn name(self) -> Option<std::sync::Arc<str>> {
+        source_files().names.get(self.0 as usize).cloned()
+    }
+}
+
+/// Where an entry is in its source, as its source says: the file and line (a transcript, a
+/// CLEO audit log), the row id (`tasks.db`), and a transcript tool call's `tool_use` id.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SourcePlace {
+    /// The file, as the reader named it.
+    pub file: Option<String>,
+    /// The 1-based line in `file`.
+    pub line: Option<u64>,
+    /// The row id in `file` (a database).
+    pub row_id: Option<u64>,
+    /// A transcript tool call's `tool_use` id.
+    pub tool_use_id: Option<String>,
+}
+
+impl Entry {
+    /// Where the entry is in its source, from its [`Origin`] or, for a transcript, its
+    /// metadata (`file`, `line`, `toolUseId`).
+    pub fn source_place(&self) -> SourcePlace {
+        let meta = |key: &str| self.metadata.get(key).map(MetaRef::to_json);
+        let text = |key: &str| meta(key).and_then(|v| v.as_str().map(str::to_owned));
+        let mut place = SourcePlace {
+            tool_use_id: text("toolUseId"),
+            ..SourcePlace::default()
+        };
+        match self.origin.kind() {
+            Some(OriginKind::Line(line)) => place.line = Some(line),
+            Some(OriginKind::Row(row)) => place.row_id = Some(row),
+            None => place.line = meta("line").and_then(|v| v.as_u64()),
+        }
+        if place.line.is_some() || place.row_id.is_some() {
+            place.file = match self.origin.kind() {
+                Some(_) => self.origin.file().map(|f| f.to_string()),
+                None => text("file"),
+            };
+        }
+        place
+    }
+}
+
+/// Where an entry is in its source, for a person to find it: `#15` (its place in the
+/// session) and, when the source says, the file and line or row and the tool call's id
+/// (`#15 (1af7fc5e.jsonl:25, toolu_01LM7)`, `#3 (tasks.db row 42)`), as evidence and
+/// `--explain` print it.
+pub(crate) fn place_of(position: usize, entry: &Entry) -> String {
+    let place = entry.source_place();
+    let mut parts: Vec<String> = Vec::new();
+    let file = place.file.as_deref().map(|f| {
+        std::path::Path::new(f)
+            .file_name()
+            .map_or_else(|| f.to_owned(), |n| n.to_string_lossy().into_owned())
+    });
+    match (file, place.line, place.row_id) {
+        (Some(file), Some(line), _) => parts.push(format!("{file}:{line}")),
+        (None, Some(line), _) => parts.push(format!("line {line}")),
+        (Some(file), None, Some(row)) => parts.push(format!("{file} row {row}")),
+        (None, None, Some(row)) => parts.push(format!("row {row}")),
+        _ => {}
+    }
+    if let Some(id) = place.tool_use_id {
         parts.push(id);
     }
     if parts.is_empty() {
@@ -613,5 +778,82 @@ mod tests {
             "82",
             "the Rust behaviour this guards against"
         );
+    }
+
+    fn entry_at(origin: Origin) -> Entry {
+        Entry {
+            timestamp: "2026-03-01T00:00:00Z".into(),
+            instant: 0,
+            session_id: "s".into(),
+            domain: "tasks".into(),
+            operation: "show".into(),
+            params: Params::new(),
+            result: Outcome {
+                success: true,
+                exit_code: 0,
+                duration: 0.0,
+            },
+            metadata: Metadata::with_source("mcp"),
+            error: None,
+            origin,
+        }
+    }
+
+    #[test]
+    fn an_origin_keeps_its_line_or_row_and_file_in_one_u64() {
+        assert_eq!(std::mem::size_of::<Origin>(), 8);
+        let log = SourceFile::named(std::path::Path::new("logs/audit.jsonl"));
+        let db = SourceFile::named(std::path::Path::new(".cleo/tasks.db"));
+        assert_eq!(
+            log,
+            SourceFile::named(std::path::Path::new("logs/audit.jsonl"))
+        );
+        let line = Origin::line(log, 12);
+        assert_eq!(line.kind(), Some(OriginKind::Line(12)));
+        assert_eq!(line.file().as_deref(), Some("logs/audit.jsonl"));
+        let row = Origin::row(db, (1 << 40) - 1);
+        assert_eq!(row.kind(), Some(OriginKind::Row((1 << 40) - 1)));
+        assert_eq!(row.file().as_deref(), Some(".cleo/tasks.db"));
+        assert_eq!(Origin::UNKNOWN.kind(), None);
+        assert_eq!(Origin::UNKNOWN.file(), None);
+    }
+
+    #[test]
+    fn an_origin_that_does_not_fit_is_unknown_rather_than_wrong() {
+        let db = SourceFile::named(std::path::Path::new("big.db"));
+        assert_eq!(Origin::row(db, 1 << 40), Origin::UNKNOWN);
+        assert_eq!(Origin::row(db, -3), Origin::UNKNOWN);
+        assert_eq!(Origin::line(SourceFile(u32::MAX), 1), Origin::UNKNOWN);
+    }
+
+    #[test]
+    fn a_cleo_entry_is_placed_by_its_line_or_row() {
+        let log = SourceFile::named(std::path::Path::new("/tmp/x/audit.jsonl"));
+        let db = SourceFile::named(std::path::Path::new(".cleo/tasks.db"));
+        let at_line = entry_at(Origin::line(log, 7));
+        assert_eq!(place_of(3, &at_line), "#3 (audit.jsonl:7)");
+        assert_eq!(
+            at_line.source_place(),
+            SourcePlace {
+                file: Some("/tmp/x/audit.jsonl".to_owned()),
+                line: Some(7),
+                ..SourcePlace::default()
+            }
+        );
+        let at_row = entry_at(Origin::row(db, 42));
+        assert_eq!(place_of(1, &at_row), "#1 (tasks.db row 42)");
+        assert_eq!(at_row.source_place().row_id, Some(42));
+        assert_eq!(place_of(5, &entry_at(Origin::UNKNOWN)), "#5");
+    }
+
+    #[test]
+    fn where_an_entry_was_read_is_not_part_of_its_json() {
+        let log = SourceFile::named(std::path::Path::new("audit.jsonl"));
+        let json = serde_json::to_string(&entry_at(Origin::line(log, 9))).unwrap();
+        assert_eq!(
+            json,
+            serde_json::to_string(&entry_at(Origin::UNKNOWN)).unwrap()
+        );
+        assert!(!json.contains("origin"), "{json}");
     }
 }

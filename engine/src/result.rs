@@ -145,12 +145,16 @@ pub struct EntryRef {
     pub timestamp: String,
     /// The entry's operation (`domain.operation` for CLEO entries).
     pub operation: String,
-    /// Where the entry is in its source when the source says: a transcript's file and line.
+    /// The file the entry was read from, when the source says: a transcript, a CLEO audit
+    /// log or `tasks.db`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
     /// The entry's line in `file`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line: Option<u64>,
+    /// A database entry's row id (`tasks.db`'s `rowid`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row_id: Option<u64>,
     /// A transcript tool call's `tool_use` id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_use_id: Option<String>,

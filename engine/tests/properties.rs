@@ -89,6 +89,7 @@ fn entry_strategy(session: &'static str) -> impl Strategy<Value = Entry> {
                     },
                     metadata: Metadata::from_map(meta, "mcp"),
                     error: None,
+                    origin: grade_engine::entry::Origin::UNKNOWN,
                 }
             },
         )

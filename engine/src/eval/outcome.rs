@@ -42,18 +42,16 @@ pub(super) fn judged_score(dimension: &Dimension, judgment: &Judgment) -> Dimens
 
 pub(super) fn entry_ref(index: u32, e: &Entry) -> EntryRef {
     let position = index as usize + 1;
-    let meta = |key: &str| e.metadata.get(key).map(crate::entry::MetaRef::to_json);
-    let line = meta("line").and_then(|v| v.as_u64());
+    let source = e.source_place();
     let place = crate::entry::place_of(position, e);
     EntryRef {
         position,
         timestamp: e.timestamp.to_string(),
         operation: format!("{}.{}", e.domain, e.operation),
-        file: line
-            .and(meta("file"))
-            .and_then(|v| v.as_str().map(str::to_owned)),
-        line,
-        tool_use_id: meta("toolUseId").and_then(|v| v.as_str().map(str::to_owned)),
+        file: source.file,
+        line: source.line,
+        row_id: source.row_id,
+        tool_use_id: source.tool_use_id,
         // Only when it says more than the position.
         place: (place != format!("#{position}")).then_some(place),
     }

@@ -209,6 +209,7 @@ mod tests {
                                 },
                                 metadata: Metadata::with_source("mcp"),
                                 error: None,
+                                origin: crate::entry::Origin::UNKNOWN,
                             };
                             let keys = pack.vocabulary.keys(&entry);
                             let row = table.row(keys, success);

@@ -107,6 +107,7 @@ fn made_up_entries(pack: &CompiledPack) -> Vec<Entry> {
                 },
                 metadata: Metadata::from_map(Map::<String, Value>::new(), "validate"),
                 error: (!success).then(|| format!("made-up failure {i}").into()),
+                origin: crate::entry::Origin::UNKNOWN,
             });
         }
     }

@@ -89,6 +89,7 @@ pub(crate) fn entry(i: usize, domain: &str, operation: &str) -> Entry {
         },
         metadata: Metadata::with_source("mcp"),
         error: None,
+        origin: crate::entry::Origin::UNKNOWN,
     }
 }
 

@@ -450,6 +450,7 @@ fn to_entry(read: host::ReadEntry, format: &str) -> Result<Entry, String> {
         },
         metadata: Metadata::from_map(metadata, format),
         error: read.error.map(Into::into),
+        origin: crate::entry::Origin::UNKNOWN,
     })
 }
 

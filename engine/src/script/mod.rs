@@ -257,6 +257,7 @@ mod tests {
             },
             metadata: Metadata::with_source("mcp"),
             error: None,
+            origin: crate::entry::Origin::UNKNOWN,
         }
     }
 

@@ -16,7 +16,9 @@ use super::common::{Input, ReadOptions, SessionFilter, SessionGroups, SourceErro
 use super::format::{Evidence, Sniff, SourceFormat};
 use super::readonly_db::{explain, ReadOnlyDb};
 use super::stream::{Batches, Item, Progress, SessionTable, Stream};
-use crate::entry::{Entry, MetaValue, Metadata, Outcome, Params, Session, Text};
+use crate::entry::{
+    Entry, MetaValue, Metadata, Origin, Outcome, Params, Session, SourceFile, Text,
+};
 use crate::time::parse_timestamp;
 
 /// Columns the reader needs; `id`, `timestamp`, `action` and `task_id` predate the migration.
@@ -73,11 +75,11 @@ impl SourceFormat for CleoDb {
         _: &ReadOptions,
     ) -> Result<SourceRead, SourceError> {
         let sessions = match input {
-            Input::File(path) => read_cleo_db(path, filter)?,
+            Input::File(path) => read_cleo_db(path, path, filter)?,
             // SQLite reads files: bytes from a pipe are kept in a temporary one meanwhile.
             Input::Bytes { name, bytes } => {
                 let spooled = Spooled::write(name, bytes)?;
-                read_cleo_db(&spooled.path, filter).map_err(|e| e.at_path(name))?
+                read_cleo_db(&spooled.path, name, filter).map_err(|e| e.at_path(name))?
             }
         };
         Ok(SourceRead {
@@ -142,7 +144,13 @@ impl Drop for Spooled {
     }
 }
 
-fn read_cleo_db(path: &Path, filter: &SessionFilter) -> Result<Vec<Session>, SourceError> {
+/// Reads the database at `path`; entries name `name` (the path, or what a spooled copy
+/// was given as) as the file they are in.
+fn read_cleo_db(
+    path: &Path,
+    name: &Path,
+    filter: &SessionFilter,
+) -> Result<Vec<Session>, SourceError> {
     let sql_err = |source| explain(path, source);
     let db = ReadOnlyDb::new(path)?;
     let conn = db.connect()?;
@@ -173,9 +181,10 @@ fn read_cleo_db(path: &Path, filter: &SessionFilter) -> Result<Vec<Session>, Sou
         .map_err(sql_err)?;
 
     let mut groups = SessionGroups::default();
+    let file = SourceFile::named(name);
     while let Some(row) = rows.next().map_err(sql_err)? {
         let rowid: i64 = row.get(0).map_err(sql_err)?;
-        let entry = map_row(row).map_err(|(id, message)| SourceError::BadRow {
+        let entry = map_row(row, file).map_err(|(id, message)| SourceError::BadRow {
             path: path.to_owned(),
             row: id.unwrap_or_else(|| format!("rowid {rowid}")),
             message,
@@ -273,7 +282,7 @@ fn entry_columns(has_actor: bool) -> String {
 /// Maps a row (columns as [`entry_columns`] lists them) to an entry, as CLEO's
 /// `queryAudit` does. Only the texts an entry keeps are copied; `id` and `action` are read
 /// only when needed.
-fn map_row(row: &rusqlite::Row<'_>) -> Result<Entry, RowError> {
+fn map_row(row: &rusqlite::Row<'_>, file: SourceFile) -> Result<Entry, RowError> {
     use rusqlite::types::ValueRef;
     // The row's `id`, for messages.
     let id = || -> Option<String> {
@@ -363,6 +372,9 @@ fn map_row(row: &rusqlite::Row<'_>) -> Result<Entry, RowError> {
         },
         metadata,
         error,
+        origin: row
+            .get(0)
+            .map_or(Origin::UNKNOWN, |rowid| Origin::row(file, rowid)),
     })
 }
 
@@ -465,6 +477,7 @@ fn open_stream<'p>(
         table,
         DbBatches {
             path: path.to_owned(),
+            file: SourceFile::named(path),
             pool,
             _db: db,
             sql,
@@ -478,6 +491,8 @@ fn open_stream<'p>(
 
 struct DbBatches<'p> {
     path: PathBuf,
+    /// The database, as entries' origins name it.
+    file: SourceFile,
     /// One connection per thread.
     pool: Vec<Mutex<Connection>>,
     /// Keeps a private copy of a WAL database alive while it is read.
@@ -512,13 +527,14 @@ impl Batches for DbBatches<'_> {
                 let mut rows = stmt.query([lo, hi]).map_err(sql_err)?;
                 let mut items = Vec::with_capacity((hi - lo) as usize);
                 while let Some(row) = rows.next().map_err(sql_err)? {
-                    let entry = map_row(row).map_err(|(id, message)| SourceError::BadRow {
-                        path: path.clone(),
-                        row: id.unwrap_or_else(|| {
-                            format!("rowid {}", row.get::<_, i64>(0).unwrap_or_default())
-                        }),
-                        message,
-                    })?;
+                    let entry =
+                        map_row(row, self.file).map_err(|(id, message)| SourceError::BadRow {
+                            path: path.clone(),
+                            row: id.unwrap_or_else(|| {
+                                format!("rowid {}", row.get::<_, i64>(0).unwrap_or_default())
+                            }),
+                            message,
+                        })?;
                     let Some(session) = table.lookup(&entry.session_id) else {
                         return Err(self.changed());
                     };

@@ -239,6 +239,7 @@ fn read_trace(path: &Path, doc: Value, filter: &SessionFilter) -> Result<SourceR
                     ..Metadata::with_source(SOURCE)
                 },
                 error: None,
+                origin: crate::entry::Origin::UNKNOWN,
             });
         }
         Some((_, Err(err))) => warnings.push(SourceWarning {
@@ -365,6 +366,7 @@ fn read_trace(path: &Path, doc: Value, filter: &SessionFilter) -> Result<SourceR
                 ..Metadata::with_source(SOURCE)
             },
             error: failed.then(|| status.unwrap_or("level ERROR").into()),
+            origin: crate::entry::Origin::UNKNOWN,
         };
         ordered.push((instant, depth(id), i, entry));
     }

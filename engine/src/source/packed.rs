@@ -11,7 +11,7 @@
 use rustc_hash::FxHashMap;
 use serde_json::{Map, Number, Value};
 
-use crate::entry::{Entry, MetaValue, Metadata, Outcome, Params, Text};
+use crate::entry::{Entry, MetaValue, Metadata, Origin, Outcome, Params, Text};
 
 /// Texts repeated across entries, numbered in the order they are first packed.
 #[derive(Default)]
@@ -93,6 +93,9 @@ impl PackedEntries {
         if let Some(error) = &entry.error {
             w.text(error);
         }
+        let (file, number) = entry.origin.to_parts();
+        w.varint(file);
+        w.varint(number);
         self.count += 1;
     }
 
@@ -172,6 +175,7 @@ impl PackedEntries {
             } else {
                 None
             };
+            let origin = Origin::from_parts(r.varint()?, r.varint()?)?;
             out.push(Entry {
                 timestamp,
                 instant,
@@ -193,6 +197,7 @@ impl PackedEntries {
                     extra,
                 },
                 error,
+                origin,
             });
         }
         Some(())
@@ -516,6 +521,7 @@ mod tests {
             meta in prop::collection::vec(prop::option::of(json_value()), 5),
             extra in prop::collection::btree_map(".{0,8}", json_value(), 0..3),
             error in prop::option::of(".{0,40}"),
+            origin in prop::option::of((0..4u64, any::<i64>())),
         ) {
             let metadata = |i: usize| meta[i].clone().map(MetaValue::from);
             let entries: Vec<Entry> = stamps
@@ -537,6 +543,9 @@ mod tests {
                         extra: extra.clone().into_iter().collect(),
                     },
                     error: error.as_deref().map(Text::from),
+                    origin: origin.map_or(Origin::UNKNOWN, |(file, row)| {
+                        Origin::row(crate::entry::SourceFile::named(std::path::Path::new(&format!("f{file}"))), row)
+                    }),
                 })
                 .collect();
             if duration.is_nan() {

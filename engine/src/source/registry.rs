@@ -521,6 +521,7 @@ mod tests {
                         },
                         metadata: Metadata::with_source("toy"),
                         error: None,
+                        origin: crate::entry::Origin::UNKNOWN,
                     });
                 }
             }

@@ -314,6 +314,7 @@ impl<'a> RecordContext<'a> {
                 ..Metadata::with_source(SOURCE)
             },
             error: error.map(Text::from),
+            origin: crate::entry::Origin::UNKNOWN,
         }
     }
 

@@ -25,7 +25,7 @@ use super::common::{
 use super::format::{Evidence, Sniff, SourceFormat};
 use super::lenient::{Duration, ExitCode, Lenient};
 use super::stream::{Batches, Item, Progress, SessionTable, Stream};
-use crate::entry::{Entry, Metadata, Outcome};
+use crate::entry::{Entry, Metadata, Origin, Outcome, SourceFile};
 use crate::pack::reads::FieldsRead;
 use crate::time::parse_timestamp;
 
@@ -101,11 +101,12 @@ fn read_chunks(
     let mut groups = SessionGroups::default();
     let mut warnings = Vec::new();
     let mut skipped_lines = 0;
+    let file = SourceFile::named(path);
     while let Some(chunk) = chunks.next_chunk()? {
-        let parsed = parse_chunk(&chunk, options, |e: Entry| {
+        let parsed = parse_chunk(&chunk, options, file, |e: Entry| {
             filter.wants(&e.session_id).then_some(e)
         });
-        let (parsed, skipped) = unwrap_pieces(parsed, &chunk, path)?;
+        let (parsed, skipped) = unwrap_pieces(parsed, path)?;
         chunks.recycle(chunk);
         parsed.into_iter().flatten().for_each(|e| groups.push(e));
         for line in skipped {
@@ -172,6 +173,7 @@ fn open_stream<'p>(
         filter: filter.clone(),
         options: *options,
         path: path.to_owned(),
+        file: SourceFile::named(path),
         size,
         progress,
         warnings: Vec::new(),
@@ -184,6 +186,8 @@ struct JsonlBatches<'p> {
     filter: SessionFilter,
     options: ReadOptions,
     path: PathBuf,
+    /// The log, as entries' origins name it.
+    file: SourceFile,
     size: u64,
     progress: Option<Progress<'p>>,
     /// The lines skipped so far.
@@ -197,7 +201,7 @@ impl Batches for JsonlBatches<'_> {
         };
         let filter = &self.filter;
         // A wanted session the first pass did not see gets `u32::MAX`: the log changed.
-        let parsed = parse_chunk(&chunk, &self.options, |entry: Entry| {
+        let parsed = parse_chunk(&chunk, &self.options, self.file, |entry: Entry| {
             if !filter.wants(&entry.session_id) {
                 return None;
             }
@@ -207,7 +211,7 @@ impl Batches for JsonlBatches<'_> {
                 entry: Some(entry),
             })
         });
-        let (mut items, skipped) = unwrap_pieces(parsed, &chunk, &self.path)?;
+        let (mut items, skipped) = unwrap_pieces(parsed, &self.path)?;
         self.chunks.recycle(chunk);
         // A skipped line still counts toward its session, which the first pass counted it in.
         let mut lost = Vec::new();
@@ -287,23 +291,36 @@ impl SkippedLine {
 }
 
 /// Parses the lines of a chunk in parallel; `keep` decides which entries to keep and turns
-/// them into what the caller collects (built in place, so entries are moved once).
-fn parse_chunk<T, F>(chunk: &Chunk, options: &ReadOptions, keep: F) -> Vec<(usize, Piece<T>)>
+/// them into what the caller collects (built in place, so entries are moved once). Each
+/// piece comes with the number of the file's lines before it; each entry with its line of
+/// `file` as its origin.
+fn parse_chunk<T, F>(
+    chunk: &Chunk,
+    options: &ReadOptions,
+    file: SourceFile,
+    keep: F,
+) -> Vec<(u64, Piece<T>)>
 where
     T: Send,
     F: Fn(Entry) -> Option<T> + Sync,
 {
     let pieces = split_lines(chunk);
-    let mut offsets = Vec::with_capacity(pieces.len());
-    let mut at = 0;
-    for p in &pieces {
-        offsets.push(at);
-        at += p.len();
+    // Pieces end at a line end, so a piece's lines are its newlines (the file's last line
+    // may lack one, and no line follows it).
+    let newlines: Vec<u64> = pieces
+        .par_iter()
+        .map(|p| memchr::memchr_iter(b'\n', p).count() as u64)
+        .collect();
+    let mut lines_before = Vec::with_capacity(pieces.len());
+    let mut before = chunk.first_line;
+    for n in newlines {
+        lines_before.push(before);
+        before += n;
     }
     pieces
         .par_iter()
-        .zip(offsets)
-        .map(|(piece, offset)| {
+        .zip(lines_before)
+        .map(|(piece, before)| {
             let mut kept = Vec::with_capacity(piece.len() / 200);
             let mut skipped = Vec::new();
             // UTF-8 checked once for the piece rather than string by string in the parser;
@@ -317,7 +334,7 @@ where
                 if is_blank(line) {
                     continue;
                 }
-                let entry = match parse_line(line, line_text, options.checked) {
+                let mut entry = match parse_line(line, line_text, options.checked) {
                     Ok(e) => e,
                     Err(error) => {
                         // Only the file's last line can lack its newline: chunks end at one.
@@ -333,7 +350,7 @@ where
                             continue;
                         }
                         return (
-                            offset,
+                            before,
                             Piece {
                                 kept,
                                 skipped,
@@ -342,12 +359,13 @@ where
                         );
                     }
                 };
+                entry.origin = Origin::line(file, before + i as u64 + 1);
                 if let Some(t) = keep(entry) {
                     kept.push(t);
                 }
             }
             (
-                offset,
+                before,
                 Piece {
                     kept,
                     skipped,
@@ -361,17 +379,13 @@ where
 /// The kept entries of a parsed chunk, piece by piece in file order, and the lines it
 /// skipped; or the error of its first bad line that was not skipped.
 fn unwrap_pieces<T>(
-    parsed: Vec<(usize, Piece<T>)>,
-    chunk: &Chunk,
+    parsed: Vec<(u64, Piece<T>)>,
     path: &Path,
 ) -> Result<(Vec<Vec<T>>, Vec<SkippedLine>), SourceError> {
     let mut out = Vec::with_capacity(parsed.len());
     let mut skipped = Vec::new();
-    for (offset, piece) in parsed {
-        let line_of = |index: usize| {
-            let before = memchr::memchr_iter(b'\n', &chunk[..offset]).count() as u64;
-            chunk.first_line + before + index as u64 + 1
-        };
+    for (before, piece) in parsed {
+        let line_of = |index: usize| before + index as u64 + 1;
         if let Some(bad) = piece.fatal {
             return Err(SourceError::MalformedLine {
                 path: path.to_owned(),
@@ -480,6 +494,7 @@ pub(crate) fn parse_line(
             None => Metadata::from_map(Map::new(), "mcp"),
         },
         error,
+        origin: Origin::UNKNOWN,
     })
 }
 
@@ -533,5 +548,65 @@ mod tests {
         let map = v["metadata"].as_object().unwrap().clone();
         assert_eq!(e.metadata, Metadata::from_map(map, "mcp"));
         assert_eq!(e.metadata.gateway, Some(MetaValue::from("query")));
+    }
+    /// Each entry's origin is its line of the log, across pieces and chunks, blank and
+    /// skipped lines counted, whether the log is read whole or streamed.
+    #[test]
+    fn entries_name_the_line_they_were_read_from() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let pad = "p".repeat(150);
+        let mut text = String::new();
+        let mut line = 0u64;
+        let mut expected = Vec::new();
+        // About 6 MB: more than one chunk, many pieces.
+        for n in 0..30_000u64 {
+            line += 1;
+            if n % 997 == 0 {
+                text.push_str("   \n");
+                line += 1;
+            }
+            if n % 1_499 == 0 {
+                text.push_str("{not json}\n");
+                line += 1;
+            }
+            let session = if n % 3 == 0 { "a" } else { "b" };
+            text.push_str(&format!(
+                "{{\"timestamp\":\"2026-03-01T00:00:00Z\",\"sessionId\":\"{session}\",\"domain\":\"tasks\",\"operation\":\"show\",\"params\":{{\"n\":{n},\"pad\":\"{pad}\"}},\"result\":{{\"success\":true}}}}\n"
+            ));
+            expected.push((n, line));
+        }
+        assert!(text.len() > chunks::CHUNK_BYTES);
+        std::fs::write(&path, &text).unwrap();
+        let options = ReadOptions {
+            skip_bad_lines: true,
+            ..ReadOptions::default()
+        };
+        let lines_of = |sessions: Vec<crate::entry::Session>| {
+            let mut got: Vec<(u64, u64)> = sessions
+                .iter()
+                .flat_map(|s| &s.entries)
+                .map(|e| {
+                    assert_eq!(e.origin.file().as_deref(), Some(&*path.to_string_lossy()));
+                    let Some(crate::entry::OriginKind::Line(line)) = e.origin.kind() else {
+                        panic!("no line: {:?}", e.origin)
+                    };
+                    (e.params["n"].as_u64().unwrap(), line)
+                })
+                .collect();
+            got.sort_unstable();
+            got
+        };
+        let read = CleoJsonl
+            .read(&Input::File(&path), &SessionFilter::All, &options)
+            .unwrap();
+        assert_eq!(read.skipped_lines, 21);
+        assert_eq!(lines_of(read.sessions), expected);
+        let streamed = super::super::Registry::builtin()
+            .map_sessions(&path, None, &SessionFilter::All, &options, None, |s| {
+                Ok::<_, ()>(s)
+            })
+            .unwrap();
+        assert_eq!(lines_of(streamed.results), expected);
     }
 }
