@@ -170,7 +170,7 @@ fn an_anthropic_judge_honours_retry_after_reads_prose_and_reports_usage_then_cac
         assert_eq!(request.method, "POST");
         assert_eq!(request.path, "/v1/messages");
         assert_eq!(request.header("x-api-key"), Some("sk-ant-test"));
-        assert!(request.header("anthropic-version").is_some());
+        assert_eq!(request.header("anthropic-version"), Some("2023-06-01"));
         let body = request.json();
         assert_eq!(body["model"], "claude-test");
         assert_eq!(body["max_tokens"], 4096);

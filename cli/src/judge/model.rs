@@ -15,9 +15,10 @@ use serde_json::{json, Value};
 
 use crate::http::{self, Failure, Retry};
 
-/// The `anthropic-version` header of the official Python SDK this client follows
-/// (anthropic 2.12.0, `_constants.py`).
-const ANTHROPIC_VERSION: &str = "2026-10-21";
+/// The `anthropic-version` header the official Python SDK sends with every request
+/// (`Anthropic.default_headers` in `src/anthropic/_client.py`); the API refuses versions
+/// it does not know.
+const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// Anthropic requires an output limit; a judgment of six dimensions needs well under this.
 const ANTHROPIC_DEFAULT_MAX_TOKENS: u64 = 4096;
 
