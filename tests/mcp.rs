@@ -651,3 +651,44 @@ fn grade_asks_the_judge_a_call_names_for_a_judged_pack_as_the_cli_does() {
     );
     client.close();
 }
+
+#[test]
+fn grade_of_a_transcript_records_nothing_unless_asked_as_the_cli_does() {
+    let transcript = repo_root().join(
+        "rubrics/claude-code-v1/tests/real/claude_code_transcripts/real/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl",
+    );
+    let source = transcript.to_str().expect("utf-8 path");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut client = Client::start(dir.path(), &[]);
+
+    // Only CLEO sources go to CLEO's history file by default.
+    let quiet = client.call(
+        "grade",
+        json!({ "sessionId": "1af7fc5e-8455-4414-9ccd-011d40f70b2a",
+                "rubric": "claude-code-v1", "source": source }),
+    );
+    assert!(!is_error(&quiet), "{}", text(&quiet));
+    assert!(!text(&quiet).contains("recorded in"), "{}", text(&quiet));
+    assert!(!dir.path().join(".cleo").exists(), "nothing was written");
+
+    // Asked for, the grade goes to the server's grades file, which the reply names.
+    let asked = client.call(
+        "grade",
+        json!({ "sessionId": "1af7fc5e-8455-4414-9ccd-011d40f70b2a",
+                "rubric": "claude-code-v1", "source": source, "record": true }),
+    );
+    assert!(!is_error(&asked), "{}", text(&asked));
+    assert!(
+        text(&asked).contains("recorded in `.cleo/metrics/GRADES.jsonl`"),
+        "{}",
+        text(&asked)
+    );
+    let listed = client.call("grade_list", json!({}));
+    assert_eq!(
+        listed["structuredContent"]["grades"]
+            .as_array()
+            .map(Vec::len),
+        Some(1)
+    );
+    client.close();
+}

@@ -102,14 +102,6 @@ fn run(cli: Cli) -> Result<(), CliError> {
     grading::run(&cli, &plan)
 }
 
-/// The grades file opened for appending, unless the command line says not to record.
-pub(crate) fn recorder(cli: &Cli) -> Result<Option<grades::Recorder>, CliError> {
-    if cli.no_record {
-        return Ok(None);
-    }
-    grades::Recorder::open(&grades_path(cli)).map(Some)
-}
-
 pub(crate) fn grades_path(cli: &Cli) -> PathBuf {
     cli.grades
         .clone()

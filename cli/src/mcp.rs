@@ -349,7 +349,16 @@ impl Inner {
         let graded = crate::grading::grade_named(&cli, &plan, &mut warn)?;
         warnings.extend(crate::skipped_warning(graded.skipped, plan.source_path()));
         let outcomes = graded.outcomes;
-        let recorder = crate::recorder(&cli)?;
+        // As the grade command records: CLEO sources to CLEO's history file, others only to a
+        // file the server was given; `record: true` asks for the server's grades file in any case.
+        let record_to = match params.record {
+            Some(true) => Some(crate::grades_path(&cli)),
+            _ => plan.record_to.clone(),
+        };
+        let recorder = match &record_to {
+            Some(path) => Some(crate::grades::Recorder::open(path)?),
+            None => None,
+        };
         let mut results = Vec::with_capacity(1);
         for outcome in outcomes {
             results.push(outcome?);
@@ -362,11 +371,8 @@ impl Inner {
         };
         let structured = serde_json::to_value(result).map_err(CliError::Json)?;
         let mut text = summary(result);
-        if !cli.no_record {
-            text.push_str(&format!(
-                "recorded in `{}`\n",
-                crate::grades_path(&cli).display()
-            ));
+        if let Some(path) = &record_to {
+            text.push_str(&format!("recorded in `{}`\n", path.display()));
         }
         text.push('\n');
         text.push_str(&serde_json::to_string_pretty(result).map_err(CliError::Json)?);
