@@ -49,6 +49,7 @@ pub mod agreement;
 pub mod compare;
 pub mod entry;
 pub(crate) mod eval;
+pub(crate) mod field;
 pub mod judgment;
 pub mod pack;
 pub mod pack_test;

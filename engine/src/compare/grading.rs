@@ -6,7 +6,7 @@ use super::breakdown::{Layout, LayoutMismatch, Scored};
 use super::Side;
 use crate::entry::{js_number, Session};
 use crate::eval::{EvalError, GradeOptions};
-use crate::pack::field::{Field, FieldValue};
+use crate::field::{Field, FieldValue};
 use crate::pack::CompiledPack;
 use crate::source::{self, SessionFilter, SourceError, SourceFormat};
 

@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 
 use crate::entry::Entry;
-use crate::pack::field::Field;
+use crate::field::Field;
 use crate::pack::template::TemplateValues;
 use crate::pack::{CompiledPack, EntryKeys, Metric, Normalize, Selector};
 

@@ -9,7 +9,6 @@ pub(crate) mod compile;
 pub(crate) mod condition;
 mod decided;
 mod dry_run;
-pub(crate) mod field;
 pub(crate) mod lint;
 pub(crate) mod locate;
 mod native;
@@ -29,10 +28,9 @@ use crate::script::ScriptHost;
 pub(crate) use condition::Condition;
 use template::Template;
 
+pub use crate::field::{Field, FieldsRead};
 pub use compile::{compile_pack, compile_pack_with, validate_pack, validate_pack_with, Validation};
-pub use field::Field;
 pub use locate::{snippet, Place};
-pub use reads::FieldsRead;
 
 /// The files of a pack and where they came from.
 #[derive(Debug, Clone)]
@@ -369,7 +367,7 @@ pub(crate) enum Selector {
     Blank(Field, bool),
     Present(Field, bool),
     Contains(Field, String),
-    Type(Field, field::JsonType),
+    Type(Field, crate::field::JsonType),
     Ref(usize),
     All(Vec<Selector>),
     Any(Vec<Selector>),

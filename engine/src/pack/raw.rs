@@ -527,7 +527,7 @@ pub struct RawSelector {
     pub contains: Option<String>,
     /// The field is of this JSON type (`string`, `number`, `boolean`, `array`, `object`).
     #[serde(default, rename = "type")]
-    pub kind: Option<super::field::JsonType>,
+    pub kind: Option<crate::field::JsonType>,
     /// Another named selector.
     #[serde(default)]
     pub is: Option<String>,

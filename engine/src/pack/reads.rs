@@ -1,66 +1,13 @@
 //! Which optional fields of an entry a pack reads, so a source can leave the others
 //! unchecked: a `"duration": "fast"` is no reason to refuse a log graded by rules that never
-//! look at durations.
+//! look at durations. The set itself, [`FieldsRead`], lives in [`crate::field`].
 //!
 //! The fields every entry must have (`timestamp`, `sessionId`, `domain`, `operation`,
 //! `result.success`) are always checked; these are the optional ones.
 
-use super::field::Field;
 use super::template::{Segment, Template};
 use super::{CompiledPack, Condition, Metric, RuleKind, Selector};
-
-/// A set of an entry's optional fields.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct FieldsRead(u8);
-
-impl FieldsRead {
-    /// `params`: an object.
-    pub const PARAMS: FieldsRead = FieldsRead(1);
-    /// `result.exitCode`: an integer (`4`, `4.0` or `4e0`).
-    pub const EXIT_CODE: FieldsRead = FieldsRead(1 << 1);
-    /// `result.duration`: a number.
-    pub const DURATION: FieldsRead = FieldsRead(1 << 2);
-    /// `error`: a string.
-    pub const ERROR: FieldsRead = FieldsRead(1 << 3);
-    /// `metadata`: an object.
-    pub const METADATA: FieldsRead = FieldsRead(1 << 4);
-    /// No optional field.
-    pub const NONE: FieldsRead = FieldsRead(0);
-    /// Every optional field: what a reader checks when it is not told what is read.
-    pub const ALL: FieldsRead = FieldsRead(0b1_1111);
-
-    /// Whether every field of `other` is in `self`.
-    pub fn contains(self, other: FieldsRead) -> bool {
-        self.0 & other.0 == other.0
-    }
-
-    /// The fields of both.
-    pub fn with(self, other: FieldsRead) -> FieldsRead {
-        FieldsRead(self.0 | other.0)
-    }
-
-    /// The optional field a field path reads, if it reads one.
-    pub fn of_field(field: &Field) -> FieldsRead {
-        match field {
-            Field::Params(_) => FieldsRead::PARAMS,
-            Field::ExitCode => FieldsRead::EXIT_CODE,
-            Field::Duration => FieldsRead::DURATION,
-            Field::Error => FieldsRead::ERROR,
-            Field::Metadata(..) => FieldsRead::METADATA,
-            Field::Timestamp
-            | Field::SessionId
-            | Field::Domain
-            | Field::Operation
-            | Field::Success => FieldsRead::NONE,
-        }
-    }
-}
-
-impl Default for FieldsRead {
-    fn default() -> Self {
-        FieldsRead::ALL
-    }
-}
+use crate::field::FieldsRead;
 
 impl CompiledPack {
     /// The optional fields this pack's rules, metrics, texts and judge prompt read. Scripts

@@ -6,7 +6,7 @@
 //! (fallback when missing or null) and `{entry.position}` its 1-based place in the session.
 //! `{{` and `}}` are literal braces.
 
-use super::field::Field;
+use crate::field::Field;
 
 /// An evidence or flag text with placeholders (`{count:writes}`, `{metric:ratio}`, …),
 /// parsed once against its scope and rendered per session or entry.

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::{host, Plugin, PluginFunction};
 use crate::entry::Entry;
-use crate::pack::field::FieldValue;
+use crate::field::FieldValue;
 
 /// A function of a loaded plugin, as a pack refers to it.
 #[derive(Debug, Clone)]

@@ -21,7 +21,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::entry::{Entry, Metadata, Outcome, Params, Session};
-use crate::pack::field::Field;
+use crate::field::Field;
 use crate::source::{Place, SessionFilter, SourceError, SourceRead, SourceWarning};
 
 pub use grade_plugin::abi::ABI_VERSION;

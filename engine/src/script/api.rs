@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::observe::{Answer, EntryAt, Getter, Probe};
 use super::view::{id_of, EntryView, Fallible, SessionView};
-use crate::pack::field::Field;
+use crate::field::Field;
 
 pub(super) fn json_to_dynamic(value: &Value) -> Dynamic {
     match value {

@@ -10,7 +10,7 @@ use rhai::{Dynamic, ImmutableString};
 use serde_json::Value;
 
 use crate::entry::Entry;
-use crate::pack::field::{Field, FieldValue};
+use crate::field::{Field, FieldValue};
 
 /// The parts of a graded session a script can read.
 #[derive(Clone, Copy)]

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::entry::{Entry, Session};
-use crate::pack::reads::FieldsRead;
+use crate::field::FieldsRead;
 
 /// Which sessions to read from a source.
 #[derive(Debug, Clone)]

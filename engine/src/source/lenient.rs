@@ -1,6 +1,6 @@
 //! Optional fields read without failing on their type: a value of the wrong type is kept
 //! as what was found, so the reader can refuse it when a rule reads the field and leave
-//! it out when none does ([`crate::pack::reads`]).
+//! it out when none does ([`crate::field::FieldsRead`]).
 
 use std::fmt;
 use std::marker::PhantomData;

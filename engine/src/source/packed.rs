@@ -445,7 +445,7 @@ mod tests {
                 super::super::cleo_jsonl::parse_line(
                     line.as_bytes(),
                     Some(line),
-                    crate::pack::reads::FieldsRead::ALL,
+                    crate::field::FieldsRead::ALL,
                 )
                 .unwrap()
             })

@@ -1,8 +1,8 @@
 //! Metrics: a ratio of two selectors, the duplicates or distinct keys of one, or a plugin's.
 
 use super::Compiler;
+use crate::field::Field;
 use crate::pack::codes::Code;
-use crate::pack::field::Field;
 use crate::pack::raw::RawMetric;
 use crate::pack::Metric;
 use crate::plugin::FunctionKind;

@@ -4,7 +4,7 @@ use crate::pack::codes::Code;
 use std::collections::HashSet;
 
 use super::Compiler;
-use crate::pack::field::Field;
+use crate::field::Field;
 use crate::pack::raw::{RawSelector, SelectorRef};
 use crate::pack::Selector;
 

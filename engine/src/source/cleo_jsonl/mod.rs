@@ -26,7 +26,7 @@ use super::format::{Evidence, Sniff, SourceFormat};
 use super::lenient::{Duration, ExitCode, Lenient};
 use super::stream::{Batches, Item, Progress, SessionTable, Stream};
 use crate::entry::{Entry, Metadata, Origin, Outcome, SourceFile};
-use crate::pack::reads::FieldsRead;
+use crate::field::FieldsRead;
 use crate::time::parse_timestamp;
 
 /// A CLEO audit log: one `AuditEntry` per line. An empty input is an empty audit log.

@@ -1,5 +1,6 @@
 //! Field paths into an entry (`params.title`, `metadata.gateway`, `result.exitCode`, …),
-//! resolved once when a pack compiles.
+//! resolved once when a pack compiles, and [`FieldsRead`], the set of optional fields a pack
+//! reads (which a source then checks). Below `source` and `pack`: both speak of fields.
 
 use serde_json::Value;
 
@@ -227,6 +228,59 @@ impl<'a> FieldValue<'a> {
             FieldValue::Float(f) => Value::from(f),
             FieldValue::Json(v) => v.clone(),
         }
+    }
+}
+
+/// A set of an entry's optional fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FieldsRead(u8);
+
+impl FieldsRead {
+    /// `params`: an object.
+    pub const PARAMS: FieldsRead = FieldsRead(1);
+    /// `result.exitCode`: an integer (`4`, `4.0` or `4e0`).
+    pub const EXIT_CODE: FieldsRead = FieldsRead(1 << 1);
+    /// `result.duration`: a number.
+    pub const DURATION: FieldsRead = FieldsRead(1 << 2);
+    /// `error`: a string.
+    pub const ERROR: FieldsRead = FieldsRead(1 << 3);
+    /// `metadata`: an object.
+    pub const METADATA: FieldsRead = FieldsRead(1 << 4);
+    /// No optional field.
+    pub const NONE: FieldsRead = FieldsRead(0);
+    /// Every optional field: what a reader checks when it is not told what is read.
+    pub const ALL: FieldsRead = FieldsRead(0b1_1111);
+
+    /// Whether every field of `other` is in `self`.
+    pub fn contains(self, other: FieldsRead) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// The fields of both.
+    pub fn with(self, other: FieldsRead) -> FieldsRead {
+        FieldsRead(self.0 | other.0)
+    }
+
+    /// The optional field a field path reads, if it reads one.
+    pub fn of_field(field: &Field) -> FieldsRead {
+        match field {
+            Field::Params(_) => FieldsRead::PARAMS,
+            Field::ExitCode => FieldsRead::EXIT_CODE,
+            Field::Duration => FieldsRead::DURATION,
+            Field::Error => FieldsRead::ERROR,
+            Field::Metadata(..) => FieldsRead::METADATA,
+            Field::Timestamp
+            | Field::SessionId
+            | Field::Domain
+            | Field::Operation
+            | Field::Success => FieldsRead::NONE,
+        }
+    }
+}
+
+impl Default for FieldsRead {
+    fn default() -> Self {
+        FieldsRead::ALL
     }
 }
 
