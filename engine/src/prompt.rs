@@ -17,44 +17,12 @@ use serde_json::Value;
 use crate::entry::{Entry, MetaRef, Session};
 use crate::pack::{CompiledPack, DimensionKind, Judge};
 
-const PLACEHOLDERS: &[&str] = &[
-    "session_id",
-    "trace_count",
-    "entry_count",
-    "task_context",
-    "session_summary",
-    "chunk_number",
-    "total_chunks",
-    "dimensions",
-    "output_format",
-];
+// The placeholders are part of the pack's language: the compiler checks a pack's template
+// against them, so the list and its check live with the judge's compilation.
+pub use crate::pack::compile::check_template;
 
 /// Longest text of one entry kept in a summary line.
 const MAX_TEXT: usize = 400;
-
-/// Reports the first placeholder the renderer does not know.
-pub fn check_template(template: &str) -> Result<(), String> {
-    let mut rest = template;
-    while let Some(start) = rest.find("{{") {
-        let after = &rest[start + 2..];
-        let Some(end) = after.find("}}") else {
-            return Err("unclosed `{{` in the prompt template".to_owned());
-        };
-        let name = after[..end].trim();
-        if !PLACEHOLDERS.contains(&name) {
-            return Err(format!(
-                "unknown placeholder `{{{{{name}}}}}` in the prompt template (known: {})",
-                PLACEHOLDERS
-                    .iter()
-                    .map(|p| format!("`{{{{{p}}}}}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-        }
-        rest = &after[end + 2..];
-    }
-    Ok(())
-}
 
 /// Characters per token in the estimate (the usual rule of thumb for English and code).
 const CHARS_PER_TOKEN: usize = 4;

@@ -7,6 +7,43 @@ use super::Compiler;
 use crate::pack::raw::RawPack;
 use crate::pack::{Band, Dimension, Judge, Problem, Severity};
 
+/// The placeholders [`crate::prompt::render_prompts`] fills in a judge's prompt template.
+const PLACEHOLDERS: &[&str] = &[
+    "session_id",
+    "trace_count",
+    "entry_count",
+    "task_context",
+    "session_summary",
+    "chunk_number",
+    "total_chunks",
+    "dimensions",
+    "output_format",
+];
+
+/// Reports the first placeholder the renderer does not know.
+pub fn check_template(template: &str) -> Result<(), String> {
+    let mut rest = template;
+    while let Some(start) = rest.find("{{") {
+        let after = &rest[start + 2..];
+        let Some(end) = after.find("}}") else {
+            return Err("unclosed `{{` in the prompt template".to_owned());
+        };
+        let name = after[..end].trim();
+        if !PLACEHOLDERS.contains(&name) {
+            return Err(format!(
+                "unknown placeholder `{{{{{name}}}}}` in the prompt template (known: {})",
+                PLACEHOLDERS
+                    .iter()
+                    .map(|p| format!("`{{{{{p}}}}}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        rest = &after[end + 2..];
+    }
+    Ok(())
+}
+
 impl Compiler<'_> {
     pub(super) fn judge(&mut self, raw: &RawPack, dimensions: &[Dimension]) -> Option<Judge> {
         let judged = dimensions.iter().any(|d| d.kind.is_judged());
@@ -53,7 +90,7 @@ impl Compiler<'_> {
             );
             return None;
         };
-        if let Err(problem) = crate::prompt::check_template(template) {
+        if let Err(problem) = check_template(template) {
             self.problems.push(Problem {
                 severity: Severity::Error,
                 code: Code::Judge,

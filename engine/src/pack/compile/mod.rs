@@ -14,6 +14,8 @@ mod rule;
 mod script;
 mod selector;
 
+pub use judge::check_template;
+
 use std::collections::HashSet;
 
 use indexmap::IndexMap;
