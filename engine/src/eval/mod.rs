@@ -19,12 +19,11 @@ use indexmap::IndexMap;
 
 use crate::entry::{Entry, Session};
 use crate::judgment::Judgment;
-use crate::pack::condition::Witnesses;
+use crate::pack::condition::{Ctx, Facts, Witnesses};
 use crate::pack::{CompiledPack, Metric, Scoring};
 use crate::result::{percent_of, DimensionScore, GradeResult, RubricRef, RuleTrace, Score};
 use crate::script::SessionData;
 use crate::time::{format_iso_millis, InstantMs};
-pub(crate) use facts::{Ctx, Facts};
 use outcome::{entry_ref, judged_score};
 
 /// How a session is graded.

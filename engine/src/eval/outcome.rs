@@ -1,9 +1,9 @@
 //! What a case gives (points, evidence, flags), which case applies, and the parts of a
 //! result that name a judged score or an entry.
 
-use super::facts::Ctx;
 use crate::entry::{round_half_up, Entry};
 use crate::judgment::Judgment;
+use crate::pack::condition::Ctx;
 use crate::pack::condition::Witnesses;
 use crate::pack::{Case, Dimension, DimensionKind, Points};
 use crate::result::{DimensionScore, EntryRef, Score};

@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
-use super::facts::{Ctx, Facts};
 use super::outcome::{apply, first_case};
 use super::EvalError;
+use crate::pack::condition::{Ctx, Facts};
 use crate::pack::{CompiledPack, Rule, RuleKind};
 use crate::script::{Observable, SessionData};
 

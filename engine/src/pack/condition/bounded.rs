@@ -6,9 +6,9 @@
 //!   them is required);
 //! - `score_at_least`/`score_at_most` test the dimension's running score before the rule.
 
+use super::Ctx;
 use super::{Condition, RawCondition, Witnesses};
 use crate::entry::js_number;
-use crate::eval::Ctx;
 use crate::pack::codes::Code;
 use crate::pack::compile::Compiler;
 use crate::pack::{CompiledPack, Metric};

@@ -8,8 +8,8 @@
 //!
 //! Neither holds when no entry matches `SELECTOR`.
 
+use super::Ctx;
 use super::{Condition, RawCondition, Witnesses};
-use crate::eval::Ctx;
 use crate::pack::codes::Code;
 use crate::pack::compile::Compiler;
 use crate::pack::CompiledPack;

@@ -6,8 +6,8 @@
 //! - `native` holds when the plugin's condition function returns a number other than 0
 //!   and NaN; a failing call fails the session's grade.
 
+use super::Ctx;
 use super::{Condition, Kind, RawCondition, Witnesses};
-use crate::eval::Ctx;
 use crate::pack::compile::Compiler;
 use crate::pack::CompiledPack;
 use crate::plugin::{FunctionKind, NativeRef};

@@ -9,9 +9,12 @@
 //!
 //! This file holds what they share: the YAML as written ([`RawCondition`], one map whose
 //! keys name the kind), the choice of the kind with the checks of keys that belong to
-//! another kind, and the dispatch of evaluation and of the static check.
+//! another kind, and the dispatch of evaluation and of the static check. [`context`] holds
+//! what they are evaluated in ([`Ctx`], [`Facts`]), which `eval` fills: a condition never
+//! imports `eval`.
 
 pub(crate) mod bounded;
+mod context;
 pub(crate) mod first;
 pub(crate) mod logic;
 pub(crate) mod window;
@@ -22,7 +25,7 @@ use serde::Deserialize;
 use super::compile::Compiler;
 use super::raw::SelectorRef;
 use super::CompiledPack;
-use crate::eval::Ctx;
+pub(crate) use context::{Ctx, Facts};
 
 /// A condition over the session (or, in a `for_each` rule, over one entry and its neighbours).
 #[derive(Debug, Deserialize, Default)]

@@ -7,8 +7,8 @@
 //! Each looks at one entry, so each works only inside a `for_each` rule; `within` is
 //! required for the two windows and is 1 or more. The entry found is the witness.
 
+use super::Ctx;
 use super::{Condition, Kind, RawCondition, Witnesses};
-use crate::eval::Ctx;
 use crate::pack::codes::Code;
 use crate::pack::compile::Compiler;
 use crate::pack::CompiledPack;

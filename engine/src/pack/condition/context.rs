@@ -1,0 +1,80 @@
+//! What a condition is evaluated in: the facts of one session (which entries each selector
+//! matched, each metric's value) and, in [`Ctx`], the running score and the `for_each` entry.
+//! Conditions and templates read them here; `eval` fills them in its single pass over the
+//! session (`eval/facts.rs`) and builds a [`Ctx`] for each case it tries. They live with the
+//! conditions so that a condition kind keeps its evaluation in its own file without importing
+//! `eval`.
+
+use crate::entry::Entry;
+use crate::field::Field;
+use crate::pack::template::TemplateValues;
+
+/// The first plugin call that failed while the facts or a rule were evaluated.
+#[derive(Debug)]
+pub(crate) struct NativeFailure {
+    pub(crate) function: String,
+    pub(crate) message: String,
+}
+
+/// What the single pass learned about a session.
+pub(crate) struct Facts<'s> {
+    pub(crate) session_id: &'s str,
+    pub(crate) entries: &'s [Entry],
+    /// Per selector id: the (ascending) positions of matching entries.
+    pub(crate) hits: Vec<Vec<u32>>,
+    pub(crate) metrics: Vec<Option<f64>>,
+    /// Per metric, the entries that moved it (only with `explain`): the `over` entries
+    /// outside `of` for a ratio, the repeats for duplicates, the first of each key for distinct.
+    pub(crate) metric_witnesses: Vec<Vec<u32>>,
+    /// A plugin call that failed: the session fails with it (conditions and metrics have
+    /// no other way to say so, and a false or undefined in its place would grade wrong).
+    pub(crate) native_failure: std::cell::RefCell<Option<NativeFailure>>,
+}
+
+impl Facts<'_> {
+    pub(crate) fn call_native(
+        &self,
+        native: &crate::plugin::NativeRef,
+        entry: Option<u32>,
+        score: f64,
+    ) -> Option<crate::plugin::NativeResult> {
+        match native.call(self.session_id, self.entries, entry, score) {
+            Ok(result) => Some(result),
+            Err(message) => {
+                self.native_failure
+                    .borrow_mut()
+                    .get_or_insert(NativeFailure {
+                        function: native.qualified_name(),
+                        message,
+                    });
+                None
+            }
+        }
+    }
+}
+
+/// Where a condition is evaluated: the session, the running score, and in `for_each` the entry.
+pub(crate) struct Ctx<'a, 's> {
+    pub(crate) facts: &'a Facts<'s>,
+    pub(crate) score: f64,
+    pub(crate) entry: Option<u32>,
+}
+
+impl TemplateValues for Ctx<'_, '_> {
+    fn count(&self, selector: usize) -> usize {
+        self.facts.hits[selector].len()
+    }
+    fn metric(&self, metric: usize) -> Option<f64> {
+        self.facts.metrics[metric]
+    }
+    fn score(&self) -> f64 {
+        self.score
+    }
+    fn entry_field(&self, field: &Field) -> Option<String> {
+        let at = self.entry?;
+        field.get(&self.facts.entries[at as usize]).display()
+    }
+    fn entry_position(&self) -> Option<usize> {
+        self.entry.map(|at| at as usize + 1)
+    }
+}
