@@ -51,6 +51,7 @@ pub mod entry;
 pub(crate) mod eval;
 pub(crate) mod field;
 pub mod judgment;
+pub(crate) mod native;
 pub mod pack;
 pub mod pack_test;
 pub mod plugin;

@@ -118,13 +118,13 @@ impl PackFiles {
             hasher.update((text.len() as u64).to_le_bytes());
             hasher.update(text.as_bytes());
         }
-        format!("sha256:{}", crate::plugin::hex(&hasher.finalize()))
+        format!("sha256:{}", crate::native::hex(&hasher.finalize()))
     }
 
     /// [`PackFiles::digest`], covering also the bytes of the pack's plugins (by their
     /// verified sha256), so a result names exactly the code that graded it. Without plugins
     /// it is the plain digest.
-    pub fn digest_with_plugins(&self, plugins: &[std::sync::Arc<crate::plugin::Plugin>]) -> String {
+    pub fn digest_with_plugins(&self, plugins: &[std::sync::Arc<crate::native::Plugin>]) -> String {
         if plugins.is_empty() {
             return self.digest();
         }
@@ -135,7 +135,7 @@ impl PackFiles {
             hasher.update(plugin.name.as_bytes());
             hasher.update(plugin.digest.as_bytes());
         }
-        format!("sha256:{}", crate::plugin::hex(&hasher.finalize()))
+        format!("sha256:{}", crate::native::hex(&hasher.finalize()))
     }
 
     /// Where a file of this pack lives, for messages.
@@ -321,7 +321,7 @@ pub struct CompiledPack {
     pub judge: Option<Judge>,
     pub(crate) scripts: Option<ScriptHost>,
     /// The plugins the pack loaded, in declaration order.
-    pub plugins: Vec<std::sync::Arc<crate::plugin::Plugin>>,
+    pub plugins: Vec<std::sync::Arc<crate::native::Plugin>>,
     /// Every score of the pack is a whole number: scripts must give whole points.
     pub(crate) whole_scores: bool,
 }
@@ -510,7 +510,7 @@ pub(crate) enum Metric {
         key: Field,
         normalize: Vec<Normalize>,
     },
-    Native(crate::plugin::NativeRef),
+    Native(crate::native::NativeRef),
 }
 
 #[derive(Debug, Clone)]
@@ -619,17 +619,17 @@ pub(crate) enum RuleKind {
     Session(Vec<Case>),
     ForEach { selector: usize, cases: Vec<Case> },
     Script { index: usize },
-    Native(crate::plugin::NativeRef),
+    Native(crate::native::NativeRef),
 }
 
 impl CompiledPack {
     /// The source formats the pack's plugins read, in declaration order.
-    pub fn plugin_sources(&self) -> Vec<crate::plugin::PluginSource> {
+    pub fn plugin_sources(&self) -> Vec<crate::native::PluginSource> {
         self.plugins
             .iter()
             .flat_map(|p| {
                 (0..p.sources.len())
-                    .filter_map(|i| crate::plugin::PluginSource::new(std::sync::Arc::clone(p), i))
+                    .filter_map(|i| crate::native::PluginSource::new(std::sync::Arc::clone(p), i))
             })
             .collect()
     }

@@ -1,6 +1,6 @@
 //! The `plugins:` a pack declares and the `native:` references to their functions: loading
-//! (through [`crate::plugin`]) when the pack compiles, and resolving `plugin.function` for a
-//! rule, a condition or a metric.
+//! (through the plugin host, [`crate::native`]) when the pack compiles, and resolving
+//! `plugin.function` for a rule, a condition or a metric.
 
 use super::codes::Code;
 use std::sync::Arc;
@@ -9,7 +9,7 @@ use indexmap::IndexMap;
 
 use super::raw::RawPlugin;
 use super::PackOrigin;
-use crate::plugin::{self, FunctionKind, NativeRef, Plugin, PluginPolicy};
+use crate::native::{self, FunctionKind, NativeRef, Plugin, PluginPolicy};
 
 /// The declared plugins, by the name the pack gives them.
 #[derive(Default)]
@@ -74,7 +74,7 @@ impl Plugins {
             }
             let loaded = match origin {
                 PackOrigin::Folder(dir) => {
-                    match plugin::load(name, dir, &declared.path, &declared.sha256, policy) {
+                    match native::load(name, dir, &declared.path, &declared.sha256, policy) {
                         Ok(p) => Some(Arc::new(p)),
                         Err(problem) => {
                             problems.push((Code::Plugin, path.clone(), problem.0, true));

@@ -89,7 +89,7 @@ impl ScriptHost {
 
     /// Makes the plugins' functions callable from scripts (`plugin::function(session)`); call
     /// it before compiling the scripts that use them.
-    pub fn add_plugins(&mut self, plugins: &[Arc<crate::plugin::Plugin>]) {
+    pub fn add_plugins(&mut self, plugins: &[Arc<crate::native::Plugin>]) {
         native::register(&mut self.engine, plugins);
     }
 

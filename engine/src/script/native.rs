@@ -9,7 +9,7 @@ use std::sync::Arc;
 use rhai::{Dynamic, Engine, Map, Module};
 
 use super::view::{EntryView, Fallible, SessionView};
-use crate::plugin::{FunctionKind, NativeRef, Plugin};
+use crate::native::{FunctionKind, NativeRef, Plugin};
 
 /// Registers one module per plugin.
 pub(super) fn register(engine: &mut Engine, plugins: &[Arc<Plugin>]) {

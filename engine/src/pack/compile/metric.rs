@@ -2,10 +2,10 @@
 
 use super::Compiler;
 use crate::field::Field;
+use crate::native::FunctionKind;
 use crate::pack::codes::Code;
 use crate::pack::raw::RawMetric;
 use crate::pack::Metric;
-use crate::plugin::FunctionKind;
 
 impl Compiler<'_> {
     pub(super) fn metric(&mut self, raw: &RawMetric, path: &str) -> Option<Metric> {

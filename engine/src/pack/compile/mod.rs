@@ -25,7 +25,7 @@ use super::locate::Places;
 use super::raw::{Lenient, RawPack, Scoring};
 use super::template::TemplateScope;
 use super::{CompiledPack, Metric, PackError, PackFiles, Problem, Selector, Severity, Vocabulary};
-use crate::plugin::{FunctionKind, PluginPolicy};
+use crate::native::{FunctionKind, PluginPolicy};
 use crate::script::ScriptHost;
 
 pub(crate) const MANIFEST: &str = "rubric.yaml";
@@ -259,7 +259,7 @@ impl Compiler<'_> {
         reference: &str,
         want: FunctionKind,
         path: &str,
-    ) -> Option<crate::plugin::NativeRef> {
+    ) -> Option<crate::native::NativeRef> {
         match self.plugins.resolve(reference, want) {
             Ok(found) => Some(found),
             Err(super::native::NativeProblem::AtUse(message)) => {

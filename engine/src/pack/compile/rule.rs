@@ -2,11 +2,11 @@
 //! the templates of evidence and flags.
 
 use super::{Compiler, Scope};
+use crate::native::FunctionKind;
 use crate::pack::codes::Code;
 use crate::pack::raw::{RawCase, RawOutcome, RawPoints, RawRule};
 use crate::pack::template::Template;
 use crate::pack::{Case, Condition, Points, RuleKind};
-use crate::plugin::FunctionKind;
 
 impl Compiler<'_> {
     pub(super) fn rule(&mut self, raw: &RawRule, path: &str) -> Option<RuleKind> {

@@ -34,10 +34,10 @@ pub(crate) struct Facts<'s> {
 impl Facts<'_> {
     pub(crate) fn call_native(
         &self,
-        native: &crate::plugin::NativeRef,
+        native: &crate::native::NativeRef,
         entry: Option<u32>,
         score: f64,
-    ) -> Option<crate::plugin::NativeResult> {
+    ) -> Option<crate::native::NativeResult> {
         match native.call(self.session_id, self.entries, entry, score) {
             Ok(result) => Some(result),
             Err(message) => {

@@ -8,9 +8,9 @@
 
 use super::Ctx;
 use super::{Condition, Kind, RawCondition, Witnesses};
+use crate::native::{FunctionKind, NativeRef};
 use crate::pack::compile::Compiler;
 use crate::pack::CompiledPack;
-use crate::plugin::{FunctionKind, NativeRef};
 
 pub(super) fn compile(
     c: &mut Compiler<'_>,

@@ -90,7 +90,7 @@ pub(crate) enum Condition {
     All(Vec<Condition>),
     Any(Vec<Condition>),
     Not(Box<Condition>),
-    Native(crate::plugin::NativeRef),
+    Native(crate::native::NativeRef),
 }
 
 /// The kinds a condition map can name, each by the key that names it.
