@@ -62,6 +62,7 @@ pub(crate) mod script;
 pub mod sink;
 pub mod source;
 pub mod time;
+pub(crate) mod validate;
 
 use std::path::{Path, PathBuf};
 

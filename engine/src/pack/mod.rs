@@ -8,7 +8,6 @@ pub mod codes;
 pub(crate) mod compile;
 pub(crate) mod condition;
 mod decided;
-mod dry_run;
 pub(crate) mod lint;
 pub(crate) mod locate;
 mod native;
@@ -29,7 +28,10 @@ pub(crate) use condition::Condition;
 use template::Template;
 
 pub use crate::field::{Field, FieldsRead};
-pub use compile::{compile_pack, compile_pack_with, validate_pack, validate_pack_with, Validation};
+pub use compile::{compile_pack, compile_pack_with, Validation};
+// Validation grades a made-up session (the dry run), so it lives above the evaluator; its
+// public paths stay here (a facade re-export: nothing in `pack` calls it).
+pub use crate::validate::{validate_pack, validate_pack_with};
 pub use locate::{snippet, Place};
 
 /// The files of a pack and where they came from.

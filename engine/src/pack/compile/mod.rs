@@ -53,7 +53,7 @@ pub fn compile_pack_with(
     files: &PackFiles,
     policy: PluginPolicy,
 ) -> Result<CompiledPack, PackError> {
-    let validation = validate(files, policy, false);
+    let validation = validate(files, policy, None);
     match validation.pack {
         Some(pack) => Ok(pack),
         None => {
@@ -74,19 +74,17 @@ pub fn compile_pack_with(
     }
 }
 
-/// Compiles a pack and runs the static checks: everything `grade rubric validate` reports.
-pub fn validate_pack(files: &PackFiles) -> Validation {
-    validate_pack_with(files, PluginPolicy::default())
-}
+/// What a dry run adds to a pack that compiled without errors: `validate` (above the
+/// evaluator, since it grades) passes [`crate::validate::dry_run`]; loading a pack to grade
+/// passes none.
+pub(crate) type DryRun = fn(&CompiledPack, &PackFiles) -> Vec<Problem>;
 
-/// [`validate_pack`], loading the pack's plugins if `policy` allows it. Every script also
-/// grades a made-up session once, as `grade rubric validate` reports; loading a pack to
-/// grade does not.
-pub fn validate_pack_with(files: &PackFiles, policy: PluginPolicy) -> Validation {
-    validate(files, policy, true)
-}
-
-fn validate(files: &PackFiles, policy: PluginPolicy, dry_run: bool) -> Validation {
+/// Compiles a pack and runs the static checks, and the dry run if one is given.
+pub(crate) fn validate(
+    files: &PackFiles,
+    policy: PluginPolicy,
+    dry_run: Option<DryRun>,
+) -> Validation {
     let manifest_path = files.display_path(MANIFEST);
     let failed = |problems| Validation {
         pack: None,
@@ -141,8 +139,8 @@ fn validate(files: &PackFiles, policy: PluginPolicy, dry_run: bool) -> Validatio
     let mut problems = compiler.problems;
     let pack = if problems.is_empty() {
         problems.extend(super::lint::lint(&pack, &files.display_path(MANIFEST)));
-        if dry_run {
-            problems.extend(super::dry_run::dry_run(&pack, files));
+        if let Some(dry_run) = dry_run {
+            problems.extend(dry_run(&pack, files));
         }
         // Only warnings reach here: `allow` takes no error code.
         problems.retain(|p| !allowed.contains(&p.code));

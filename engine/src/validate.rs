@@ -1,17 +1,37 @@
-//! `validate`'s dry run: every script graded once on a small made-up session, so a script
-//! that fails or ends with the wrong type of value is reported before a real session meets it.
+//! What `grade rubric validate` reports: the pack compiled with every problem collected, the
+//! static checks, and a dry run in which every script grades a small made-up session once, so
+//! a script that fails or ends with the wrong type of value is reported before a real session
+//! meets it.
+//!
+//! The dry run grades, so this module sits above the evaluator; the compiler
+//! ([`crate::pack::compile`]) runs it at the right step when it is handed [`dry_run`].
+//! [`validate_pack`] and [`validate_pack_with`] keep their public paths in [`crate::pack`].
 
 use serde_json::{Map, Value};
 
-use super::{CompiledPack, Problem, Severity};
 use crate::entry::{Entry, Metadata, Outcome, Params, Session};
 use crate::eval::{EvalError, GradeOptions};
+use crate::native::PluginPolicy;
+use crate::pack::compile::validate;
+use crate::pack::{CompiledPack, PackFiles, Problem, Severity, Validation};
+
+/// Compiles a pack and runs the static checks: everything `grade rubric validate` reports.
+pub fn validate_pack(files: &PackFiles) -> Validation {
+    validate_pack_with(files, PluginPolicy::default())
+}
+
+/// [`validate_pack`], loading the pack's plugins if `policy` allows it. Every script also
+/// grades a made-up session once, as `grade rubric validate` reports; loading a pack to
+/// grade does not.
+pub fn validate_pack_with(files: &PackFiles, policy: PluginPolicy) -> Validation {
+    validate(files, policy, Some(dry_run))
+}
 
 /// A problem for each script that fails on a session of two calls (one succeeding, one
 /// failing) in each domain and operation the pack's selectors name, or of two generic calls
 /// when they name none. Scripts must grade any session; one that fails here fails on some
 /// real one too.
-pub(crate) fn dry_run(pack: &CompiledPack, files: &super::PackFiles) -> Vec<Problem> {
+pub(crate) fn dry_run(pack: &CompiledPack, files: &PackFiles) -> Vec<Problem> {
     if pack.scripts.is_none() {
         return Vec::new();
     }
@@ -34,10 +54,10 @@ pub(crate) fn dry_run(pack: &CompiledPack, files: &super::PackFiles) -> Vec<Prob
     let (file, line) = place_of(&message);
     vec![Problem {
         severity: Severity::Error,
-        code: super::codes::Code::ScriptDryRun,
+        code: crate::pack::codes::Code::ScriptDryRun,
         file: file
             .map(|f| files.display_path(f))
-            .unwrap_or_else(|| files.display_path(super::compile::MANIFEST)),
+            .unwrap_or_else(|| files.display_path(crate::pack::compile::MANIFEST)),
         path: if file.is_some() {
             String::new()
         } else {
