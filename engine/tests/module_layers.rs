@@ -1,7 +1,8 @@
 //! The top-level modules of `engine/src` depend on each other in one direction only (see
 //! "Layers" in `docs/architecture.md`): this test reads the sources, collects every
 //! `crate::module` reference of non-test code, and fails on any cycle, naming the edges that
-//! close it and the files that make each edge.
+//! close it and the files that make each edge; and on any import the diagram of layers in the
+//! doc does not allow.
 //!
 //! What counts as a reference from module `m` (the file `m.rs` and everything under `m/`):
 //! a path starting `crate::` (or `$crate::`), a `use crate::{…}` group, or a `super::` chain
@@ -37,6 +38,50 @@ fn top_level_modules_import_each_other_in_one_direction_only() {
         "the top-level modules of engine/src import each other in a cycle \
          (move the shared part down a layer; see docs/architecture.md, \"Layers\"):\n{}",
         cycles.join("\n")
+    );
+}
+
+/// The diagram under "Layers" in `docs/architecture.md` names every top-level module, and
+/// each module imports only modules on lines under its own.
+#[test]
+fn the_layers_in_the_architecture_doc_match_the_imports() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let docs = std::fs::read_to_string(src.join("../../docs/architecture.md"))
+        .expect("docs/architecture.md is readable");
+    let section = docs
+        .split_once("## Layers")
+        .and_then(|(_, rest)| rest.split_once("```text\n"))
+        .and_then(|(_, rest)| rest.split_once("```"))
+        .map(|(diagram, _)| diagram)
+        .expect("docs/architecture.md has a \"Layers\" section with a ```text diagram");
+    // Line by line from the top; a line that starts with spaces continues the one above.
+    let mut line_of: BTreeMap<String, usize> = BTreeMap::new();
+    for (i, line) in section.lines().filter(|l| !l.starts_with(' ')).enumerate() {
+        let names = line.split("  ").next().unwrap_or_default();
+        for name in names.split('·').map(str::trim).filter(|n| !n.is_empty()) {
+            line_of.insert(name.trim_end_matches(".rs").to_owned(), i);
+        }
+    }
+    let graph = Graph::read(&src);
+    let mut problems = Vec::new();
+    for module in graph.modules() {
+        if !line_of.contains_key(module) {
+            problems.push(format!("`{module}` is not in the diagram"));
+        }
+    }
+    for (from, to, files) in graph.edge_list() {
+        if let (Some(a), Some(b)) = (line_of.get(from), line_of.get(to)) {
+            if a >= b {
+                problems.push(format!(
+                    "`{from}` imports `{to}`, which is not on a line under it ({files})"
+                ));
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "the \"Layers\" diagram of docs/architecture.md does not match the imports:\n  {}",
+        problems.join("\n  ")
     );
 }
 
@@ -88,6 +133,8 @@ fn the_scanner_reads_paths_and_skips_comments_strings_and_test_code() {
 
 /// Module → module it references → the files (under `engine/src`) that reference it.
 struct Graph {
+    /// Every top-level module, and `lib`.
+    nodes: BTreeSet<String>,
     edges: BTreeMap<String, BTreeMap<String, BTreeSet<String>>>,
 }
 
@@ -163,18 +210,31 @@ impl Graph {
                  remove the entry"
             );
         }
-        Graph { edges }
+        let mut nodes = tops;
+        nodes.insert(ROOT.to_owned());
+        Graph { nodes, edges }
+    }
+
+    /// Every module, as a name in the graph (`lib` for the root).
+    fn modules(&self) -> BTreeSet<&str> {
+        self.nodes.iter().map(String::as_str).collect()
+    }
+
+    /// Every edge, with the files that make it.
+    fn edge_list(&self) -> Vec<(&str, &str, String)> {
+        let mut out = Vec::new();
+        for (from, to) in &self.edges {
+            for (target, files) in to {
+                let files: Vec<&str> = files.iter().map(String::as_str).collect();
+                out.push((from.as_str(), target.as_str(), files.join(", ")));
+            }
+        }
+        out
     }
 
     /// Each strongly connected set of two or more modules, with the edges inside it.
     fn cycles(&self) -> Vec<String> {
-        let nodes: BTreeSet<&str> = self
-            .edges
-            .iter()
-            .flat_map(|(from, to)| {
-                std::iter::once(from.as_str()).chain(to.keys().map(String::as_str))
-            })
-            .collect();
+        let nodes = self.modules();
         let mut out = Vec::new();
         let mut done: BTreeSet<&str> = BTreeSet::new();
         for &node in &nodes {
