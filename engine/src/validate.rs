@@ -133,3 +133,37 @@ fn made_up_entries(pack: &CompiledPack) -> Vec<Entry> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pack::testing::files;
+
+    #[test]
+    fn a_script_that_fails_on_the_made_up_session_is_an_error_at_its_line_only_in_validation() {
+        let mut files = files("      - { id: r, doc: d, script: r.rhai }\n");
+        files.files.insert(
+            "r.rhai".to_owned(),
+            "let n = session.count(\"tasks\");\nthrow \"boom\";\n".to_owned(),
+        );
+        let validation = validate_pack(&files);
+        assert!(
+            validation.pack.is_none(),
+            "a failing dry run makes the pack invalid"
+        );
+        let [problem] = validation.problems.as_slice() else {
+            panic!("one problem expected: {:?}", validation.problems);
+        };
+        assert_eq!(problem.code, crate::pack::codes::Code::ScriptDryRun);
+        assert_eq!(problem.file, "rubrics/t/r.rhai");
+        assert_eq!(problem.line, Some(2));
+        // Two calls (one failing) for each domain × operation the selectors name: `tasks`
+        // and `session` × `find` and `show`.
+        assert_eq!(
+            problem.message,
+            "rule `r` fails on a made-up session of 8 calls: runtime error: boom"
+        );
+        // Loading a pack to grade runs no dry run.
+        assert!(crate::pack::compile_pack(&files).is_ok());
+    }
+}
