@@ -1,5 +1,6 @@
 //! The single pass over a session: which entries each selector matches, and each metric's
-//! value (with, when explained, the entries that moved it).
+//! value (with, when explained, the entries that moved it). What it fills, [`Facts`], lives
+//! with the conditions that read it (`pack/condition/context.rs`).
 
 use std::collections::HashSet;
 

@@ -3,8 +3,7 @@
 
 use crate::entry::{round_half_up, Entry};
 use crate::judgment::Judgment;
-use crate::pack::condition::Ctx;
-use crate::pack::condition::Witnesses;
+use crate::pack::condition::{Ctx, Witnesses};
 use crate::pack::{Case, Dimension, DimensionKind, Points};
 use crate::result::{DimensionScore, EntryRef, Score};
 
