@@ -16,7 +16,8 @@ use rayon::prelude::*;
 
 #[cfg(not(target_env = "msvc"))]
 #[global_allocator]
-static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+static ALLOCATOR: grade_engine::CountingAllocator<tikv_jemallocator::Jemalloc> =
+    grade_engine::CountingAllocator(tikv_jemallocator::Jemalloc);
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -46,6 +46,7 @@
 #![warn(missing_docs)]
 
 pub mod agreement;
+mod alloc;
 pub mod compare;
 pub mod entry;
 pub(crate) mod eval;
@@ -66,6 +67,7 @@ pub(crate) mod validate;
 
 use std::path::{Path, PathBuf};
 
+pub use alloc::CountingAllocator;
 pub use entry::{Entry, Session};
 pub use eval::{EvalError, GradeOptions};
 pub use pack::{
@@ -77,6 +79,13 @@ pub use source::{
     read_sessions, read_source, read_source_with, ReadOptions, Registry, SessionFilter,
     SourceError, SourceFormat, SourceRead, SourceWarning,
 };
+
+/// The engine's own tests count allocations, as the `grade` binary does, so scripts run under
+/// the bounds they have there.
+#[cfg(test)]
+#[global_allocator]
+static TEST_ALLOCATOR: CountingAllocator<std::alloc::System> =
+    CountingAllocator(std::alloc::System);
 
 /// What the fuzz targets (`fuzz/`) reach beyond the facade: not part of the API.
 #[cfg(feature = "fuzzing")]

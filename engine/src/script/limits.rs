@@ -1,4 +1,5 @@
-//! What stops a run: an operation budget, and a cap on how deep values nest.
+//! What stops a run: an operation budget, a cap on how deep values nest, and caps on the
+//! memory its values take and on what it allocates in all.
 //!
 //! Rhai counts the operations of a closure called by a built-in (`all`, `filter`, `map`,
 //! `reduce`…) on a copy of its state and forgets them when the call returns, so 100 passes
@@ -12,10 +13,24 @@
 //! value a script builds on comes from one), at most once per so many operations that looking
 //! costs a fixed share of the run, and the run has a stack deep enough for what can grow
 //! between two looks.
+//!
+//! Memory is counted by the global allocator ([`crate::CountingAllocator`]), read at every
+//! operation: a run is stopped once its values hold more than [`MAX_MEMORY`] (plus
+//! [`MEMORY_PER_ENTRY`] per entry of its session), or once it has allocated more than
+//! [`MAX_ALLOCATED`] (plus [`ALLOCATED_PER_ENTRY`] per entry) in all: copying an array
+//! (`let b = a`) is one operation whatever its length, so copies are bounded by the bytes
+//! they take. One operation at most doubles what a run holds (`s += s`), except for the
+//! built-ins whose result can be far larger than their arguments (`pad`, `replace`, `split`…),
+//! which check the room first (`guards.rs`). Rhai's own size limits are not set: Rhai checks
+//! them by measuring the whole value after every call that may have changed it, so building
+//! an array of n items cost n²/2 steps. Without the counting allocator installed they are,
+//! and the built-ins check themselves.
 
 use std::cell::Cell;
 
 use rhai::{Array, Dynamic, Engine, EvalAltResult, Map, Position};
+
+use crate::alloc;
 
 /// Bounds that stop a script within about a second on a slow machine: a run may take
 /// this many operations, plus [`OPERATIONS_PER_ENTRY`] for each entry of its session, so
@@ -32,13 +47,27 @@ const SCAN_SHARE: u64 = 8;
 /// The fewest operations between two looks, so small scopes are not looked at all the time.
 const MIN_GAP: u64 = 256;
 /// The stack a run gets. A value may nest one level per operation between two looks, and
-/// the deepest recursion Rhai does on it (`to_string`) takes under a kilobyte per level; the
-/// stack is reserved, not touched, unless a run goes that deep.
-pub(super) const RUN_STACK: usize = 64 << 20;
+/// the deepest recursion Rhai does on it (`to_string`, `==`) took about 5 KiB a level in a
+/// debug build (`a = [take(a)]`, no copy per level, overflowed 64 MiB between 8,000 and
+/// 16,000 levels); the stack is reserved, not touched, unless a run goes that deep.
+pub(super) const RUN_STACK: usize = 256 << 20;
 /// The most operations between two looks, so that nesting past the cap is found before the
-/// run's stack ([`RUN_STACK`]) can run out, and before cloning the value on every step (which
-/// costs its depth each time, unseen by the operation count) takes long.
-const MAX_GAP: u64 = 1 << 14;
+/// run's stack ([`RUN_STACK`]) can run out. A look visits every value in scope, so with
+/// 1 << 14, as it was, looking was half the time of `claude-code-v1` on 100,000 tool calls,
+/// whose scripts hold a few hundred thousand values; copies are bounded by what they allocate.
+const MAX_GAP: u64 = 1 << 16;
+
+/// The memory a run's values may take, beyond what its session is given per entry
+/// ([`MEMORY_PER_ENTRY`]).
+pub const MAX_MEMORY: u64 = 128 << 20;
+/// The memory a run may take for each entry of its session: a script may build a few maps
+/// and arrays with an item or two per entry.
+pub const MEMORY_PER_ENTRY: u64 = 2 << 10;
+/// What a run may allocate in all, beyond [`ALLOCATED_PER_ENTRY`] per entry: each copy of a
+/// value counts again, so this bounds the time copying takes (a few seconds at most).
+pub const MAX_ALLOCATED: u64 = 4 << 30;
+/// What a run may allocate in all for each entry of its session.
+pub const ALLOCATED_PER_ENTRY: u64 = 64 << 10;
 
 const MAX_CALL_LEVELS: usize = 32;
 const MAX_STRING_SIZE: usize = 1 << 20;
@@ -46,8 +75,11 @@ const MAX_ARRAY_SIZE: usize = 1 << 20;
 /// As large as an array: a map keyed by file or target holds one key per call of a session.
 const MAX_MAP_SIZE: usize = 1 << 20;
 
-/// The token a run stopped for nesting ends with (a stop for operations carries `()`).
+/// The tokens a run stopped for nesting, memory or allocation ends with (a stop for
+/// operations carries `()`).
 const NESTING: &str = "nesting";
+const MEMORY: &str = "memory";
+const ALLOCATION: &str = "allocation";
 
 #[derive(Clone, Copy)]
 struct Meter {
@@ -56,13 +88,50 @@ struct Meter {
     /// Operations since the scope was last looked at, and how many to wait.
     since_look: u64,
     gap: u64,
+    /// Whether allocations are counted, the counts when the run started, and the caps.
+    counting: bool,
+    allocated_at_start: u64,
+    freed_at_start: u64,
+    max_memory: u64,
+    max_allocated: u64,
+}
+
+const IDLE: Meter = Meter {
+    budget: MAX_OPERATIONS,
+    spent: 0,
+    since_look: 0,
+    gap: MIN_GAP,
+    counting: false,
+    allocated_at_start: 0,
+    freed_at_start: 0,
+    max_memory: MAX_MEMORY,
+    max_allocated: MAX_ALLOCATED,
+};
+
+impl Meter {
+    /// The limit the run's allocations are past, if any, counting `more` bytes it is about to
+    /// allocate.
+    fn over(&self, more: u64) -> Option<Stop> {
+        if !self.counting {
+            return None;
+        }
+        let (allocated, freed) = alloc::thread_counts();
+        let allocated = allocated.wrapping_sub(self.allocated_at_start);
+        let held = allocated.saturating_sub(freed.wrapping_sub(self.freed_at_start));
+        if held.saturating_add(more) > self.max_memory {
+            Some(Stop::Memory)
+        } else if allocated.saturating_add(more) > self.max_allocated {
+            Some(Stop::Allocation)
+        } else {
+            None
+        }
+    }
 }
 
 thread_local! {
+
     /// The meter of the run on this thread (runs do not nest).
-    static METER: Cell<Meter> = const {
-        Cell::new(Meter { budget: MAX_OPERATIONS, spent: 0, since_look: 0, gap: MIN_GAP })
-    };
+    static METER: Cell<Meter> = const { Cell::new(IDLE) };
 }
 
 /// Why a run was stopped by its limits.
@@ -70,21 +139,54 @@ thread_local! {
 pub(super) enum Stop {
     Operations,
     Nesting,
+    /// The run's values take more memory than it may hold.
+    Memory,
+    /// The run allocated more than it may in all.
+    Allocation,
 }
 
-/// Sets the bounds on `engine` and installs the callbacks that keep them.
-pub(super) fn install(engine: &mut Engine) {
+impl Stop {
+    fn token(self) -> Dynamic {
+        match self {
+            Stop::Operations => Dynamic::UNIT,
+            Stop::Nesting => NESTING.into(),
+            Stop::Memory => MEMORY.into(),
+            Stop::Allocation => ALLOCATION.into(),
+        }
+    }
+
+    fn error(self) -> Box<EvalAltResult> {
+        EvalAltResult::ErrorTerminated(self.token(), Position::NONE).into()
+    }
+}
+
+/// Stops the run unless `bytes` more fit in what it may hold and allocate: for a built-in
+/// about to build a value far larger than its arguments.
+pub(super) fn ensure_room(bytes: u64) -> Result<(), Box<EvalAltResult>> {
+    match METER.with(|m| m.get().over(bytes)) {
+        Some(stop) => Err(stop.error()),
+        None => Ok(()),
+    }
+}
+
+/// Sets the bounds on `engine` and installs the callbacks that keep them. With `counting`
+/// (allocations are counted) memory is bounded by the counts; without, by Rhai's size limits.
+pub(super) fn install(engine: &mut Engine, counting: bool) {
     // The budget depends on the session, so it is checked here rather than with
     // `set_max_operations`, which is one number for every run and misses closures.
     engine.on_progress(|_| {
-        let over = METER.with(|m| {
+        let stop = METER.with(|m| {
             let mut meter = m.get();
             meter.spent += 1;
             meter.since_look += 1;
             m.set(meter);
-            meter.spent > meter.budget
+            if meter.spent > meter.budget {
+                Some(Stop::Operations)
+            } else {
+                meter.over(0)
+            }
         });
-        over.then_some(Dynamic::UNIT)
+        stop.map(Stop::token)
     });
     #[allow(deprecated)] // `on_var` is marked volatile, not deprecated
     engine.on_var(|_, _, context| {
@@ -107,25 +209,62 @@ pub(super) fn install(engine: &mut Engine) {
             m.set(meter);
         });
         if deep {
-            return Err(EvalAltResult::ErrorTerminated(NESTING.into(), Position::NONE).into());
+            return Err(Stop::Nesting.error());
         }
         Ok(None)
     });
     engine.set_max_call_levels(MAX_CALL_LEVELS);
     engine.set_max_expr_depths(64, 32);
-    engine.set_max_string_size(MAX_STRING_SIZE);
-    engine.set_max_array_size(MAX_ARRAY_SIZE);
-    engine.set_max_map_size(MAX_MAP_SIZE);
+    if !counting {
+        engine.set_max_string_size(MAX_STRING_SIZE);
+        engine.set_max_array_size(MAX_ARRAY_SIZE);
+        engine.set_max_map_size(MAX_MAP_SIZE);
+    }
 }
 
-/// Starts the meter for a run on this thread with `budget` operations.
-pub(super) fn start(budget: u64) {
+/// What a run may spend.
+pub(super) struct Budget {
+    pub(super) operations: u64,
+    /// The memory its values may take, and what it may allocate in all (when counted).
+    pub(super) memory: Option<(u64, u64)>,
+}
+
+impl Budget {
+    /// The budget of a run over a session of `entries` entries, with `operations` as the
+    /// fixed part of its operations and `memory` as the fixed parts of what it may hold and
+    /// allocate ([`MAX_MEMORY`], [`MAX_ALLOCATED`]) when allocations are counted.
+    pub(super) fn for_session(
+        operations: u64,
+        memory: Option<(u64, u64)>,
+        entries: usize,
+    ) -> Budget {
+        let entries = entries as u64;
+        let per_entry = |fixed: u64, each: u64| fixed.saturating_add(each.saturating_mul(entries));
+        Budget {
+            operations: per_entry(operations, OPERATIONS_PER_ENTRY),
+            memory: memory.map(|(held, all)| {
+                (
+                    per_entry(held, MEMORY_PER_ENTRY),
+                    per_entry(all, ALLOCATED_PER_ENTRY),
+                )
+            }),
+        }
+    }
+}
+
+/// Starts the meter for a run on this thread with `budget`.
+pub(super) fn start(budget: &Budget) {
+    let (allocated_at_start, freed_at_start) = alloc::thread_counts();
+    let (max_memory, max_allocated) = budget.memory.unwrap_or((u64::MAX, u64::MAX));
     METER.with(|m| {
         m.set(Meter {
-            budget,
-            spent: 0,
-            since_look: 0,
-            gap: MIN_GAP,
+            budget: budget.operations,
+            counting: budget.memory.is_some(),
+            allocated_at_start,
+            freed_at_start,
+            max_memory,
+            max_allocated,
+            ..IDLE
         })
     });
 }
@@ -135,8 +274,10 @@ pub(super) fn start(budget: u64) {
 pub(super) fn stopped(err: &EvalAltResult) -> Option<(Stop, Position)> {
     match err {
         EvalAltResult::ErrorTerminated(token, at) => {
-            let stop = match token.read_lock::<rhai::ImmutableString>() {
+            let stop = match token.read_lock::<rhai::ImmutableString>().as_deref() {
                 Some(s) if s.as_str() == NESTING => Stop::Nesting,
+                Some(s) if s.as_str() == MEMORY => Stop::Memory,
+                Some(s) if s.as_str() == ALLOCATION => Stop::Allocation,
                 _ => Stop::Operations,
             };
             Some((stop, *at))
@@ -156,15 +297,19 @@ fn nesting(value: &Dynamic, level: usize, seen: &mut u64) -> usize {
         return level;
     }
     // A value shared with a closure may be locked by the operation under way; it is
-    // looked at on a later read.
-    if value.is_locked() {
+    // looked at on a later read. (`is_locked` walks a whole array or map that is not shared.)
+    if value.is_shared() && value.is_locked() {
         return level;
     }
-    if let Some(items) = value.read_lock::<Array>() {
-        return deepest(items.iter(), level, seen);
-    }
-    if let Some(map) = value.read_lock::<Map>() {
-        return deepest(map.values(), level, seen);
+    // The kind is read off the value before anything is locked: most values are neither.
+    if value.is_array() {
+        if let Some(items) = value.read_lock::<Array>() {
+            return deepest(items.iter(), level, seen);
+        }
+    } else if value.is_map() {
+        if let Some(map) = value.read_lock::<Map>() {
+            return deepest(map.values(), level, seen);
+        }
     }
     level
 }

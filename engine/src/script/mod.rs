@@ -6,15 +6,19 @@
 //! or an array of strings; `entries` the entries behind the outcome) or to `()` for no outcome.
 //!
 //! The engine is sandboxed: no module resolver (no files), no `print`, no clock (the `no_time`
-//! feature), no environment; operations, call depth, expression depth, string, array and map
-//! sizes are bounded so a runaway script stops with an error instead of hanging a run.
+//! feature), no `sleep`, no environment; operations, call depth, expression depth, how deep
+//! values nest, the memory a run's values take and what it allocates in all are bounded
+//! (`limits.rs`) so a runaway script stops with an error instead of hanging a run.
 //!
 //! Scripts read a session only through probes with scalar answers (`observe.rs`); a run that
 //! another session would answer alike is not run again but recalled (`memo.rs`).
 
 mod api;
+mod guards;
 mod limits;
 mod memo;
+#[cfg(test)]
+mod memory_tests;
 mod native;
 mod observe;
 mod outcome;
@@ -25,8 +29,8 @@ use std::sync::Arc;
 use rhai::packages::{Package, StandardPackage};
 use rhai::{Dynamic, Engine, Scope, AST};
 
-use limits::Stop;
-pub use limits::{MAX_NESTING, MAX_OPERATIONS, OPERATIONS_PER_ENTRY};
+use limits::{Budget, Stop};
+pub use limits::{MAX_ALLOCATED, MAX_MEMORY, MAX_NESTING, MAX_OPERATIONS};
 use memo::{Memo, Recorder, Remembered};
 pub use observe::Observable;
 pub use outcome::ScriptOutcome;
@@ -40,6 +44,10 @@ pub struct ScriptHost {
     memoize: bool,
     /// The fixed part of a run's budget ([`MAX_OPERATIONS`]; smaller in tests).
     max_operations: u64,
+    /// The fixed parts of what a run may hold and allocate ([`MAX_MEMORY`], [`MAX_ALLOCATED`];
+    /// smaller in tests), when allocations are counted ([`crate::CountingAllocator`]); when
+    /// they are not, runs are bounded by Rhai's size limits instead.
+    max_memory: Option<(u64, u64)>,
 }
 
 struct Script {
@@ -72,10 +80,24 @@ impl ScriptHost {
     pub fn new() -> ScriptHost {
         let mut engine = Engine::new_raw();
         engine.register_global_module(StandardPackage::new().as_shared_module());
-        limits::install(&mut engine);
+        let counting = crate::alloc::counting();
+        limits::install(&mut engine, counting);
+        if counting {
+            guards::register(&mut engine);
+        }
         // Code built at run time would be invisible to `validate` (the selector names it
         // uses) and to the memo (whether it reads `score`).
         engine.disable_symbol("eval");
+        // `sleep` would hold a grading thread for as long as a script asks, one operation.
+        engine.register_fn("sleep", |_: f64| -> Result<(), Box<rhai::EvalAltResult>> {
+            Err("`sleep` is not available to scripts".into())
+        });
+        engine.register_fn(
+            "sleep",
+            |_: rhai::INT| -> Result<(), Box<rhai::EvalAltResult>> {
+                Err("`sleep` is not available to scripts".into())
+            },
+        );
         // The raw engine's string interner stays off: with `sync` it is shared by every
         // grading thread, and turning it on made a script-heavy pack 40% slower.
         api::register_api(&mut engine);
@@ -84,6 +106,7 @@ impl ScriptHost {
             scripts: Vec::new(),
             memoize: true,
             max_operations: MAX_OPERATIONS,
+            max_memory: counting.then_some((MAX_MEMORY, MAX_ALLOCATED)),
         }
     }
 
@@ -149,9 +172,7 @@ impl ScriptHost {
             data: data(),
             recorder: memoize.then(|| Recorder::new(script.reads_score.then_some(score))),
         });
-        let budget = self
-            .max_operations
-            .saturating_add(OPERATIONS_PER_ENTRY.saturating_mul(on.entries.len() as u64));
+        let budget = Budget::for_session(self.max_operations, self.max_memory, on.entries.len());
         let mut stopped = None;
         // The run has a stack of its own, deep enough for the nesting that can build up
         // between two looks at its scope (see `limits`); its values are dropped on it too.
@@ -159,7 +180,7 @@ impl ScriptHost {
             let mut scope = Scope::new();
             scope.push("session", SessionView(Arc::clone(&run)));
             scope.push("score", score);
-            limits::start(budget);
+            limits::start(&budget);
             self.engine
                 .eval_ast_with_scope::<Dynamic>(&mut scope, &script.ast)
                 .map_err(|e| match limits::stopped(&e) {
@@ -169,6 +190,14 @@ impl ScriptHost {
                             Stop::Operations => format!("too many operations ({at})"),
                             Stop::Nesting => format!(
                                 "a value nests more than {MAX_NESTING} levels deep (arrays or maps inside each other)"
+                            ),
+                            Stop::Memory => format!(
+                                "its values take more than {} of memory",
+                                mebibytes(budget.memory.map_or(0, |(held, _)| held))
+                            ),
+                            Stop::Allocation => format!(
+                                "it allocated more than {} in all (each copy of an array, map or string, as `let b = a` makes, counts again)",
+                                mebibytes(budget.memory.map_or(0, |(_, all)| all))
                             ),
                         };
                         match at.line() {
@@ -198,6 +227,11 @@ impl ScriptHost {
         }
         resolve(&result, on)
     }
+}
+
+/// `bytes` in whole mebibytes, as errors say it.
+fn mebibytes(bytes: u64) -> String {
+    format!("{} MiB", bytes >> 20)
 }
 
 /// Whether `name` occurs in `source` as a whole word (in code, a string or a comment: a
