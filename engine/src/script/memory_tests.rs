@@ -50,6 +50,46 @@ fn an_array_past_a_million_items_is_built() {
 }
 
 #[test]
+fn a_session_past_a_million_entries_is_walked() {
+    // `session.entries` of more than 1,048,576 entries was refused by Rhai's array size limit
+    // (`size of array/BLOB too large`), so every script that walks a session failed on it.
+    let entry = crate::entry::Entry {
+        timestamp: "2026-03-01T00:00:00Z".into(),
+        instant: 1_772_323_200_000,
+        session_id: "s".into(),
+        domain: "tasks".into(),
+        operation: "show".into(),
+        params: crate::entry::Params::new(),
+        result: crate::entry::Outcome {
+            success: true,
+            exit_code: 0,
+            duration: 1.0,
+        },
+        metadata: crate::entry::Metadata::with_source("mcp"),
+        error: None,
+        origin: crate::entry::Origin::UNKNOWN,
+    };
+    let data = Arc::new(SessionData {
+        session_id: "s".to_owned(),
+        entries: Arc::new(vec![entry; 1_100_000]),
+        hits: Vec::new(),
+        metrics: Vec::new(),
+        selector_ids: Arc::new(HashMap::new()),
+        metric_ids: Arc::new(HashMap::new()),
+    });
+    let mut host = ScriptHost::new();
+    host.compile(
+        "rule.rhai",
+        "let n = 0; let all = [];\nfor e in session.entries { n += 1; all.push(e); }\n#{ points: n + all.len() }",
+    )
+    .expect("compiles");
+    let outcome = host
+        .run(0, &data.observable(), 0.0, &mut || Arc::clone(&data))
+        .map(|o| o.points);
+    assert_eq!(outcome, Ok(2_200_000.0));
+}
+
+#[test]
 fn a_value_doubled_until_memory_runs_out_stops_the_run() {
     for source in [
         "let s = \"x\"; loop { s += s; }",
