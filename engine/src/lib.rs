@@ -51,6 +51,7 @@ pub mod compare;
 pub mod entry;
 pub(crate) mod eval;
 pub(crate) mod field;
+pub(crate) mod file;
 pub mod judgment;
 pub(crate) mod native;
 pub mod pack;

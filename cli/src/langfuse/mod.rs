@@ -7,7 +7,6 @@ pub mod push;
 pub mod server;
 
 use std::collections::HashMap;
-use std::io::Read;
 use std::path::Path;
 use std::time::Duration;
 
@@ -19,10 +18,16 @@ use server::Server;
 
 /// Reads `{"score name": "config id"}`.
 pub fn read_config_ids(path: &Path) -> Result<HashMap<String, String>, CliError> {
-    let text = std::fs::read_to_string(path).map_err(|source| CliError::Io {
-        path: path.to_owned(),
-        source,
-    })?;
+    let text = crate::input::read_text(path, crate::input::MAX_DOCUMENT, "config ids file")
+        .and_then(|text| {
+            text.ok_or_else(|| {
+                std::io::Error::new(std::io::ErrorKind::NotFound, "no such file or directory")
+            })
+        })
+        .map_err(|source| CliError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
     let value: Value = serde_json::from_str(&text).map_err(|e| {
         CliError::Usage(format!("config ids `{}` are not JSON: {e}", path.display()))
     })?;
@@ -45,20 +50,17 @@ pub fn read_config_ids(path: &Path) -> Result<HashMap<String, String>, CliError>
 
 /// Reads score bodies: JSON lines, or one JSON array.
 fn read_bodies(path: &Path) -> Result<Vec<Value>, CliError> {
-    let mut text = String::new();
-    if path.as_os_str() == "-" {
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .map_err(|source| CliError::Io {
-                path: path.to_owned(),
-                source,
-            })?;
-    } else {
-        text = std::fs::read_to_string(path).map_err(|source| CliError::Io {
+    // `-` is standard input; a device is refused and a file past the cap is not read.
+    let text = crate::input::read_text(path, crate::input::MAX_DOCUMENT, "file of score bodies")
+        .and_then(|text| {
+            text.ok_or_else(|| {
+                std::io::Error::new(std::io::ErrorKind::NotFound, "no such file or directory")
+            })
+        })
+        .map_err(|source| CliError::Io {
             path: path.to_owned(),
             source,
         })?;
-    }
     let shown = if path.as_os_str() == "-" {
         "stdin".to_owned()
     } else {

@@ -193,7 +193,7 @@ pub(crate) fn load(
             "`sha256` must be the library's 64 hex digits (`sha256sum {shown}`), not `{pinned}`"
         )));
     };
-    let bytes = match std::fs::read(&path) {
+    let bytes = match crate::file::read_capped(&path, crate::file::MAX_DOCUMENT, "plugin library") {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(problem(format!(

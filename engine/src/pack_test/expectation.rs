@@ -54,16 +54,17 @@ pub fn write_expected(path: &Path, results: &[GradeResult]) -> Result<(), TestEr
 
 /// The expected results, or `None` when the expectation file does not exist.
 pub(super) fn read_expected(path: &Path) -> Result<Option<Vec<Value>>, TestError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => {
-            return Err(TestError::ExpectedRead {
-                path: path.to_owned(),
-                source,
-            })
-        }
-    };
+    let text =
+        match crate::file::read_text_capped(path, crate::file::MAX_DOCUMENT, "expectation file") {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(source) => {
+                return Err(TestError::ExpectedRead {
+                    path: path.to_owned(),
+                    source,
+                })
+            }
+        };
     crate::result::parse_json_lines(&text)
         .map(|lines| Some(lines.into_iter().map(|(_, v)| v).collect()))
         .map_err(|(line, e)| TestError::ExpectedLine {

@@ -387,16 +387,17 @@ fn read_judgments(
     path: &Path,
     pack: &CompiledPack,
 ) -> Result<BTreeMap<String, Judgment>, TestError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
-        Err(source) => {
-            return Err(TestError::Io {
-                path: path.to_owned(),
-                source,
-            })
-        }
-    };
+    let text =
+        match crate::file::read_text_capped(path, crate::file::MAX_DOCUMENT, "judgments file") {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
+            Err(source) => {
+                return Err(TestError::Io {
+                    path: path.to_owned(),
+                    source,
+                })
+            }
+        };
     let shown = path.display().to_string();
     let Ok(Value::Object(map)) = serde_json::from_str::<Value>(&text) else {
         return Err(TestError::Judgments {

@@ -64,13 +64,14 @@ pub fn pin(text: &str, pack_dir: &Path) -> Result<(String, Vec<Pinned>), String>
             ));
         };
         let path = library_path(pack_dir, &declared.path);
-        let bytes = std::fs::read(&path).map_err(|e| {
-            format!(
-                "plugin `{}`: cannot read library `{}`: {e}",
-                declared.name,
-                path.display()
-            )
-        })?;
+        let bytes = crate::file::read_capped(&path, crate::file::MAX_DOCUMENT, "plugin library")
+            .map_err(|e| {
+                format!(
+                    "plugin `{}`: cannot read library `{}`: {e}",
+                    declared.name,
+                    path.display()
+                )
+            })?;
         let sha256 = sha256_hex(&bytes);
         let place = places
             .find(&format!("plugins[{i}].sha256"), false)

@@ -283,7 +283,7 @@ impl Input<'_> {
         match self {
             Input::File(path) => {
                 let mut head = Vec::with_capacity(n);
-                std::fs::File::open(path)
+                crate::file::open_regular(path)
                     .and_then(|file| file.take(n as u64).read_to_end(&mut head))
                     .map_err(|source| SourceError::Io {
                         path: path.to_path_buf(),
@@ -299,7 +299,7 @@ impl Input<'_> {
     pub(crate) fn bytes(&self) -> Result<std::borrow::Cow<'_, [u8]>, SourceError> {
         match self {
             Input::File(path) => {
-                std::fs::read(path)
+                crate::file::read_capped(path, crate::file::MAX_DOCUMENT, "source read whole")
                     .map(std::borrow::Cow::Owned)
                     .map_err(|source| SourceError::Io {
                         path: path.to_path_buf(),

@@ -34,7 +34,7 @@ enum Opening {
 fn is_wal_mode(path: &Path) -> std::io::Result<bool> {
     use std::io::Read;
     let mut header = [0u8; 20];
-    let mut file = std::fs::File::open(path)?;
+    let mut file = crate::file::open_regular(path)?;
     let mut filled = 0;
     while filled < header.len() {
         let n = file.read(&mut header[filled..])?;

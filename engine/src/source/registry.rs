@@ -147,7 +147,9 @@ impl Registry {
             source,
         };
         let mut reader: Box<dyn BufRead + '_> = match input {
-            Input::File(path) => Box::new(BufReader::new(std::fs::File::open(path).map_err(io)?)),
+            Input::File(path) => {
+                Box::new(BufReader::new(crate::file::open_regular(path).map_err(io)?))
+            }
             Input::Bytes { bytes, .. } => Box::new(*bytes),
         };
         let mut head = [0u8; HEAD_BYTES];

@@ -1,7 +1,6 @@
 //! A file (or bytes in memory) read as chunks of whole lines, and chunks split into pieces
 //! of lines for parallel work.
 
-use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -9,6 +8,9 @@ use super::super::common::SourceError;
 
 /// Bytes read at a time: enough lines to keep both cores busy, small next to the file.
 pub(super) const CHUNK_BYTES: usize = 4 << 20;
+/// The longest line read (a line this long is refused): an audit log entry is a few hundred bytes, and a file with no line
+/// end (a disk image, `/dev/zero` copied to a file) would otherwise be read whole into memory.
+pub const MAX_LINE_BYTES: usize = 64 << 20;
 /// Lines per parallel task within a chunk.
 const PIECE_BYTES: usize = 256 << 10;
 
@@ -45,7 +47,7 @@ pub(super) struct Chunks<'r> {
 
 impl<'r> Chunks<'r> {
     pub(super) fn open(path: &Path, limit: Option<u64>) -> Result<Chunks<'static>, SourceError> {
-        let file = File::open(path).map_err(|source| SourceError::Io {
+        let file = crate::file::open_regular(path).map_err(|source| SourceError::Io {
             path: path.to_owned(),
             source,
         })?;
@@ -128,7 +130,17 @@ impl<'r> Chunks<'r> {
                 match memchr::memrchr(b'\n', &buf[..len]) {
                     Some(i) => i + 1,
                     None => {
-                        // A line longer than a chunk: read on.
+                        // A line longer than a chunk: read on, up to the longest line.
+                        if len >= MAX_LINE_BYTES {
+                            return Err(SourceError::Format {
+                                path: self.path.clone(),
+                                message: format!(
+                                    "line {} is {} MiB or longer",
+                                    self.lines + 1,
+                                    MAX_LINE_BYTES >> 20
+                                ),
+                            });
+                        }
                         target *= 2;
                         buf.resize(target, 0);
                         continue;
