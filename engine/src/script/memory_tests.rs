@@ -187,3 +187,23 @@ fn sleep_is_refused() {
         assert!(err.contains("`sleep` is not available to scripts"), "{err}");
     }
 }
+
+#[test]
+fn without_counted_allocations_rhais_size_limits_bound_a_run() {
+    // An embedder that does not install the counting allocator keeps Rhai's limits: safe,
+    // and quadratic in the size of the values a script builds.
+    let mut host = ScriptHost::bounded(false);
+    assert!(host.max_memory.is_none());
+    host.compile(
+        "rule.rhai",
+        "let a = []; a.pad(2000000, 0);\n#{ points: 1 }",
+    )
+    .expect("compiles");
+    let err = outcome(&host).expect_err("refused");
+    assert!(err.contains("size of array"), "{err}");
+    let mut host = ScriptHost::bounded(false);
+    host.compile("rule.rhai", "let s = \"x\"; loop { s += s; }")
+        .expect("compiles");
+    let err = outcome(&host).expect_err("refused");
+    assert!(err.contains("length of string"), "{err}");
+}

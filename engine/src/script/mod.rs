@@ -78,9 +78,14 @@ impl Default for ScriptHost {
 
 impl ScriptHost {
     pub fn new() -> ScriptHost {
+        ScriptHost::bounded(crate::alloc::counting())
+    }
+
+    /// A host whose runs are bounded by counted allocations when `counting`, else by Rhai's
+    /// size limits.
+    fn bounded(counting: bool) -> ScriptHost {
         let mut engine = Engine::new_raw();
         engine.register_global_module(StandardPackage::new().as_shared_module());
-        let counting = crate::alloc::counting();
         limits::install(&mut engine, counting);
         if counting {
             guards::register(&mut engine);
