@@ -73,6 +73,20 @@ pub fn pin(text: &str, pack_dir: &Path) -> Result<(String, Vec<Pinned>), String>
                 )
             })?;
         let sha256 = sha256_hex(&bytes);
+        // A block scalar (`sha256: |`) keeps its value on the lines below: not rewritable in place.
+        let key_line = places
+            .find(&format!("plugins[{i}].sha256"), true)
+            .and_then(|key| text.split('\n').nth(key.line - 1));
+        if let Some(indicator) = key_line
+            .and_then(|l| l.split_once("sha256:"))
+            .map(|(_, after)| after.trim())
+            .filter(|after| after.starts_with(['|', '>']))
+        {
+            return Err(format!(
+                "`plugins[{i}].sha256` is a block scalar (`{indicator}`); write it on one line \
+                 (`sha256: \"\"`) to have it pinned"
+            ));
+        }
         let place = places
             .find(&format!("plugins[{i}].sha256"), false)
             .ok_or_else(|| format!("cannot find where `plugins[{i}].sha256` is written"))?;
@@ -101,7 +115,26 @@ pub fn pin(text: &str, pack_dir: &Path) -> Result<(String, Vec<Pinned>), String>
             changed,
         });
     }
-    Ok((lines.join("\n"), pinned))
+    let pinned_text = lines.join("\n");
+    // Only a value written on its own line can be replaced in place; one that continues on
+    // the next lines would leave text behind, so the rewrite must read back as the new hashes.
+    let (reread, _) = RawPack::read(&pinned_text).map_err(|e| {
+        format!("pinning `plugins[…].sha256` in place would break `rubric.yaml` ({e}); write each `sha256` on one line")
+    })?;
+    for (i, (item, done)) in reread.plugins.iter().zip(&pinned).enumerate() {
+        let Lenient::Ok(declared) = item else {
+            return Err(format!(
+                "pinning would break `plugins[{i}]`; write its `sha256` on one line"
+            ));
+        };
+        if parse_pin(&declared.sha256).as_deref() != Some(done.sha256.as_str()) {
+            return Err(format!(
+                "`plugins[{i}].sha256` continues past its line; write it on one line \
+                 (`sha256: \"\"`) to have it pinned"
+            ));
+        }
+    }
+    Ok((pinned_text, pinned))
 }
 
 #[cfg(test)]
@@ -130,5 +163,19 @@ mod tests {
         let (again, changes) = pin(&pinned, dir.path()).unwrap();
         assert_eq!(again, pinned, "pinning twice changes nothing");
         assert!(changes.iter().all(|c| !c.changed));
+    }
+
+    #[test]
+    fn pin_refuses_a_sha256_it_cannot_rewrite_in_place_rather_than_break_the_pack() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.so"), b"library a").unwrap();
+        for value in ["|\n      old", ">-\n      old", "|"] {
+            let text = format!(
+                "id: p\nplugins:\n  - name: a\n    path: a.so\n    sha256: {value}\ndimensions: []\n"
+            );
+            let err = pin(&text, dir.path()).unwrap_err();
+            assert!(err.contains("`plugins[0].sha256`"), "{value:?}: {err}");
+            assert!(err.contains("on one line"), "{value:?}: {err}");
+        }
     }
 }
