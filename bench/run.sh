@@ -9,6 +9,7 @@
 #                           also time an older binary against this one, alternated run by run,
 #                           on the cases that must not get slower (the "before" of a change)
 #   SKIP_5M=1 bench/run.sh  leave out the 5M one-entry sessions (1.4 GB of JSONL, ~30 s to make)
+#   (j) also builds the test plugin `faulty` and pins copies of bench/packs/plugin-twin in the data
 #
 # Needs hyperfine, sqlite3, python3 and GNU time (/usr/bin/time). Times are wall-clock means
 # of hyperfine runs (input files warm in the page cache); peak memory is GNU time's maximum
@@ -120,6 +121,21 @@ time_cmds d "$(all cleo-v1 "$big_jsonl") > /dev/null" "$(all tests/packs/cleo-v1
 # A whole run's worth of sessions: what scripts remember warms up once per run.
 PASSES=3 "$grade_only" "$data/1m.jsonl" cleo-v1 tests/packs/cleo-v1-scripted > "$results/d_engine_1m.txt"
 
+echo "== (j) a plugin rule vs its declarative twin (1M entries)" >&2
+# The test plugin `faulty` computes cleo-v1's duplicate-title metric natively; the twin packs
+# in bench/packs/plugin-twin use it as a metric and as a whole rule. Each pack is copied,
+# pointed at the release library and pinned, as a user would.
+cargo build --release -q -p grade-test-faulty
+for k in declarative native-metric native-rule; do
+  rm -rf "$data/twin-$k"
+  cp -r "bench/packs/plugin-twin/$k" "$data/twin-$k"
+  sed -i "s|path: .*grade_test_faulty|path: $root/target/release/grade_test_faulty|" "$data/twin-$k/rubric.yaml"
+  if [[ $k != declarative ]]; then "$grade" rubric pin "$data/twin-$k" >&2; fi
+done
+twins=("$data/twin-declarative" "$data/twin-native-metric" "$data/twin-native-rule")
+GRADE_ALLOW_PLUGINS=1 PASSES=3 "$grade_only" "$big_jsonl" "${twins[@]}" "${twins[@]}" > "$results/j_engine.txt"
+GRADE_ALLOW_PLUGINS=1 alternate j "$(all "${twins[0]}" "$big_jsonl")" "$(all "${twins[1]}" "$big_jsonl")" "$(all "${twins[2]}" "$big_jsonl")"
+
 echo "== (e) scaling" >&2
 for s in "${sizes[@]}"; do
   read -r name _ _ <<<"$s"
@@ -203,6 +219,16 @@ for size, e in (("100k", eng), ("1M", engine("d_engine_1m.txt"))):
     r = float(e[1][3].rstrip("x"))
     rows.append((f"(d) Rhai/declarative, grading only ({size})", e[1][2] + " vs " + e[0][2], "", f"{r:.2f}x", "<= 3.00x", verdict(r <= 3.0)))
 rows.append(("(d) Rhai/declarative, end to end (1M JSONL)", fmt(d[1]) + " vs " + fmt(d[0]), "", f"{rd:.2f}x", "<= 3.00x", verdict(rd <= 3.0)))
+# (j): grading only, the best of the two alternated passes of each pack; end to end, medians.
+eng_j = engine("j_engine.txt")
+j = json.load(open(os.path.join(res, "j.json")))
+for k, label in ((1, "native metric"), (2, "native rule")):
+    best = lambda i: min(float(eng_j[i][1].split()[0]), float(eng_j[i + 3][1].split()[0]))
+    r = best(k) / best(0)
+    rows.append((f"(j) plugin/declarative, {label}, grading only", f"{best(k):.3f} s", f"declarative: {best(0):.3f} s", f"{r:.2f}x", "<= 1.50x", verdict(r <= 1.5)))
+    r = statistics.median([y / x for x, y in zip(j["times"][0], j["times"][k])])
+    mk, m0 = statistics.median(j["times"][k]), statistics.median(j["times"][0])
+    rows.append((f"(j) plugin/declarative, {label}, end to end", f"{mk:.3f} s", f"declarative: {m0:.3f} s", f"{r:.2f}x", "<= 1.50x", verdict(r <= 1.5)))
 f = json.load(open(os.path.join(res, "f.json")))
 def spread(ts):
     return statistics.median(ts), min(ts), max(ts)
@@ -260,4 +286,6 @@ print()
 print(f"(a) peak memory: grade {rss('a_grade'):.0f} MiB, sqlite3 {rss('a_sqlite'):.0f} MiB")
 print("grading only, 100k entries (best of 5) and 1M entries (best of 3), a fresh pack each pass:")
 for l in eng + engine("d_engine_1m.txt"): print("  " + "  ".join(l))
+print("(j) grading only, 1M entries (best of 3), each twin twice, alternated:")
+for l in eng_j: print("  " + "  ".join(l))
 EOF

@@ -58,21 +58,27 @@ fn copy_dir(from: &Path, to: &Path) {
 /// An example pack copied to a temporary folder, its plugin pointed at the built library
 /// and pinned.
 fn installed_example(example: &str, library: &str) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    copy_dir(
+    installed(
         &repo_root()
             .join("plugins/examples")
             .join(example)
             .join("pack"),
-        dir.path(),
-    );
+        library,
+    )
+}
+
+/// A pack of the repository copied to a temporary folder, its plugin (declared with a path
+/// into `target/`) pointed at the built library and pinned.
+fn installed(pack: &Path, library: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(pack, dir.path());
     let manifest = dir.path().join("rubric.yaml");
     let text = std::fs::read_to_string(&manifest).unwrap();
     let lib = built(library);
     let text: String = text
         .lines()
         .map(|l| {
-            if l.trim_start().starts_with("path: ") && l.contains("target/debug") {
+            if l.trim_start().starts_with("path: ") && l.contains("target/") {
                 format!("    path: {}\n", lib.display())
             } else {
                 format!("{l}\n")
@@ -83,6 +89,59 @@ fn installed_example(example: &str, library: &str) -> tempfile::TempDir {
     let out = run(&["rubric", "pin", dir.path().to_str().unwrap()]);
     assert_eq!(code(&out), 0, "pin: {}", stderr(&out));
     dir
+}
+
+/// `bench/run.sh` times a plugin against its declarative twin with the packs of
+/// `bench/packs/plugin-twin` (docs/performance.md); if they graded differently, the figure
+/// would compare different work.
+#[test]
+fn the_plugin_twin_packs_grade_every_session_as_the_declarative_pack_does() {
+    let source = repo_root().join("tests/fixtures/conformance/audit.jsonl");
+    let scores = |pack: &Path| -> Vec<(String, f64, String)> {
+        let out = run(&[
+            "--rubric",
+            pack.to_str().unwrap(),
+            "--source",
+            source.to_str().unwrap(),
+            "--all",
+            "--format",
+            "jsonl",
+            "--no-record",
+            "--allow-plugins",
+        ]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        json_lines(&stdout(&out))
+            .iter()
+            .map(|r| {
+                (
+                    r["sessionId"].as_str().unwrap().to_owned(),
+                    r["totalScore"].as_f64().unwrap(),
+                    r["grade"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
+    };
+    let twins = repo_root().join("bench/packs/plugin-twin");
+    let declarative = scores(&twins.join("declarative"));
+    assert!(declarative.len() > 100, "{} sessions", declarative.len());
+    assert!(
+        declarative.iter().any(|(_, score, _)| *score < 20.0),
+        "some session repeats a title, or the twins are not put to the test"
+    );
+    for twin in ["native-metric", "native-rule"] {
+        let pack = installed(&twins.join(twin), "grade_test_faulty");
+        let native = scores(pack.path());
+        let differ: Vec<_> = declarative
+            .iter()
+            .zip(&native)
+            .filter(|(d, n)| d != n)
+            .collect();
+        assert!(
+            differ.is_empty() && native.len() == declarative.len(),
+            "{twin} grades {} sessions differently (declarative, native): {differ:?}",
+            differ.len()
+        );
+    }
 }
 
 #[test]

@@ -32,13 +32,13 @@ fn undeclared(session: &Session) -> f64 {
         .count() as f64
 }
 
-/// `duplicates: {of: {domain: tasks, operation: add}, key: params.title, normalize: [trim, lowercase]}`,
-/// written natively.
+/// `duplicates: {of: {domain: tasks, operation: add, success: true}, key: params.title,
+/// normalize: [lowercase, trim]}` (cleo-v1's metric), written natively.
 fn duplicate_titles(session: &Session) -> f64 {
     let mut seen = HashSet::new();
     let mut total = 0usize;
     for e in session.entries() {
-        if e.domain() != "tasks" || e.operation() != "add" {
+        if e.domain() != "tasks" || e.operation() != "add" || !e.success() {
             continue;
         }
         let Some(title) = e.field("params.title").as_str() else {
@@ -54,12 +54,14 @@ fn duplicate_titles(session: &Session) -> f64 {
     (total - seen.len()) as f64
 }
 
-/// The same as a rule: one point off per repeated title.
-fn duplicate_titles_rule(session: &Session) -> Outcome {
-    Outcome {
-        points: -duplicate_titles(session),
+/// The same as a rule: one point off per repeated title; no outcome when none repeats (the
+/// twin of `when: {metric, at_least: 1}` with `points: {metric, times: -1}`).
+fn duplicate_titles_rule(session: &Session) -> Option<Outcome> {
+    let repeats = duplicate_titles(session);
+    (repeats > 0.0).then(|| Outcome {
+        points: -repeats,
         ..Outcome::default()
-    }
+    })
 }
 
 plugin! {
@@ -69,7 +71,7 @@ plugin! {
         { name: "panics", doc: "panics for sessions whose id contains `panic`", reads: [], call: panics },
         { name: "fails", doc: "fails for sessions whose id contains `fail`", reads: [], call: fails },
         { name: "undeclared", doc: "reads a field it did not declare", reads: [], call: undeclared },
-        { name: "duplicate_titles", doc: "tasks.add entries repeating an earlier title (trimmed, lowercased)", reads: ["params.title"], call: duplicate_titles },
-        { name: "duplicate_titles_rule", doc: "one point off per tasks.add repeating an earlier title", reads: ["params.title"], call: duplicate_titles_rule },
+        { name: "duplicate_titles", doc: "successful tasks.add entries repeating an earlier title (lowercased, trimmed)", reads: ["params.title"], call: duplicate_titles },
+        { name: "duplicate_titles_rule", doc: "one point off per successful tasks.add repeating an earlier title", reads: ["params.title"], call: duplicate_titles_rule },
     ],
 }
