@@ -585,3 +585,108 @@ fn explain_places_cleo_entries_by_their_log_line_and_database_row_id() {
         "{human}"
     );
 }
+
+#[test]
+fn explain_places_transcript_calls_by_their_file_line_and_tool_use_id() {
+    // One assistant message spread over several lines, with parallel calls: the line is the
+    // one holding the `tool_use` block, not the message's first.
+    let transcript = format!("{TRANSCRIPTS}/real/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl");
+    let lines: Vec<String> = std::fs::read_to_string(repo_root().join(&transcript))
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let explain = |format: &str| {
+        run(&[
+            "--rubric",
+            "claude-code-v1",
+            "--source",
+            repo_root().join(&transcript).to_str().unwrap(),
+            "--all",
+            "--explain",
+            "--format",
+            format,
+        ])
+    };
+    let out = explain("json");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let result: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_valid_grade(&grade_schema(), &result);
+    let entries: Vec<&Value> = result["explain"]
+        .as_object()
+        .unwrap()
+        .values()
+        .flat_map(|traces| traces.as_array().unwrap())
+        .flat_map(|trace| trace["entries"].as_array().into_iter().flatten())
+        .collect();
+    assert!(entries.len() >= 5, "{entries:?}");
+    for e in entries {
+        let line = e["line"].as_u64().expect("a line") as usize;
+        let id = e["toolUseId"].as_str().expect("a tool_use id");
+        let record: Value = serde_json::from_str(&lines[line - 1]).unwrap();
+        let blocks = record["message"]["content"].as_array().unwrap();
+        let block = blocks
+            .iter()
+            .find(|b| b["type"] == "tool_use" && b["id"] == id)
+            .unwrap_or_else(|| panic!("line {line} holds `{id}`: {e}"));
+        assert_eq!(
+            e["operation"],
+            format!("tool.{}", block["name"].as_str().unwrap())
+        );
+        assert_eq!(
+            e["place"],
+            format!(
+                "#{} (1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl:{line}, {id})",
+                e["position"]
+            )
+        );
+    }
+    let human = stdout(&explain("human"));
+    let placed: Vec<&str> = human
+        .lines()
+        .filter(|l| l.trim_start().starts_with("rule ") && l.contains("toolu_"))
+        .collect();
+    insta::assert_snapshot!("transcript_explain_places", placed.join("\n"));
+}
+
+#[test]
+fn a_reader_that_stops_after_the_first_line_ends_the_run_quietly_with_success() {
+    use std::io::{BufRead, Read};
+    // `grade … --format jsonl | head -1`: far more output than a pipe holds, so the run is
+    // still writing when its reader goes away.
+    for format in ["jsonl", "human"] {
+        let mut child = grade_bin()
+            .args([
+                "--rubric",
+                "cleo-v1",
+                "--source",
+                repo_root()
+                    .join("tests/fixtures/conformance/audit.jsonl")
+                    .to_str()
+                    .unwrap(),
+                "--all",
+                "--no-record",
+                "--format",
+                format,
+            ])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        assert!(!first.is_empty(), "{format}: a first line");
+        let mut err = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(0), "{format}: {err}");
+        assert_eq!(err, "", "{format}");
+    }
+}
