@@ -1,8 +1,9 @@
 //! The everyday command line of issue 15: named sessions that are not in the source, the
 //! `--all` summary, `--list` per rubric, completions and the man page, `--fail-under`,
 //! `--output`, `--jobs`, where grades are recorded, what a script's wrong type says, YAML
-//! indentation hints, `rubric validate|test` in the pack's own folder, and dimensions that
-//! do not apply.
+//! indentation hints, `rubric validate|test` in the pack's own folder, dimensions that do
+//! not apply, where `--explain` places an entry (log line, database row id, transcript line
+//! and `tool_use` id), and a reader that stops early (`| head -1`).
 
 mod common;
 
