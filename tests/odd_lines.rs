@@ -314,3 +314,66 @@ fn a_session_whose_every_line_was_skipped_is_still_graded_and_says_so() {
     assert_eq!(gone["entryCount"], 0);
     assert_eq!(gone["skippedLines"], 1);
 }
+
+/// A run holds its result lines until the source has read cleanly, past a budget in a
+/// temporary file (`cli/src/held.rs`): a bad line found at the end of a long log still
+/// prints nothing, whether the lines before it were held in memory or on disk, and a clean
+/// log prints the same lines either way.
+#[test]
+fn a_bad_line_at_the_end_prints_nothing_even_when_the_held_lines_went_to_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines: Vec<String> = (0..400)
+        .map(|i| line(&format!("s{i:03}"), i % 60, "session", "list", ok()))
+        .collect();
+    let clean = write(dir.path(), "clean.jsonl", &(lines.join("\n") + "\n"));
+    // Pass 1 reads only session ids; the wrong type is found when the entry is parsed,
+    // after every session before it was graded.
+    let bad_line = line(
+        "s999",
+        1,
+        "tasks",
+        "show",
+        json!({"success": false, "exitCode": 4.5, "duration": 5}),
+    );
+    let bad = write(
+        dir.path(),
+        "late.jsonl",
+        &(lines.join("\n") + "\n" + &bad_line + "\n"),
+    );
+    let grade_with_budget = |source: &Path, budget: &str| {
+        let out = grade_bin()
+            .env("GRADE_HELD_OUTPUT_BUDGET", budget)
+            .args([
+                "--rubric",
+                "cleo-v1",
+                "--no-record",
+                "--format",
+                "jsonl",
+                "--all",
+            ])
+            .arg("--source")
+            .arg(source)
+            .output()
+            .unwrap();
+        (code(&out), stdout(&out), stderr(&out))
+    };
+    let (_, in_memory, _) = grade_with_budget(&clean, "1000000000");
+    assert_eq!(json_lines(&in_memory).len(), 400);
+    // 0: every line to the temporary file; 2000: the first few lines in memory, the rest not.
+    for budget in ["0", "2000"] {
+        let (status, out, err) = grade_with_budget(&clean, budget);
+        assert_eq!(status, 0, "{err}");
+        assert_eq!(
+            without_timestamp(&json_lines(&out)),
+            without_timestamp(&json_lines(&in_memory)),
+            "budget {budget}"
+        );
+        let (status, out, err) = grade_with_budget(&bad, budget);
+        assert_eq!(status, 2, "budget {budget}: {err}");
+        assert_eq!(out, "", "budget {budget}: nothing printed");
+        assert!(
+            err.contains("late.jsonl:401: field `result.exitCode` must be an integer, not 4.5"),
+            "{err}"
+        );
+    }
+}

@@ -56,6 +56,16 @@ pub enum CliError {
     },
     #[error("cannot write to standard output: {0}")]
     Stdout(#[source] std::io::Error),
+    /// Results held until the source read cleanly could not be kept in a temporary file.
+    #[error(
+        "cannot hold the results in a temporary file in `{}`: {source} (set TMPDIR to a folder with room)",
+        dir.display()
+    )]
+    Held {
+        dir: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("cannot serialise a result: {0}")]
     Json(#[source] serde_json::Error),
     /// A check the user asked for failed; its report is already printed.

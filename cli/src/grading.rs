@@ -4,7 +4,6 @@
 //! records them through the engine's sinks and turns failures into the binary's errors.
 
 use std::collections::HashSet;
-use std::io::Write;
 use std::path::Path;
 
 use grade_engine::judgment::Judgment;
@@ -18,6 +17,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::args::{Cli, EmitTarget, Format};
 use crate::error::CliError;
+use crate::held::{HeldError, HeldOutput};
 use crate::plan::GradePlan;
 use crate::{grades, http, input, judge, langfuse, render, summary, write_stdout};
 
@@ -279,8 +279,9 @@ enum Streamed {
 }
 
 /// A session graded by a streamed run: its JSON line, the result itself, or why it failed.
-/// A run holds one for every session until the source has read cleanly, so it is kept to
-/// 24 bytes (boxed, not inline) and its line to its length (not serde_json's doubled buffer).
+/// Boxed, so that a run holding one for every session (to record or render them) holds 24
+/// bytes a session beside the results, and a line its length (not serde_json's doubled
+/// buffer) until it is written.
 enum Graded {
     Line(Box<[u8]>),
     Result(Box<GradeResult>),
@@ -304,26 +305,88 @@ fn stream(plan: &GradePlan, format: &dyn SourceFormat) -> Result<Streamed, CliEr
         read: plan.source.read,
         grade: plan.options,
     };
+    let progress = bar
+        .is_some()
+        .then_some(&report as grade_engine::source::Progress<'_>);
     let lines_only = plan.lines_only;
+    // Lines that are only printed are serialised by the threads that grade, and held in
+    // order as soon as the sessions before them are graded: a late bad line of the source
+    // must print nothing, and a run over millions of sessions must not keep them in memory.
+    let then = |outcome: Outcome| -> Result<Graded, Box<CliError>> {
+        Ok(match outcome {
+            Ok(result) if lines_only => {
+                let mut line = serde_json::to_vec(&result).map_err(CliError::Json)?;
+                line.push(b'\n');
+                Graded::Line(line.into_boxed_slice())
+            }
+            Ok(result) => Graded::Result(Box::new(result)),
+            Err(err) => Graded::Failed(Box::new(err)),
+        })
+    };
+    let source = &plan.source;
+    if lines_only {
+        let mut held = HeldOutput::new(crate::held::budget());
+        // Failed sessions: where their message goes between the lines, and the message.
+        let mut failures: Vec<(u64, Box<grade_engine::EvalError>)> = Vec::new();
+        let mut total = 0usize;
+        let mut first_error: Option<Box<CliError>> = None;
+        let delivered = grade_engine::run::grade_source_into(
+            &plan.pack,
+            &source.registry,
+            &source.path,
+            &run,
+            progress,
+            then,
+            &mut |graded| {
+                total += 1;
+                match graded {
+                    Ok(Graded::Line(line)) => held.write(&line),
+                    Ok(Graded::Failed(err)) => failures.push((held.len(), err)),
+                    Ok(Graded::Result(_)) => {}
+                    Err(err) => {
+                        first_error.get_or_insert(err);
+                    }
+                }
+            },
+        );
+        if let Some(bar) = &bar {
+            bar.finish_and_clear();
+        }
+        let delivered = delivered?;
+        if let Some(err) = first_error {
+            return Err(*err);
+        }
+        for warning in &delivered.warnings {
+            eprintln!("warning: {warning}");
+        }
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+        let marks: Vec<u64> = failures.iter().map(|(at, _)| *at).collect();
+        held.finish(&mut out, &marks, &mut |i| {
+            eprintln!(
+                "error: {}",
+                render::escape_controls_keep_lines(&crate::error::eval_message(&failures[i].1))
+            );
+        })
+        .map_err(|err| match err {
+            HeldError::Write(err) => CliError::Stdout(err),
+            HeldError::Spill(source) => CliError::Held {
+                dir: std::env::temp_dir(),
+                source,
+            },
+        })?;
+        return Ok(Streamed::Printed {
+            failed: failures.len(),
+            total,
+            skipped: delivered.skipped_lines,
+        });
+    }
     let graded = grade_engine::run::grade_source(
         &plan.pack,
-        &plan.source.registry,
-        &plan.source.path,
+        &source.registry,
+        &source.path,
         &run,
-        bar.is_some()
-            .then_some(&report as grade_engine::source::Progress<'_>),
-        |outcome| -> Result<Graded, Box<CliError>> {
-            Ok(match outcome {
-                // JSON lines that are only printed are written by the threads that grade.
-                Ok(result) if lines_only => {
-                    let mut line = serde_json::to_vec(&result).map_err(CliError::Json)?;
-                    line.push(b'\n');
-                    Graded::Line(line.into_boxed_slice())
-                }
-                Ok(result) => Graded::Result(Box::new(result)),
-                Err(err) => Graded::Failed(Box::new(err)),
-            })
-        },
+        progress,
+        then,
     );
     if let Some(bar) = &bar {
         bar.finish_and_clear();
@@ -332,48 +395,19 @@ fn stream(plan: &GradePlan, format: &dyn SourceFormat) -> Result<Streamed, CliEr
     for warning in &mapped.warnings {
         eprintln!("warning: {warning}");
     }
-    let graded = mapped
+    let outcomes = mapped
         .results
         .into_iter()
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| *e)?;
-    if lines_only {
-        print_lines(graded, mapped.skipped_lines)
-    } else {
-        let outcomes = graded.into_iter().filter_map(|g| match g {
-            Graded::Result(r) => Some(Ok(*r)),
-            Graded::Failed(e) => Some(Err(*e)),
-            Graded::Line(_) => None,
-        });
-        Ok(Streamed::Outcomes(outcomes.collect(), mapped.skipped_lines))
-    }
-}
-
-/// Prints the JSON lines of a streamed run, each written and freed in turn: no second copy
-/// of the whole output.
-fn print_lines(graded: Vec<Graded>, skipped: u64) -> Result<Streamed, CliError> {
-    let total = graded.len();
-    let mut failed = 0;
-    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-    for g in graded {
-        match g {
-            Graded::Line(line) => out.write_all(&line).map_err(CliError::Stdout)?,
-            Graded::Failed(err) => {
-                failed += 1;
-                eprintln!(
-                    "error: {}",
-                    render::escape_controls_keep_lines(&crate::error::eval_message(&err))
-                );
-            }
-            Graded::Result(_) => {}
-        }
-    }
-    out.flush().map_err(CliError::Stdout)?;
-    Ok(Streamed::Printed {
-        failed,
-        total,
-        skipped,
-    })
+        .map(|graded| {
+            graded.map_err(|e| *e).map(|g| match g {
+                Graded::Result(r) => Some(Ok(*r)),
+                Graded::Failed(e) => Some(Err(*e)),
+                Graded::Line(_) => None,
+            })
+        })
+        .filter_map(Result::transpose)
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Streamed::Outcomes(outcomes, mapped.skipped_lines))
 }
 
 /// A progress bar on stderr, only when stderr is a terminal (silent when piped or logged).

@@ -14,6 +14,7 @@ mod error;
 mod explain;
 mod grades;
 mod grading;
+mod held;
 mod http;
 mod input;
 mod judge;

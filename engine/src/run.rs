@@ -16,7 +16,7 @@ use std::path::Path;
 use rayon::prelude::*;
 
 use crate::judgment::Judgment;
-use crate::source::{Mapped, Progress, Registry, StreamError};
+use crate::source::{Delivered, Mapped, Progress, Registry, StreamError};
 use crate::{
     CompiledPack, EvalError, GradeOptions, GradeResult, ReadOptions, Session, SessionFilter,
     SourceError, SourceFormat,
@@ -71,22 +71,52 @@ where
     T: Send,
     F: Fn(Outcome) -> T + Sync,
 {
+    let mut results = Vec::new();
+    let delivered = grade_source_into(pack, registry, path, run, progress, then, &mut |t| {
+        results.push(t)
+    })?;
+    Ok(delivered.with_results(results))
+}
+
+/// [`grade_source`], handing each value of `then` to `sink` (on the calling thread) as soon
+/// as every session before it is graded, in the order of each session's first entry: a
+/// caller can write results out while the source is still being read, so that a run over
+/// millions of sessions holds none of them. A source error can end the run after `sink` was
+/// handed earlier values: hold them until this returns `Ok` when a late error must leave no
+/// output.
+pub fn grade_source_into<T, F>(
+    pack: &CompiledPack,
+    registry: &Registry,
+    path: &Path,
+    run: &SourceRun<'_>,
+    progress: Option<Progress<'_>>,
+    then: F,
+    sink: &mut dyn FnMut(T),
+) -> Result<Delivered, SourceError>
+where
+    T: Send,
+    F: Fn(Outcome) -> T + Sync,
+{
     let all = SessionFilter::All;
     let filter = run.filter.as_ref().unwrap_or(&all);
-    map_source(
-        registry,
-        path,
-        run.format,
-        filter,
-        &run.read,
-        progress,
-        |session| then(pack.grade_owned(session, None, &run.grade)),
-    )
+    registry
+        .map_sessions_into(
+            path,
+            run.format,
+            filter,
+            &run.read,
+            progress,
+            |session| {
+                Ok::<T, std::convert::Infallible>(then(pack.grade_owned(session, None, &run.grade)))
+            },
+            sink,
+        )
+        .map_err(infallible)
 }
 
 /// Calls `f` on every wanted session of a source, in parallel, as soon as the session is
 /// read whole (streaming when the format streams); the values come back in the order of
-/// each session's first entry. What [`grade_source`] and `compare` grade with.
+/// each session's first entry. What `compare` grades with.
 pub fn map_source<T, F>(
     registry: &Registry,
     path: &Path,
@@ -104,10 +134,14 @@ where
         .map_sessions(path, format, filter, read, progress, |session| {
             Ok::<T, std::convert::Infallible>(f(session))
         })
-        .map_err(|e| match e {
-            StreamError::Source(e) => e,
-            StreamError::Session(never) => match never {},
-        })
+        .map_err(infallible)
+}
+
+fn infallible(e: StreamError<std::convert::Infallible>) -> SourceError {
+    match e {
+        StreamError::Source(e) => e,
+        StreamError::Session(never) => match never {},
+    }
 }
 
 #[cfg(test)]

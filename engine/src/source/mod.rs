@@ -31,7 +31,7 @@ pub use common::{
 pub use format::{Evidence, Sniff, SourceFormat};
 pub use langfuse_trace::LangfuseTrace;
 pub use registry::{DuplicateFormat, Registry};
-pub use stream::{Mapped, Progress, Stream, StreamError};
+pub use stream::{Delivered, Mapped, Progress, Stream, StreamError};
 
 use crate::entry::Session;
 

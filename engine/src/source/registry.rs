@@ -18,7 +18,7 @@ use super::common::{
 };
 use super::format::{Evidence, Sniff, SourceFormat};
 use super::langfuse_trace::LangfuseTrace;
-use super::stream::{Mapped, Progress, StreamError};
+use super::stream::{Delivered, Mapped, Progress, StreamError};
 use crate::entry::Session;
 
 /// How many non-blank lines detection looks at before giving up.
@@ -389,6 +389,34 @@ impl Registry {
         E: Send,
         F: Fn(Session) -> Result<T, E> + Sync,
     {
+        let mut results = Vec::new();
+        let delivered =
+            self.map_sessions_into(path, format, filter, options, progress, f, &mut |t| {
+                results.push(t)
+            })?;
+        Ok(delivered.with_results(results))
+    }
+
+    /// [`map_sessions`](Self::map_sessions), handing each result to `sink` (on the calling
+    /// thread) as soon as every session before it is done, rather than returning them all:
+    /// a caller can write results out, or hold them where it likes, while the source is still
+    /// being read. An error can end the read after `sink` was handed earlier results.
+    #[allow(clippy::too_many_arguments)]
+    pub fn map_sessions_into<T, E, F>(
+        &self,
+        path: &Path,
+        format: Option<&dyn SourceFormat>,
+        filter: &SessionFilter,
+        options: &ReadOptions,
+        progress: Option<Progress<'_>>,
+        f: F,
+        sink: &mut dyn FnMut(T),
+    ) -> Result<Delivered, StreamError<E>>
+    where
+        T: Send,
+        E: Send,
+        F: Fn(Session) -> Result<T, E> + Sync,
+    {
         let input = Input::File(path);
         // Warnings and skipped lines of a whole read are dropped here, as they always were;
         // callers that want them read the source with `read`.
@@ -404,20 +432,17 @@ impl Registry {
                 }
             };
             if let Some(stream) = format.open_stream(path, filter, options, progress)? {
-                return stream.map(&f);
+                return stream.map_into(&f, sink);
             }
             format.read(&input, filter, options)?.sessions
         };
-        sessions
+        let results = sessions
             .into_par_iter()
             .map(&f)
             .collect::<Result<Vec<T>, E>>()
-            .map(|results| Mapped {
-                results,
-                warnings: Vec::new(),
-                skipped_lines: 0,
-            })
-            .map_err(StreamError::Session)
+            .map_err(StreamError::Session)?;
+        results.into_iter().for_each(sink);
+        Ok(Delivered::default())
     }
 }
 

@@ -146,6 +146,28 @@ pub struct Mapped<T> {
     pub skipped_lines: u64,
 }
 
+/// What a read that handed its results to a sink
+/// ([`Registry::map_sessions_into`](super::Registry::map_sessions_into)) leaves: what was
+/// skipped while reading.
+#[derive(Debug, Default)]
+pub struct Delivered {
+    /// What was skipped or guessed while reading.
+    pub warnings: Vec<SourceWarning>,
+    /// Malformed lines skipped (each also a warning).
+    pub skipped_lines: u64,
+}
+
+impl Delivered {
+    /// The [`Mapped`] of a read whose sink collected `results`.
+    pub fn with_results<T>(self, results: Vec<T>) -> Mapped<T> {
+        Mapped {
+            results,
+            warnings: self.warnings,
+            skipped_lines: self.skipped_lines,
+        }
+    }
+}
+
 /// A source opened for a streamed read: the first pass's session table, and the batches
 /// of the second pass. Built by a format's [`open_stream`](super::SourceFormat::open_stream).
 pub struct Stream<'p> {
@@ -169,55 +191,68 @@ impl<'p> Stream<'p> {
         }
     }
 
-    /// Calls `f` on every session, in parallel, as soon as it is complete; results in the
-    /// order of each session's first entry. A source error wins over an error of `f`.
-    pub(crate) fn map<T, E, F>(self, f: &F) -> Result<Mapped<T>, StreamError<E>>
+    /// Calls `f` on every session, in parallel, as soon as it is complete, and hands the
+    /// results to `sink` in the order of each session's first entry, each as soon as every
+    /// session before it is done. A source error wins over an error of `f`; either may come
+    /// after `sink` was handed earlier results.
+    pub(crate) fn map_into<T, E, F>(
+        self,
+        f: &F,
+        sink: &mut dyn FnMut(T),
+    ) -> Result<Delivered, StreamError<E>>
     where
         T: Send,
         E: Send,
         F: Fn(Session) -> Result<T, E> + Sync,
     {
-        drive(self.table, self.batches, self.sort_by_instant, f)
+        drive(self.table, self.batches, self.sort_by_instant, f, sink)
     }
 }
 
 /// Results in the order of each session's first entry, while sessions complete in the order
-/// of their last: those that come in order are appended at once, and only the ones that wait
-/// for an earlier session take a slot.
-struct Ordered<T> {
-    done: Vec<T>,
-    /// Orders `done.len()..`: `None` while the session is being read, `Some(None)` for one that
+/// of their last: those that come in order go to the sink at once, and only the ones that
+/// wait for an earlier session take a slot.
+struct Ordered<'s, T> {
+    /// The order of the first session not yet handed on.
+    next: usize,
+    /// Orders `next..`: `None` while the session is being read, `Some(None)` for one that
     /// failed or was never graded.
     waiting: VecDeque<Option<Option<T>>>,
+    sink: &'s mut dyn FnMut(T),
 }
 
-impl<T> Ordered<T> {
-    fn new() -> Self {
+impl<'s, T> Ordered<'s, T> {
+    fn new(sink: &'s mut dyn FnMut(T)) -> Self {
         Ordered {
-            done: Vec::new(),
+            next: 0,
             waiting: VecDeque::new(),
+            sink,
         }
     }
 
-    /// Settles the session of order `order` (after every session before it was counted in
-    /// `done` or `waiting`) with its result, `None` when it has none.
+    /// Settles the session of order `order` (not settled before) with its result, `None`
+    /// when it has none.
     fn settle(&mut self, order: usize, result: Option<T>) {
-        let at = order - self.done.len();
+        let at = order - self.next;
         if at >= self.waiting.len() {
             self.waiting.resize_with(at + 1, || None);
         }
         self.waiting[at] = Some(result);
         while let Some(Some(_)) = self.waiting.front() {
             if let Some(Some(result)) = self.waiting.pop_front() {
-                self.done.extend(result);
+                self.next += 1;
+                if let Some(result) = result {
+                    (self.sink)(result);
+                }
             }
         }
     }
 
-    fn into_results(self) -> Vec<T> {
-        let mut results = self.done;
-        results.extend(self.waiting.into_iter().flatten().flatten());
-        results
+    /// Hands on what still waits (after a session that was never settled), in order.
+    fn finish(self) {
+        for result in self.waiting.into_iter().flatten().flatten() {
+            (self.sink)(result);
+        }
     }
 }
 
@@ -307,13 +342,14 @@ fn drive<T, E, F>(
     batches: Box<dyn Batches + '_>,
     sort_by_instant: bool,
     f: &F,
-) -> Result<Mapped<T>, StreamError<E>>
+    sink: &mut dyn FnMut(T),
+) -> Result<Delivered, StreamError<E>>
 where
     T: Send,
     E: Send,
     F: Fn(Session) -> Result<T, E> + Sync,
 {
-    drive_with_budget(table, batches, sort_by_instant, PARSED_BUDGET, f)
+    drive_with_budget(table, batches, sort_by_instant, PARSED_BUDGET, f, sink)
 }
 
 fn drive_with_budget<T, E, F>(
@@ -322,7 +358,8 @@ fn drive_with_budget<T, E, F>(
     sort_by_instant: bool,
     budget: usize,
     f: &F,
-) -> Result<Mapped<T>, StreamError<E>>
+    sink: &mut dyn FnMut(T),
+) -> Result<Delivered, StreamError<E>>
 where
     T: Send,
     E: Send,
@@ -343,7 +380,7 @@ where
     let mut skipped: FxHashMap<u32, u64> = FxHashMap::default();
     let unattributed = table.unattributed;
     let mut warnings = Vec::new();
-    let mut results: Ordered<T> = Ordered::new();
+    let mut results: Ordered<'_, T> = Ordered::new(sink);
     let mut first_error: Option<(usize, E)> = None;
     let mut unpacked = true;
 
@@ -365,7 +402,7 @@ where
             })
             .collect()
     };
-    let mut keep = |graded: Graded<T, E>, results: &mut Ordered<T>| {
+    let mut keep = |graded: Graded<T, E>, results: &mut Ordered<'_, T>| {
         for (order, outcome) in graded {
             match outcome {
                 Some(Ok(t)) => results.settle(order, Some(t)),
@@ -467,8 +504,8 @@ where
     if let Some((_, e)) = first_error {
         return Err(StreamError::Session(e));
     }
-    Ok(Mapped {
-        results: results.into_results(),
+    results.finish();
+    Ok(Delivered {
         skipped_lines: warnings.len() as u64,
         warnings,
     })
@@ -492,15 +529,17 @@ mod tests {
             .open_stream(path, &SessionFilter::All, &ReadOptions::default(), None)
             .unwrap()
             .unwrap();
+        let mut sessions = Vec::new();
         drive_with_budget(
             stream.table,
             stream.batches,
             stream.sort_by_instant,
             budget,
             &|s: Session| Ok::<_, ()>(s),
+            &mut |s| sessions.push(s),
         )
-        .unwrap()
-        .results
+        .unwrap();
+        sessions
     }
 
     /// Entries that wait packed come back as they were parsed, whichever sessions pack.
@@ -522,13 +561,33 @@ mod tests {
 
     #[test]
     fn results_keep_the_order_of_first_entries_when_sessions_end_out_of_order() {
-        let mut ordered = Ordered::new();
-        for (order, value) in [(2, Some('c')), (0, Some('a')), (3, None), (1, Some('b'))] {
+        let mut out = Vec::new();
+        let mut sink = |c| out.push(c);
+        let mut ordered = Ordered::new(&mut sink);
+        ordered.settle(2, Some('c'));
+        assert!(ordered.waiting.len() == 3, "c waits for a and b");
+        for (order, value) in [(0, Some('a')), (3, None), (1, Some('b'))] {
             ordered.settle(order, value);
         }
-        assert!(ordered.waiting.is_empty(), "all settled in order");
+        assert!(ordered.waiting.is_empty(), "all handed on in order");
         ordered.settle(5, Some('f'));
-        assert_eq!(ordered.into_results(), ['a', 'b', 'c', 'f']);
+        ordered.settle(6, Some('g'));
+        assert_eq!(ordered.waiting.len(), 3, "f and g wait for 4");
+        ordered.finish();
+        assert_eq!(out, ['a', 'b', 'c', 'f', 'g']);
+    }
+
+    /// What lets a caller write results out while a long source is still being read.
+    #[test]
+    fn a_result_is_handed_on_as_soon_as_every_session_before_it_is_done() {
+        let mut out = Vec::new();
+        let mut sink = |c| out.push(c);
+        let mut ordered = Ordered::new(&mut sink);
+        ordered.settle(1, Some('b'));
+        ordered.settle(0, Some('a'));
+        ordered.settle(2, Some('c'));
+        drop(ordered);
+        assert_eq!(out, ['a', 'b', 'c']);
     }
 
     #[test]
