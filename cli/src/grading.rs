@@ -340,7 +340,7 @@ fn stream(plan: &GradePlan, format: &dyn SourceFormat) -> Result<Streamed, CliEr
             &mut |graded| {
                 total += 1;
                 match graded {
-                    Ok(Graded::Line(line)) => held.write(&line),
+                    Ok(Graded::Line(line)) => held.write(line),
                     Ok(Graded::Failed(err)) => failures.push((held.len(), err)),
                     Ok(Graded::Result(_)) => {}
                     Err(err) => {

@@ -20,11 +20,14 @@ pub(crate) fn budget() -> usize {
         .unwrap_or(BUDGET)
 }
 
-/// Bytes written in order and copied out once, at the end.
+/// Lines written in order and copied out once, at the end.
 pub(crate) struct HeldOutput {
-    memory: Vec<u8>,
+    /// The lines held in memory, as they were handed over (no copy, no growing buffer).
+    lines: Vec<Box<[u8]>>,
+    /// Their bytes.
+    in_memory: usize,
     budget: usize,
-    /// The bytes past `memory`, once it is full.
+    /// The lines past `lines`, once they are over the budget.
     spill: Option<BufWriter<File>>,
     /// Everything written so far, in memory and spilled.
     len: u64,
@@ -45,7 +48,8 @@ pub(crate) enum HeldError {
 impl HeldOutput {
     pub(crate) fn new(budget: usize) -> Self {
         HeldOutput {
-            memory: Vec::new(),
+            lines: Vec::new(),
+            in_memory: 0,
             budget,
             spill: None,
             len: 0,
@@ -58,21 +62,22 @@ impl HeldOutput {
         self.len
     }
 
-    /// Holds `bytes` after those written before.
-    pub(crate) fn write(&mut self, bytes: &[u8]) {
+    /// Holds `line` after those written before.
+    pub(crate) fn write(&mut self, line: Box<[u8]>) {
         if self.error.is_some() {
             return;
         }
-        self.len += bytes.len() as u64;
-        if self.spill.is_none() && self.memory.len() + bytes.len() <= self.budget {
-            self.memory.extend_from_slice(bytes);
+        self.len += line.len() as u64;
+        if self.spill.is_none() && self.in_memory + line.len() <= self.budget {
+            self.in_memory += line.len();
+            self.lines.push(line);
             return;
         }
         let written = match &mut self.spill {
-            Some(file) => file.write_all(bytes),
+            Some(file) => file.write_all(&line),
             None => tempfile::tempfile().and_then(|file| {
                 let mut file = BufWriter::with_capacity(1 << 16, file);
-                file.write_all(bytes)?;
+                file.write_all(&line)?;
                 self.spill = Some(file);
                 Ok(())
             }),
@@ -83,8 +88,9 @@ impl HeldOutput {
     }
 
     /// Copies everything held to `out`, in the order written. At each position of `marks`
-    /// (ascending) it flushes `out` and calls `at_mark` with the mark's index, so that what
-    /// belongs between two held lines (a message on stderr) comes out between them.
+    /// (ascending, each where a line ends) it flushes `out` and calls `at_mark` with the
+    /// mark's index, so that what belongs between two held lines (a message on stderr) comes
+    /// out between them.
     pub(crate) fn finish(
         self,
         out: &mut dyn Write,
@@ -104,17 +110,16 @@ impl HeldOutput {
             }
             None => None,
         };
-        let in_memory = self.memory.len() as u64;
+        let mut lines = self.lines.into_iter().peekable();
         let mut at = 0u64;
-        // Copies the held bytes up to `to` (not past the end).
+        let in_memory = self.in_memory as u64;
+        // Writes out the held lines that end at or before `to`.
         let mut copy_to = |to: u64, out: &mut dyn Write| -> Result<(), HeldError> {
-            if at < in_memory {
-                let end = to.min(in_memory);
-                out.write_all(&self.memory[at as usize..end as usize])
-                    .map_err(HeldError::Write)?;
-                at = end;
+            while let Some(line) = lines.next_if(|l| at + l.len() as u64 <= to) {
+                out.write_all(&line).map_err(HeldError::Write)?;
+                at += line.len() as u64;
             }
-            if at < to {
+            if at < to && at >= in_memory {
                 if let Some(file) = &mut spilled {
                     copy_exact(&mut file.take(to - at), out)?;
                 }
@@ -157,7 +162,7 @@ mod tests {
     fn held(budget: usize, parts: &[&str]) -> HeldOutput {
         let mut held = HeldOutput::new(budget);
         for part in parts {
-            held.write(part.as_bytes());
+            held.write(part.as_bytes().into());
         }
         held
     }
@@ -190,7 +195,7 @@ mod tests {
             let mut held = HeldOutput::new(budget);
             let mut marks = Vec::new();
             for (i, part) in ["a\n", "bb\n", "ccc\n"].iter().enumerate() {
-                held.write(part.as_bytes());
+                held.write(part.as_bytes().into());
                 if i != 1 {
                     marks.push(held.len());
                 }
