@@ -83,6 +83,15 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> Result<(), CliError> {
+    // The threads that grade keep a script run's stack in reserve, so that a run does not map
+    // one of its own each time (`grade_engine::SCRIPT_THREAD_STACK`). Building the pool fails
+    // only when one was built already, which nothing does before; rayon's default pool (and
+    // a stack mapped per run) is the fallback.
+    let mut pool = rayon::ThreadPoolBuilder::new().stack_size(grade_engine::SCRIPT_THREAD_STACK);
+    if let Some(jobs) = cli.jobs {
+        pool = pool.num_threads(usize::from(jobs));
+    }
+    let _ = pool.build_global();
     let search_path = cli.rubric_search_path();
     match &cli.command {
         Some(Command::Rubric(cmd)) => {
@@ -94,12 +103,6 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Some(Command::Man) => return manual::man(),
         Some(Command::Compare(args)) => return compare::run(args, &search_path),
         None => {}
-    }
-    if let Some(jobs) = cli.jobs {
-        // Only fails when a pool was built already, which nothing here does before.
-        let _ = rayon::ThreadPoolBuilder::new()
-            .num_threads(usize::from(jobs))
-            .build_global();
     }
     if cli.list {
         return list_grades(&cli);

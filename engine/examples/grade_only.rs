@@ -20,6 +20,10 @@ static ALLOCATOR: grade_engine::CountingAllocator<tikv_jemallocator::Jemalloc> =
     grade_engine::CountingAllocator(tikv_jemallocator::Jemalloc);
 
 fn main() {
+    // As the `grade` binary does: script runs keep to the threads' own stacks.
+    let _ = rayon::ThreadPoolBuilder::new()
+        .stack_size(grade_engine::SCRIPT_THREAD_STACK)
+        .build_global();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [log, packs @ ..] = args.as_slice() else {
         eprintln!("usage: grade_only LOG PACK [PACK...]");

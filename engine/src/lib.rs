@@ -69,6 +69,14 @@ pub(crate) mod validate;
 use std::path::{Path, PathBuf};
 
 pub use alloc::CountingAllocator;
+
+/// The stack to give threads that grade with scripted packs (for example with
+/// `rayon::ThreadPoolBuilder::stack_size`): a script run needs 256 MiB of stack in reserve
+/// for the deepest values it may build, and runs on the thread's own stack when it has that
+/// much left. On a thread with less, each run maps a stack of its own, which costs several
+/// times the run of a small script. The reserve is address space: pages are used only as
+/// deep as a run goes.
+pub const SCRIPT_THREAD_STACK: usize = script::RUN_STACK + (16 << 20);
 pub use entry::{Entry, Session};
 pub use eval::{EvalError, GradeOptions};
 pub use pack::{

@@ -50,7 +50,7 @@ const MIN_GAP: u64 = 256;
 /// the deepest recursion Rhai does on it (`to_string`, `==`) took about 5 KiB a level in a
 /// debug build (`a = [take(a)]`, no copy per level, overflowed 64 MiB between 8,000 and
 /// 16,000 levels); the stack is reserved, not touched, unless a run goes that deep.
-pub(super) const RUN_STACK: usize = 256 << 20;
+pub(crate) const RUN_STACK: usize = 256 << 20;
 /// The most operations between two looks, so that nesting past the cap is found before the
 /// run's stack ([`RUN_STACK`]) can run out. A look visits every value in scope, so with
 /// 1 << 14, as it was, looking was half the time of `claude-code-v1` on 100,000 tool calls,

@@ -29,6 +29,7 @@ use std::sync::Arc;
 use rhai::packages::{Package, StandardPackage};
 use rhai::{Dynamic, Engine, Scope, AST};
 
+pub(crate) use limits::RUN_STACK;
 use limits::{Budget, Stop};
 pub use limits::{MAX_ALLOCATED, MAX_MEMORY, MAX_NESTING, MAX_OPERATIONS};
 use memo::{Memo, Recorder, Remembered};
@@ -179,9 +180,12 @@ impl ScriptHost {
         });
         let budget = Budget::for_session(self.max_operations, self.max_memory, on.entries.len());
         let mut stopped = None;
-        // The run has a stack of its own, deep enough for the nesting that can build up
-        // between two looks at its scope (see `limits`); its values are dropped on it too.
-        let result: Remembered = stacker::grow(limits::RUN_STACK, || {
+        // The run needs a stack deep enough for the nesting that can build up between two
+        // looks at its scope (see `limits`); its values are dropped on it too. A thread with
+        // that much left (the binary's pool: [`crate::SCRIPT_THREAD_STACK`]) runs it where it
+        // is; any other gets a stack for the run, which costs a map and unmap of 256 MiB each
+        // time (about six times the run of a small script).
+        let result: Remembered = stacker::maybe_grow(limits::RUN_STACK, limits::RUN_STACK, || {
             let mut scope = Scope::new();
             scope.push("session", SessionView(Arc::clone(&run)));
             scope.push("score", score);
