@@ -84,6 +84,10 @@ pub struct Layout {
     pub terms: Vec<TermKey>,
     index: HashMap<TermKey, u32>,
     dimension_index: HashMap<String, usize>,
+    /// Per dimension (as in `dimensions`), the indices of its terms: [`Layout::score`] finds
+    /// a term among its dimension's few by comparing strings, rather than building and
+    /// hashing a key for each term of each session (a tenth of a compare's time).
+    terms_of: Vec<Vec<u32>>,
 }
 
 /// A session's grade, taken apart.
@@ -147,6 +151,7 @@ impl Layout {
             terms: Vec::new(),
             index: HashMap::new(),
             dimension_index: HashMap::new(),
+            terms_of: Vec::new(),
         }
     }
 
@@ -179,6 +184,7 @@ impl Layout {
     fn add_dimension(&mut self, id: &str, name: &str, max: f64, start: Option<f64>) {
         self.dimension_index
             .insert(id.to_owned(), self.dimensions.len());
+        self.terms_of.push(Vec::new());
         self.dimensions.push(DimensionInfo {
             id: id.to_owned(),
             name: name.to_owned(),
@@ -190,8 +196,12 @@ impl Layout {
     fn add_term(&mut self, dimension: &str, kind: TermKind, rule: &str) {
         let key = key(dimension, kind, rule);
         if !self.index.contains_key(&key) {
-            self.index.insert(key.clone(), self.terms.len() as u32);
+            let i = self.terms.len() as u32;
+            self.index.insert(key.clone(), i);
             self.terms.push(key);
+            if let Some(&d) = self.dimension_index.get(dimension) {
+                self.terms_of[d].push(i);
+            }
         }
     }
 
@@ -219,12 +229,27 @@ impl Layout {
             0.0
         };
         let mut terms: Vec<(u32, f64)> = Vec::new();
-        let mut push = |key: TermKey, value: f64| -> Result<(), LayoutMismatch> {
-            let Some(i) = self.term_index(&key) else {
-                return Err(mismatch(if key.kind == TermKind::Rule {
-                    format!("rule `{}` of dimension `{}`", key.rule, key.dimension)
+        // The term (`rule` for a rule, else the kind's label) of dimension `at` (`id`).
+        let mut push = |id: &str,
+                        at: usize,
+                        kind: TermKind,
+                        rule: &str,
+                        value: f64|
+         -> Result<(), LayoutMismatch> {
+            let label = if kind == TermKind::Rule {
+                rule
+            } else {
+                kind.label()
+            };
+            let found = self.terms_of[at].iter().copied().find(|&i| {
+                let term = &self.terms[i as usize];
+                term.kind == kind && term.rule == label
+            });
+            let Some(i) = found else {
+                return Err(mismatch(if kind == TermKind::Rule {
+                    format!("rule `{rule}` of dimension `{id}`")
                 } else {
-                    format!("the {} of dimension `{}`", key.rule, key.dimension)
+                    format!("the {label} of dimension `{id}`")
                 }));
             };
             if value != 0.0 {
@@ -251,20 +276,23 @@ impl Layout {
                     let mut ruled = 0.0;
                     for t in traces {
                         ruled += t.points.0;
-                        push(key(id, TermKind::Rule, &t.rule), factor * t.points.0)?;
+                        push(id, at, TermKind::Rule, &t.rule, factor * t.points.0)?;
                     }
                     match info.start {
                         Some(start) => {
-                            push(key(id, TermKind::Start, ""), factor * start)?;
+                            push(id, at, TermKind::Start, "", factor * start)?;
                             push(
-                                key(id, TermKind::Clamp, ""),
+                                id,
+                                at,
+                                TermKind::Clamp,
+                                "",
                                 share - factor * (start + ruled),
                             )?;
                         }
-                        None => push(key(id, TermKind::Base, ""), share - factor * ruled)?,
+                        None => push(id, at, TermKind::Base, "", share - factor * ruled)?,
                     }
                 }
-                None => push(key(id, TermKind::Score, ""), share)?,
+                None => push(id, at, TermKind::Score, "", share)?,
             }
         }
         Ok(Scored {
