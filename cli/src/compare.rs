@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use grade_engine::compare::{
@@ -359,15 +360,26 @@ pub fn run(args: &CompareArgs, search_path: &[PathBuf]) -> Result<(), CliError> 
             source,
         })?;
     }
-    let out = match args.format {
+    match args.format {
+        // Written as it is serialised: with every session listed (`--all` over a large log)
+        // the report runs to megabytes, which a whole string would build, regrow and copy.
         crate::args::CompareFormat::Json => {
-            let mut text = serde_json::to_string_pretty(&report).map_err(CliError::Json)?;
-            text.push('\n');
-            text
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+            serde_json::to_writer_pretty(&mut out, &report).map_err(|e| {
+                if e.is_io() {
+                    CliError::Stdout(e.into())
+                } else {
+                    CliError::Json(e)
+                }
+            })?;
+            out.write_all(b"\n")
+                .and_then(|()| out.flush())
+                .map_err(CliError::Stdout)?;
         }
-        crate::args::CompareFormat::Human => human(&report, args.top, use_color(args.color)),
-    };
-    crate::write_stdout(out.as_bytes())?;
+        crate::args::CompareFormat::Human => {
+            crate::write_stdout(human(&report, args.top, use_color(args.color)).as_bytes())?
+        }
+    }
 
     let reasons: Vec<String> = rules.iter().filter_map(|r| report.fails(*r)).collect();
     if !reasons.is_empty() {

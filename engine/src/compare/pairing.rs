@@ -1,6 +1,8 @@
 //! The groundwork of a comparison: the terms of both layouts merged into one list, the
 //! sessions of the two sides paired, and the letters in band order.
 
+use rustc_hash::FxHashMap;
+
 use super::*;
 
 /// A term of either side's layout, with where it sits in each.
@@ -57,68 +59,70 @@ pub(super) fn merge_terms(base: &Layout, cand: &Layout, diff: Option<&RubricDiff
     }
 }
 
+/// Each session's pairing key.
+fn keys_of<'s>(side: &'s Side, pairing: &'s Pairing) -> Vec<Option<&'s str>> {
+    (0..side.sessions.len())
+        .map(|i| match pairing {
+            Pairing::BySessionId => Some(side.sessions[i].session_id.as_str()),
+            _ => side.keys.get(i).and_then(|k| k.as_deref()),
+        })
+        .collect()
+}
+
+/// Each key's session, `None` for a key naming two sessions of the side: which one is meant
+/// is unknowable, so it pairs neither.
+fn index_of<'s>(keys: &[Option<&'s str>]) -> FxHashMap<&'s str, Option<usize>> {
+    let mut index = FxHashMap::with_capacity_and_hasher(keys.len(), Default::default());
+    for (i, k) in keys.iter().enumerate() {
+        if let Some(k) = *k {
+            index
+                .entry(k)
+                .and_modify(|v: &mut Option<usize>| *v = None)
+                .or_insert(Some(i));
+        }
+    }
+    index
+}
+
 /// Pairs of session indices (baseline, candidate) and what was left over.
 pub(super) fn pair(
     base: &Side,
     cand: &Side,
     pairing: &Pairing,
 ) -> (Vec<(usize, usize)>, Unmatched) {
+    let (base_keys, cand_keys) = (keys_of(base, pairing), keys_of(cand, pairing));
+    let (base_index, cand_index) = (index_of(&base_keys), index_of(&cand_keys));
+    let unique = |index: &FxHashMap<&str, Option<usize>>, k: &str| index.get(k).copied().flatten();
+
     let mut unmatched = Unmatched::default();
-    let key_of = |side: &Side, i: usize| -> Option<String> {
-        match pairing {
-            Pairing::BySessionId => Some(side.sessions[i].session_id.clone()),
-            _ => side.keys.get(i).cloned().flatten(),
-        }
-    };
-    // A key naming two sessions of a side pairs neither: which one is meant is unknowable.
-    let index = |side: &Side, unkeyed: &mut Vec<String>| -> HashMap<String, usize> {
-        let mut seen: HashMap<String, Option<usize>> = HashMap::new();
-        for i in 0..side.sessions.len() {
-            match key_of(side, i) {
-                Some(k) => {
-                    seen.entry(k).and_modify(|v| *v = None).or_insert(Some(i));
-                }
-                None => unkeyed.push(side.sessions[i].session_id.clone()),
-            }
-        }
-        let mut out = HashMap::new();
-        for (k, v) in seen {
-            match v {
-                Some(i) => {
-                    out.insert(k, i);
-                }
-                None => {
-                    for i in 0..side.sessions.len() {
-                        if key_of(side, i).as_deref() == Some(k.as_str()) {
-                            unkeyed.push(side.sessions[i].session_id.clone());
-                        }
-                    }
-                }
-            }
-        }
-        out
-    };
     let mut unkeyed = Vec::new();
-    let cand_index = index(cand, &mut unkeyed);
-    let base_index = index(base, &mut unkeyed);
+    for (side, keys, index) in [
+        (cand, &cand_keys, &cand_index),
+        (base, &base_keys, &base_index),
+    ] {
+        for (i, k) in keys.iter().enumerate() {
+            if k.is_none_or(|k| unique(index, k).is_none()) {
+                unkeyed.push(side.sessions[i].session_id.clone());
+            }
+        }
+    }
     let mut pairs = Vec::new();
-    for i in 0..base.sessions.len() {
-        let Some(k) = key_of(base, i) else { continue };
-        if base_index.get(&k) != Some(&i) {
+    for (i, k) in base_keys.iter().enumerate() {
+        let Some(k) = *k else { continue };
+        if unique(&base_index, k) != Some(i) {
             continue;
         }
-        match cand_index.get(&k) {
-            Some(&j) => pairs.push((i, j)),
+        match unique(&cand_index, k) {
+            Some(j) => pairs.push((i, j)),
             None => unmatched.baseline.push(base.sessions[i].session_id.clone()),
         }
     }
-    for j in 0..cand.sessions.len() {
-        if let Some(k) = key_of(cand, j) {
-            if cand_index.get(&k) == Some(&j) && !base_index.contains_key(&k) {
-                unmatched
-                    .candidate
-                    .push(cand.sessions[j].session_id.clone());
-            }
+    for (j, k) in cand_keys.iter().enumerate() {
+        let Some(k) = *k else { continue };
+        if unique(&cand_index, k) == Some(j) && unique(&base_index, k).is_none() {
+            unmatched
+                .candidate
+                .push(cand.sessions[j].session_id.clone());
         }
     }
     unkeyed.sort();
@@ -155,4 +159,80 @@ pub(super) fn letter_order(base: &Layout, cand: &Layout) -> Vec<String> {
         }
     }
     order
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn side(keys: &[(&str, Option<&str>)]) -> Side {
+        let sessions = keys
+            .iter()
+            .map(|(id, _)| Scored {
+                session_id: (*id).to_owned(),
+                percent: 50.0,
+                reported_percent: 50.0,
+                grade: None,
+                dimensions: Vec::new(),
+                terms: Vec::new(),
+            })
+            .collect();
+        let mut side = Side::new(
+            "side",
+            Layout::empty(RubricRef {
+                id: "p".to_owned(),
+                version: "1".to_owned(),
+                digest: String::new(),
+            }),
+            sessions,
+        );
+        side.keys = keys.iter().map(|(_, k)| k.map(str::to_owned)).collect();
+        side
+    }
+
+    /// A key two sessions of a side share pairs neither of them, on either side, and each
+    /// session left over is listed once.
+    #[test]
+    fn a_key_naming_two_sessions_of_a_side_pairs_neither_and_every_leftover_is_listed() {
+        let base = side(&[
+            ("b1", Some("t1")),
+            ("b2", Some("t2")),
+            ("b3", Some("t2")),
+            ("b4", None),
+            ("b5", Some("t5")),
+            ("b6", Some("t6")),
+        ]);
+        let cand = side(&[
+            ("c1", Some("t1")),
+            ("c2", Some("t2")),
+            ("c5", Some("t5")),
+            ("c6", Some("t6")),
+            ("c7", Some("t6")),
+            ("c8", Some("t8")),
+        ]);
+        let (pairs, unmatched) = pair(&base, &cand, &Pairing::ByKey("k".to_owned()));
+        assert_eq!(pairs, [(0, 0), (4, 2)]);
+        assert_eq!(
+            unmatched.baseline,
+            ["b6"],
+            "t6 names two candidate sessions"
+        );
+        assert_eq!(
+            unmatched.candidate,
+            ["c2", "c8"],
+            "t2 names two baseline sessions"
+        );
+        assert_eq!(unmatched.unkeyed, ["b2", "b3", "b4", "c6", "c7"]);
+    }
+
+    #[test]
+    fn sessions_pair_by_id_when_asked_whatever_their_keys() {
+        let base = side(&[("s1", None), ("s2", Some("x"))]);
+        let cand = side(&[("s2", None), ("s3", Some("x"))]);
+        let (pairs, unmatched) = pair(&base, &cand, &Pairing::BySessionId);
+        assert_eq!(pairs, [(1, 0)]);
+        assert_eq!(unmatched.baseline, ["s1"]);
+        assert_eq!(unmatched.candidate, ["s3"]);
+        assert!(unmatched.unkeyed.is_empty());
+    }
 }
