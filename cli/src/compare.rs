@@ -230,9 +230,12 @@ pub fn run(args: &CompareArgs, search_path: &[PathBuf]) -> Result<(), CliError> 
                 None,
             )?;
             if let SessionFilter::Only(wanted) = &filter {
+                // A set, since a list of sessions may be as long as the source's.
+                let found: std::collections::HashSet<&str> =
+                    graded.iter().map(|g| g.id.as_str()).collect();
                 let missing: Vec<String> = wanted
                     .iter()
-                    .filter(|id| !graded.iter().any(|g| &g.id == *id))
+                    .filter(|id| !found.contains(id.as_str()))
                     .map(|id| format!("`{id}`"))
                     .collect();
                 if !missing.is_empty() {

@@ -4,7 +4,7 @@
 //! lands a zero in the grades file in silence. `grade` refuses instead, naming the source
 //! and the ids it does hold that look closest, unless `--allow-empty` asks for CLEO's way.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use grade_engine::source::Input;
@@ -17,19 +17,23 @@ use crate::{http, langfuse};
 
 /// How many close ids a message suggests at most.
 const SUGGESTIONS: usize = 3;
+/// How many missing sessions the error names, one line each.
+const NAMED_MISSING: usize = 10;
 
 /// The named ids with no entries among `sessions`, each once, in the order named.
 pub fn missing<'a>(sessions: &[Session], asked: &'a [String]) -> Vec<&'a str> {
-    let mut out: Vec<&str> = Vec::new();
-    for id in asked {
-        let found = sessions
-            .iter()
-            .any(|s| &s.id == id && !s.entries.is_empty());
-        if !found && !out.contains(&id.as_str()) {
-            out.push(id);
-        }
-    }
-    out
+    // Sets, since a list of sessions may be as long as the source's.
+    let held: HashSet<&str> = sessions
+        .iter()
+        .filter(|s| !s.entries.is_empty())
+        .map(|s| s.id.as_str())
+        .collect();
+    let mut said = HashSet::new();
+    asked
+        .iter()
+        .map(String::as_str)
+        .filter(|id| !held.contains(id) && said.insert(*id))
+        .collect()
 }
 
 /// The error for ids the source has no entries for, with the closest ids it does hold.
@@ -39,7 +43,9 @@ pub fn not_found(missing: &[&str], source: &Path, format: Option<&dyn SourceForm
         .map(|read| read.sessions.into_iter().map(|s| s.id).collect())
         .unwrap_or_default();
     let mut lines = Vec::new();
-    for id in missing {
+    // A list of sessions meant for another source may miss thousands: the first few, with
+    // suggestions (each weighed against every id held), tell what happened.
+    for id in missing.iter().take(NAMED_MISSING) {
         let close = closest(id, &known);
         let hint = if close.is_empty() {
             String::new()
@@ -49,6 +55,13 @@ pub fn not_found(missing: &[&str], source: &Path, format: Option<&dyn SourceForm
         };
         lines.push(format!(
             "session `{id}` has no entries in `{}`{hint}",
+            source.display()
+        ));
+    }
+    if missing.len() > NAMED_MISSING {
+        lines.push(format!(
+            "{} more of the sessions named have no entries in `{}`",
+            missing.len() - NAMED_MISSING,
             source.display()
         ));
     }
@@ -213,6 +226,44 @@ fn in_order_asked(sessions: Vec<Session>, asked: &[String], lost_to_unknown: u64
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Thousands of ids named against the wrong source: each is looked for once, and the
+    /// error names the first few and counts the rest.
+    #[test]
+    fn thousands_of_missing_ids_are_found_once_and_named_ten_then_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let source = dir.path().join("audit.jsonl");
+        std::fs::write(
+            &source,
+            r#"{"timestamp":"2026-03-01T00:00:00.000Z","sessionId":"s-held","domain":"tasks","operation":"show","params":{},"result":{"success":true,"exitCode":0,"duration":1},"metadata":{"source":"mcp"}}"#,
+        )
+        .unwrap();
+        let held = grade_engine::read_source(&source, None, &SessionFilter::All)
+            .unwrap()
+            .sessions;
+        let mut asked: Vec<String> = (0..20_000).map(|i| format!("s-{i}")).collect();
+        asked.push("s-held".to_owned());
+        asked.push("s-7".to_owned());
+        let missing = missing(&held, &asked);
+        assert_eq!(
+            missing.len(),
+            20_000,
+            "each missing id once, the held one not"
+        );
+        assert_eq!(&missing[..2], ["s-0", "s-1"], "in the order named");
+
+        let message = not_found(&missing, &source, None).to_string();
+        assert_eq!(message.lines().count(), 11, "{message}");
+        assert!(
+            message.contains("session `s-9` has no entries"),
+            "{message}"
+        );
+        assert!(!message.contains("`s-10`"), "{message}");
+        assert!(
+            message.contains("19990 more of the sessions named have no entries in"),
+            "{message}"
+        );
+    }
 
     #[test]
     fn close_ids_are_typos_and_prefixes_nearest_first() {
