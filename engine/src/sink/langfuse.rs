@@ -26,7 +26,9 @@ pub struct NotWeighted(pub String);
 /// the source names one ([`ScoreTarget::of`]).
 pub struct LangfuseScores<'a> {
     pack: &'a CompiledPack,
-    sessions: &'a [Session],
+    /// The sessions by id (the first of an id, as a search in order would find), so that a
+    /// run over many sessions finds each in one lookup.
+    sessions: HashMap<&'a str, &'a Session>,
     environment: Option<&'a str>,
     config_ids: &'a HashMap<String, String>,
     bodies: Vec<ScoreBody>,
@@ -42,9 +44,13 @@ impl<'a> LangfuseScores<'a> {
         environment: Option<&'a str>,
         config_ids: &'a HashMap<String, String>,
     ) -> Self {
+        let mut by_id = HashMap::with_capacity(sessions.len());
+        for session in sessions {
+            by_id.entry(session.id.as_str()).or_insert(session);
+        }
         LangfuseScores {
             pack,
-            sessions,
+            sessions: by_id,
             environment,
             config_ids,
             bodies: Vec::new(),
@@ -59,7 +65,7 @@ impl<'a> LangfuseScores<'a> {
 
 impl Sink for LangfuseScores<'_> {
     fn accept(&mut self, result: &GradeResult) -> Result<(), SinkError> {
-        let session = self.sessions.iter().find(|s| s.id == result.session_id);
+        let session = self.sessions.get(result.session_id.as_str()).copied();
         let target = ScoreTarget::of(session, self.environment);
         self.bodies
             .extend(score_bodies(self.pack, result, &target, self.config_ids));
