@@ -377,3 +377,76 @@ fn a_bad_line_at_the_end_prints_nothing_even_when_the_held_lines_went_to_disk() 
         );
     }
 }
+
+/// A file saved with UTF-8's byte order mark fails on its first byte; serde_json says only
+/// "expected value (column 1)", so every JSON source names the mark instead.
+#[test]
+fn a_byte_order_mark_is_named_whichever_json_source_starts_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let with_mark = |name: &str, from: &Path| {
+        let mut bytes = b"\xEF\xBB\xBF".to_vec();
+        bytes.extend(std::fs::read(from).unwrap());
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        path
+    };
+    let root = common::repo_root();
+    let cleo = with_mark("audit.jsonl", &root.join("examples/cleo-audit.jsonl"));
+    let transcript = with_mark(
+        "transcript.jsonl",
+        &root.join("rubrics/claude-code-v1/tests/real/claude_code_transcripts/real/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl"),
+    );
+    let trace = with_mark(
+        "trace.json",
+        &root.join(
+            "rubrics/claude-code-v1/tests/real/langfuse_traces/claude-agent-2025-12-22.trace.json",
+        ),
+    );
+    let named = "starts with a byte order mark (U+FEFF), which JSON does not allow";
+    let run = |rubric: &str, source: &Path, extra: &[&str]| {
+        let out = grade_bin()
+            .args([
+                "--rubric",
+                rubric,
+                "--no-record",
+                "--all",
+                "--format",
+                "jsonl",
+            ])
+            .args(extra)
+            .arg("--source")
+            .arg(source)
+            .output()
+            .unwrap();
+        (code(&out), stderr(&out))
+    };
+    // A CLEO log refuses the line, as any malformed line.
+    let (status, err) = run("cleo-v1", &cleo, &[]);
+    assert_eq!(status, 2, "{err}");
+    assert!(
+        err.contains(&format!("audit.jsonl:1: not valid JSON: it {named}")),
+        "{err}"
+    );
+    // A transcript skips it with a warning, as any malformed line, and grades the rest.
+    let (status, err) = run("claude-code-v1", &transcript, &[]);
+    assert_eq!(status, 0, "{err}");
+    assert!(
+        err.contains(&format!(
+            "transcript.jsonl:1: skipped: not valid JSON: it {named}"
+        )),
+        "{err}"
+    );
+    // A trace is one document: detection, and the format when forced, both say why.
+    let (status, err) = run("claude-code-v1", &trace, &[]);
+    assert_eq!(status, 2, "{err}");
+    assert!(
+        err.contains(&format!("line 1 is not valid JSON: it {named}")),
+        "{err}"
+    );
+    let (status, err) = run("claude-code-v1", &trace, &["--source-format", "langfuse"]);
+    assert_eq!(status, 2, "{err}");
+    assert!(
+        err.contains(&format!("one JSON document: it {named}")),
+        "{err}"
+    );
+}

@@ -174,7 +174,10 @@ fn records_of(path: &Path, text: &[u8], warnings: &mut Vec<SourceWarning>) -> Ve
             Err(err) => warnings.push(SourceWarning {
                 path: path.to_owned(),
                 place: Place::Line(line_no),
-                message: format!("skipped: not valid JSON: {}", describe_json_error(&err)),
+                message: format!(
+                    "skipped: not valid JSON: {}",
+                    describe_json_error(&err, line)
+                ),
             }),
         }
     }

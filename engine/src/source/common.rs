@@ -323,7 +323,12 @@ pub(crate) fn json_kind(value: &Value) -> &'static str {
 }
 
 /// serde_json's message without its trailing "at line 1 column N"; the column is kept.
-pub(crate) fn describe_json_error(err: &serde_json::Error) -> String {
+pub(crate) fn describe_json_error(err: &serde_json::Error, text: &[u8]) -> String {
+    // Editors on Windows save UTF-8 with a mark serde_json reports only as "expected value
+    // (column 1)", which does not say what to fix.
+    if text.starts_with(BYTE_ORDER_MARK) && err.line() == 1 && err.column() == 1 {
+        return "it starts with a byte order mark (U+FEFF), which JSON does not allow (save the file as UTF-8 without one)".to_owned();
+    }
     let text = err.to_string();
     let message = match text.rfind(" at line ") {
         Some(cut) => &text[..cut],
@@ -331,6 +336,9 @@ pub(crate) fn describe_json_error(err: &serde_json::Error) -> String {
     };
     format!("{message} (column {})", err.column())
 }
+
+/// UTF-8's byte order mark.
+const BYTE_ORDER_MARK: &[u8] = b"\xEF\xBB\xBF";
 
 /// Entries grouped by session, sessions in the order of their first entry (or skipped
 /// line) and each session's entries in the order they were added.

@@ -76,7 +76,7 @@ impl SourceFormat for LangfuseTrace {
             line: err.line() as u64,
             message: format!(
                 "not a Langfuse trace, which is one JSON document: {}",
-                describe_json_error(&err)
+                describe_json_error(&err, &text)
             ),
         })?;
         match doc {

@@ -213,7 +213,7 @@ impl Registry {
                     first_problem.get_or_insert_with(|| {
                         format!(
                             "line {line_no} is not valid JSON: {}",
-                            describe_json_error(&err)
+                            describe_json_error(&err, &line)
                         )
                     });
                 }

@@ -451,7 +451,7 @@ pub(crate) fn parse_line(
     }
     .map_err(|e| LineError {
         not_json: e.is_syntax() || e.is_eof(),
-        message: describe_json_error(e),
+        message: describe_json_error(&e, line),
     })?;
     let instant = parse_timestamp(&raw.timestamp).map_err(|e| format!("field `timestamp`: {e}"))?;
     let read = |field| reads.contains(field);
@@ -499,19 +499,14 @@ pub(crate) fn parse_line(
 }
 
 /// serde_json's message without its trailing "at line 1 column N", which is misleading
-/// for a single line; the column is kept.
-fn describe_json_error(err: serde_json::Error) -> String {
-    let text = err.to_string();
-    let message = match text.rfind(" at line ") {
-        Some(cut) => &text[..cut],
-        None => text.as_str(),
-    };
+/// for a single line; the column is kept. A line that is not JSON at all says so.
+fn describe_json_error(err: &serde_json::Error, line: &[u8]) -> String {
     let kind = if err.is_syntax() || err.is_eof() {
         "not valid JSON: "
     } else {
         ""
     };
-    format!("{kind}{message} (column {})", err.column())
+    format!("{kind}{}", super::common::describe_json_error(err, line))
 }
 
 #[cfg(test)]
@@ -529,6 +524,21 @@ mod tests {
             "{}",
             err.message
         );
+    }
+
+    #[test]
+    fn a_line_behind_a_byte_order_mark_says_so() {
+        let line = "\u{FEFF}{\"timestamp\":\"2026-03-01T00:00:00Z\",\"sessionId\":\"s\",\"domain\":\"tasks\",\"operation\":\"find\",\"result\":{\"success\":true}}";
+        for text in [Some(line), None] {
+            let err = parse_line(line.as_bytes(), text, FieldsRead::ALL).unwrap_err();
+            assert!(err.not_json);
+            assert!(
+                err.message
+                    .contains("starts with a byte order mark (U+FEFF)"),
+                "{}",
+                err.message
+            );
+        }
     }
 
     #[test]
