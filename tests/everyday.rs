@@ -220,6 +220,47 @@ fn fail_under_exits_1_when_a_session_scores_below_it() {
     assert!(stderr(&out).contains("not a percentage from 0 to 100"));
 }
 
+/// An empty log (or the wrong file) prints no result and passes a gate with nothing
+/// checked: the run says so, in every format, whether it streams or not.
+#[test]
+fn all_over_a_source_without_sessions_says_nothing_was_graded() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("audit.jsonl");
+    std::fs::write(&empty, "\n").unwrap();
+    let source = empty.to_str().unwrap();
+    for format in ["human", "json", "jsonl"] {
+        let out = run(&[
+            "--rubric",
+            "cleo-v1",
+            "--source",
+            source,
+            "--all",
+            "--no-record",
+            "--format",
+            format,
+            "--fail-under",
+            "50",
+        ]);
+        assert_eq!(code(&out), 0, "{format}: {}", stderr(&out));
+        assert_eq!(
+            stderr(&out),
+            format!("warning: `{source}` holds no sessions: nothing was graded\n"),
+            "{format}"
+        );
+    }
+    let out = run(&[
+        "--rubric",
+        "cleo-v1",
+        "--source",
+        EXAMPLE,
+        "--all",
+        "--no-record",
+        "--format",
+        "jsonl",
+    ]);
+    assert_eq!(stderr(&out), "", "a source with sessions warns of nothing");
+}
+
 #[test]
 fn output_writes_the_results_to_a_file_instead_of_stdout() {
     let dir = tempfile::tempdir().unwrap();

@@ -31,6 +31,7 @@ pub fn run(cli: &Cli, plan: &GradePlan) -> Result<(), CliError> {
                 skipped,
             } => {
                 report_skipped(skipped, &plan.source.path);
+                report_nothing_graded(cli, total, &plan.source.path);
                 return finish(failed, total);
             }
             Streamed::Outcomes(outcomes, skipped) => (outcomes, Vec::new(), skipped),
@@ -51,10 +52,23 @@ pub fn run(cli: &Cli, plan: &GradePlan) -> Result<(), CliError> {
     let total = results.len() + failed;
     deliver(cli, plan, &results, &sessions)?;
     report_skipped(skipped, &plan.source.path);
+    report_nothing_graded(cli, total, &plan.source.path);
     finish(failed, total)?;
     match cli.fail_under {
         Some(threshold) => summary::check_floor(&results, threshold),
         None => Ok(()),
+    }
+}
+
+/// `--all` over a source without sessions (an empty log, the wrong file) prints no result,
+/// and a gate such as `--fail-under` passes with nothing checked: said on stderr, so that
+/// nobody takes the silence for a clean run.
+fn report_nothing_graded(cli: &Cli, total: usize, source: &std::path::Path) {
+    if cli.all && total == 0 {
+        eprintln!(
+            "warning: `{}` holds no sessions: nothing was graded",
+            render::escape_controls(&source.display().to_string())
+        );
     }
 }
 
