@@ -592,8 +592,13 @@ fn a_dangling_link_or_fifo_in_a_project_folder_is_skipped_with_a_warning() {
     );
 }
 
-/// `grade … --format jsonl --all` with the example on standard input through `args`.
+/// `grade` with the example on standard input through `args`.
 fn grade_piped(args: &[&str]) -> std::process::Output {
+    grade_piped_with(args, std::fs::read(example()).unwrap())
+}
+
+/// `grade` with `text` on standard input through `args`.
+fn grade_piped_with(args: &[&str], text: Vec<u8>) -> std::process::Output {
     let mut child = grade_bin()
         .current_dir(repo_root())
         .args(args)
@@ -603,7 +608,6 @@ fn grade_piped(args: &[&str]) -> std::process::Output {
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
-    let text = std::fs::read(example()).unwrap();
     let writer = std::thread::spawn(move || {
         let _ = stdin.write_all(&text);
     });
@@ -650,6 +654,91 @@ fn a_source_read_from_a_pipe_is_read_whole_and_dash_means_stdin() {
         assert_eq!(code(&out), 0, "{source}: {}", stderr(&out));
         assert_eq!(strip(&stdout(&out)), expected, "{source}");
     }
+}
+
+/// `grade compare` reads a piped source as `grade` does: `--source -`, an arm `NAME=-`.
+#[test]
+fn compare_reads_a_source_from_standard_input_as_grade_does() {
+    let from_file = run(&[
+        "compare", "--rubric", "cleo-v1", "--rubric", "cleo-v2", "--source", EXAMPLE, "--all",
+        "--format", "json",
+    ]);
+    assert_eq!(code(&from_file), 0, "{}", stderr(&from_file));
+    for source in ["-", "/dev/stdin"] {
+        let piped = grade_piped(&[
+            "compare", "--rubric", "cleo-v1", "--rubric", "cleo-v2", "--source", source, "--all",
+            "--format", "json",
+        ]);
+        assert_eq!(code(&piped), 0, "{source}: {}", stderr(&piped));
+        assert_eq!(stdout(&piped), stdout(&from_file), "{source}");
+    }
+    let arms = grade_piped(&[
+        "compare",
+        "--rubric",
+        "cleo-v1",
+        "--arm",
+        "piped=-",
+        "--arm",
+        &format!("file={EXAMPLE}"),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code(&arms), 0, "{}", stderr(&arms));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&arms)).unwrap();
+    assert_eq!(report["summary"]["nBaseline"], 2, "{report}");
+    let both = run(&[
+        "compare", "--rubric", "cleo-v1", "--arm", "a=-", "--arm", "b=-",
+    ]);
+    assert_eq!(code(&both), 2);
+    assert!(
+        stderr(&both).contains("both arms read standard input"),
+        "{}",
+        stderr(&both)
+    );
+}
+
+/// A piped source is read through a private copy; what is said about it names the source as
+/// the user gave it, with the right line.
+#[test]
+fn messages_name_a_piped_source_as_given_not_its_private_copy() {
+    let mut text = std::fs::read(example()).unwrap();
+    text.extend_from_slice(b"{\"sessionId\": \"s\"}\n");
+    let lines = String::from_utf8_lossy(&text).lines().count();
+    let args = [
+        "--rubric",
+        "cleo-v1",
+        "--all",
+        "--format",
+        "jsonl",
+        "--no-record",
+    ];
+    let out = grade_piped_with(&[&args[..], &["--source", "-"]].concat(), text.clone());
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).starts_with(&format!(
+            "error: <stdin>:{lines}: missing field `timestamp`"
+        )),
+        "{}",
+        stderr(&out)
+    );
+    let out = grade_piped_with(
+        &[&args[..], &["--source", "/dev/stdin", "--skip-bad-lines"]].concat(),
+        text,
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!(
+            "warning: /dev/stdin:{lines}: skipped a malformed line"
+        )),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!stderr(&out).contains("grade-source-"), "{}", stderr(&out));
+    let out = grade_piped_with(&[&args[..], &["--source", "-"]].concat(), Vec::new());
+    assert_eq!(
+        stderr(&out),
+        "warning: `<stdin>` holds no sessions: nothing was graded\n"
+    );
 }
 
 #[cfg(unix)]

@@ -22,7 +22,7 @@ enum Form {
     Rubrics {
         base: String,
         cand: String,
-        source: PathBuf,
+        source: crate::input::Source,
         filter: SessionFilter,
     },
     /// Two files of recorded results.
@@ -30,7 +30,7 @@ enum Form {
     /// One rubric, two sources.
     Arms {
         rubric: String,
-        arms: [(String, PathBuf); 2],
+        arms: [(String, crate::input::Source); 2],
         pair_by: Option<String>,
     },
 }
@@ -66,7 +66,7 @@ fn plan(args: &CompareArgs) -> Result<Form, CliError> {
                 return Err(usage(format!("`--arm {arm}` is not `NAME=SOURCE`")));
             };
             let path = PathBuf::from(source);
-            if !path.exists() {
+            if source != "-" && !path.exists() {
                 return Err(usage(format!(
                     "source `{source}` of arm `{name}` does not exist"
                 )));
@@ -76,6 +76,17 @@ fn plan(args: &CompareArgs) -> Result<Form, CliError> {
         if arms[0].0 == arms[1].0 {
             return Err(usage(format!("both arms are named `{}`", arms[0].0)));
         }
+        if arms.iter().all(|(_, path)| path.as_os_str() == "-") {
+            return Err(usage(
+                "both arms read standard input (`-`), which can be read once: save one to a file",
+            ));
+        }
+        // A pipe or standard input is read whole first, as `grade --source` reads it.
+        let mut read = Vec::new();
+        for (name, path) in arms {
+            read.push((name, crate::input::source(&path)?));
+        }
+        let mut arms = read;
         if let Some(field) = &args.pair_by {
             Field::parse(field).map_err(|e| usage(format!("`--pair-by`: {e}")))?;
         }
@@ -105,13 +116,11 @@ fn plan(args: &CompareArgs) -> Result<Form, CliError> {
                     "name the sessions to compare, or pass `--all` to compare every session of the source",
                 ));
             }
-            let source = match &args.source {
-                Some(path) if !path.exists() => {
-                    return Err(usage(format!("source `{}` does not exist", path.display())))
-                }
+            // A pipe or standard input is read whole first, as `grade --source` reads it.
+            let source = crate::input::source(&match &args.source {
                 Some(path) => path.clone(),
                 None => crate::default_source()?,
-            };
+            })?;
             let filter = if args.all {
                 SessionFilter::All
             } else {
@@ -224,7 +233,7 @@ pub fn run(args: &CompareArgs, search_path: &[PathBuf]) -> Result<(), CliError> 
             let (la, lb) = (Layout::of_pack(&a.0), Layout::of_pack(&b.0));
             let mut graded = compare::grade_source(
                 &[(&a.0, &la), (&b.0, &lb)],
-                &source,
+                &source.path,
                 format.as_deref(),
                 &filter,
                 None,
@@ -243,7 +252,7 @@ pub fn run(args: &CompareArgs, search_path: &[PathBuf]) -> Result<(), CliError> 
                         "no entries for session{} {} in `{}`",
                         if missing.len() == 1 { "" } else { "s" },
                         missing.join(", "),
-                        source.display()
+                        source.path.display()
                     )));
                 }
             }
@@ -305,7 +314,7 @@ pub fn run(args: &CompareArgs, search_path: &[PathBuf]) -> Result<(), CliError> 
             for (name, source) in &arms {
                 let mut graded = compare::grade_source(
                     &[(&p.0, &layout)],
-                    source,
+                    &source.path,
                     format.as_deref(),
                     &SessionFilter::All,
                     field.as_ref(),

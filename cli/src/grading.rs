@@ -38,7 +38,7 @@ pub fn run(cli: &Cli, plan: &GradePlan) -> Result<(), CliError> {
         },
         None => {
             let mut warn = |warning: String| {
-                eprintln!("warning: {}", render::escape_controls_keep_lines(&warning));
+                eprintln!("warning: {}", render::for_stderr(&warning));
             };
             if cli.print_prompt {
                 let (sessions, _) = crate::sessions::named_sessions(cli, &plan.source, &mut warn)?;
@@ -66,8 +66,11 @@ pub fn run(cli: &Cli, plan: &GradePlan) -> Result<(), CliError> {
 fn report_nothing_graded(cli: &Cli, total: usize, source: &std::path::Path) {
     if cli.all && total == 0 {
         eprintln!(
-            "warning: `{}` holds no sessions: nothing was graded",
-            render::escape_controls(&source.display().to_string())
+            "warning: {}",
+            render::for_stderr(&format!(
+                "`{}` holds no sessions: nothing was graded",
+                source.display()
+            ))
         );
     }
 }
@@ -268,7 +271,7 @@ fn finish(failed: usize, total: usize) -> Result<(), CliError> {
 /// The run's last word on skipped lines: how many, so a long run's warnings are not lost.
 fn report_skipped(skipped: u64, source: &Path) {
     if let Some(warning) = skipped_warning(skipped, source) {
-        eprintln!("warning: {warning}");
+        eprintln!("warning: {}", render::for_stderr(&warning));
     }
 }
 
@@ -371,7 +374,7 @@ fn stream(plan: &GradePlan, format: &dyn SourceFormat) -> Result<Streamed, CliEr
             return Err(*err);
         }
         for warning in &delivered.warnings {
-            eprintln!("warning: {warning}");
+            eprintln!("warning: {}", render::for_stderr(&warning.to_string()));
         }
         let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
         let marks: Vec<u64> = failures.iter().map(|(at, _)| *at).collect();
@@ -407,7 +410,7 @@ fn stream(plan: &GradePlan, format: &dyn SourceFormat) -> Result<Streamed, CliEr
     }
     let mapped = graded?;
     for warning in &mapped.warnings {
-        eprintln!("warning: {warning}");
+        eprintln!("warning: {}", render::for_stderr(&warning.to_string()));
     }
     let outcomes = mapped
         .results

@@ -2,8 +2,10 @@
 //! spooled to a private file, since the readers open it more than once), a device that
 //! never ends (`/dev/zero`) is refused, and what is read at once has a size cap.
 
+use std::borrow::Cow;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use crate::error::CliError;
 
@@ -11,6 +13,24 @@ use crate::error::CliError;
 pub const MAX_SPOOLED_SOURCE: u64 = 4 << 30;
 /// The most a judgment, a grades file or another file read at once may hold.
 pub const MAX_DOCUMENT: u64 = 1 << 30;
+
+/// Each spooled copy's path and what the user called the source, so that messages name
+/// `<stdin>` (or the pipe as given), not a private file they never saw.
+static SPOOLED: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
+
+/// `text` with the path of every spooled copy replaced by what the user gave.
+pub fn as_given(text: &str) -> Cow<'_, str> {
+    let Ok(spooled) = SPOOLED.lock() else {
+        return Cow::Borrowed(text);
+    };
+    let mut text = Cow::Borrowed(text);
+    for (copy, given) in spooled.iter() {
+        if text.contains(copy.as_str()) {
+            text = Cow::Owned(text.replace(copy.as_str(), given));
+        }
+    }
+    text
+}
 
 /// A source ready for the readers: the user's file or folder, or a private copy of what a
 /// pipe or standard input gave (kept until this value is dropped).
@@ -101,6 +121,14 @@ fn spool(from: &mut dyn Read, given: &Path) -> Result<Source, CliError> {
             given.display(),
             MAX_SPOOLED_SOURCE >> 30
         )));
+    }
+    if let Ok(mut spooled) = SPOOLED.lock() {
+        let given = if given.as_os_str() == "-" {
+            "<stdin>".to_owned()
+        } else {
+            given.display().to_string()
+        };
+        spooled.push((path.display().to_string(), given));
     }
     Ok(Source {
         path,

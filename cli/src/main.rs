@@ -73,10 +73,7 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) if err.is_closed_output() => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!(
-                "error: {}",
-                render::escape_controls_keep_lines(&err.to_string())
-            );
+            eprintln!("error: {}", render::for_stderr(&err.to_string()));
             ExitCode::from(err.exit_code())
         }
     }

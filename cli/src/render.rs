@@ -325,6 +325,12 @@ pub fn escape_controls_keep_lines(text: &str) -> Cow<'_, str> {
     escape_controls_but(text, true)
 }
 
+/// A message for stderr: controls escaped (lines kept), and a source read from a pipe or
+/// standard input named as the user gave it, not by its private copy.
+pub fn for_stderr(text: &str) -> String {
+    escape_controls_keep_lines(&crate::input::as_given(text)).into_owned()
+}
+
 fn escape_controls_but(text: &str, keep_lines: bool) -> Cow<'_, str> {
     let escaped = |c: char| acts_on_terminal(c) && !(keep_lines && c == '\n');
     if !text.chars().any(escaped) {
