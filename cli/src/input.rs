@@ -15,7 +15,9 @@ pub const MAX_SPOOLED_SOURCE: u64 = 4 << 30;
 pub const MAX_DOCUMENT: u64 = 1 << 30;
 
 /// Each spooled copy's path and what the user called the source, so that messages name
-/// `<stdin>` (or the pipe as given), not a private file they never saw.
+/// `<stdin>` (or the pipe as given), not a private file they never saw. Entries outlive
+/// their copy on purpose: the run's error is printed after its plan, and the copy with it,
+/// is gone.
 static SPOOLED: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
 
 /// `text` with the path of every spooled copy replaced by what the user gave.
