@@ -238,15 +238,13 @@ pub fn run(args: &CompareArgs, search_path: &[PathBuf]) -> Result<(), CliError> 
                 &filter,
                 None,
             )?;
-            if let SessionFilter::Only(wanted) = &filter {
-                // A set, since a list of sessions may be as long as the source's.
-                let found: std::collections::HashSet<&str> =
-                    graded.iter().map(|g| g.id.as_str()).collect();
-                let missing: Vec<String> = wanted
-                    .iter()
-                    .filter(|id| !found.contains(id.as_str()))
-                    .map(|id| format!("`{id}`"))
-                    .collect();
+            if let SessionFilter::Only(_) = &filter {
+                // In the order named (the filter's set has none).
+                let missing: Vec<String> =
+                    crate::sessions::missing(graded.iter().map(|g| g.id.as_str()), &args.inputs)
+                        .into_iter()
+                        .map(|id| format!("`{id}`"))
+                        .collect();
                 if !missing.is_empty() {
                     return Err(usage(format!(
                         "no entries for session{} {} in `{}`",
@@ -259,7 +257,10 @@ pub fn run(args: &CompareArgs, search_path: &[PathBuf]) -> Result<(), CliError> 
             let (sa, ea) = compare::sides_of(&label(&a.0, &base), &la, &mut graded, 0);
             let (sb, eb) = compare::sides_of(&label(&b.0, &cand), &lb, &mut graded, 1);
             for e in ea.iter().chain(&eb) {
-                eprintln!("error: {}", crate::error::grade_error_message(e));
+                eprintln!(
+                    "error: {}",
+                    crate::render::for_stderr(&crate::error::grade_error_message(e))
+                );
                 failed += 1;
             }
             compare::compare(

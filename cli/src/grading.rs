@@ -120,7 +120,7 @@ fn report_failures(outcomes: Vec<Outcome>) -> (Vec<GradeResult>, usize) {
                 failed += 1;
                 eprintln!(
                     "error: {}",
-                    render::escape_controls_keep_lines(&crate::error::eval_message(&err))
+                    render::for_stderr(&crate::error::eval_message(&err))
                 );
             }
         }
@@ -381,7 +381,7 @@ fn stream(plan: &GradePlan, format: &dyn SourceFormat) -> Result<Streamed, CliEr
         held.finish(&mut out, &marks, &mut |i| {
             eprintln!(
                 "error: {}",
-                render::escape_controls_keep_lines(&crate::error::eval_message(&failures[i].1))
+                render::for_stderr(&crate::error::eval_message(&failures[i].1))
             );
         })
         .map_err(|err| match err {

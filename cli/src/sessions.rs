@@ -20,20 +20,28 @@ const SUGGESTIONS: usize = 3;
 /// How many missing sessions the error names, one line each.
 const NAMED_MISSING: usize = 10;
 
-/// The named ids with no entries among `sessions`, each once, in the order named.
-pub fn missing<'a>(sessions: &[Session], asked: &'a [String]) -> Vec<&'a str> {
+/// The named ids not among `held` (the ids of sessions with entries), each once, in the
+/// order named: what `grade` and `grade compare` refuse.
+pub fn missing<'a, 'h>(
+    held: impl IntoIterator<Item = &'h str>,
+    asked: &'a [String],
+) -> Vec<&'a str> {
     // Sets, since a list of sessions may be as long as the source's.
-    let held: HashSet<&str> = sessions
-        .iter()
-        .filter(|s| !s.entries.is_empty())
-        .map(|s| s.id.as_str())
-        .collect();
+    let held: HashSet<&str> = held.into_iter().collect();
     let mut said = HashSet::new();
     asked
         .iter()
         .map(String::as_str)
         .filter(|id| !held.contains(id) && said.insert(*id))
         .collect()
+}
+
+/// The ids of the sessions that have entries.
+fn with_entries(sessions: &[Session]) -> impl Iterator<Item = &str> {
+    sessions
+        .iter()
+        .filter(|s| !s.entries.is_empty())
+        .map(|s| s.id.as_str())
 }
 
 /// The error for ids the source has no entries for, with the closest ids it does hold.
@@ -159,7 +167,7 @@ pub(crate) fn named_sessions(
         // session could not be read, it may be in one of them: it is graded (and marked).
         if !cli.allow_empty && !plan.judgment_only && cli.judgment.is_none() && lost_to_unknown == 0
         {
-            let missing = missing(&sessions, &cli.sessions);
+            let missing = missing(with_entries(&sessions), &cli.sessions);
             if !missing.is_empty() {
                 return Err(not_found(&missing, &plan.path, plan.format.as_deref()));
             }
@@ -244,7 +252,7 @@ mod tests {
         let mut asked: Vec<String> = (0..20_000).map(|i| format!("s-{i}")).collect();
         asked.push("s-held".to_owned());
         asked.push("s-7".to_owned());
-        let missing = missing(&held, &asked);
+        let missing = missing(with_entries(&held), &asked);
         assert_eq!(
             missing.len(),
             20_000,
