@@ -26,6 +26,18 @@ done
 head -n 200 "$root/tests/fixtures/conformance/audit.jsonl" >"$tmp/conformance-head.jsonl"
 add source_cleo_jsonl "$tmp/conformance-head.jsonl"
 
+# Single CLEO lines, for the fast line reader against serde: every 60th line of the
+# conformance sample (its escapes, nulls and odd spellings) and the example log's lines.
+awk 'NR % 60 == 1' "$root/tests/fixtures/conformance/audit.jsonl" "$root/examples/cleo-audit.jsonl" |
+    while IFS= read -r line; do
+        printf '%s\n' "$line" >"$tmp/line"
+        add cleo_line "$tmp/line"
+    done
+grep -h '\\' "$root/tests/fixtures/conformance/audit.jsonl" | head -n 5 | while IFS= read -r line; do
+    printf '%s\n' "$line" >"$tmp/line"
+    add cleo_line "$tmp/line"
+done
+
 # Claude Code transcripts (JSONL and the {loglines} wrapper).
 find "$root/rubrics/claude-code-v1/tests" -name '*.jsonl' ! -name '*.expected.jsonl' \
     ! -path '*/langfuse_traces/*' | while read -r f; do

@@ -101,6 +101,12 @@ static TEST_ALLOCATOR: CountingAllocator<std::alloc::System> =
 #[doc(hidden)]
 pub mod fuzzing {
     pub use crate::pack::template::{Template, TemplateScope, TemplateValues};
+
+    /// Whether the fast reader of CLEO audit lines took `line` (`Ok(false)`: it left it to
+    /// serde), and read it as serde does (`Err` says how they differ).
+    pub fn cleo_line_agrees_with_serde(line: &str) -> Result<bool, String> {
+        crate::source::cleo_line_agrees_with_serde(line)
+    }
 }
 
 mod builtin {

@@ -19,6 +19,9 @@ mod readonly_db;
 mod registry;
 mod stream;
 
+#[cfg(feature = "fuzzing")]
+pub(crate) use cleo_jsonl::agrees_with_serde as cleo_line_agrees_with_serde;
+
 use std::path::Path;
 use std::sync::Arc;
 

@@ -6,8 +6,12 @@
 //! finds each line's `sessionId`, mostly without parsing the rest of the line.
 
 mod chunks;
+mod fast;
 mod raw;
 mod skim;
+
+#[cfg(feature = "fuzzing")]
+pub(crate) use fast::agrees_with_serde;
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -445,14 +449,27 @@ pub(crate) fn parse_line(
     text: Option<&str>,
     reads: FieldsRead,
 ) -> Result<Entry, LineError> {
-    let raw: RawEntry = match text {
+    let raw = match text.and_then(fast::read) {
+        Some(raw) => raw,
+        None => read_raw(line, text)?,
+    };
+    finish_line(raw, reads)
+}
+
+/// A line read by serde, whatever its shape.
+fn read_raw(line: &[u8], text: Option<&str>) -> Result<RawEntry, LineError> {
+    match text {
         Some(text) => serde_json::from_str(text),
         None => serde_json::from_slice(line),
     }
     .map_err(|e| LineError {
         not_json: e.is_syntax() || e.is_eof(),
         message: describe_json_error(&e, line),
-    })?;
+    })
+}
+
+/// The entry of a line read, its optional fields checked as `reads` asks.
+fn finish_line(raw: RawEntry, reads: FieldsRead) -> Result<Entry, LineError> {
     let instant = parse_timestamp(&raw.timestamp).map_err(|e| format!("field `timestamp`: {e}"))?;
     let read = |field| reads.contains(field);
     let exit_code = optional(

@@ -78,36 +78,62 @@ impl<'de> Deserialize<'de> for RawMetadata {
                 f.write_str("a map")
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawMetadata, A::Error> {
-                let (mut task_id, mut user_id, mut source, mut gateway, mut role) =
-                    (None, None, None, None, None);
-                let mut extra = Map::new();
+                let mut slots = MetadataSlots::default();
                 // A repeated key keeps its last value, as a map would.
                 while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
-                    let slot = match &*key {
-                        "taskId" => &mut task_id,
-                        "userId" => &mut user_id,
-                        "source" => &mut source,
-                        "gateway" => &mut gateway,
-                        "role" => &mut role,
-                        _ => {
-                            extra.insert(key.into_owned(), map.next_value::<Value>()?);
-                            continue;
+                    match slots.slot(&key) {
+                        Some(slot) => *slot = Some(map.next_value::<MetaValue>()?),
+                        None => {
+                            slots
+                                .extra
+                                .insert(key.into_owned(), map.next_value::<Value>()?);
                         }
-                    };
-                    *slot = Some(map.next_value::<MetaValue>()?);
+                    }
                 }
-                let known = |v: Option<MetaValue>| v.filter(|v| !v.is_null());
-                Ok(RawMetadata(Metadata {
-                    task_id: known(task_id),
-                    user_id: known(user_id),
-                    source: known(source).unwrap_or_else(|| MetaValue::from("mcp")),
-                    gateway: known(gateway),
-                    role: known(role),
-                    extra,
-                }))
+                Ok(RawMetadata(slots.finish()))
             }
         }
         d.deserialize_map(MetadataVisitor)
+    }
+}
+
+/// Metadata as its keys are read: one slot per key CLEO defines, the rest kept as written.
+/// What serde's reading and the fast reader ([`super::fast`]) both fill.
+#[derive(Default)]
+pub(super) struct MetadataSlots {
+    task_id: Option<MetaValue>,
+    user_id: Option<MetaValue>,
+    source: Option<MetaValue>,
+    gateway: Option<MetaValue>,
+    role: Option<MetaValue>,
+    pub(super) extra: Map<String, Value>,
+}
+
+impl MetadataSlots {
+    /// The slot of `key` if CLEO defines it; `None` for a key kept in `extra`.
+    pub(super) fn slot(&mut self, key: &str) -> Option<&mut Option<MetaValue>> {
+        match key {
+            "taskId" => Some(&mut self.task_id),
+            "userId" => Some(&mut self.user_id),
+            "source" => Some(&mut self.source),
+            "gateway" => Some(&mut self.gateway),
+            "role" => Some(&mut self.role),
+            _ => None,
+        }
+    }
+
+    /// The metadata, as [`Metadata::from_map`] builds it: `null` is no value, and the source
+    /// defaults to `mcp`.
+    pub(super) fn finish(self) -> Metadata {
+        let known = |v: Option<MetaValue>| v.filter(|v| !v.is_null());
+        Metadata {
+            task_id: known(self.task_id),
+            user_id: known(self.user_id),
+            source: known(self.source).unwrap_or_else(|| MetaValue::from("mcp")),
+            gateway: known(self.gateway),
+            role: known(self.role),
+            extra: self.extra,
+        }
     }
 }
 

@@ -1,0 +1,648 @@
+//! The shape nearly every CLEO audit line has, read without serde's generic machinery.
+//!
+//! A CLEO log line is a flat object: short strings without escapes, a `result` of a boolean
+//! and integers, `params` and `metadata` of scalars. [`read`] reads exactly such lines, byte
+//! by byte, into the [`RawEntry`] serde builds from them, and declines (`None`) every line
+//! outside that shape (an escape, a fraction, a nested value, a key it does not expect, a
+//! repeated field, anything malformed), which serde then reads, and names the errors of, as
+//! before. Declining is always safe; what is read must be what serde reads, which the tests
+//! below check on generated lines, and the `cleo_line` fuzz target on any bytes.
+//!
+//! Why: serde_json's typed reading was about 40% of the CPU time of grading a log, and a
+//! parsed line is the entry the rest of the run works on, so there is no tree to skip.
+
+use serde_json::{Number, Value};
+
+use super::super::lenient::{Duration, ExitCode, Lenient};
+use super::raw::{MetadataSlots, RawEntry, RawMetadata, RawOutcome};
+use crate::entry::{MetaValue, Params, Text};
+
+/// The line's entry as serde would read it, or `None` to leave the line to serde.
+pub(super) fn read(line: &str) -> Option<RawEntry> {
+    let mut c = Cursor { text: line, at: 0 };
+    let mut timestamp = None;
+    let mut session_id = None;
+    let mut domain = None;
+    let mut operation = None;
+    let mut params = None;
+    let mut result = None;
+    let mut metadata = None;
+    let mut error = None;
+    c.object(|c, key| {
+        // serde refuses a repeated field: `once` declines it so that serde says so.
+        match key {
+            "timestamp" => once(&mut timestamp, c.text()?),
+            "sessionId" => once(&mut session_id, c.text()?),
+            "domain" => once(&mut domain, c.text()?),
+            "operation" => once(&mut operation, c.text()?),
+            "params" => once(&mut params, c.params()?),
+            "result" => once(&mut result, c.outcome()?),
+            "metadata" => once(&mut metadata, c.metadata()?),
+            "error" => once(&mut error, c.error()?),
+            _ => None,
+        }
+    })?;
+    c.skip_whitespace();
+    if c.at != line.len() {
+        return None;
+    }
+    Some(RawEntry {
+        timestamp: timestamp?,
+        session_id: session_id?,
+        domain: domain?,
+        operation: operation?,
+        params: params.unwrap_or_default(),
+        result: result?,
+        metadata: metadata.unwrap_or_default(),
+        error: error.unwrap_or_default(),
+    })
+}
+
+fn once<T>(slot: &mut Option<T>, value: T) -> Option<()> {
+    match slot {
+        Some(_) => None,
+        None => {
+            *slot = Some(value);
+            Some(())
+        }
+    }
+}
+
+/// A value of `params` or `metadata` this reader takes.
+enum Scalar<'a> {
+    Str(&'a str),
+    Number(Number),
+    Bool(bool),
+    Null,
+}
+
+impl Scalar<'_> {
+    fn into_value(self) -> Value {
+        match self {
+            Scalar::Str(s) => Value::String(s.to_owned()),
+            Scalar::Number(n) => Value::Number(n),
+            Scalar::Bool(b) => Value::Bool(b),
+            Scalar::Null => Value::Null,
+        }
+    }
+
+    /// As [`MetaValue`]'s own reading makes it.
+    fn into_meta(self) -> MetaValue {
+        match self {
+            Scalar::Str(s) => MetaValue::Text(s.into()),
+            other => MetaValue::Json(Box::new(other.into_value())),
+        }
+    }
+}
+
+struct Cursor<'a> {
+    text: &'a str,
+    at: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn peek(&self) -> Option<u8> {
+        self.text.as_bytes().get(self.at).copied()
+    }
+
+    /// JSON's whitespace, which is not Rust's (no form feed).
+    fn skip_whitespace(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+            self.at += 1;
+        }
+    }
+
+    /// The next byte after whitespace, consumed.
+    fn next(&mut self) -> Option<u8> {
+        self.skip_whitespace();
+        let b = self.peek()?;
+        self.at += 1;
+        Some(b)
+    }
+
+    fn literal(&mut self, word: &str) -> Option<()> {
+        let rest = self.text.as_bytes().get(self.at..)?;
+        rest.starts_with(word.as_bytes())
+            .then(|| self.at += word.len())
+    }
+
+    /// A string without escapes or control characters (serde refuses the latter).
+    fn string(&mut self) -> Option<&'a str> {
+        if self.next()? != b'"' {
+            return None;
+        }
+        let start = self.at;
+        let bytes = self.text.as_bytes();
+        let mut end = start;
+        loop {
+            match *bytes.get(end)? {
+                b'"' => break,
+                b'\\' | 0..=0x1f => return None,
+                _ => end += 1,
+            }
+        }
+        self.at = end + 1;
+        // Both ends are next to an ASCII quote, so on character boundaries.
+        self.text.get(start..end)
+    }
+
+    fn text(&mut self) -> Option<Text> {
+        self.string().map(Text::from)
+    }
+
+    /// An integer as serde_json reads it: up to 18 digits, no leading zero, no fraction or
+    /// exponent (those are left to serde, whose float reading is not redone here), not `-0`
+    /// (which serde_json reads as a float).
+    fn integer(&mut self) -> Option<Number> {
+        let bytes = self.text.as_bytes();
+        let negative = self.peek()? == b'-';
+        let start = self.at + usize::from(negative);
+        let mut end = start;
+        let mut n: u64 = 0;
+        while let Some(&d @ b'0'..=b'9') = bytes.get(end) {
+            n = n * 10 + u64::from(d - b'0');
+            end += 1;
+            if end - start > 18 {
+                return None;
+            }
+        }
+        let digits = end - start;
+        if digits == 0 || (digits > 1 && bytes.get(start) == Some(&b'0')) {
+            return None;
+        }
+        if let Some(b'.' | b'e' | b'E') = bytes.get(end) {
+            return None;
+        }
+        self.at = end;
+        if negative {
+            // Below 10^18, so the negation fits.
+            (n > 0).then(|| Number::from(-(n as i64)))
+        } else {
+            Some(Number::from(n))
+        }
+    }
+
+    fn scalar(&mut self) -> Option<Scalar<'a>> {
+        self.skip_whitespace();
+        Some(match self.peek()? {
+            b'"' => Scalar::Str(self.string()?),
+            b't' => self.literal("true").map(|()| Scalar::Bool(true))?,
+            b'f' => self.literal("false").map(|()| Scalar::Bool(false))?,
+            b'n' => self.literal("null").map(|()| Scalar::Null)?,
+            b'-' | b'0'..=b'9' => Scalar::Number(self.integer()?),
+            _ => return None,
+        })
+    }
+
+    /// `null`, consumed; `None` with nothing consumed for anything else.
+    fn null(&mut self) -> Option<()> {
+        self.skip_whitespace();
+        self.literal("null")
+    }
+
+    /// An object, `field` reading each value (the cursor after the key's colon).
+    fn object(&mut self, mut field: impl FnMut(&mut Self, &'a str) -> Option<()>) -> Option<()> {
+        if self.next()? != b'{' {
+            return None;
+        }
+        self.skip_whitespace();
+        if self.peek()? == b'}' {
+            self.at += 1;
+            return Some(());
+        }
+        loop {
+            let key = self.string()?;
+            if self.next()? != b':' {
+                return None;
+            }
+            field(self, key)?;
+            match self.next()? {
+                b',' => {}
+                b'}' => return Some(()),
+                _ => return None,
+            }
+        }
+    }
+
+    fn params(&mut self) -> Option<Lenient<Params>> {
+        if self.null().is_some() {
+            return Some(Lenient::Null);
+        }
+        let mut pairs: Vec<(Text, Value)> = Vec::new();
+        self.object(|c, key| {
+            let value = c.scalar()?.into_value();
+            pairs.push((Text::from(key), value));
+            Some(())
+        })?;
+        Some(Lenient::Value(pairs.into_iter().collect()))
+    }
+
+    fn outcome(&mut self) -> Option<RawOutcome> {
+        let (mut success, mut exit_code, mut duration) = (None, None, None);
+        self.object(|c, key| match key {
+            "success" => {
+                let value = match c.scalar()? {
+                    Scalar::Bool(b) => b,
+                    _ => return None,
+                };
+                once(&mut success, value)
+            }
+            "exitCode" => {
+                let value = match c.scalar()? {
+                    Scalar::Null => Lenient::Null,
+                    Scalar::Number(n) => Lenient::Value(ExitCode(n.as_i64()?)),
+                    _ => return None,
+                };
+                once(&mut exit_code, value)
+            }
+            "duration" => {
+                let value = match c.scalar()? {
+                    Scalar::Null => Lenient::Null,
+                    Scalar::Number(n) => Lenient::Value(Duration(n.as_f64()?)),
+                    _ => return None,
+                };
+                once(&mut duration, value)
+            }
+            _ => None,
+        })?;
+        Some(RawOutcome {
+            success: success?,
+            exit_code: exit_code.unwrap_or_default(),
+            duration: duration.unwrap_or_default(),
+        })
+    }
+
+    fn metadata(&mut self) -> Option<Lenient<RawMetadata>> {
+        if self.null().is_some() {
+            return Some(Lenient::Null);
+        }
+        let mut slots = MetadataSlots::default();
+        // A repeated key keeps its last value, as serde's reading does.
+        self.object(|c, key| {
+            let value = c.scalar()?;
+            match slots.slot(key) {
+                Some(slot) => *slot = Some(value.into_meta()),
+                None => {
+                    slots.extra.insert(key.to_owned(), value.into_value());
+                }
+            }
+            Some(())
+        })?;
+        Some(Lenient::Value(RawMetadata(slots.finish())))
+    }
+
+    fn error(&mut self) -> Option<Lenient<Text>> {
+        match self.scalar()? {
+            Scalar::Str(s) => Some(Lenient::Value(Text::from(s))),
+            Scalar::Null => Some(Lenient::Null),
+            _ => None,
+        }
+    }
+}
+
+/// Whether [`read`] took `line` (`Ok(false)` when it left it to serde), and, if it did, that
+/// serde reads the same entry from it; what the tests and the `cleo_line` fuzz target check.
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) fn agrees_with_serde(line: &str) -> Result<bool, String> {
+    use super::{finish_line, read_raw};
+    use crate::field::FieldsRead;
+    // For a pack that reads every optional field and for one that reads none.
+    let finish = |raw: Option<RawEntry>, raw_again: Option<RawEntry>| {
+        Some([
+            finish_line(raw?, FieldsRead::ALL),
+            finish_line(raw_again?, FieldsRead::NONE),
+        ])
+    };
+    let Some(fast) = finish(read(line), read(line)) else {
+        return Ok(false);
+    };
+    let serde = match read_raw(line.as_bytes(), Some(line)) {
+        Ok(_) => finish(
+            read_raw(line.as_bytes(), Some(line)).ok(),
+            read_raw(line.as_bytes(), Some(line)).ok(),
+        ),
+        Err(e) => return Err(format!("fast read a line serde refuses ({e:?}): {line:?}")),
+    };
+    match serde {
+        Some(serde) if serde == fast => Ok(true),
+        serde => Err(format!("{line:?}\nfast:  {fast:?}\nserde: {serde:?}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{read_raw, LineError};
+    use super::*;
+    use proptest::prelude::*;
+
+    fn check(line: &str) -> Result<bool, TestCaseError> {
+        agrees_with_serde(line).map_err(TestCaseError::fail)
+    }
+
+    fn by_serde(line: &str) -> Result<(), LineError> {
+        read_raw(line.as_bytes(), Some(line)).map(drop)
+    }
+
+    // Each list starts with the options in the shape `fast` reads, then those it leaves to
+    // serde, then those that are no JSON; `[fast, json]` after it counts the first two.
+    const SPACE: &[&str] = &["", "", "", " ", "\t", "\r", "\n", "  "];
+    const SPACE_KINDS: [usize; 2] = [8, 8];
+    const STRINGS: &[&str] = &[
+        "\"abc\"",
+        "\"T1\"",
+        "\"\"",
+        "\"é✓\"",
+        "\"mcp\"",
+        "\"cleo_query\"",
+        "\"a string longer than twenty-four bytes\"",
+        "\"2026-03-01T00:00:22.645Z\"",
+        "\"not a time\"",
+        "\"a\\\"b\"",
+        "\"a\\u0041\"",
+        "\"tab\there\"",
+    ];
+    const STRING_KINDS: [usize; 2] = [9, 11];
+    const NUMBERS: &[&str] = &[
+        "0",
+        "7",
+        "-3",
+        "999999999999999999",
+        "-999999999999999999",
+        "-0",
+        "1.5",
+        "4.0",
+        "1e3",
+        "1000000000000000000",
+        "18446744073709551616",
+        "-9223372036854775808",
+        "01",
+        "-",
+    ];
+    const NUMBER_KINDS: [usize; 2] = [5, 12];
+    const OTHERS: &[&str] = &[
+        "true",
+        "false",
+        "null",
+        "[1]",
+        "[]",
+        "{}",
+        "{\"a\":1}",
+        "tru",
+        "nul",
+        "x",
+    ];
+    const OTHER_KINDS: [usize; 2] = [3, 7];
+    const ENDINGS: &[&str] = &["", "\n", "\r\n", " ", " x", "}", "\n\n{}"];
+    const ENDING_KINDS: [usize; 2] = [4, 4];
+    const META_KEYS: &[&str] = &[
+        "taskId",
+        "userId",
+        "source",
+        "gateway",
+        "role",
+        "x",
+        "a",
+        "ta\\u0073kId",
+    ];
+    const FIELDS: &[&str] = &[
+        "timestamp",
+        "sessionId",
+        "domain",
+        "operation",
+        "params",
+        "result",
+        "metadata",
+        "error",
+        "extra",
+        "time\\u0073tamp",
+    ];
+
+    /// A line built from `choices`: mostly lines in the shape `fast` reads, and every way
+    /// out of it (escapes, fractions, nesting, repeated and unknown keys, wrong types, bad
+    /// JSON).
+    struct Gen<'a> {
+        choices: std::slice::Iter<'a, u16>,
+        out: String,
+        /// 0: only what `fast` reads; 1: any JSON; 2: anything.
+        mode: usize,
+    }
+
+    impl Gen<'_> {
+        fn pick(&mut self, n: usize) -> usize {
+            self.choices.next().map_or(0, |&c| c as usize % n)
+        }
+        fn one_of(&mut self, options: &[&str]) {
+            let i = self.pick(options.len());
+            self.out.push_str(options[i]);
+        }
+        /// One of `options`, of those the line's mode allows (`kinds` as for the lists).
+        fn one_of_kind(&mut self, options: &[&str], kinds: [usize; 2]) {
+            let n = kinds.get(self.mode).copied().unwrap_or(options.len());
+            let i = self.pick(n);
+            self.out.push_str(options[i]);
+        }
+        fn space(&mut self) {
+            self.one_of_kind(SPACE, SPACE_KINDS);
+        }
+        fn scalar(&mut self) {
+            match self.pick(10) {
+                0..=4 => self.one_of_kind(STRINGS, STRING_KINDS),
+                5..=7 => self.one_of_kind(NUMBERS, NUMBER_KINDS),
+                _ => self.one_of_kind(OTHERS, OTHER_KINDS),
+            }
+        }
+        fn key(&mut self, keys: &[&str]) {
+            self.space();
+            self.out.push('"');
+            self.one_of(keys);
+            self.out.push('"');
+            self.space();
+            self.out.push(':');
+            self.space();
+        }
+        fn object(&mut self, keys: &[&str], value: impl Fn(&mut Self, &str)) {
+            self.out.push('{');
+            let n = self.pick(5);
+            for i in 0..n {
+                if i > 0 {
+                    self.out.push(',');
+                }
+                let at = self.out.len();
+                self.key(keys);
+                let key = self.out[at..].trim_matches([' ', '\t', '\r', '\n', ':', '"']);
+                let key = key.to_owned();
+                value(self, &key);
+                self.space();
+            }
+            if self.pick(20) == 0 {
+                self.out.push(',');
+            }
+            self.out.push('}');
+        }
+        fn value_of(&mut self, field: &str) {
+            match (field, self.pick(8)) {
+                ("timestamp", 0..=5) => self.out.push_str("\"2026-03-01T00:00:22.645Z\""),
+                ("sessionId" | "domain" | "operation" | "error", _) if self.mode < 2 => {
+                    self.one_of_kind(STRINGS, STRING_KINDS)
+                }
+                ("timestamp" | "sessionId" | "domain" | "operation" | "error", _) => self.scalar(),
+                ("params" | "metadata", _) if self.mode < 2 => {
+                    let keys = &META_KEYS[..7 + self.mode];
+                    self.object(keys, |g, _| g.scalar());
+                }
+                ("params" | "metadata", 0..=5) => {
+                    self.object(META_KEYS, |g, _| g.scalar());
+                }
+                ("result", _) if self.mode < 2 => {
+                    // `success` once, the others at most once, in any order.
+                    let mut keys = vec!["success"];
+                    for key in ["exitCode", "duration"] {
+                        if self.pick(2) == 0 {
+                            keys.insert(self.pick(keys.len() + 1), key);
+                        }
+                    }
+                    self.out.push('{');
+                    for (i, key) in keys.into_iter().enumerate() {
+                        if i > 0 {
+                            self.out.push(',');
+                        }
+                        self.key(&[key]);
+                        match key {
+                            "success" => self.one_of(&["true", "false"]),
+                            _ => self.one_of_kind(
+                                &[&["null"], NUMBERS].concat(),
+                                NUMBER_KINDS.map(|n| n + 1),
+                            ),
+                        }
+                        self.space();
+                    }
+                    self.out.push('}');
+                }
+                ("result", 0..=5) => {
+                    self.object(
+                        &["success", "exitCode", "duration", "other"],
+                        |g, key| match (key, g.pick(3)) {
+                            ("success", 0 | 1) => g.one_of(&["true", "false"]),
+                            ("exitCode" | "duration", 0 | 1) => g.one_of(NUMBERS),
+                            _ => g.scalar(),
+                        },
+                    );
+                }
+                _ => self.scalar(),
+            }
+        }
+        fn line(&mut self) -> String {
+            self.mode = self.pick(3);
+            self.space();
+            if self.mode == 2 && self.pick(30) == 0 {
+                self.out.push('\u{feff}');
+            }
+            self.out.push('{');
+            // Usually the fields CLEO writes, in its order; sometimes any of them, in any order.
+            let fields: Vec<&str> = if self.mode < 2 || self.pick(3) > 0 {
+                let mut fields = vec!["timestamp", "sessionId", "domain", "operation"];
+                for optional in ["params", "result", "metadata", "error"] {
+                    if optional == "result" || self.pick(3) > 0 {
+                        fields.push(optional);
+                    }
+                }
+                fields
+            } else {
+                (0..self.pick(10))
+                    .map(|_| FIELDS[self.pick(FIELDS.len())])
+                    .collect()
+            };
+            for (i, field) in fields.iter().enumerate() {
+                if i > 0 {
+                    self.out.push(',');
+                }
+                self.key(&[field]);
+                self.value_of(field);
+                self.space();
+            }
+            self.out.push('}');
+            self.one_of_kind(ENDINGS, ENDING_KINDS);
+            std::mem::take(&mut self.out)
+        }
+    }
+
+    fn line_of(choices: &[u16]) -> String {
+        Gen {
+            choices: choices.iter(),
+            out: String::new(),
+            mode: 0,
+        }
+        .line()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4_000))]
+
+        /// What makes the fast reader safe to use: whatever it reads, serde reads the same.
+        #[test]
+        fn a_line_the_fast_reader_takes_is_the_entry_serde_reads(
+            choices in proptest::collection::vec(any::<u16>(), 40..400)
+        ) {
+            check(&line_of(&choices))?;
+        }
+    }
+
+    /// The generator is only useful if the fast reader takes many of its lines, and leaves
+    /// many to serde.
+    #[test]
+    fn generated_lines_exercise_both_readers() {
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let (mut fast, mut serde, mut refused) = (0, 0, 0);
+        for _ in 0..3_000 {
+            let choices: Vec<u16> = (0..300)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    state as u16
+                })
+                .collect();
+            let line = line_of(&choices);
+            match (check(&line).unwrap(), by_serde(&line).is_ok()) {
+                (true, _) => fast += 1,
+                (false, true) => serde += 1,
+                (false, false) => refused += 1,
+            }
+        }
+        assert!(
+            fast > 300 && serde > 300 && refused > 300,
+            "{fast} {serde} {refused}"
+        );
+    }
+
+    #[test]
+    fn lines_of_the_corpus_and_the_bench_shape_are_read_fast_and_as_serde_reads_them() {
+        let corpus = include_str!("../../../../tests/fixtures/conformance/audit.jsonl");
+        let mut fast = 0;
+        for line in corpus.lines() {
+            fast += usize::from(check(line).unwrap());
+        }
+        // Every line but those with an escape.
+        let escaped = corpus.lines().filter(|l| l.contains('\\')).count();
+        assert_eq!(fast, corpus.lines().count() - escaped);
+        let bench = r#"{"timestamp": "2026-03-01T00:00:25.731Z", "sessionId": "ses_1772323222_200a64", "domain": "admin", "operation": "dash", "params": {}, "result": {"success": false, "exitCode": 6, "duration": 415}, "metadata": {"source": "mcp", "gateway": "query", "taskId": "T342"}, "error": "E_GENERAL"}"#;
+        assert!(check(bench).unwrap());
+    }
+
+    #[test]
+    fn repeated_fields_escapes_and_fractions_are_left_to_serde() {
+        for line in [
+            r#"{"timestamp":"2026-03-01T00:00:00Z","timestamp":"2026-03-01T00:00:00Z","sessionId":"s","domain":"d","operation":"o","result":{"success":true}}"#,
+            r#"{"timestamp":"2026-03-01T00:00:00Z","sessionId":"s\u0031","domain":"d","operation":"o","result":{"success":true}}"#,
+            r#"{"timestamp":"2026-03-01T00:00:00Z","sessionId":"s","domain":"d","operation":"o","result":{"success":true,"duration":1.5}}"#,
+            r#"{"timestamp":"2026-03-01T00:00:00Z","sessionId":"s","domain":"d","operation":"o","result":{"success":true},"params":{"a":[1]}}"#,
+            r#"{"timestamp":"2026-03-01T00:00:00Z","sessionId":"s","domain":"d","operation":"o","result":{"success":true},"future":1}"#,
+        ] {
+            assert!(read(line).is_none(), "{line}");
+            assert!(
+                by_serde(line).is_ok()
+                    || line.contains("\"timestamp\":\"2026-03-01T00:00:00Z\",\"timestamp\"")
+            );
+        }
+    }
+}
