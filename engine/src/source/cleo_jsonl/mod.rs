@@ -1,7 +1,8 @@
 //! JSONL audit logs: one CLEO `AuditEntry` per line, sessions possibly interleaved.
 //!
 //! The file is read in chunks of whole lines, and each chunk is parsed in parallel into
-//! typed entries (no generic JSON tree except for `params` and unknown metadata keys).
+//! typed entries (no generic JSON tree except for `params` and unknown metadata keys): a line
+//! in the shape CLEO writes by a reader of its own ([`fast`]), any other by serde.
 //! Grading a whole log streams in two passes (see [`super::stream`]): the first pass only
 //! finds each line's `sessionId`, mostly without parsing the rest of the line.
 
