@@ -261,6 +261,15 @@ impl<'a> Cursor<'a> {
         Some(Lenient::Value(pairs.into_iter().collect()))
     }
 
+    /// A number made into `T`, or `null`; anything else is left to serde.
+    fn lenient_number<T>(&mut self, make: impl FnOnce(Number) -> Option<T>) -> Option<Lenient<T>> {
+        match self.scalar()? {
+            Scalar::Null => Some(Lenient::Null),
+            Scalar::Number(n) => make(n).map(Lenient::Value),
+            _ => None,
+        }
+    }
+
     fn outcome(&mut self) -> Option<RawOutcome> {
         let (mut success, mut exit_code, mut duration) = (None, None, None);
         self.object(|c, key| match key {
@@ -272,19 +281,11 @@ impl<'a> Cursor<'a> {
                 once(&mut success, value)
             }
             "exitCode" => {
-                let value = match c.scalar()? {
-                    Scalar::Null => Lenient::Null,
-                    Scalar::Number(n) => Lenient::Value(ExitCode(n.as_i64()?)),
-                    _ => return None,
-                };
+                let value = c.lenient_number(|n| n.as_i64().map(ExitCode))?;
                 once(&mut exit_code, value)
             }
             "duration" => {
-                let value = match c.scalar()? {
-                    Scalar::Null => Lenient::Null,
-                    Scalar::Number(n) => Lenient::Value(Duration(n.as_f64()?)),
-                    _ => return None,
-                };
+                let value = c.lenient_number(|n| n.as_f64().map(Duration))?;
                 once(&mut duration, value)
             }
             _ => None,
