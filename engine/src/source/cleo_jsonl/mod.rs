@@ -470,6 +470,8 @@ fn read_raw(line: &[u8], text: Option<&str>) -> Result<RawEntry, LineError> {
 }
 
 /// The entry of a line read, its optional fields checked as `reads` asks.
+// Inlined for the reason `fast::read` is.
+#[inline(always)]
 fn finish_line(raw: RawEntry, reads: FieldsRead) -> Result<Entry, LineError> {
     let instant = parse_timestamp(&raw.timestamp).map_err(|e| format!("field `timestamp`: {e}"))?;
     let read = |field| reads.contains(field);
