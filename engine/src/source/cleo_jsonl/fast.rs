@@ -334,23 +334,22 @@ impl<'a> Cursor<'a> {
 pub(crate) fn agrees_with_serde(line: &str) -> Result<bool, String> {
     use super::{finish_line, read_raw};
     use crate::field::FieldsRead;
-    // For a pack that reads every optional field and for one that reads none.
-    let finish = |raw: Option<RawEntry>, raw_again: Option<RawEntry>| {
+    // The entry for a pack that reads every optional field and for one that reads none;
+    // `RawEntry` is not `Clone`, so the line is read for each.
+    let both = |read: &dyn Fn() -> Option<RawEntry>| {
         Some([
-            finish_line(raw?, FieldsRead::ALL),
-            finish_line(raw_again?, FieldsRead::NONE),
+            finish_line(read()?, FieldsRead::ALL),
+            finish_line(read()?, FieldsRead::NONE),
         ])
     };
-    let Some(fast) = finish(read(line), read(line)) else {
+    let Some(fast) = both(&|| read(line)) else {
         return Ok(false);
     };
-    let serde = match read_raw(line.as_bytes(), Some(line)) {
-        Ok(_) => finish(
-            read_raw(line.as_bytes(), Some(line)).ok(),
-            read_raw(line.as_bytes(), Some(line)).ok(),
-        ),
-        Err(e) => return Err(format!("fast read a line serde refuses ({e:?}): {line:?}")),
-    };
+    let by_serde = || read_raw(line.as_bytes(), Some(line));
+    if let Err(e) = by_serde() {
+        return Err(format!("fast read a line serde refuses ({e:?}): {line:?}"));
+    }
+    let serde = both(&|| by_serde().ok());
     match serde {
         Some(serde) if serde == fast => Ok(true),
         serde => Err(format!("{line:?}\nfast:  {fast:?}\nserde: {serde:?}")),
