@@ -535,25 +535,84 @@ fn formats_are_detected_forced_or_refused() {
     assert_eq!(read.sessions[0].id, "test-session-id");
 }
 
+/// cleo-v1 once graded a transcript 50/100 D (a CLEO session that never used CLEO) without a
+/// word: a pack that lists its `sources` refuses every other format, with exit 2, before
+/// grading, whether the format was detected, asked for, or a folder's.
 #[test]
-fn the_cleo_pack_grades_a_transcript_too() {
+fn a_cleo_pack_refuses_a_transcript_instead_of_grading_it_as_a_session_without_cleo() {
     let real = fixtures_dir()
         .join("real/claude_code_transcripts/real/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl");
-    let out = grade(&[
+    let real = real.to_str().expect("UTF-8");
+    let folder = fixtures_dir().join("real/claude_code_transcripts/synthetic/simonw__tests");
+    let refused = |args: &[&str], source: &str| {
+        let out = grade(args);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        assert!(out.stdout.is_empty(), "{args:?}: nothing is graded");
+        let expected = format!(
+            "error: `{source}` reads as a Claude Code transcript (`claude-code`), and rubric `cleo-v1` grades only `cleo-db` and `cleo-jsonl` sources\n"
+        );
+        assert_eq!(text(&out.stderr), expected, "{args:?}");
+    };
+    let all = [
         "--rubric",
         "cleo-v1",
         "--source",
-        real.to_str().expect("UTF-8"),
+        real,
         "--all",
-        "--format",
-        "json",
         "--no-record",
-    ]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let result: Value = serde_json::from_slice(&out.stdout).expect("JSON");
-    // No CLEO operations: CLEO's grade of a session that never used CLEO.
-    assert_eq!(result["rubric"]["id"], "cleo-v1");
-    assert_eq!(result["totalScore"], 50);
+    ];
+    refused(&all, real);
+    refused(&[&all[..], &["--format", "jsonl"]].concat(), real);
+    refused(
+        &[
+            "--rubric",
+            "cleo-v1",
+            "--source",
+            real,
+            "--no-record",
+            "1af7fc5e-8455-4414-9ccd-011d40f70b2a",
+        ],
+        real,
+    );
+    refused(
+        &[
+            "--rubric",
+            "cleo-v1",
+            "--source",
+            folder.to_str().expect("UTF-8"),
+            "--all",
+            "--no-record",
+        ],
+        folder.to_str().expect("UTF-8"),
+    );
+    // A CLEO log forced to read as a transcript is refused the same way.
+    let example = repo().join("examples/cleo-audit.jsonl");
+    let example = example.to_str().expect("UTF-8");
+    refused(
+        &[
+            "--rubric",
+            "cleo-v1",
+            "--source",
+            example,
+            "--source-format",
+            "claude-code",
+            "--all",
+            "--no-record",
+        ],
+        example,
+    );
+    // And the other way round: the tool-discipline pack does not grade a CLEO log.
+    let out = grade(&["--rubric", "claude-code-v1", "--source", example, "--all"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stderr),
+        format!("error: `{example}` reads as a CLEO audit log (`cleo-jsonl`), and rubric `claude-code-v1` grades only `claude-code` and `langfuse` sources\n")
+    );
 }
 
 /// A long session stays within the script operation budget: no rule may be quadratic in

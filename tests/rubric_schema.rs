@@ -321,6 +321,9 @@ fn broken_packs() -> Vec<(&'static str, String)> {
         ("an operation list holds a number", pack_with_rule("selectors:\n  task_op: { domain: tasks, operation: [find, 5] }\n", ok_rule)),
         ("a case is not a map", pack_with_rule(TASKS, "- id: r\n  doc: d\n  cases: [award]")),
         ("the document is a list", "- id: t\n- version: '1'\n".to_owned()),
+        ("sources lists no format", pack_with_rule(&format!("sources: []\n{TASKS}"), ok_rule)),
+        ("a source format listed twice", pack_with_rule(&format!("sources: [cleo-jsonl, cleo-db, cleo-jsonl]\n{TASKS}"), ok_rule)),
+        ("sources is one name, not a list", pack_with_rule(&format!("sources: cleo-jsonl\n{TASKS}"), ok_rule)),
     ]
 }
 
@@ -359,7 +362,7 @@ fn unusual_packs() -> Vec<UnusualPack> {
         (
             "inline selector maps everywhere",
             format!(
-                "{HEAD}selectors:\n  add: {{ domain: tasks, operation: add }}\n\
+                "{HEAD}sources: [cleo-jsonl, cleo-db]\nselectors:\n  add: {{ domain: tasks, operation: add }}\n\
                  metrics:\n  share: {{ ratio: {{ of: {{ domain: tasks, operation: find }}, over: {{ domain: tasks, operation: [find, list] }} }} }}\n\
                  dimensions:\n  - id: d\n    max: 10\n    rules:\n\
                  \x20     - id: r1\n        doc: inline for_each, followed_by and preceded_by\n\

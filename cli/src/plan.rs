@@ -126,13 +126,21 @@ pub(crate) fn source_plan(cli: &Cli, pack: &CompiledPack) -> Result<SourcePlan, 
     // With a judgment and no source, the grade rests on the judgment alone.
     let judgment_only = cli.judgment.is_some() && cli.source.is_none();
     if let Some(remote) = remote_source(cli)? {
+        let registry = pack.grading(Registry::builtin().clone());
+        let format = registry.get(langfuse::fetch::LANGFUSE_FORMAT).cloned();
+        let path = PathBuf::from(remote.shown());
+        // Refused before anything is fetched.
+        if let Some(refused) = format
+            .as_ref()
+            .and_then(|f| registry.refusal(f.as_ref(), &path))
+        {
+            return Err(refused.into());
+        }
         return Ok(SourcePlan {
             _input: None,
-            path: PathBuf::from(remote.shown()),
-            registry: Registry::builtin().clone(),
-            format: Registry::builtin()
-                .get(langfuse::fetch::LANGFUSE_FORMAT)
-                .cloned(),
+            path,
+            registry,
+            format,
             read: read_options,
             judgment_only: false,
             remote: Some(remote),

@@ -195,6 +195,15 @@ pub fn show_human(pack: &CompiledPack) -> String {
     }
     let _ = writeln!(out, "digest {}", pack.digest);
     let _ = writeln!(out, "max score {}", js_number(pack.max_score()));
+    match &pack.sources {
+        Some(formats) => {
+            let names: Vec<String> = formats.iter().map(|f| format!("`{f}`")).collect();
+            let _ = writeln!(out, "grades {} sources", names.join(", "));
+        }
+        None => {
+            let _ = writeln!(out, "grades any source");
+        }
+    }
     if let Some(judge) = &pack.judge {
         let _ = writeln!(
             out,
@@ -291,6 +300,9 @@ pub fn show_json(pack: &CompiledPack) -> serde_json::Value {
         "id": pack.id, "version": pack.version, "name": pack.name, "description": pack.description,
         "digest": pack.digest, "maxScore": pack.max_score(), "dimensions": dims,
     });
+    if let Some(formats) = &pack.sources {
+        body["sources"] = json!(formats);
+    }
     if !plugins.is_empty() {
         body["plugins"] = json!(plugins);
     }

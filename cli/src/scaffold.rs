@@ -16,6 +16,9 @@ version: 0.1.0
 name: {{NAME}}
 description: What this rubric grades, in one sentence.
 
+# The source formats the rules are written for (others are refused); leave out for any.
+sources: [cleo-db, cleo-jsonl]
+
 bands:
   - { grade: A, min_percent: 90 }
   - { grade: B, min_percent: 75 }

@@ -60,8 +60,14 @@ pub fn grade_source(
             scored,
         }
     };
+    // Every pack grades each session, so each must grade the source's format.
+    let registry = packs
+        .iter()
+        .fold(source::Registry::builtin().clone(), |r, (pack, _)| {
+            pack.grading(r)
+        });
     crate::run::map_source(
-        source::Registry::builtin(),
+        &registry,
         path,
         format,
         filter,

@@ -229,6 +229,13 @@ reference names a declared plugin and one of its functions of the right kind.";
         "`allow: [W103]` silences warnings by code; an error cannot be silenced, and an unknown \
 code is refused so a typo does not silence nothing. `grade rubric explain CODE` describes a code.";
 
+    SourceFormat "E035" "source-format" Error Value
+        "`sources` names a format no reader has, or no format"
+        "`sources: [cleo-db, cleo-jsonl]` lists the source formats a pack grades, by the names \
+`--source-format` takes (`grade --help` lists them; a plugin of the pack may add its own). A \
+source of another format is then refused instead of graded by rules that look for entries it \
+never has. Leave `sources` out for a pack that grades any source.";
+
     WeightsSum "W101" "weights-sum" Warning Value
         "the weights of a weighted pack do not sum to 1"
         "The total of a weighted pack is the sum of weight × normalised score: with weights that \
@@ -305,7 +312,7 @@ impl serde::Serialize for Code {
 }
 
 /// Levenshtein distance, for suggestions.
-fn distance(a: &str, b: &str) -> usize {
+pub(crate) fn distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut row: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {

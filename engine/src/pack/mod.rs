@@ -324,6 +324,10 @@ pub struct CompiledPack {
     pub(crate) scripts: Option<ScriptHost>,
     /// The plugins the pack loaded, in declaration order.
     pub plugins: Vec<std::sync::Arc<crate::native::Plugin>>,
+    /// The source formats the pack grades (`sources` in `rubric.yaml`), by the names
+    /// `--source-format` takes; `None` when it grades any source. See
+    /// [`CompiledPack::grading`].
+    pub sources: Option<Vec<String>>,
     /// Every score of the pack is a whole number: scripts must give whole points.
     pub(crate) whole_scores: bool,
 }
@@ -625,6 +629,15 @@ pub(crate) enum RuleKind {
 }
 
 impl CompiledPack {
+    /// `registry`, refusing to read a source of a format this pack does not grade (its
+    /// `sources`); unchanged for a pack that grades any source.
+    pub fn grading(&self, registry: crate::source::Registry) -> crate::source::Registry {
+        match &self.sources {
+            Some(formats) => registry.graded_by(&self.id, formats),
+            None => registry,
+        }
+    }
+
     /// The source formats the pack's plugins read, in declaration order.
     pub fn plugin_sources(&self) -> Vec<crate::native::PluginSource> {
         self.plugins

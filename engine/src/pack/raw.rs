@@ -90,6 +90,9 @@ pub struct RawPack {
     /// Native libraries whose functions rules use (`native: NAME.function`).
     #[serde(default)]
     pub plugins: Vec<Lenient<RawPlugin>>,
+    /// The source formats the pack grades (`--source-format` names); any when absent.
+    #[serde(default)]
+    pub sources: Option<Vec<String>>,
     /// Warning codes the pack silences (`allow: [W103]`).
     #[serde(default)]
     pub allow: Option<Vec<String>>,
@@ -107,7 +110,7 @@ pub struct RawPlugin {
 }
 
 /// The top-level keys of `rubric.yaml`, in the order of [`RawPack`].
-const TOP_LEVEL_KEYS: [&str; 14] = [
+const TOP_LEVEL_KEYS: [&str; 15] = [
     "id",
     "version",
     "name",
@@ -120,6 +123,7 @@ const TOP_LEVEL_KEYS: [&str; 14] = [
     "aggregate",
     "judge",
     "plugins",
+    "sources",
     "allow",
     "dimensions",
 ];
@@ -245,7 +249,7 @@ fn check_field(name: &str, value: serde_yaml::Value) -> Result<(), (String, Stri
         "aggregate" => check::<Option<RawAggregate>>(value),
         "judge" => check::<Option<RawJudge>>(value),
         "plugins" => check::<Vec<Lenient<RawPlugin>>>(value),
-        "allow" => check::<Option<Vec<String>>>(value),
+        "sources" | "allow" => check::<Option<Vec<String>>>(value),
         "dimensions" => check::<Vec<Lenient<RawDimension>>>(value),
         _ => Ok(()),
     }

@@ -58,8 +58,10 @@ impl SourceFormat for PluginFormat {
 }
 
 impl Registry {
-    /// The built-in formats and, after them, those the plugins of `pack` read (in
-    /// declaration order); a plugin format that takes a name already taken is refused.
+    /// The registry to read sources for `pack` through: the built-in formats and, after
+    /// them, those the plugins of `pack` read (in declaration order), refusing a source of a
+    /// format the pack does not grade ([`CompiledPack::grading`]). A plugin format that takes a
+    /// name already taken is refused.
     pub fn with_plugins_of(pack: &CompiledPack) -> Result<Registry, DuplicateFormat> {
         let mut registry = Registry::builtin().clone();
         for source in pack.plugin_sources() {
@@ -70,7 +72,7 @@ impl Registry {
             );
             registry.register(Arc::new(PluginFormat { source, noun }))?;
         }
-        Ok(registry)
+        Ok(pack.grading(registry))
     }
 }
 

@@ -154,6 +154,20 @@ pub enum SourceError {
         /// The folder.
         path: PathBuf,
     },
+    /// The source is of a format the pack does not grade (`sources` in its `rubric.yaml`):
+    /// its rules would look for entries the source never has, and grade it wrong.
+    #[error("`{path}` reads as {noun}, and rubric `{pack}` grades only {grades}")]
+    NotGraded {
+        /// The file or folder.
+        path: PathBuf,
+        /// The source's format as a noun phrase with its name (``a Claude Code transcript
+        /// (`claude-code`)``).
+        noun: String,
+        /// The pack that does not grade it.
+        pack: String,
+        /// The formats the pack grades, as a phrase (`` `cleo-db` and `cleo-jsonl` sources ``).
+        grades: String,
+    },
     /// A plugin's format could not read the file.
     #[error("{path}{place}: format `{format}` (plugin `{plugin}`): {message}")]
     Plugin {
@@ -188,6 +202,7 @@ impl SourceError {
             | SourceError::Locked { path }
             | SourceError::HotJournal { path, .. }
             | SourceError::Plugin { path, .. }
+            | SourceError::NotGraded { path, .. }
             | SourceError::EmptyFolder { path } => *path = name.to_owned(),
         }
         self

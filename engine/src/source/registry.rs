@@ -39,6 +39,9 @@ pub struct DuplicateFormat(pub String);
 #[derive(Clone)]
 pub struct Registry {
     formats: Vec<Arc<dyn SourceFormat>>,
+    /// The packs the sources are read for that grade only some formats, each with the
+    /// names of those formats (`sources` in its `rubric.yaml`).
+    graders: Vec<(String, Vec<String>)>,
 }
 
 impl Default for Registry {
@@ -51,6 +54,7 @@ impl Default for Registry {
                 Arc::new(ClaudeCode),
                 Arc::new(LangfuseTrace),
             ],
+            graders: Vec::new(),
         }
     }
 }
@@ -72,7 +76,60 @@ impl Registry {
     pub fn empty() -> Registry {
         Registry {
             formats: Vec::new(),
+            graders: Vec::new(),
         }
+    }
+
+    /// This registry, reading for the pack `pack` too, which grades only the formats named
+    /// `formats` (`sources` in its `rubric.yaml`): a source of another format is then refused
+    /// when it is read, rather than graded by rules that look for entries it never has.
+    /// [`CompiledPack::grading`](crate::CompiledPack::grading) calls it with a pack's own.
+    pub fn graded_by(mut self, pack: &str, formats: &[String]) -> Registry {
+        self.graders.push((pack.to_owned(), formats.to_vec()));
+        self
+    }
+
+    /// Why the source at `path`, of `format`, cannot be read here: the first pack it is read
+    /// for that does not grade the format. `None` when every pack grades it.
+    pub fn refusal(&self, format: &dyn SourceFormat, path: &Path) -> Option<SourceError> {
+        let (pack, formats) = self
+            .graders
+            .iter()
+            .find(|(_, formats)| !formats.iter().any(|f| f == format.name()))?;
+        let names: Vec<String> = formats.iter().map(|f| format!("`{f}`")).collect();
+        let grades = match names.split_last() {
+            Some((last, [])) => format!("{last} sources"),
+            Some((last, rest)) => format!("{} and {last} sources", rest.join(", ")),
+            None => "no source".to_owned(),
+        };
+        let noun = if format.noun().contains(&format!("`{}`", format.name())) {
+            format.noun().to_owned()
+        } else {
+            format!("{} (`{}`)", format.noun(), format.name())
+        };
+        Some(SourceError::NotGraded {
+            path: path.to_owned(),
+            noun,
+            pack: pack.clone(),
+            grades,
+        })
+    }
+
+    /// [`refusal`](Self::refusal) as a result, for a source about to be read. A source
+    /// without content is let through: it has no format of its own (detection calls it an
+    /// empty CLEO log), and every pack grades it as no session.
+    fn check_graded(
+        &self,
+        format: &dyn SourceFormat,
+        input: &Input<'_>,
+    ) -> Result<(), SourceError> {
+        let Some(refused) = self.refusal(format, input.name()) else {
+            return Ok(());
+        };
+        if is_blank(input)? {
+            return Ok(());
+        }
+        Err(refused)
     }
 
     /// Adds a format after those already known (so built-in formats win detection ties).
@@ -297,10 +354,25 @@ impl Registry {
                 return self.read_folder(path, format, filter, options);
             }
         }
-        match format {
-            Some(format) => format.read(input, filter, options),
-            None => self.detect(input)?.read(input, filter, options),
-        }
+        let mut detected = None;
+        self.checked_format(input, format, &mut detected)?
+            .read(input, filter, options)
+    }
+
+    /// The format to read a file in: `asked`, or the detected one (kept in `detected`),
+    /// once every pack it is read for grades it.
+    fn checked_format<'f>(
+        &self,
+        input: &Input<'_>,
+        asked: Option<&'f dyn SourceFormat>,
+        detected: &'f mut Option<Arc<dyn SourceFormat>>,
+    ) -> Result<&'f dyn SourceFormat, SourceError> {
+        let format = match asked {
+            Some(format) => format,
+            None => &**detected.insert(self.detect(input)?),
+        };
+        self.check_graded(format, input)?;
+        Ok(format)
     }
 
     /// Reads every file of a folder source. Unless the format was asked for, a file that is
@@ -330,6 +402,7 @@ impl Registry {
                 }
             },
         };
+        self.check_graded(folder_format, &Input::File(dir))?;
         let extension = folder_format.folder_extension().unwrap_or_default();
         let mut files = Vec::new();
         let mut skipped = Vec::new();
@@ -423,14 +496,8 @@ impl Registry {
         let sessions = if path.is_dir() {
             self.read(&input, format, filter, options)?.sessions
         } else {
-            let detected;
-            let format = match format {
-                Some(format) => format,
-                None => {
-                    detected = self.detect(&input)?;
-                    detected.as_ref()
-                }
-            };
+            let mut detected = None;
+            let format = self.checked_format(&input, format, &mut detected)?;
             if let Some(stream) = format.open_stream(path, filter, options, progress)? {
                 return stream.map_into(&f, sink);
             }
@@ -443,6 +510,34 @@ impl Registry {
             .map_err(StreamError::Session)?;
         results.into_iter().for_each(sink);
         Ok(Delivered::default())
+    }
+}
+
+/// Whether `input` holds nothing but white space (a folder holds files: never blank).
+fn is_blank(input: &Input<'_>) -> Result<bool, SourceError> {
+    let name = input.name();
+    match input {
+        Input::Bytes { bytes, .. } => Ok(bytes.iter().all(u8::is_ascii_whitespace)),
+        Input::File(path) if path.is_dir() => Ok(false),
+        Input::File(path) => {
+            let io = |source| SourceError::Io {
+                path: name.to_owned(),
+                source,
+            };
+            let mut file = crate::file::open_regular(path).map_err(io)?;
+            let mut buffer = [0u8; 8192];
+            loop {
+                let n = match file.read(&mut buffer) {
+                    Ok(0) => return Ok(true),
+                    Ok(n) => n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(io(e)),
+                };
+                if !buffer[..n].iter().all(u8::is_ascii_whitespace) {
+                    return Ok(false);
+                }
+            }
+        }
     }
 }
 
@@ -682,5 +777,87 @@ mod tests {
             .unwrap();
         assert_eq!(from_file, from_bytes);
         assert_eq!(from_file.sessions.len(), 2);
+    }
+
+    /// What keeps `cleo-v1` from grading a Claude Code transcript 50/100 D: every read
+    /// through the pack's registry (whole, streamed, forced format, folder) refuses it.
+    #[test]
+    fn a_pack_that_lists_its_sources_refuses_other_formats_on_every_read() {
+        let cleo = crate::load_pack("cleo-v1", &[]).unwrap();
+        let registry = Registry::with_plugins_of(&cleo).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let transcript = dir.path().join("t.jsonl");
+        std::fs::write(
+            &transcript,
+            r#"{"type":"user","sessionId":"s","uuid":"u","timestamp":"2026-03-01T00:00:00Z","message":{"role":"user","content":"hi"}}"#,
+        )
+        .unwrap();
+        let expected = format!(
+            "`{}` reads as a Claude Code transcript (`claude-code`), and rubric `cleo-v1` grades only `cleo-db` and `cleo-jsonl` sources",
+            transcript.display()
+        );
+        let all = SessionFilter::All;
+        let options = ReadOptions::default();
+        let whole = registry.read(&Input::File(&transcript), None, &all, &options);
+        assert_eq!(whole.unwrap_err().to_string(), expected);
+        let forced = registry.read(
+            &Input::File(&transcript),
+            registry.get("claude-code").map(|f| f.as_ref()),
+            &all,
+            &options,
+        );
+        assert_eq!(forced.unwrap_err().to_string(), expected);
+        let mapped = registry.map_sessions(&transcript, None, &all, &options, None, |s| {
+            Ok::<_, ()>(s.id)
+        });
+        assert!(
+            matches!(
+                mapped,
+                Err(StreamError::Source(SourceError::NotGraded { .. }))
+            ),
+            "{mapped:?}"
+        );
+        let folder = registry.read(&Input::File(dir.path()), None, &all, &options);
+        assert!(
+            matches!(folder, Err(SourceError::NotGraded { .. })),
+            "{folder:?}"
+        );
+        // The registry of a pack that lists no sources, and the built-in one, read it.
+        let any = crate::load_pack("langfuse-v1", &[]).unwrap();
+        for registry in [
+            &Registry::with_plugins_of(&any).unwrap(),
+            Registry::builtin(),
+        ] {
+            let read = registry.read(&Input::File(&transcript), None, &all, &options);
+            assert_eq!(read.unwrap().sessions.len(), 1);
+        }
+        // A log the pack grades, and an empty file (no format of its own), read as before.
+        let log = dir.path().join("audit.jsonl");
+        std::fs::write(&log, "\n  \n").unwrap();
+        assert!(registry
+            .read(&Input::File(&log), None, &all, &options)
+            .is_ok());
+        let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/cleo-audit.jsonl");
+        assert!(registry
+            .read(&Input::File(&example), None, &all, &options)
+            .is_ok());
+    }
+
+    #[test]
+    fn packs_graded_together_must_each_grade_the_format() {
+        let cleo = crate::load_pack("cleo-v1", &[]).unwrap();
+        let tools = crate::load_pack("claude-code-v1", &[]).unwrap();
+        let both = tools.grading(cleo.grading(Registry::builtin().clone()));
+        let format = both.get("cleo-jsonl").unwrap().as_ref();
+        let refused = both
+            .refusal(format, Path::new("a.jsonl"))
+            .unwrap()
+            .to_string();
+        assert_eq!(
+            refused,
+            "`a.jsonl` reads as a CLEO audit log (`cleo-jsonl`), and rubric `claude-code-v1` grades only `claude-code` and `langfuse` sources"
+        );
+        let cleo_only = cleo.grading(Registry::builtin().clone());
+        assert!(cleo_only.refusal(format, Path::new("a.jsonl")).is_none());
     }
 }

@@ -354,9 +354,61 @@ impl Compiler<'_> {
         }
     }
 
+    /// Reads `sources`: format names the engine or one of the pack's plugins reads, each
+    /// once, at least one. `None` (any format) when the key is left out.
+    fn sources(&mut self, sources: Option<&[String]>) -> Option<Vec<String>> {
+        let sources = sources?;
+        if sources.is_empty() {
+            self.problem(
+                Code::SourceFormat,
+                "sources",
+                "`sources` lists no format: leave it out for a pack that grades any source",
+            );
+        }
+        let plugin_formats: Vec<String> = self
+            .plugins
+            .loaded()
+            .iter()
+            .flat_map(|p| p.sources.iter().map(|s| s.name.clone()))
+            .collect();
+        let known: Vec<&str> = crate::source::Registry::builtin()
+            .names()
+            .chain(plugin_formats.iter().map(String::as_str))
+            .collect();
+        for (i, name) in sources.iter().enumerate() {
+            let path = format!("sources[{i}]");
+            if sources[..i].contains(name) {
+                self.problem(
+                    Code::SourceFormat,
+                    path,
+                    format!("source format `{name}` is listed twice"),
+                );
+            } else if !known.contains(&name.as_str()) && !self.plugin_failed {
+                let close: Vec<String> = known
+                    .iter()
+                    .filter(|k| super::codes::distance(name, k) <= 2.max(name.len() / 3))
+                    .map(|k| format!("`{k}`"))
+                    .collect();
+                let hint = if close.is_empty() {
+                    let all: Vec<String> = known.iter().map(|k| format!("`{k}`")).collect();
+                    format!("the formats are {}", all.join(", "))
+                } else {
+                    format!("did you mean {}?", close.join(", "))
+                };
+                self.problem(
+                    Code::SourceFormat,
+                    path,
+                    format!("unknown source format `{name}`: {hint}"),
+                );
+            }
+        }
+        Some(sources.to_vec())
+    }
+
     fn pack(&mut self, raw: RawPack) -> CompiledPack {
         self.declare_plugins(&raw);
         self.allow(raw.allow.as_deref().unwrap_or_default());
+        let sources = self.sources(raw.sources.as_deref());
         if raw.id.trim().is_empty() {
             self.problem(Code::EmptyId, "id", "the pack id is empty");
         }
@@ -463,6 +515,7 @@ impl Compiler<'_> {
             description: raw.description,
             digest: self.files.digest_with_plugins(&plugins),
             plugins,
+            sources,
             origin: self.files.origin.clone(),
             bands,
             empty_flag,
@@ -565,6 +618,60 @@ mod tests {
                     "unknown code `nonsense`: `grade rubric explain` lists the codes".to_owned()
                 ),
             ]
+        );
+    }
+
+    #[test]
+    fn sources_must_name_known_formats_each_once() {
+        let manifest = format!(
+            "{}sources: [cleo-jsonl, claude-cod, cleo-jsonl, events]\n",
+            files(SUSPICIOUS).files["rubric.yaml"]
+        );
+        let found: Vec<(Code, String, String)> = problems(&manifest)
+            .into_iter()
+            .filter(|p| p.code == Code::SourceFormat)
+            .map(|p| (p.code, p.path, p.message))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                (
+                    Code::SourceFormat,
+                    "sources[1]".to_owned(),
+                    "unknown source format `claude-cod`: did you mean `claude-code`?".to_owned()
+                ),
+                (
+                    Code::SourceFormat,
+                    "sources[2]".to_owned(),
+                    "source format `cleo-jsonl` is listed twice".to_owned()
+                ),
+                (
+                    Code::SourceFormat,
+                    "sources[3]".to_owned(),
+                    "unknown source format `events`: the formats are `cleo-db`, `cleo-jsonl`, `claude-code`, `langfuse`".to_owned()
+                ),
+            ]
+        );
+        let empty = format!("{}sources: []\n", files(SUSPICIOUS).files["rubric.yaml"]);
+        let found: Vec<String> = problems(&empty)
+            .into_iter()
+            .filter(|p| p.code == Code::SourceFormat)
+            .map(|p| p.message)
+            .collect();
+        assert_eq!(
+            found,
+            ["`sources` lists no format: leave it out for a pack that grades any source"]
+        );
+    }
+
+    #[test]
+    fn a_pack_without_sources_grades_any_format_and_one_with_them_only_those() {
+        let manifest = files(SUSPICIOUS).files["rubric.yaml"].clone();
+        assert_eq!(crate::pack::testing::pack(&manifest).sources, None);
+        let listed = format!("{manifest}sources: [cleo-db, cleo-jsonl]\n");
+        assert_eq!(
+            crate::pack::testing::pack(&listed).sources,
+            Some(vec!["cleo-db".to_owned(), "cleo-jsonl".to_owned()])
         );
     }
 
