@@ -15,7 +15,7 @@ use serde_json::Map;
 use super::common::{Input, ReadOptions, SessionFilter, SessionGroups, SourceError, SourceRead};
 use super::format::{Evidence, Sniff, SourceFormat};
 use super::readonly_db::{explain, ReadOnlyDb};
-use super::stream::{Batches, Item, Progress, SessionTable, Stream};
+use super::stream::{Batch, Batches, Progress, SessionTable, Stream};
 use crate::entry::{
     Entry, MetaValue, Metadata, Origin, Outcome, Params, Session, SourceFile, Text,
 };
@@ -505,7 +505,7 @@ struct DbBatches<'p> {
 }
 
 impl Batches for DbBatches<'_> {
-    fn next_batch(&mut self, table: &SessionTable) -> Result<Option<Vec<Vec<Item>>>, SourceError> {
+    fn next_batch(&mut self, table: &SessionTable) -> Result<Option<Batch>, SourceError> {
         if self.next > self.max {
             return Ok(None);
         }
@@ -516,7 +516,8 @@ impl Batches for DbBatches<'_> {
         self.next = hi;
         let path = &self.path;
         let sql_err = |source| explain(path, source);
-        let parts: Vec<Result<Vec<Item>, SourceError>> = split_range(lo, hi - 1, self.pool.len())
+        type Part = Result<(Vec<Entry>, Vec<u32>), SourceError>;
+        let parts: Vec<Part> = split_range(lo, hi - 1, self.pool.len())
             .into_par_iter()
             .enumerate()
             .map(|(k, (lo, hi))| {
@@ -525,7 +526,8 @@ impl Batches for DbBatches<'_> {
                     .unwrap_or_else(|e| e.into_inner());
                 let mut stmt = conn.prepare_cached(&self.sql).map_err(sql_err)?;
                 let mut rows = stmt.query([lo, hi]).map_err(sql_err)?;
-                let mut items = Vec::with_capacity((hi - lo) as usize);
+                let mut entries = Vec::with_capacity((hi - lo) as usize);
+                let mut sessions = Vec::with_capacity((hi - lo) as usize);
                 while let Some(row) = rows.next().map_err(sql_err)? {
                     let entry =
                         map_row(row, self.file).map_err(|(id, message)| SourceError::BadRow {
@@ -538,21 +540,22 @@ impl Batches for DbBatches<'_> {
                     let Some(session) = table.lookup(&entry.session_id) else {
                         return Err(self.changed());
                     };
-                    items.push(Item {
-                        session,
-                        entry: Some(entry),
-                    });
+                    entries.push(entry);
+                    sessions.push(session);
                 }
-                Ok(items)
+                Ok((entries, sessions))
             })
             .collect();
-        let items = parts.into_iter().collect::<Result<Vec<_>, _>>()?;
+        let pieces = parts.into_iter().collect::<Result<Vec<_>, _>>()?;
         if let Some(p) = self.progress {
             // Rows of `rowid` range: the first pass counted as done.
             let span = (self.max - self.min + 1).max(1) as u64;
             p(span + (hi - self.min) as u64, 2 * span);
         }
-        Ok(Some(items))
+        Ok(Some(Batch {
+            pieces,
+            lost: Vec::new(),
+        }))
     }
 
     fn path(&self) -> &Path {

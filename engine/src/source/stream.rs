@@ -112,18 +112,29 @@ fn id_in<'t>(text: &'t str, ends: &[usize], i: u32) -> &'t str {
     &text[start..ends[i]]
 }
 
-/// An entry of a batch, with the session it belongs to (an index into the [`SessionTable`]);
-/// no entry for a line of that session that was skipped.
-pub(crate) struct Item {
-    pub session: u32,
-    pub entry: Option<entry::Entry>,
+/// Wanted entries of a source in source order, each with the session it belongs to (an
+/// index into the [`SessionTable`]), in pieces parsed in parallel; and the sessions of the
+/// lines skipped, which still count toward them. Entries and their sessions are kept side by
+/// side rather than paired, so that an entry is moved from where it was parsed into its
+/// piece, and from its piece into its session, and no more.
+#[derive(Default)]
+pub(crate) struct Batch {
+    pub pieces: Vec<(Vec<entry::Entry>, Vec<u32>)>,
+    pub lost: Vec<u32>,
+}
+
+impl Batch {
+    /// Every session number of the batch.
+    pub fn sessions(&self) -> impl Iterator<Item = u32> + '_ {
+        let kept = self.pieces.iter().flat_map(|(_, sessions)| sessions);
+        kept.chain(&self.lost).copied()
+    }
 }
 
 /// A source read in batches after its [`SessionTable`] is known.
 pub(crate) trait Batches: Send {
-    /// The next batch of wanted entries in source order (in pieces, to move entries less),
-    /// or `None` at the end.
-    fn next_batch(&mut self, table: &SessionTable) -> Result<Option<Vec<Vec<Item>>>, SourceError>;
+    /// The next batch, or `None` at the end.
+    fn next_batch(&mut self, table: &SessionTable) -> Result<Option<Batch>, SourceError>;
     /// An error for a source whose content changed between the passes.
     fn changed(&self) -> SourceError;
     /// The source's path, for errors.
@@ -434,34 +445,37 @@ where
 
     // Hands each entry of a batch to its session; `None` if a session got more entries than
     // the first pass counted (the source changed).
-    let distribute = |batch: Vec<Vec<Item>>,
+    let distribute = |batch: Batch,
                       held: &mut Held,
                       remaining: &mut Vec<u32>,
                       skipped: &mut FxHashMap<u32, u64>|
      -> Option<Vec<Ready>> {
+        // Entries still to come of session `s` after one more of its lines.
+        fn count_down(remaining: &mut [u32], s: u32) -> Option<u32> {
+            let left = remaining.get_mut(s as usize)?;
+            *left = left.checked_sub(1)?;
+            Some(*left)
+        }
         let mut complete = Vec::new();
-        // Loops over the pieces rather than a flattened iterator, and `hold` inlined: an entry
-        // is then copied from its piece straight into its session (not through two stack
-        // copies), and entries are a third of the bytes this pipeline moves.
-        for piece in batch {
-            for item in piece {
-                let s = item.session;
-                let left = remaining.get_mut(s as usize)?;
-                if *left == 0 {
-                    return None;
-                }
-                *left -= 1;
-                match item.entry {
-                    Some(entry) if *left > 0 => held.hold(s, entry, *left),
-                    None if *left > 0 => *skipped.entry(s).or_insert(0) += 1,
-                    entry => {
-                        if entry.is_none() {
-                            *skipped.entry(s).or_insert(0) += 1;
-                        }
+        // Plain loops and an inlined `hold`: an entry is then copied from its piece straight
+        // into its session's storage, not through copies on the stack.
+        for (entries, sessions) in batch.pieces {
+            for (entry, s) in entries.into_iter().zip(sessions) {
+                match count_down(remaining, s)? {
+                    0 => {
                         let waited = held.release(s);
-                        complete.push(ready(&table, s, waited, entry, skipped));
+                        complete.push(ready(&table, s, waited, Some(entry), skipped));
                     }
+                    left => held.hold(s, entry, left),
                 }
+            }
+        }
+        for s in batch.lost {
+            let left = count_down(remaining, s)?;
+            *skipped.entry(s).or_insert(0) += 1;
+            if left == 0 {
+                let waited = held.release(s);
+                complete.push(ready(&table, s, waited, None, skipped));
             }
         }
         Some(complete)
@@ -469,7 +483,7 @@ where
 
     // A pipeline: while batch k+1 is read and parsed, batch k is handed to its sessions and
     // the sessions it completes are graded, so no step waits on the one thread.
-    let mut parsed: Vec<Vec<Item>> = Vec::new();
+    let mut parsed = Batch::default();
     loop {
         let previous = std::mem::take(&mut parsed);
         let (batch, graded) = rayon::join(

@@ -29,7 +29,7 @@ use super::common::{
 };
 use super::format::{Evidence, Sniff, SourceFormat};
 use super::lenient::{Duration, ExitCode, Lenient};
-use super::stream::{Batches, Item, Progress, SessionTable, Stream};
+use super::stream::{Batch, Batches, Progress, SessionTable, Stream};
 use crate::entry::{Entry, Metadata, Origin, Outcome, SourceFile};
 use crate::field::FieldsRead;
 use crate::time::parse_timestamp;
@@ -108,12 +108,14 @@ fn read_chunks(
     let mut skipped_lines = 0;
     let file = SourceFile::named(path);
     while let Some(chunk) = chunks.next_chunk()? {
-        let parsed = parse_chunk(&chunk, options, file, |e: Entry| {
-            filter.wants(&e.session_id).then_some(e)
+        let parsed = parse_chunk(&chunk, options, file, |e: &Entry| {
+            filter.wants(&e.session_id).then_some(())
         });
         let (parsed, skipped) = unwrap_pieces(parsed, path)?;
         chunks.recycle(chunk);
-        parsed.into_iter().flatten().for_each(|e| groups.push(e));
+        for (entries, _) in parsed {
+            entries.into_iter().for_each(|e| groups.push(e));
+        }
         for line in skipped {
             skipped_lines += 1;
             match &line.session {
@@ -200,38 +202,30 @@ struct JsonlBatches<'p> {
 }
 
 impl Batches for JsonlBatches<'_> {
-    fn next_batch(&mut self, table: &SessionTable) -> Result<Option<Vec<Vec<Item>>>, SourceError> {
+    fn next_batch(&mut self, table: &SessionTable) -> Result<Option<Batch>, SourceError> {
         let Some(chunk) = self.chunks.next_chunk()? else {
             return Ok(None);
         };
         let filter = &self.filter;
         // A wanted session the first pass did not see gets `u32::MAX`: the log changed.
-        let parsed = parse_chunk(&chunk, &self.options, self.file, |entry: Entry| {
+        let parsed = parse_chunk(&chunk, &self.options, self.file, |entry: &Entry| {
             if !filter.wants(&entry.session_id) {
                 return None;
             }
-            let session = table.lookup(&entry.session_id).unwrap_or(u32::MAX);
-            Some(Item {
-                session,
-                entry: Some(entry),
-            })
+            Some(table.lookup(&entry.session_id).unwrap_or(u32::MAX))
         });
-        let (mut items, skipped) = unwrap_pieces(parsed, &self.path)?;
+        let (pieces, skipped) = unwrap_pieces(parsed, &self.path)?;
         self.chunks.recycle(chunk);
         // A skipped line still counts toward its session, which the first pass counted it in.
         let mut lost = Vec::new();
         for line in skipped {
             if let Some(id) = line.session.as_deref().filter(|id| filter.wants(id)) {
-                let session = table.lookup(id).unwrap_or(u32::MAX);
-                lost.push(Item {
-                    session,
-                    entry: None,
-                });
+                lost.push(table.lookup(id).unwrap_or(u32::MAX));
             }
             self.warnings.push(line.warning(&self.path));
         }
-        items.push(lost);
-        if items.iter().flatten().any(|i| i.session == u32::MAX) {
+        let items = Batch { pieces, lost };
+        if items.sessions().any(|s| s == u32::MAX) {
             return Err(self.changed());
         }
         if let Some(p) = self.progress {
@@ -265,10 +259,12 @@ struct BadLine {
     session: Option<String>,
 }
 
-/// What a piece of a chunk parsed into: the kept entries, the lines skipped, and the bad
-/// line that stops the read (bad lines not being skipped).
-struct Piece<T> {
-    kept: Vec<T>,
+/// What a piece of a chunk parsed into: the kept entries and what was kept of each (their
+/// sessions' numbers, say), the lines skipped, and the bad line that stops the read (bad
+/// lines not being skipped).
+struct Piece<K> {
+    kept: Vec<Entry>,
+    keys: Vec<K>,
     skipped: Vec<BadLine>,
     fatal: Option<BadLine>,
 }
@@ -295,19 +291,19 @@ impl SkippedLine {
     }
 }
 
-/// Parses the lines of a chunk in parallel; `keep` decides which entries to keep and turns
-/// them into what the caller collects (built in place, so entries are moved once). Each
-/// piece comes with the number of the file's lines before it; each entry with its line of
-/// `file` as its origin.
-fn parse_chunk<T, F>(
+/// Parses the lines of a chunk in parallel; `keep` decides which entries to keep and what
+/// to keep with each (kept beside the entry, so that an entry is moved once, into its
+/// piece). Each piece comes with the number of the file's lines before it; each entry with
+/// its line of `file` as its origin.
+fn parse_chunk<K, F>(
     chunk: &Chunk,
     options: &ReadOptions,
     file: SourceFile,
     keep: F,
-) -> Vec<(u64, Piece<T>)>
+) -> Vec<(u64, Piece<K>)>
 where
-    T: Send,
-    F: Fn(Entry) -> Option<T> + Sync,
+    K: Send,
+    F: Fn(&Entry) -> Option<K> + Sync,
 {
     let pieces = split_lines(chunk);
     // Pieces end at a line end, so a piece's lines are its newlines (the file's last line
@@ -327,6 +323,7 @@ where
         .zip(lines_before)
         .map(|(piece, before)| {
             let mut kept = Vec::with_capacity(piece.len() / 200);
+            let mut keys = Vec::with_capacity(piece.len() / 200);
             let mut skipped = Vec::new();
             // UTF-8 checked once for the piece rather than string by string in the parser;
             // a piece that fails is parsed from bytes, so the bad line is the one named.
@@ -358,6 +355,7 @@ where
                             before,
                             Piece {
                                 kept,
+                                keys,
                                 skipped,
                                 fatal: Some(bad),
                             },
@@ -365,14 +363,16 @@ where
                     }
                 };
                 entry.origin = Origin::line(file, before + i as u64 + 1);
-                if let Some(t) = keep(entry) {
-                    kept.push(t);
+                if let Some(key) = keep(&entry) {
+                    kept.push(entry);
+                    keys.push(key);
                 }
             }
             (
                 before,
                 Piece {
                     kept,
+                    keys,
                     skipped,
                     fatal: None,
                 },
@@ -383,10 +383,11 @@ where
 
 /// The kept entries of a parsed chunk, piece by piece in file order, and the lines it
 /// skipped; or the error of its first bad line that was not skipped.
-fn unwrap_pieces<T>(
-    parsed: Vec<(u64, Piece<T>)>,
+#[allow(clippy::type_complexity)]
+fn unwrap_pieces<K>(
+    parsed: Vec<(u64, Piece<K>)>,
     path: &Path,
-) -> Result<(Vec<Vec<T>>, Vec<SkippedLine>), SourceError> {
+) -> Result<(Vec<(Vec<Entry>, Vec<K>)>, Vec<SkippedLine>), SourceError> {
     let mut out = Vec::with_capacity(parsed.len());
     let mut skipped = Vec::new();
     for (before, piece) in parsed {
@@ -398,7 +399,7 @@ fn unwrap_pieces<T>(
                 message: bad.error.message.clone(),
             });
         }
-        out.push(piece.kept);
+        out.push((piece.kept, piece.keys));
         skipped.extend(piece.skipped.into_iter().map(|bad| SkippedLine {
             line: line_of(bad.index),
             session: bad.session.clone(),
