@@ -286,6 +286,24 @@ fn a_source_plugin_adds_its_format_to_detection_and_source_format() {
         "{}",
         stderr(&unknown)
     );
+    // The pack grades only its plugin's format (`sources: [codex-rollout]`): a CLEO log is
+    // refused, not graded as a rollout without commands.
+    let cleo_log = repo_root().join("examples/cleo-audit.jsonl");
+    let cleo_log = cleo_log.to_str().unwrap();
+    let refused = run(&[
+        "--allow-plugins",
+        "--rubric",
+        dir,
+        "--source",
+        cleo_log,
+        "--all",
+        "--no-record",
+    ]);
+    assert_eq!(code(&refused), 2, "{}", stderr(&refused));
+    assert_eq!(
+        stderr(&refused),
+        format!("error: `{cleo_log}` reads as a CLEO audit log (`cleo-jsonl`), and rubric `codex-discipline` grades only `codex-rollout` sources\n")
+    );
 }
 
 #[test]
@@ -517,10 +535,31 @@ fn rubric_validate_checks_plugins_the_same_way() {
         NATIVE_RULE,
     );
     let dir = pack.path().to_str().unwrap();
-    let out = run(&["rubric", "validate", "--allow-plugins", dir]);
+    // Beside JSON, grading's one-line errors on standard error.
+    let out = run(&[
+        "rubric",
+        "validate",
+        "--allow-plugins",
+        "--format",
+        "json",
+        dir,
+    ]);
     refused(&out, "built for plugin ABI version 999");
-    let out = run(&["rubric", "validate", dir]);
+    let out = run(&["rubric", "validate", "--format", "json", dir]);
     refused(&out, "allow it with `--allow-plugins`");
+    // In the human report each problem is shown once, at its place; standard error sums up.
+    let out = run(&["rubric", "validate", dir]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out)
+            .matches("allow it with `--allow-plugins`")
+            .count(),
+        1
+    );
+    assert_eq!(
+        stderr(&out),
+        format!("error: rubric pack `{dir}` cannot be used: a plugin it declares cannot be loaded (1 error above)\n")
+    );
 
     let faulty = built("grade_test_faulty");
     let pack = pack_with(

@@ -358,7 +358,15 @@ fn validate(
     };
     write_stdout(out.as_bytes())?;
     if validation.plugin_failed {
-        // The same one-line errors, and exit code, as grading with the pack.
+        // A plugin that cannot be loaded is an input error (exit 2), as when grading. The
+        // human report above already shows each problem at its place, so standard error
+        // sums up, as a compiler does; beside JSON it gives grading's one-line errors.
+        if format == Format::Human {
+            return Err(CliError::Usage(format!(
+                "rubric pack `{spec}` cannot be used: a plugin it declares cannot be loaded ({} above)",
+                plural(errors, "error")
+            )));
+        }
         let problems = validation
             .problems
             .into_iter()
