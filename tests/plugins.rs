@@ -302,7 +302,7 @@ fn a_source_plugin_adds_its_format_to_detection_and_source_format() {
     assert_eq!(code(&refused), 2, "{}", stderr(&refused));
     assert_eq!(
         stderr(&refused),
-        format!("error: `{cleo_log}` reads as a CLEO audit log (`cleo-jsonl`), and rubric `codex-discipline` grades only `codex-rollout` sources\n")
+        format!("error: `{cleo_log}` reads as a CLEO audit log (`cleo-jsonl`), and rubric `codex-discipline` grades only `codex-rollout` sources (the built-in rubrics `cleo-v1` and `cleo-v2` grade it)\n")
     );
 }
 

@@ -156,18 +156,8 @@ pub enum SourceError {
     },
     /// The source is of a format the pack does not grade (`sources` in its `rubric.yaml`):
     /// its rules would look for entries the source never has, and grade it wrong.
-    #[error("`{path}` reads as {noun}, and rubric `{pack}` grades only {grades}")]
-    NotGraded {
-        /// The file or folder.
-        path: PathBuf,
-        /// The source's format as a noun phrase with its name (``a Claude Code transcript
-        /// (`claude-code`)``).
-        noun: String,
-        /// The pack that does not grade it.
-        pack: String,
-        /// The formats the pack grades, as a phrase (`` `cleo-db` and `cleo-jsonl` sources ``).
-        grades: String,
-    },
+    #[error("{0}")]
+    NotGraded(Box<NotGraded>),
     /// A plugin's format could not read the file.
     #[error("{path}{place}: format `{format}` (plugin `{plugin}`): {message}")]
     Plugin {
@@ -202,11 +192,28 @@ impl SourceError {
             | SourceError::Locked { path }
             | SourceError::HotJournal { path, .. }
             | SourceError::Plugin { path, .. }
-            | SourceError::NotGraded { path, .. }
             | SourceError::EmptyFolder { path } => *path = name.to_owned(),
+            SourceError::NotGraded(refused) => refused.path = name.to_owned(),
         }
         self
     }
+}
+
+/// A source of a format a pack does not grade: see [`SourceError::NotGraded`].
+#[derive(Debug, thiserror::Error)]
+#[error("`{path}` reads as {noun}, and rubric `{pack}` grades only {grades}")]
+pub struct NotGraded {
+    /// The file or folder.
+    pub path: PathBuf,
+    /// The source's format as a noun phrase with its name (``a Claude Code transcript
+    /// (`claude-code`)``).
+    pub noun: String,
+    /// The source's format (`claude-code`).
+    pub format: String,
+    /// The pack that does not grade it.
+    pub pack: String,
+    /// The formats the pack grades, as a phrase (`` `cleo-db` and `cleo-jsonl` sources ``).
+    pub grades: String,
 }
 
 /// Something in a source that was skipped or guessed, with its place; reading went on.

@@ -29,7 +29,7 @@ pub use claude_code::ClaudeCode;
 pub use cleo_db::CleoDb;
 pub use cleo_jsonl::CleoJsonl;
 pub use common::{
-    Input, Place, ReadOptions, SessionFilter, SourceError, SourceRead, SourceWarning,
+    Input, NotGraded, Place, ReadOptions, SessionFilter, SourceError, SourceRead, SourceWarning,
 };
 pub use format::{Evidence, Sniff, SourceFormat};
 pub use langfuse_trace::LangfuseTrace;

@@ -13,8 +13,8 @@ use super::claude_code::ClaudeCode;
 use super::cleo_db::CleoDb;
 use super::cleo_jsonl::CleoJsonl;
 use super::common::{
-    describe_json_error, json_kind, Input, Place, ReadOptions, SessionFilter, SourceError,
-    SourceRead, SourceWarning,
+    describe_json_error, json_kind, Input, NotGraded, Place, ReadOptions, SessionFilter,
+    SourceError, SourceRead, SourceWarning,
 };
 use super::format::{Evidence, Sniff, SourceFormat};
 use super::langfuse_trace::LangfuseTrace;
@@ -107,12 +107,13 @@ impl Registry {
         } else {
             format!("{} (`{}`)", format.noun(), format.name())
         };
-        Some(SourceError::NotGraded {
+        Some(SourceError::NotGraded(Box::new(NotGraded {
             path: path.to_owned(),
             noun,
+            format: format.name().to_owned(),
             pack: pack.clone(),
             grades,
-        })
+        })))
     }
 
     /// [`refusal`](Self::refusal) as a result, for a source about to be read. A source
@@ -811,15 +812,12 @@ mod tests {
             Ok::<_, ()>(s.id)
         });
         assert!(
-            matches!(
-                mapped,
-                Err(StreamError::Source(SourceError::NotGraded { .. }))
-            ),
+            matches!(mapped, Err(StreamError::Source(SourceError::NotGraded(_)))),
             "{mapped:?}"
         );
         let folder = registry.read(&Input::File(dir.path()), None, &all, &options);
         assert!(
-            matches!(folder, Err(SourceError::NotGraded { .. })),
+            matches!(folder, Err(SourceError::NotGraded(_))),
             "{folder:?}"
         );
         // The registry of a pack that lists no sources, and the built-in one, read it.
