@@ -35,19 +35,28 @@ impl<W: Write> Sink for JsonLines<W> {
 }
 
 /// The whole run as one pretty-printed JSON document (`grade --format json`): the result
-/// itself when there is exactly one, else an array of them.
+/// itself when there is exactly one, else an array of them. Results are written as they come
+/// (once a second one shows the document is an array), not kept: a run over many sessions
+/// holds its document's bytes, not a copy of every result beside them.
 #[derive(Debug)]
 pub struct JsonDocument<W: Write> {
     out: W,
-    results: Vec<GradeResult>,
+    /// The first result, until a second one (or the end) says how it is written.
+    first: Option<GradeResult>,
+    /// Elements of the array written so far.
+    written: usize,
+    /// A scratch buffer for one element.
+    element: Vec<u8>,
 }
 
 impl<W: Write> JsonDocument<W> {
-    /// A document written to `out` when the sink is finished.
+    /// A document written to `out`.
     pub fn new(out: W) -> Self {
         JsonDocument {
             out,
-            results: Vec::new(),
+            first: None,
+            written: 0,
+            element: Vec::new(),
         }
     }
 
@@ -55,23 +64,92 @@ impl<W: Write> JsonDocument<W> {
     pub fn into_inner(self) -> W {
         self.out
     }
+
+    /// Writes `result` as the array's next element: exactly the bytes pretty-printing the
+    /// whole array gives it (`[\n`, elements indented by two and separated by `,\n`, then
+    /// `\n]` at the end).
+    fn element(&mut self, result: &GradeResult) -> Result<(), SinkError> {
+        self.element.clear();
+        serde_json::to_writer_pretty(&mut self.element, std::slice::from_ref(result))
+            .map_err(SinkError::Json)?;
+        // `[\n` + the element + `\n]`.
+        let inner = self
+            .element
+            .get(2..self.element.len().saturating_sub(2))
+            .unwrap_or_default();
+        let separator: &[u8] = if self.written == 0 { b"[\n" } else { b",\n" };
+        self.out.write_all(separator).map_err(SinkError::Write)?;
+        self.out.write_all(inner).map_err(SinkError::Write)?;
+        self.written += 1;
+        Ok(())
+    }
 }
 
 impl<W: Write> Sink for JsonDocument<W> {
     fn accept(&mut self, result: &GradeResult) -> Result<(), SinkError> {
-        self.results.push(result.clone());
+        match self.first.take() {
+            None if self.written == 0 => self.first = Some(result.clone()),
+            // A second result: the document is an array, and the first opens it.
+            Some(first) => {
+                self.element(&first)?;
+                self.element(result)?;
+            }
+            None => self.element(result)?,
+        }
         Ok(())
     }
 
     fn finish(&mut self) -> Result<(), SinkError> {
-        let written = if let [one] = self.results.as_slice() {
-            serde_json::to_writer_pretty(&mut self.out, one)
+        if let Some(one) = self.first.take() {
+            serde_json::to_writer_pretty(&mut self.out, &one).map_err(SinkError::Json)?;
+        } else if self.written == 0 {
+            self.out.write_all(b"[]").map_err(SinkError::Write)?;
         } else {
-            serde_json::to_writer_pretty(&mut self.out, &self.results)
-        };
-        written.map_err(SinkError::Json)?;
-        self.results.clear();
+            self.out.write_all(b"\n]").map_err(SinkError::Write)?;
+        }
+        self.written = 0;
         self.out.write_all(b"\n").map_err(SinkError::Write)?;
         self.out.flush().map_err(SinkError::Write)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(id: &str) -> GradeResult {
+        let pack = crate::load_pack("cleo-v1", &[]).unwrap();
+        let session = crate::Session {
+            id: id.to_owned(),
+            entries: Vec::new(),
+            skipped_lines: 0,
+        };
+        pack.grade_with(&session, None, &crate::GradeOptions::default())
+            .unwrap()
+    }
+
+    /// Written as results come, the document is byte for byte what pretty-printing them all
+    /// at the end gave: the one result alone, else the array.
+    #[test]
+    fn the_document_written_as_results_come_is_the_whole_pretty_printed_one() {
+        let all: Vec<GradeResult> = (0..4).map(|i| result(&format!("s{i}"))).collect();
+        for n in 0..=all.len() {
+            let mut sink = JsonDocument::new(Vec::new());
+            for r in &all[..n] {
+                sink.accept(r).unwrap();
+            }
+            sink.finish().unwrap();
+            let mut expected = if n == 1 {
+                serde_json::to_vec_pretty(&all[0]).unwrap()
+            } else {
+                serde_json::to_vec_pretty(&all[..n]).unwrap()
+            };
+            expected.push(b'\n');
+            assert_eq!(
+                String::from_utf8(sink.into_inner()).unwrap(),
+                String::from_utf8(expected).unwrap(),
+                "{n} results"
+            );
+        }
     }
 }
