@@ -224,14 +224,14 @@ impl Batches for JsonlBatches<'_> {
             }
             self.warnings.push(line.warning(&self.path));
         }
-        let items = Batch { pieces, lost };
-        if items.sessions().any(|s| s == u32::MAX) {
+        let batch = Batch { pieces, lost };
+        if batch.sessions().any(|s| s == u32::MAX) {
             return Err(self.changed());
         }
         if let Some(p) = self.progress {
             p(self.size + self.chunks.consumed, 2 * self.size);
         }
-        Ok(Some(items))
+        Ok(Some(batch))
     }
 
     fn path(&self) -> &Path {
@@ -381,13 +381,15 @@ where
         .collect()
 }
 
+/// The kept entries of a parsed chunk and what was kept beside them, piece by piece.
+type Kept<K> = Vec<(Vec<Entry>, Vec<K>)>;
+
 /// The kept entries of a parsed chunk, piece by piece in file order, and the lines it
 /// skipped; or the error of its first bad line that was not skipped.
-#[allow(clippy::type_complexity)]
 fn unwrap_pieces<K>(
     parsed: Vec<(u64, Piece<K>)>,
     path: &Path,
-) -> Result<(Vec<(Vec<Entry>, Vec<K>)>, Vec<SkippedLine>), SourceError> {
+) -> Result<(Kept<K>, Vec<SkippedLine>), SourceError> {
     let mut out = Vec::with_capacity(parsed.len());
     let mut skipped = Vec::new();
     for (before, piece) in parsed {
