@@ -38,6 +38,13 @@ grep -h '\\' "$root/tests/fixtures/conformance/audit.jsonl" | head -n 5 | while 
     add cleo_line "$tmp/line"
 done
 
+# Params objects alone, as a `tasks.db` row's `details_json` holds them.
+grep -o '"params": *{[^{}]*}' "$root/tests/fixtures/conformance/audit.jsonl" | sed 's/^"params": *//' |
+    awk 'NR % 40 == 1' | head -n 20 | while IFS= read -r params; do
+        printf '%s' "$params" >"$tmp/line"
+        add cleo_line "$tmp/line"
+    done
+
 # Claude Code transcripts (JSONL and the {loglines} wrapper).
 find "$root/rubrics/claude-code-v1/tests" -name '*.jsonl' ! -name '*.expected.jsonl' \
     ! -path '*/langfuse_traces/*' | while read -r f; do

@@ -107,6 +107,12 @@ pub mod fuzzing {
     pub fn cleo_line_agrees_with_serde(line: &str) -> Result<bool, String> {
         crate::source::cleo_line_agrees_with_serde(line)
     }
+
+    /// Whether the fast reader of a `details_json` params document took `text` (`Ok(false)`:
+    /// it left it to serde), and read it as serde does (`Err` says how they differ).
+    pub fn params_agree_with_serde(text: &str) -> Result<bool, String> {
+        crate::source::params_agree_with_serde(text)
+    }
 }
 
 mod builtin {

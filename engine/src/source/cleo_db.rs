@@ -279,6 +279,19 @@ fn entry_columns(has_actor: bool) -> String {
     )
 }
 
+/// `details_json` as serde reads it: a params object, or `null` for none; the message says
+/// whether it is JSON of another kind or no JSON at all.
+fn params_by_serde(json: &str) -> Result<Params, String> {
+    match serde_json::from_str::<Option<Params>>(json) {
+        Ok(params) => Ok(params.unwrap_or_default()),
+        // Parsed again only to tell the two failures apart.
+        Err(e) => match serde_json::from_str::<serde::de::IgnoredAny>(json) {
+            Ok(_) => Err("`details_json` is not a JSON object".to_owned()),
+            Err(_) => Err(format!("`details_json` is not JSON: {e}")),
+        },
+    }
+}
+
 /// Maps a row (columns as [`entry_columns`] lists them) to an entry, as CLEO's
 /// `queryAudit` does. Only the texts an entry keeps are copied; `id` and `action` are read
 /// only when needed.
@@ -331,13 +344,10 @@ fn map_row(row: &rusqlite::Row<'_>, file: SourceFile) -> Result<Entry, RowError>
 
     let params = match details {
         None | Some("") | Some("{}") => Params::new(),
-        Some(json) => match serde_json::from_str::<Option<Params>>(json) {
-            Ok(params) => params.unwrap_or_default(),
-            // Parsed again only to tell the two failures apart.
-            Err(e) => match serde_json::from_str::<serde::de::IgnoredAny>(json) {
-                Ok(_) => return Err(fail("`details_json` is not a JSON object".to_owned())),
-                Err(_) => return Err(fail(format!("`details_json` is not JSON: {e}"))),
-            },
+        // The flat objects CLEO writes, read without serde; anything else as serde reads it.
+        Some(json) => match super::cleo_jsonl::params_document(json) {
+            Some(params) => params,
+            None => params_by_serde(json).map_err(fail)?,
         },
     };
     let success = success == Some(1);

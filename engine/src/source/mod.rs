@@ -21,6 +21,8 @@ mod stream;
 
 #[cfg(feature = "fuzzing")]
 pub(crate) use cleo_jsonl::agrees_with_serde as cleo_line_agrees_with_serde;
+#[cfg(feature = "fuzzing")]
+pub(crate) use cleo_jsonl::params_agree_with_serde;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -61,6 +61,22 @@ pub(super) fn read(line: &str) -> Option<RawEntry> {
     })
 }
 
+/// A JSON document that is a params object, or `null` (no params), as serde reads it into
+/// `Option<Params>`; `None` to leave it to serde. What `tasks.db` keeps in `details_json`.
+pub(crate) fn params_document(text: &str) -> Option<Params> {
+    let mut c = Cursor { text, at: 0 };
+    let params = c.params()?;
+    c.skip_whitespace();
+    if c.at != text.len() {
+        return None;
+    }
+    match params {
+        Lenient::Value(params) => Some(params),
+        Lenient::Null => Some(Params::new()),
+        Lenient::Wrong(_) => None,
+    }
+}
+
 fn once<T>(slot: &mut Option<T>, value: T) -> Option<()> {
     match slot {
         Some(_) => None,
@@ -356,6 +372,20 @@ pub(crate) fn agrees_with_serde(line: &str) -> Result<bool, String> {
     }
 }
 
+/// Whether [`params_document`] took `text` (`Ok(false)` when it left it to serde), and, if it
+/// did, that serde reads the same params from it; what the tests and the `cleo_line` fuzz
+/// target check.
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) fn params_agree_with_serde(text: &str) -> Result<bool, String> {
+    let Some(fast) = params_document(text) else {
+        return Ok(false);
+    };
+    match serde_json::from_str::<Option<Params>>(text) {
+        Ok(serde) if serde.clone().unwrap_or_default() == fast => Ok(true),
+        serde => Err(format!("{text:?}\nfast:  {fast:?}\nserde: {serde:?}")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{read_raw, LineError};
@@ -593,6 +623,28 @@ mod tests {
         }
     }
 
+    /// A `details_json` document built from `choices`: a params object in any of the three
+    /// modes, `null`, or another scalar, with white space around it.
+    fn params_of(choices: &[u16]) -> String {
+        let mut g = Gen {
+            choices: choices.iter(),
+            out: String::new(),
+            mode: 0,
+        };
+        g.mode = g.pick(3);
+        g.space();
+        match g.pick(12) {
+            0 => g.out.push_str("null"),
+            1 => g.scalar(),
+            _ => {
+                let keys = &META_KEYS[..7 + g.mode.min(1)];
+                g.object(keys, |g, _| g.scalar());
+            }
+        }
+        g.one_of_kind(ENDINGS, ENDING_KINDS);
+        g.out
+    }
+
     fn line_of(choices: &[u16]) -> String {
         Gen {
             choices: choices.iter(),
@@ -617,6 +669,14 @@ mod tests {
             let bytes = bytes.get(skip..).unwrap_or_default();
             let naive = bytes.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20);
             prop_assert_eq!(special_byte(bytes), naive);
+        }
+
+        /// The same for a `tasks.db` row's `details_json`.
+        #[test]
+        fn a_params_document_the_fast_reader_takes_is_the_params_serde_reads(
+            choices in proptest::collection::vec(any::<u16>(), 10..120)
+        ) {
+            params_agree_with_serde(&params_of(&choices)).map_err(TestCaseError::fail)?;
         }
 
         /// What makes the fast reader safe to use: whatever it reads, serde reads the same.
@@ -654,6 +714,42 @@ mod tests {
             fast > 300 && serde > 300 && refused > 300,
             "{fast} {serde} {refused}"
         );
+    }
+
+    #[test]
+    fn generated_params_documents_exercise_both_readers() {
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let (mut fast, mut serde, mut refused) = (0, 0, 0);
+        for _ in 0..3_000 {
+            let choices: Vec<u16> = (0..80)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    state as u16
+                })
+                .collect();
+            let text = params_of(&choices);
+            let by_serde = serde_json::from_str::<Option<Params>>(&text).is_ok();
+            match (params_agree_with_serde(&text).unwrap(), by_serde) {
+                (true, _) => fast += 1,
+                (false, true) => serde += 1,
+                (false, false) => refused += 1,
+            }
+        }
+        assert!(
+            fast > 300 && serde > 300 && refused > 300,
+            "{fast} {serde} {refused}"
+        );
+        for (text, expected) in [
+            ("null", Some(0)),
+            (" {\"b\": 1, \"a\": \"x\", \"b\": null} ", Some(2)),
+            ("{\"a\": 1.5}", None),
+            ("{\"a\": [1]}", None),
+            ("[]", None),
+        ] {
+            assert_eq!(params_document(text).map(|p| p.len()), expected, "{text}");
+        }
     }
 
     #[test]

@@ -11,8 +11,9 @@ mod fast;
 mod raw;
 mod skim;
 
+pub(super) use fast::params_document;
 #[cfg(feature = "fuzzing")]
-pub(crate) use fast::agrees_with_serde;
+pub(crate) use fast::{agrees_with_serde, params_agree_with_serde};
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
