@@ -688,14 +688,14 @@ mod tests {
         }
     }
 
-    /// The generator is only useful if the fast reader takes many of its lines, and leaves
-    /// many to serde.
-    #[test]
-    fn generated_lines_exercise_both_readers() {
-        let mut state = 0x2545_f491_4f6c_dd1d_u64;
-        let (mut fast, mut serde, mut refused) = (0, 0, 0);
+    /// Of 3,000 generated inputs (`len` choices each, from a fixed `seed`): how many the fast
+    /// reader took, left to serde, and serde refused; `read` says for one input whether the
+    /// fast reader took it and whether serde reads it.
+    fn tally(seed: u64, len: usize, read: impl Fn(&[u16]) -> (bool, bool)) -> [usize; 3] {
+        let mut state = seed;
+        let mut counts = [0; 3];
         for _ in 0..3_000 {
-            let choices: Vec<u16> = (0..300)
+            let choices: Vec<u16> = (0..len)
                 .map(|_| {
                     state ^= state << 13;
                     state ^= state >> 7;
@@ -703,13 +703,23 @@ mod tests {
                     state as u16
                 })
                 .collect();
-            let line = line_of(&choices);
-            match (check(&line).unwrap(), by_serde(&line).is_ok()) {
-                (true, _) => fast += 1,
-                (false, true) => serde += 1,
-                (false, false) => refused += 1,
+            match read(&choices) {
+                (true, _) => counts[0] += 1,
+                (false, true) => counts[1] += 1,
+                (false, false) => counts[2] += 1,
             }
         }
+        counts
+    }
+
+    /// The generator is only useful if the fast reader takes many of its lines, and leaves
+    /// many to serde.
+    #[test]
+    fn generated_lines_exercise_both_readers() {
+        let [fast, serde, refused] = tally(0x2545_f491_4f6c_dd1d, 300, |choices| {
+            let line = line_of(choices);
+            (check(&line).unwrap(), by_serde(&line).is_ok())
+        });
         assert!(
             fast > 300 && serde > 300 && refused > 300,
             "{fast} {serde} {refused}"
@@ -718,25 +728,11 @@ mod tests {
 
     #[test]
     fn generated_params_documents_exercise_both_readers() {
-        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-        let (mut fast, mut serde, mut refused) = (0, 0, 0);
-        for _ in 0..3_000 {
-            let choices: Vec<u16> = (0..80)
-                .map(|_| {
-                    state ^= state << 13;
-                    state ^= state >> 7;
-                    state ^= state << 17;
-                    state as u16
-                })
-                .collect();
-            let text = params_of(&choices);
+        let [fast, serde, refused] = tally(0x9e37_79b9_7f4a_7c15, 80, |choices| {
+            let text = params_of(choices);
             let by_serde = serde_json::from_str::<Option<Params>>(&text).is_ok();
-            match (params_agree_with_serde(&text).unwrap(), by_serde) {
-                (true, _) => fast += 1,
-                (false, true) => serde += 1,
-                (false, false) => refused += 1,
-            }
-        }
+            (params_agree_with_serde(&text).unwrap(), by_serde)
+        });
         assert!(
             fast > 300 && serde > 300 && refused > 300,
             "{fast} {serde} {refused}"
