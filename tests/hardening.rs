@@ -324,6 +324,43 @@ fn a_closed_output_pipe_ends_the_run_quietly_with_success() {
     assert_no_grade(&dir.path().join("GRADES.jsonl"));
 }
 
+/// A closed pipe drops what was left to print and records nothing, but the run's checks
+/// still decide its exit status: `grade … --fail-under 99 | head -1` exited 0 and passed a
+/// CI gate that fails.
+#[test]
+fn a_closed_output_pipe_does_not_turn_a_failed_gate_into_success() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = grade_bin()
+        .current_dir(dir.path())
+        .args([
+            "--rubric",
+            "cleo-v1",
+            "--source",
+            example().to_str().unwrap(),
+            "--all",
+            "--grades",
+            "GRADES.jsonl",
+            "--fail-under",
+            "99",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(1), "{err}");
+    assert!(err.contains("scored below 99% (`--fail-under`)"), "{err}");
+    assert_no_grade(&dir.path().join("GRADES.jsonl"));
+}
+
 #[test]
 fn terminal_escapes_from_the_data_are_shown_escaped_in_human_output() {
     let dir = tempfile::tempdir().unwrap();
@@ -365,6 +402,41 @@ fn terminal_escapes_from_the_data_are_shown_escaped_in_human_output() {
     let text = stdout(&listed);
     assert!(!text.contains('\u{1b}'), "{text:?}");
     assert!(text.contains("evil\\u{1b}]0;pwned"), "{text}");
+}
+
+/// The summary after `--all` lists the most frequent flags, which quote the source's text:
+/// escaped there as in each report, so a line break in a domain cannot forge a line.
+#[test]
+fn the_summary_shows_flags_with_their_control_characters_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = r#"{"timestamp":"2026-03-01T10:00:00Z","sessionId":"s","domain":"tasks\n    ! injected\u001b[2J","operation":"show","result":{"success":false,"exitCode":4}}"#;
+    std::fs::write(dir.path().join("inj.jsonl"), format!("{line}\n")).unwrap();
+    let out = run_in(
+        dir.path(),
+        &[
+            "--rubric",
+            "cleo-v1",
+            "--source",
+            "inj.jsonl",
+            "--all",
+            "--color",
+            "never",
+            "--no-record",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    let summary = &text[text
+        .find("most frequent flags")
+        .expect("a summary with flags")..];
+    assert!(!summary.contains('\u{1b}'), "{summary:?}");
+    assert!(
+        !text
+            .lines()
+            .any(|l| l.trim_start().starts_with("! injected")),
+        "{text}"
+    );
+    assert!(summary.contains("tasks\\u{a}    ! injected"), "{summary}");
 }
 
 #[test]

@@ -378,6 +378,105 @@ fn a_bad_line_at_the_end_prints_nothing_even_when_the_held_lines_went_to_disk() 
     }
 }
 
+/// Every format of a streamed run (the human report with its summary, the JSON document, and
+/// JSON lines with `--fail-under` and a grades file) holds its output, and the lines it
+/// records, past the budget on disk rather than holding every result in memory: what it
+/// prints and records is the same either way, and a bad line found late prints and records
+/// nothing.
+#[test]
+fn every_format_of_a_streamed_run_prints_and_records_the_same_when_its_output_goes_to_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines: Vec<String> = (0..300)
+        .map(|i| {
+            let (domain, operation) = if i % 7 == 0 {
+                ("tasks", "show")
+            } else {
+                ("session", "list")
+            };
+            line(&format!("s{:03}", i % 120), i % 60, domain, operation, ok())
+        })
+        .collect();
+    let clean = write(dir.path(), "clean.jsonl", &(lines.join("\n") + "\n"));
+    let bad_line = line(
+        "s999",
+        1,
+        "tasks",
+        "show",
+        json!({"success": false, "exitCode": 4.5}),
+    );
+    let bad = write(
+        dir.path(),
+        "late.jsonl",
+        &(lines.join("\n") + "\n" + &bad_line + "\n"),
+    );
+    // Grading instants differ between runs; everything else must not.
+    let mask = |text: &str| {
+        let mut out = text.to_owned();
+        for prefix in ["graded ", "\"timestamp\": \"", "\"timestamp\":\""] {
+            let mut from = 0;
+            while let Some(at) = out[from..].find(prefix) {
+                let start = from + at + prefix.len();
+                let len = out[start..]
+                    .find(|c: char| !(c.is_ascii_digit() || "T:.-Z".contains(c)))
+                    .unwrap_or(out.len() - start);
+                out.replace_range(start..start + len, "X");
+                from = start + 1;
+            }
+        }
+        out
+    };
+    let run = |source: &Path, budget: &str, args: &[&str], grades: &Path| {
+        let out = grade_bin()
+            .env("GRADE_HELD_OUTPUT_BUDGET", budget)
+            .args(["--rubric", "cleo-v1", "--all", "--color", "never"])
+            .args(args)
+            .arg("--grades")
+            .arg(grades)
+            .arg("--source")
+            .arg(source)
+            .output()
+            .unwrap();
+        let recorded = std::fs::read_to_string(grades).unwrap_or_default();
+        let _ = std::fs::remove_file(grades);
+        (
+            code(&out),
+            mask(&stdout(&out)),
+            mask(&recorded),
+            stderr(&out),
+        )
+    };
+    let grades = dir.path().join("GRADES.jsonl");
+    for args in [
+        &["--format", "human"][..],
+        &["--format", "json"],
+        &["--format", "jsonl", "--fail-under", "0"],
+    ] {
+        let (status, in_memory, recorded, err) = run(&clean, "1000000000", args, &grades);
+        assert_eq!(status, 0, "{args:?}: {err}");
+        assert_eq!(recorded.lines().count(), 120, "{args:?}");
+        assert!(err.contains("recorded 120 grades"), "{args:?}: {err}");
+        for budget in ["0", "3000"] {
+            let (status, out, on_disk, err) = run(&clean, budget, args, &grades);
+            assert_eq!(status, 0, "{args:?} budget {budget}: {err}");
+            assert_eq!(out, in_memory, "{args:?} budget {budget}");
+            assert_eq!(on_disk, recorded, "{args:?} budget {budget}");
+            let (status, out, on_disk, err) = run(&bad, budget, args, &grades);
+            assert_eq!(status, 2, "{args:?} budget {budget}: {err}");
+            assert_eq!(out, "", "{args:?} budget {budget}: nothing printed");
+            assert_eq!(on_disk, "", "{args:?} budget {budget}: nothing recorded");
+            assert!(
+                !grades.exists(),
+                "{args:?}: a failed run created the grades file"
+            );
+        }
+    }
+    let (_, human, _, _) = run(&clean, "0", &["--format", "human"], &grades);
+    assert!(
+        human.contains("120 sessions graded"),
+        "the summary follows the reports: {human}"
+    );
+}
+
 /// A file saved with UTF-8's byte order mark fails on its first byte; serde_json says only
 /// "expected value (column 1)", so every JSON source names the mark instead.
 #[test]

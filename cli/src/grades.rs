@@ -41,16 +41,40 @@ impl Recorder {
         Ok(Recorder(GradesFile::open(path)?))
     }
 
+    /// A grades file taking results before it is opened (see [`GradesFile::deferred`]): a
+    /// streamed run takes each result as it is graded, and opens the file only once the
+    /// source has read cleanly, before anything is printed.
+    pub fn deferred(path: &Path) -> Recorder {
+        Recorder(GradesFile::deferred(path))
+    }
+
+    /// Takes the next result to record.
+    pub fn accept(&mut self, result: &GradeResult) -> Result<(), CliError> {
+        Ok(self.0.accept(result)?)
+    }
+
+    /// Opens a deferred grades file, so that one that cannot be written fails the run
+    /// before anything is printed.
+    pub fn open_now(&mut self) -> Result<(), CliError> {
+        Ok(self.0.open_now()?)
+    }
+
     /// Appends one line per result, in one write.
     pub fn append(mut self, results: &[GradeResult]) -> Result<(), CliError> {
-        let written = results
-            .iter()
-            .try_for_each(|r| self.0.accept(r))
-            .and_then(|()| sink::Sink::finish(&mut self.0));
+        for r in results {
+            self.accept(r)?;
+        }
+        self.finish().map(|_| ())
+    }
+
+    /// Appends the lines of the results taken, and says how many it recorded.
+    pub fn finish(mut self) -> Result<usize, CliError> {
+        let written = sink::Sink::finish(&mut self.0);
         for warning in self.0.warnings() {
             eprintln!("warning: {warning}");
         }
-        Ok(written?)
+        written?;
+        Ok(self.0.recorded())
     }
 }
 

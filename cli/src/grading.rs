@@ -24,18 +24,13 @@ use crate::{grades, http, input, judge, langfuse, render, summary, write_stdout}
 /// Grades as planned, then renders, records and reports.
 pub fn run(cli: &Cli, plan: &GradePlan) -> Result<(), CliError> {
     let (outcomes, sessions, skipped) = match &plan.stream_as {
-        Some(format) => match stream(plan, format.as_ref())? {
-            Streamed::Printed {
-                failed,
-                total,
-                skipped,
-            } => {
-                report_skipped(skipped, &plan.source.path);
-                report_nothing_graded(cli, total, &plan.source.path);
-                return finish(failed, total);
-            }
-            Streamed::Outcomes(outcomes, skipped) => (outcomes, Vec::new(), skipped),
-        },
+        Some(format) => {
+            let done = stream(cli, plan, format.as_ref())?;
+            report_skipped(done.skipped, &plan.source.path);
+            report_nothing_graded(cli, done.total, &plan.source.path);
+            finish(done.failed, done.total)?;
+            return done.floor.map_or(Ok(()), summary::Floor::check);
+        }
         None => {
             let mut warn = |warning: String| {
                 eprintln!("warning: {}", render::for_stderr(&warning));
@@ -157,6 +152,8 @@ fn deliver(
         None => None,
     };
     write_output(cli, &out)?;
+    // A run whose output its reader closed records no grade that nobody saw.
+    let recorder = recorder.filter(|_| !crate::output_closed());
     if let (Some(recorder), Some(path)) = (recorder, &plan.record_to) {
         recorder.append(results)?;
         if !results.is_empty() {
@@ -225,11 +222,7 @@ fn render_results(
         Format::Jsonl => sink::write_all(&mut JsonLines::new(&mut *out), results)?,
         Format::Json => sink::write_all(&mut JsonDocument::new(&mut *out), results)?,
         Format::Human => {
-            // A file named by `--output` gets colour only when asked for.
-            let color = match (&cli.output, cli.color) {
-                (Some(_), crate::args::ColorChoice::Auto) => false,
-                (_, choice) => render::use_color(choice),
-            };
+            let color = report_color(cli);
             for (i, r) in results.iter().enumerate() {
                 if i > 0 {
                     out.push(b'\n');
@@ -244,6 +237,15 @@ fn render_results(
         }
     }
     Ok(())
+}
+
+/// Whether human reports are coloured: a file named by `--output` gets colour only when
+/// asked for.
+fn report_color(cli: &Cli) -> bool {
+    match (&cli.output, cli.color) {
+        (Some(_), crate::args::ColorChoice::Auto) => false,
+        (_, choice) => render::use_color(choice),
+    }
 }
 
 /// Writes results where `--output` says, or to standard output.
@@ -284,29 +286,181 @@ pub fn skipped_warning(skipped: u64, source: &Path) -> Option<String> {
     ))
 }
 
-/// What a streamed run produced: lines already printed (and how many sessions failed), or
-/// the outcomes to record and print.
-enum Streamed {
-    Printed {
-        failed: usize,
-        total: usize,
-        skipped: u64,
-    },
-    Outcomes(Vec<Outcome>, u64),
+/// What a streamed run leaves to say once its output is out (and recorded).
+struct Streamed {
+    /// Sessions that could not be graded, of `total`.
+    failed: usize,
+    total: usize,
+    /// Malformed lines skipped.
+    skipped: u64,
+    /// The `--fail-under` gate, with every result counted.
+    floor: Option<summary::Floor>,
 }
 
-/// A session graded by a streamed run: its JSON line, the result itself, or why it failed.
-/// Boxed, so that a run holding one for every session (to record or render them) holds 24
-/// bytes a session beside the results, and a line its length (not serde_json's doubled
-/// buffer) until it is written.
+/// A session graded by a streamed run, as the thread that graded it left it: its JSON line
+/// (when lines are all the run prints), the result with its human report (when the format
+/// is human), or why it failed. Boxed, so that the results waiting for an earlier session
+/// cost little beside them, and a line its length (not serde_json's doubled buffer).
 enum Graded {
     Line(Box<[u8]>),
-    Result(Box<GradeResult>),
+    Result(Box<GradeResult>, Option<Box<str>>),
     Failed(Box<grade_engine::EvalError>),
 }
 
-/// Grades the whole source streamed (the engine's [`grade_engine::run::grade_source`]).
-fn stream(plan: &GradePlan, format: &dyn SourceFormat) -> Result<Streamed, CliError> {
+/// Where a streamed run's results go, taken one at a time in the order of their sessions:
+/// the output (held until the source has read cleanly: in memory to a budget, past it in a
+/// temporary file), the grades file (held likewise, opened only once the output can go
+/// out), the summary and the `--fail-under` gate (counts, not results). So a run over
+/// millions of sessions holds none of their results.
+struct Delivery {
+    held: HeldOutput,
+    format: Format,
+    /// A JSON document's sink, writing into a buffer emptied into `held` after each result.
+    document: JsonDocument<Vec<u8>>,
+    /// Human reports written so far.
+    reports: usize,
+    record: Option<grades::Recorder>,
+    summary: Option<summary::Summary>,
+    floor: Option<summary::Floor>,
+    /// The first result that could not be written or recorded.
+    error: Option<CliError>,
+}
+
+impl Delivery {
+    fn new(cli: &Cli, plan: &GradePlan) -> Self {
+        Delivery {
+            held: HeldOutput::new(crate::held::budget()),
+            format: cli.format,
+            document: JsonDocument::new(Vec::new()),
+            reports: 0,
+            record: plan.record_to.as_deref().map(grades::Recorder::deferred),
+            summary: (cli.format == Format::Human).then(summary::Summary::default),
+            floor: cli.fail_under.map(summary::Floor::new),
+            error: None,
+        }
+    }
+
+    /// Takes the next result, with its human report when the format is human.
+    fn take(&mut self, result: &GradeResult, report: Option<Box<str>>) {
+        if self.error.is_some() {
+            return;
+        }
+        if let Err(err) = self.write(result, report) {
+            self.error = Some(err);
+        }
+    }
+
+    fn write(&mut self, result: &GradeResult, report: Option<Box<str>>) -> Result<(), CliError> {
+        match self.format {
+            Format::Jsonl => {
+                let mut line = serde_json::to_vec(result).map_err(CliError::Json)?;
+                line.push(b'\n');
+                self.held.write(line.into_boxed_slice());
+            }
+            Format::Json => {
+                sink::Sink::accept(&mut self.document, result)?;
+                self.hold_document();
+            }
+            Format::Human => {
+                let report = report.unwrap_or_default();
+                let mut bytes = Vec::with_capacity(report.len() + 1);
+                if self.reports > 0 {
+                    bytes.push(b'\n');
+                }
+                bytes.extend_from_slice(report.as_bytes());
+                self.held.write(bytes.into_boxed_slice());
+                self.reports += 1;
+            }
+        }
+        if let Some(summary) = &mut self.summary {
+            summary.add(result);
+        }
+        if let Some(floor) = &mut self.floor {
+            floor.add(result);
+        }
+        if let Some(record) = &mut self.record {
+            record.accept(result)?;
+        }
+        Ok(())
+    }
+
+    fn hold_document(&mut self) {
+        let written = std::mem::take(self.document.get_mut());
+        if !written.is_empty() {
+            self.held.write(written.into_boxed_slice());
+        }
+    }
+
+    /// Ends the output (the JSON document's close, the summary after a whole source) and
+    /// opens the grades file, once every result is in and the source read cleanly.
+    fn close(&mut self, cli: &Cli, pack: &CompiledPack) -> Result<(), CliError> {
+        if let Some(err) = self.error.take() {
+            return Err(err);
+        }
+        match self.format {
+            Format::Jsonl => {}
+            Format::Json => {
+                sink::Sink::finish(&mut self.document)?;
+                self.hold_document();
+            }
+            Format::Human => {
+                if let Some(summary) = self.summary.take().filter(|s| cli.all && !s.is_empty()) {
+                    let bands: Vec<String> = pack.bands.iter().map(|b| b.grade.clone()).collect();
+                    let text = format!("\n{}", summary.render(&bands));
+                    self.held.write(text.into_bytes().into_boxed_slice());
+                }
+            }
+        }
+        if let Some(record) = &mut self.record {
+            record.open_now()?;
+        }
+        Ok(())
+    }
+}
+
+/// Copies held output where `--output` says, or to standard output; at each of `marks` (a
+/// position in the output) `at_mark` says what belongs there on stderr.
+fn write_held(
+    cli: &Cli,
+    held: HeldOutput,
+    marks: &[u64],
+    at_mark: &mut dyn FnMut(usize),
+) -> Result<(), CliError> {
+    let spill = |source| CliError::Held {
+        dir: std::env::temp_dir(),
+        source,
+    };
+    match &cli.output {
+        Some(path) => {
+            let fail = |source| CliError::Output {
+                path: path.clone(),
+                source,
+            };
+            let file = std::fs::File::create(path).map_err(fail)?;
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
+            // `finish` flushes what it wrote, and says so when that fails.
+            held.finish(&mut out, marks, at_mark)
+                .map_err(|err| match err {
+                    HeldError::Write(err) => fail(err),
+                    HeldError::Spill(source) => spill(source),
+                })
+        }
+        None => {
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+            match held.finish(&mut out, marks, at_mark) {
+                Err(HeldError::Write(err)) => crate::stdout_written(Err(err)),
+                Err(HeldError::Spill(source)) => Err(spill(source)),
+                Ok(()) => Ok(()),
+            }
+        }
+    }
+}
+
+/// Grades the whole source streamed (the engine's [`grade_engine::run::grade_source_into`]),
+/// delivering each result as soon as the sessions before it are graded; the output goes
+/// out, and is recorded, only once the source has read cleanly (a late bad line prints
+/// nothing).
+fn stream(cli: &Cli, plan: &GradePlan, format: &dyn SourceFormat) -> Result<Streamed, CliError> {
     let bar = progress_bar();
     let report = |done: u64, total: u64| {
         if let Some(bar) = &bar {
@@ -326,9 +480,10 @@ fn stream(plan: &GradePlan, format: &dyn SourceFormat) -> Result<Streamed, CliEr
         .is_some()
         .then_some(&report as grade_engine::source::Progress<'_>);
     let lines_only = plan.lines_only;
-    // Lines that are only printed are serialised by the threads that grade, and held in
-    // order as soon as the sessions before them are graded: a late bad line of the source
-    // must print nothing, and a run over millions of sessions must not keep them in memory.
+    let human = (cli.format == Format::Human).then(|| report_color(cli));
+    let pack = &plan.pack;
+    // What can be rendered without the others (a JSON line, a human report) is rendered by
+    // the threads that grade.
     let then = |outcome: Outcome| -> Result<Graded, Box<CliError>> {
         Ok(match outcome {
             Ok(result) if lines_only => {
@@ -336,95 +491,85 @@ fn stream(plan: &GradePlan, format: &dyn SourceFormat) -> Result<Streamed, CliEr
                 line.push(b'\n');
                 Graded::Line(line.into_boxed_slice())
             }
-            Ok(result) => Graded::Result(Box::new(result)),
+            Ok(result) => {
+                let report = human.map(|color| render::report(&result, pack, color).into());
+                Graded::Result(Box::new(result), report)
+            }
             Err(err) => Graded::Failed(Box::new(err)),
         })
     };
     let source = &plan.source;
-    if lines_only {
-        let mut held = HeldOutput::new(crate::held::budget());
-        // Failed sessions: where their message goes between the lines, and the message.
-        let mut failures: Vec<(u64, Box<grade_engine::EvalError>)> = Vec::new();
-        let mut total = 0usize;
-        let mut first_error: Option<Box<CliError>> = None;
-        let delivered = grade_engine::run::grade_source_into(
-            &plan.pack,
-            &source.registry,
-            &source.path,
-            &run,
-            progress,
-            then,
-            &mut |graded| {
-                total += 1;
-                match graded {
-                    Ok(Graded::Line(line)) => held.write(line),
-                    Ok(Graded::Failed(err)) => failures.push((held.len(), err)),
-                    Ok(Graded::Result(_)) => {}
-                    Err(err) => {
-                        first_error.get_or_insert(err);
-                    }
-                }
-            },
-        );
-        if let Some(bar) = &bar {
-            bar.finish_and_clear();
-        }
-        let delivered = delivered?;
-        if let Some(err) = first_error {
-            return Err(*err);
-        }
-        for warning in &delivered.warnings {
-            eprintln!("warning: {}", render::for_stderr(&warning.to_string()));
-        }
-        let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-        let marks: Vec<u64> = failures.iter().map(|(at, _)| *at).collect();
-        held.finish(&mut out, &marks, &mut |i| {
-            eprintln!(
-                "error: {}",
-                render::for_stderr(&crate::error::eval_message(&failures[i].1))
-            );
-        })
-        .map_err(|err| match err {
-            HeldError::Write(err) => CliError::Stdout(err),
-            HeldError::Spill(source) => CliError::Held {
-                dir: std::env::temp_dir(),
-                source,
-            },
-        })?;
-        return Ok(Streamed::Printed {
-            failed: failures.len(),
-            total,
-            skipped: delivered.skipped_lines,
-        });
-    }
-    let graded = grade_engine::run::grade_source(
-        &plan.pack,
+    let mut delivery = Delivery::new(cli, plan);
+    // Failed sessions: where their message goes between the lines, and the message.
+    let mut failures: Vec<(u64, Box<grade_engine::EvalError>)> = Vec::new();
+    let mut total = 0usize;
+    let mut first_error: Option<Box<CliError>> = None;
+    let delivered = grade_engine::run::grade_source_into(
+        pack,
         &source.registry,
         &source.path,
         &run,
         progress,
         then,
+        &mut |graded| {
+            total += 1;
+            match graded {
+                Ok(Graded::Line(line)) => delivery.held.write(line),
+                Ok(Graded::Result(result, report)) => delivery.take(&result, report),
+                Ok(Graded::Failed(err)) => failures.push((delivery.held.len(), err)),
+                Err(err) => {
+                    first_error.get_or_insert(err);
+                }
+            }
+        },
     );
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
-    let mapped = graded?;
-    for warning in &mapped.warnings {
+    let delivered = delivered?;
+    if let Some(err) = first_error {
+        return Err(*err);
+    }
+    for warning in &delivered.warnings {
         eprintln!("warning: {}", render::for_stderr(&warning.to_string()));
     }
-    let outcomes = mapped
-        .results
-        .into_iter()
-        .map(|graded| {
-            graded.map_err(|e| *e).map(|g| match g {
-                Graded::Result(r) => Some(Ok(*r)),
-                Graded::Failed(e) => Some(Err(*e)),
-                Graded::Line(_) => None,
-            })
-        })
-        .filter_map(Result::transpose)
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(Streamed::Outcomes(outcomes, mapped.skipped_lines))
+    let failure = |err: &grade_engine::EvalError| {
+        eprintln!(
+            "error: {}",
+            render::for_stderr(&crate::error::eval_message(err))
+        );
+    };
+    // Printed lines carry each failure's message between the lines around it; a report or
+    // a document is preceded by all of them.
+    let marks: Vec<u64> = if lines_only {
+        failures.iter().map(|(at, _)| *at).collect()
+    } else {
+        failures.iter().for_each(|(_, err)| failure(err));
+        Vec::new()
+    };
+    delivery.close(cli, pack)?;
+    let Delivery {
+        held,
+        record,
+        floor,
+        ..
+    } = delivery;
+    write_held(cli, held, &marks, &mut |i| failure(&failures[i].1))?;
+    // A run whose output its reader closed records no grade that nobody saw.
+    let record = record.filter(|_| !crate::output_closed());
+    if let (Some(record), Some(path)) = (record, &plan.record_to) {
+        let recorded = record.finish()?;
+        if recorded > 0 {
+            let plural = if recorded == 1 { "" } else { "s" };
+            eprintln!("recorded {recorded} grade{plural} to {}", path.display());
+        }
+    }
+    Ok(Streamed {
+        failed: failures.len(),
+        total,
+        skipped: delivered.skipped_lines,
+        floor,
+    })
 }
 
 /// A progress bar on stderr, only when stderr is a terminal (silent when piped or logged).

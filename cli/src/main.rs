@@ -163,8 +163,28 @@ fn list_grades(cli: &Cli) -> Result<(), CliError> {
 
 pub(crate) fn write_stdout(bytes: &[u8]) -> Result<(), CliError> {
     let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_all(bytes)
-        .and_then(|()| stdout.flush())
-        .map_err(CliError::Stdout)
+    stdout_written(stdout.write_all(bytes).and_then(|()| stdout.flush()))
+}
+
+/// Set once standard output was closed by its reader (`grade … | head -1`).
+static OUTPUT_CLOSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether standard output was closed by its reader: what was left to print was dropped,
+/// and no grade is recorded that nobody saw.
+pub(crate) fn output_closed() -> bool {
+    OUTPUT_CLOSED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// The outcome of a write to standard output. A reader that went away (a closed pipe) is
+/// no failure of the run: what was left to print is dropped, and the run goes on to its
+/// checks, whose exit status stands (a `--fail-under` or `--fail-on` gate still fails), but
+/// records nothing. Any other failure is an error.
+pub(crate) fn stdout_written(written: std::io::Result<()>) -> Result<(), CliError> {
+    match written {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            OUTPUT_CLOSED.store(true, std::sync::atomic::Ordering::Relaxed);
+            Ok(())
+        }
+        written => written.map_err(CliError::Stdout),
+    }
 }

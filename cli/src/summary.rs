@@ -14,63 +14,108 @@ const TOP_FLAGS: usize = 5;
 /// Sessions graded, their mean percentage, how many got each letter, and the flags raised
 /// most often (positions and counts in a flag are read as one: "at #N").
 pub fn summary(results: &[GradeResult], bands: &[String]) -> String {
-    let mut out = String::new();
-    let graded: Vec<&GradeResult> = results.iter().filter(|r| r.max_score.0 > 0.0).collect();
-    let nothing = results.len() - graded.len();
-    let plural = if results.len() == 1 { "" } else { "s" };
-    if nothing == 0 {
-        let _ = write!(out, "{} session{plural} graded", results.len());
-    } else {
-        let _ = write!(
-            out,
-            "{} session{plural} · {} graded",
-            results.len(),
-            graded.len()
-        );
-    }
-    if !graded.is_empty() {
-        let mean = graded.iter().map(|r| r.percent.0).sum::<f64>() / graded.len() as f64;
-        let mean = grade_engine::result::percent_of(mean, 100.0);
-        let _ = write!(out, ", mean {}%", grade_engine::entry::js_number(mean));
-    }
-    if nothing > 0 {
-        let _ = write!(out, " · {nothing} with nothing to grade");
-    }
-    out.push('\n');
+    let mut summary = Summary::default();
+    results.iter().for_each(|r| summary.add(r));
+    summary.render(bands)
+}
 
-    let mut letters: BTreeMap<&str, usize> = BTreeMap::new();
-    for r in &graded {
-        if let Some(g) = r.grade.as_deref() {
-            *letters.entry(g).or_default() += 1;
+/// What the summary counts, taken one result at a time, so that a streamed run keeps the
+/// counts rather than the results.
+#[derive(Debug)]
+pub struct Summary {
+    results: usize,
+    graded: usize,
+    /// The percentages of the graded results, summed in order (from `-0.0`, as `Sum`).
+    percents: f64,
+    letters: BTreeMap<String, usize>,
+    flags: BTreeMap<String, usize>,
+}
+
+impl Default for Summary {
+    fn default() -> Self {
+        Summary {
+            results: 0,
+            graded: 0,
+            percents: -0.0,
+            letters: BTreeMap::new(),
+            flags: BTreeMap::new(),
         }
     }
-    if !letters.is_empty() {
-        // In the pack's band order (best first), then any letter the bands do not name.
-        let mut parts = Vec::new();
-        for band in bands {
-            if let Some(n) = letters.remove(band.as_str()) {
-                parts.push(format!("{band} {n}"));
+}
+
+impl Summary {
+    /// Counts the next result.
+    pub fn add(&mut self, r: &GradeResult) {
+        self.results += 1;
+        if r.max_score.0 > 0.0 {
+            self.graded += 1;
+            self.percents += r.percent.0;
+            if let Some(g) = r.grade.as_deref() {
+                *self.letters.entry(g.to_owned()).or_default() += 1;
             }
         }
-        parts.extend(letters.iter().map(|(g, n)| format!("{g} {n}")));
-        let _ = writeln!(out, "grades: {}", parts.join(" · "));
+        for f in &r.flags {
+            *self.flags.entry(shape_of(f)).or_default() += 1;
+        }
     }
 
-    let mut flags: BTreeMap<String, usize> = BTreeMap::new();
-    for r in results {
-        for f in &r.flags {
-            *flags.entry(shape_of(f)).or_default() += 1;
-        }
+    /// Whether no result was counted.
+    pub fn is_empty(&self) -> bool {
+        self.results == 0
     }
-    let mut frequent: Vec<(String, usize)> = flags.into_iter().collect();
-    frequent.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    if !frequent.is_empty() {
-        let _ = writeln!(out, "most frequent flags:");
-        for (flag, n) in frequent.iter().take(TOP_FLAGS) {
-            let _ = writeln!(out, "  {n:>4}× {flag}");
+
+    /// The summary's text; `bands` are the pack's letters, best first.
+    pub fn render(self, bands: &[String]) -> String {
+        let Summary {
+            results,
+            graded,
+            percents,
+            mut letters,
+            flags,
+        } = self;
+        let mut out = String::new();
+        let nothing = results - graded;
+        let plural = if results == 1 { "" } else { "s" };
+        if nothing == 0 {
+            let _ = write!(out, "{results} session{plural} graded");
+        } else {
+            let _ = write!(out, "{results} session{plural} · {graded} graded");
         }
+        if graded > 0 {
+            let mean = percents / graded as f64;
+            let mean = grade_engine::result::percent_of(mean, 100.0);
+            let _ = write!(out, ", mean {}%", grade_engine::entry::js_number(mean));
+        }
+        if nothing > 0 {
+            let _ = write!(out, " · {nothing} with nothing to grade");
+        }
+        out.push('\n');
+
+        if !letters.is_empty() {
+            // In the pack's band order (best first), then any letter the bands do not name.
+            let mut parts = Vec::new();
+            for band in bands {
+                if let Some(n) = letters.remove(band.as_str()) {
+                    parts.push(format!("{band} {n}"));
+                }
+            }
+            parts.extend(letters.iter().map(|(g, n)| format!("{g} {n}")));
+            let _ = writeln!(out, "grades: {}", parts.join(" · "));
+        }
+
+        let mut frequent: Vec<(String, usize)> = flags.into_iter().collect();
+        frequent.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        if !frequent.is_empty() {
+            let _ = writeln!(out, "most frequent flags:");
+            for (flag, n) in frequent.iter().take(TOP_FLAGS) {
+                // A flag quotes the source's text (a domain, a command): escaped, as the
+                // reports above print it, so a line break in a log cannot forge a line here.
+                let flag = crate::render::escape_controls(flag);
+                let _ = writeln!(out, "  {n:>4}× {flag}");
+            }
+        }
+        out
     }
-    out
 }
 
 /// A flag with its numbers read as `N` and the source places after a position left out
@@ -112,32 +157,66 @@ fn shape_of(flag: &str) -> String {
 /// `--fail-under`: fails when a graded session scored below `threshold` percent. A session
 /// with nothing to grade (no dimension applies) neither passes nor fails the gate.
 pub fn check_floor(results: &[GradeResult], threshold: f64) -> Result<(), CliError> {
-    let below: Vec<&GradeResult> = results
-        .iter()
-        .filter(|r| r.max_score.0 > 0.0 && r.percent.0 < threshold)
-        .collect();
-    if below.is_empty() {
-        return Ok(());
+    let mut floor = Floor::new(threshold);
+    results.iter().for_each(|r| floor.add(r));
+    floor.check()
+}
+
+/// How many sessions to name when the gate fails.
+const SHOWN_BELOW: usize = 10;
+
+/// The `--fail-under` gate, taken one result at a time.
+#[derive(Debug)]
+pub struct Floor {
+    threshold: f64,
+    total: usize,
+    below: usize,
+    /// The first sessions below, as the message names them.
+    shown: Vec<String>,
+}
+
+impl Floor {
+    pub fn new(threshold: f64) -> Self {
+        Floor {
+            threshold,
+            total: 0,
+            below: 0,
+            shown: Vec::new(),
+        }
     }
-    let shown: Vec<String> = below
-        .iter()
-        .take(10)
-        .map(|r| format!("`{}` ({}%)", r.session_id, r.percent))
-        .collect();
-    let more = below.len() - shown.len();
-    let more = if more > 0 {
-        format!(" and {more} more")
-    } else {
-        String::new()
-    };
-    let threshold = grade_engine::entry::js_number(threshold);
-    let total = results.len();
-    let plural = if total == 1 { "" } else { "s" };
-    Err(CliError::CheckFailed(format!(
-        "{} of {total} session{plural} scored below {threshold}% (`--fail-under`): {}{more}",
-        below.len(),
-        shown.join(", ")
-    )))
+
+    /// Counts the next result.
+    pub fn add(&mut self, r: &GradeResult) {
+        self.total += 1;
+        if r.max_score.0 > 0.0 && r.percent.0 < self.threshold {
+            self.below += 1;
+            if self.shown.len() < SHOWN_BELOW {
+                self.shown
+                    .push(format!("`{}` ({}%)", r.session_id, r.percent));
+            }
+        }
+    }
+
+    /// Fails when a result counted was below the threshold.
+    pub fn check(self) -> Result<(), CliError> {
+        if self.below == 0 {
+            return Ok(());
+        }
+        let more = self.below - self.shown.len();
+        let more = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
+        let threshold = grade_engine::entry::js_number(self.threshold);
+        let total = self.total;
+        let plural = if total == 1 { "" } else { "s" };
+        Err(CliError::CheckFailed(format!(
+            "{} of {total} session{plural} scored below {threshold}% (`--fail-under`): {}{more}",
+            self.below,
+            self.shown.join(", ")
+        )))
+    }
 }
 
 #[cfg(test)]

@@ -7,25 +7,71 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::spool::{Spool, MEMORY};
 use super::{Sink, SinkError};
 use crate::GradeResult;
 
 /// A grades file opened for appending. Open it before the results are printed, so a path
 /// that cannot be written fails the run before any output; its lines are appended in one
-/// write when the sink is finished, after the output went out, so no grade is recorded that
-/// nobody saw. Results are recorded without their `explain` traces.
+/// go when the sink is finished, after the output went out, so no grade is recorded that
+/// nobody saw. Until then they are held in memory, and past 64 MiB (the lines of about
+/// 77,000 cleo-v1 results) in a temporary file. Results are recorded without their
+/// `explain` traces.
 #[derive(Debug)]
 pub struct GradesFile {
     path: PathBuf,
-    file: Option<std::fs::File>,
-    lines: Vec<u8>,
+    file: File,
+    lines: Spool,
+    /// The first line that could not be held; reported when the sink is finished.
+    held: Result<(), std::io::Error>,
     recorded: usize,
     warnings: Vec<String>,
+}
+
+/// The file of a [`GradesFile`]: not opened yet, open, or appended to.
+#[derive(Debug)]
+enum File {
+    Deferred,
+    Open(std::fs::File),
+    Done,
 }
 
 impl GradesFile {
     /// Opens (and creates, with its folder) the grades file at `path` for appending.
     pub fn open(path: &Path) -> Result<GradesFile, SinkError> {
+        let mut grades = GradesFile::deferred(path);
+        grades.open_now()?;
+        Ok(grades)
+    }
+
+    /// A grades file at `path` that is not opened (or created) until [`open_now`]
+    /// (or finishing the sink) opens it: for a run that takes its results before it knows
+    /// they will be printed, and must leave no file behind when they are not.
+    ///
+    /// [`open_now`]: GradesFile::open_now
+    pub fn deferred(path: &Path) -> GradesFile {
+        GradesFile::deferred_with_memory(path, MEMORY)
+    }
+
+    /// [`GradesFile::deferred`], holding at most `memory` bytes of lines in memory.
+    pub fn deferred_with_memory(path: &Path, memory: usize) -> GradesFile {
+        GradesFile {
+            path: path.to_owned(),
+            file: File::Deferred,
+            lines: Spool::new(memory),
+            held: Ok(()),
+            recorded: 0,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Opens (and creates, with its folder) the file of a deferred grades file; nothing for
+    /// one already open.
+    pub fn open_now(&mut self) -> Result<(), SinkError> {
+        if !matches!(self.file, File::Deferred) {
+            return Ok(());
+        }
+        let path = &self.path;
         let fail = |source| SinkError::Grades {
             path: path.to_owned(),
             source,
@@ -39,13 +85,8 @@ impl GradesFile {
             .append(true)
             .open(path)
             .map_err(fail)?;
-        Ok(GradesFile {
-            path: path.to_owned(),
-            file: Some(file),
-            lines: Vec::new(),
-            recorded: 0,
-            warnings: Vec::new(),
-        })
+        self.file = File::Open(file);
+        Ok(())
     }
 
     /// The grades file.
@@ -68,29 +109,43 @@ impl Sink for GradesFile {
     fn accept(&mut self, result: &GradeResult) -> Result<(), SinkError> {
         let mut record = result.clone();
         record.explain = None;
-        serde_json::to_writer(&mut self.lines, &record).map_err(SinkError::Json)?;
-        self.lines.push(b'\n');
+        let mut line = serde_json::to_vec(&record).map_err(SinkError::Json)?;
+        line.push(b'\n');
+        if self.held.is_ok() {
+            self.held = self.lines.write(&line);
+        }
         self.recorded += 1;
         Ok(())
     }
 
     /// Appends the lines of every result taken; see [`append`]. A second call writes nothing.
     fn finish(&mut self) -> Result<(), SinkError> {
-        let Some(file) = self.file.take() else {
+        self.open_now()?;
+        let File::Open(file) = std::mem::replace(&mut self.file, File::Done) else {
             return Ok(());
         };
-        let lines = std::mem::take(&mut self.lines);
-        append(&self.path, file, &lines, &mut self.warnings)
+        let lines = std::mem::replace(&mut self.lines, Spool::new(0));
+        let held = std::mem::replace(&mut self.held, Ok(()));
+        let fail = |source: std::io::Error| SinkError::Grades {
+            path: self.path.clone(),
+            source: std::io::Error::new(
+                source.kind(),
+                format!("cannot hold the lines to record: {source}; nothing was recorded"),
+            ),
+        };
+        held.map_err(fail)?;
+        append(&self.path, file, lines, &mut self.warnings)
     }
 }
 
-/// Appends one line per result in a single write, so a reader never sees a partial line
-/// from this run. A write that fails part-way (a full disk) is cut back off, leaving the
-/// file exactly as it was; a torn last line left by an earlier crash is not glued onto.
+/// Appends one line per result in one go under an exclusive lock, so another `grade` run
+/// never sees or mends a partial line of this one. A write that fails part-way (a full
+/// disk) is cut back off, leaving the file exactly as it was; a torn last line left by an
+/// earlier crash is not glued onto.
 fn append(
     path: &Path,
     mut file: std::fs::File,
-    lines: &[u8],
+    lines: Spool,
     warnings: &mut Vec<String>,
 ) -> Result<(), SinkError> {
     let fail = |source| SinkError::Grades {
@@ -100,14 +155,16 @@ fn append(
     // `/dev/null`, a pipe or a terminal is written to as it is: it has no end to cut back
     // to, no last line to mend, and nothing to sync (fdatasync fails on them with EINVAL).
     if !file.metadata().map_err(fail)?.is_file() {
-        return Write::write_all(&mut file, lines).map_err(fail);
+        return lines
+            .drain(&mut |bytes| Write::write_all(&mut file, bytes))
+            .map_err(|e| fail(e.unwrap_or_else(|e| e)));
     }
     let _lock = file.try_clone().ok().and_then(Lock::exclusive);
     let start = file.metadata().map_err(fail)?.len();
-    let mut write = Vec::with_capacity(lines.len() + 1);
+    let mut prefix: &[u8] = b"";
     match torn_tail(&mut file, start).map_err(fail)? {
         Tail::Whole => {}
-        Tail::NoLineEnd => write.push(b'\n'),
+        Tail::NoLineEnd => prefix = b"\n",
         Tail::Torn(bytes) => {
             file.set_len(start - bytes).map_err(fail)?;
             warnings.push(format!(
@@ -116,8 +173,7 @@ fn append(
             ));
         }
     }
-    write.extend_from_slice(lines);
-    append_or_restore(&mut file, &write).map_err(|e| match e {
+    append_or_restore(&mut file, prefix, lines).map_err(|e| match e {
         Restore::Restored(source) => SinkError::Grades {
             path: path.to_owned(),
             source: std::io::Error::new(
@@ -191,11 +247,23 @@ enum Restore {
     Torn(std::io::Error, std::io::Error),
 }
 
-/// Appends `bytes` to a regular file and syncs it; on failure, cuts the file back to the
-/// length it had, so a full disk never leaves half a line.
-fn append_or_restore<F: Appendable>(file: &mut F, bytes: &[u8]) -> Result<(), Restore> {
+/// Appends `prefix` and the held lines to a regular file and syncs it; on failure, cuts the
+/// file back to the length it had, so a full disk never leaves half a line.
+fn append_or_restore<F: Appendable>(
+    file: &mut F,
+    prefix: &[u8],
+    lines: Spool,
+) -> Result<(), Restore> {
     let start = file.len().map_err(Restore::Restored)?;
-    let written = file.write_all(bytes).and_then(|()| file.sync_data());
+    let written = file
+        .write_all(prefix)
+        .and_then(|()| {
+            // A failure to read the held lines back fails the append as a write would.
+            lines
+                .drain(&mut |bytes| file.write_all(bytes))
+                .map_err(|e| e.unwrap_or_else(|e| e))
+        })
+        .and_then(|()| file.sync_data());
     match written {
         Ok(()) => Ok(()),
         Err(e) => match file.set_len(start).and_then(|()| file.sync_data()) {
@@ -249,5 +317,66 @@ impl Drop for Lock {
         {
             let _ = rustix::fs::flock(&self.0, rustix::fs::FlockOperation::Unlock);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn results() -> Vec<GradeResult> {
+        let pack = crate::load_pack("cleo-v1", &[]).unwrap();
+        (0..5)
+            .map(|i| {
+                let session = crate::Session {
+                    id: format!("s{i}"),
+                    entries: Vec::new(),
+                    skipped_lines: 0,
+                };
+                pack.grade_with(&session, None, &crate::GradeOptions::default())
+                    .unwrap()
+            })
+            .collect()
+    }
+
+    /// A run that takes its results before it knows they will be printed leaves no file
+    /// behind until it opens it.
+    #[test]
+    fn a_deferred_grades_file_is_not_created_until_it_is_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("metrics/GRADES.jsonl");
+        let mut grades = GradesFile::deferred(&path);
+        for r in results() {
+            grades.accept(&r).unwrap();
+        }
+        assert!(!path.exists());
+        assert!(!path.parent().unwrap().exists());
+        grades.open_now().unwrap();
+        assert!(path.exists());
+        grades.finish().unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 5);
+    }
+
+    /// Lines held past the memory budget (in a temporary file) are appended exactly as those
+    /// held in memory, after a mended tail.
+    #[test]
+    fn lines_held_on_disk_are_appended_as_lines_held_in_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut appended = Vec::new();
+        let results = results();
+        for memory in [0, 700, MEMORY] {
+            let path = dir.path().join(format!("g{memory}.jsonl"));
+            std::fs::write(&path, "{\"torn").unwrap();
+            let mut grades = GradesFile::deferred_with_memory(&path, memory);
+            for r in &results {
+                grades.accept(r).unwrap();
+            }
+            grades.finish().unwrap();
+            assert_eq!(grades.recorded(), 5);
+            assert_eq!(grades.warnings().len(), 1, "the torn tail was cut");
+            appended.push(std::fs::read_to_string(&path).unwrap());
+        }
+        assert_eq!(appended[0].lines().count(), 5);
+        assert!(appended.iter().all(|a| *a == appended[0]), "{appended:#?}");
     }
 }

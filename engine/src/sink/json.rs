@@ -21,6 +21,11 @@ impl<W: Write> JsonLines<W> {
     pub fn into_inner(self) -> W {
         self.out
     }
+
+    /// The writer, to take what was written so far (from a `Vec<u8>`, say).
+    pub fn get_mut(&mut self) -> &mut W {
+        &mut self.out
+    }
 }
 
 impl<W: Write> Sink for JsonLines<W> {
@@ -63,6 +68,11 @@ impl<W: Write> JsonDocument<W> {
     /// The writer back.
     pub fn into_inner(self) -> W {
         self.out
+    }
+
+    /// The writer, to take what was written so far (from a `Vec<u8>`, say).
+    pub fn get_mut(&mut self) -> &mut W {
+        &mut self.out
     }
 
     /// Writes `result` as the array's next element: exactly the bytes pretty-printing the

@@ -8,6 +8,7 @@
 mod grades_file;
 mod json;
 pub mod langfuse;
+mod spool;
 
 use std::path::PathBuf;
 

@@ -1,0 +1,116 @@
+//! Bytes written in order and read back once: in memory up to a budget, past it in an
+//! unnamed temporary file (removed by the system when the process ends, however it ends).
+//! What a sink that must hold its output until the end (the grades file, appended only
+//! after the results went out) holds, so that a run over millions of sessions holds them on
+//! disk rather than in memory.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Read, Seek, Write};
+
+/// Bytes a spool keeps in memory before the rest goes to a temporary file: the grades-file
+/// lines of about 77,000 cleo-v1 results.
+pub(crate) const MEMORY: usize = 64 << 20;
+
+#[derive(Debug)]
+pub(crate) struct Spool {
+    memory: Vec<u8>,
+    budget: usize,
+    file: Option<BufWriter<File>>,
+    len: u64,
+}
+
+impl Spool {
+    pub(crate) fn new(budget: usize) -> Self {
+        Spool {
+            memory: Vec::new(),
+            budget,
+            file: None,
+            len: 0,
+        }
+    }
+
+    /// Adds `bytes` after those written before.
+    pub(crate) fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
+        if self.file.is_none() && self.memory.len() + bytes.len() <= self.budget {
+            self.memory.extend_from_slice(bytes);
+        } else {
+            let file = match &mut self.file {
+                Some(file) => file,
+                None => self
+                    .file
+                    .insert(BufWriter::with_capacity(1 << 16, tempfile::tempfile()?)),
+            };
+            file.write_all(bytes)?;
+        }
+        self.len += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Hands everything written, in order and in pieces, to `out`. A failure to read the
+    /// spilled part back is `Err(Err(_))`; `out`'s own failure is `Err(Ok(_))`.
+    pub(crate) fn drain(
+        self,
+        out: &mut dyn FnMut(&[u8]) -> io::Result<()>,
+    ) -> Result<(), Result<io::Error, io::Error>> {
+        out(&self.memory).map_err(Ok)?;
+        let Some(file) = self.file else {
+            return Ok(());
+        };
+        let mut file = file.into_inner().map_err(|e| Err(e.into_error()))?;
+        file.rewind().map_err(Err)?;
+        let mut left = self.len - self.memory.len() as u64;
+        let mut buffer = vec![0u8; 1 << 16];
+        while left > 0 {
+            let n = file.read(&mut buffer).map_err(Err)?;
+            if n == 0 {
+                return Err(Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the temporary file is shorter than what was written to it",
+                )));
+            }
+            let n = n.min(usize::try_from(left).unwrap_or(usize::MAX));
+            out(&buffer[..n]).map_err(Ok)?;
+            left -= n as u64;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_is_spooled_comes_back_in_order_whether_it_stayed_in_memory_or_not() {
+        let parts: [&[u8]; 5] = [b"first line\n", b"second\n", b"", b"third line\n", b"4\n"];
+        for budget in [0, 1, 11, 18, 1 << 20] {
+            let mut spool = Spool::new(budget);
+            for part in parts {
+                spool.write(part).unwrap();
+            }
+            let mut out = Vec::new();
+            spool
+                .drain(&mut |bytes| {
+                    out.extend_from_slice(bytes);
+                    Ok(())
+                })
+                .unwrap();
+            assert_eq!(out, parts.concat(), "budget {budget}");
+        }
+    }
+
+    #[test]
+    fn a_failure_of_the_destination_is_told_from_one_of_the_spool() {
+        for budget in [0, 1 << 20] {
+            let mut spool = Spool::new(budget);
+            spool.write(b"line\n").unwrap();
+            let err = spool
+                .drain(&mut |_| Err(io::Error::new(io::ErrorKind::StorageFull, "no room")))
+                .unwrap_err();
+            assert!(
+                matches!(err, Ok(ref e) if e.kind() == io::ErrorKind::StorageFull),
+                "budget {budget}: {err:?}"
+            );
+        }
+    }
+}
