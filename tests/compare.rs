@@ -333,3 +333,167 @@ fn html_report_is_self_contained_and_carries_the_data() {
     let printed: Value = serde_json::from_str(&stdout(&out)).expect("JSON output");
     assert_eq!(embedded, printed);
 }
+
+const TRANSCRIPTS: &str = "rubrics/claude-code-v1/tests/real/claude_code_transcripts";
+
+/// A folder of three transcripts: one where every dimension applies, one where planning
+/// and error recovery do not (no plan was needed, no call failed), one with nothing to grade.
+fn transcripts_folder() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = common::repo_root().join(TRANSCRIPTS);
+    for file in [
+        "real/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl",
+        "synthetic/daaain__test_data/session_b.jsonl",
+        "synthetic/simonw__tests/sample_session.jsonl",
+    ] {
+        let from = root.join(file);
+        std::fs::copy(&from, dir.path().join(from.file_name().unwrap())).unwrap();
+    }
+    dir
+}
+
+/// A dimension that did not apply is left out of the session's total, so it is left out of
+/// the dimension's figures and the attribution too: counted as 0% it pulled every mean down
+/// (read-before-edit showed 66.67% where every session that edited read first). A session
+/// with nothing to grade has no score, and is listed rather than counted as 0%.
+#[test]
+fn dimensions_that_did_not_apply_and_sessions_with_nothing_to_grade_are_left_out_of_the_figures() {
+    let dir = transcripts_folder();
+    let folder = dir.path().to_str().unwrap();
+    let report = json(&[
+        "compare",
+        "--rubric",
+        "claude-code-v1",
+        "--rubric",
+        "claude-code-v1",
+        "--source",
+        folder,
+        "--all",
+        "--format",
+        "json",
+    ]);
+    assert_valid(&report);
+    assert_eq!(report["summary"]["n"], 2, "{:#}", report["summary"]);
+    assert_eq!(
+        report["unmatched"]["nothingToGrade"],
+        serde_json::json!(["session_b"])
+    );
+    let dimension = |id: &str| {
+        report["dimensions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["dimension"] == id)
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(dimension("readBeforeEdit")["meanBaseline"], 100.0);
+    assert_eq!(dimension("planning")["meanBaseline"], 100.0);
+    // Error recovery applied to one session of the two.
+    assert_eq!(dimension("errorRecovery")["n"], 1);
+    assert!(
+        report["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["rule"] != "(clamp)" || r["meanDelta"] == 0.0),
+        "no term of a dimension that did not apply: {:#}",
+        report["rules"]
+    );
+}
+
+/// An arm without a graded session (an empty log) made a mean change up out of a missing
+/// mean, and zero paired sessions passed every gate: nothing to compare is an input error.
+#[test]
+fn a_comparison_with_nothing_to_compare_is_an_error_not_a_made_up_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.jsonl");
+    std::fs::write(&empty, "").unwrap();
+    let some = common::repo_root().join(CORPUS);
+    let arm = |name: &str, path: &std::path::Path| format!("{name}={}", path.display());
+    let out = run(&[
+        "compare",
+        "--rubric",
+        "cleo-v2",
+        "--arm",
+        &arm("old", &some),
+        "--arm",
+        &arm("new", &empty),
+        "--fail-on",
+        "drop=5",
+    ]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("nothing to compare: the candidate has no graded session"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(stdout(&out), "");
+}
+
+/// Session ids are the source's text: a compare report shows them escaped, as `grade` does,
+/// so an id cannot move the cursor, retitle the terminal or forge a line.
+#[test]
+fn compare_shows_session_ids_with_their_control_characters_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = std::fs::read_to_string(common::repo_root().join(CORPUS)).unwrap();
+    let first: Value = serde_json::from_str(corpus.lines().next().unwrap()).unwrap();
+    let id = first["sessionId"].as_str().unwrap().to_owned();
+    let evil = "evil\u{1b}]0;pwned\u{7}\nFAKE LINE";
+    let text: String = corpus
+        .lines()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            if v["sessionId"] == id.as_str() {
+                v["sessionId"] = Value::from(evil);
+            }
+            v.to_string() + "\n"
+        })
+        .collect();
+    let source = dir.path().join("audit.jsonl");
+    std::fs::write(&source, text).unwrap();
+    // Recorded results of every session, and the same without the evil one: the report and
+    // its warning list it as only in the baseline.
+    let graded = run(&[
+        "--rubric",
+        "cleo-v1",
+        "--source",
+        source.to_str().unwrap(),
+        "--all",
+        "--format",
+        "jsonl",
+        "--no-record",
+    ]);
+    assert_eq!(code(&graded), 0, "{}", stderr(&graded));
+    let all = stdout(&graded);
+    let others: String = all
+        .lines()
+        .filter(|l| !l.contains("evil"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let (before, after) = (
+        dir.path().join("before.jsonl"),
+        dir.path().join("after.jsonl"),
+    );
+    std::fs::write(&before, &all).unwrap();
+    std::fs::write(&after, others).unwrap();
+    let out = run(&[
+        "compare",
+        before.to_str().unwrap(),
+        after.to_str().unwrap(),
+        "--color",
+        "never",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    for shown in [stdout(&out), stderr(&out)] {
+        assert!(
+            shown.contains("evil\\u{1b}]0;pwned"),
+            "listed, escaped: {shown}"
+        );
+        assert!(!shown.contains('\u{1b}'), "{shown}");
+        assert!(
+            !shown.lines().any(|l| l.starts_with("FAKE LINE")),
+            "{shown}"
+        );
+    }
+}

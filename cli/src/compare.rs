@@ -14,7 +14,7 @@ use grade_engine::{CompiledPack, GradeResult, PackFiles, SessionFilter};
 
 use crate::args::CompareArgs;
 use crate::error::CliError;
-use crate::render::{use_color, Paint};
+use crate::render::{self, use_color, Paint};
 
 /// What the flags ask for, checked.
 enum Form {
@@ -353,17 +353,33 @@ pub fn run(args: &CompareArgs, search_path: &[PathBuf]) -> Result<(), CliError> 
     };
 
     for (side, ids) in [
-        ("baseline", &report.unmatched.baseline),
-        ("candidate", &report.unmatched.candidate),
+        ("only in the baseline", &report.unmatched.baseline),
+        ("only in the candidate", &report.unmatched.candidate),
+        (
+            "with nothing to grade (no dimension applies)",
+            &report.unmatched.nothing_to_grade,
+        ),
     ] {
         if !ids.is_empty() {
             eprintln!(
-                "warning: {} session{} only in the {side} ({}): listed under `unmatched`, not compared",
+                "warning: {} session{} {side} ({}): listed under `unmatched`, not compared",
                 ids.len(),
                 if ids.len() == 1 { "" } else { "s" },
                 preview(ids)
             );
         }
+    }
+
+    // A comparison of nothing has no mean change: every gate would pass on it in silence.
+    if report.summary.mean_baseline.is_none() || report.summary.mean_candidate.is_none() {
+        let why = if report.paired {
+            "no session is graded on both sides"
+        } else if report.summary.mean_baseline.is_none() {
+            "the baseline has no graded session"
+        } else {
+            "the candidate has no graded session"
+        };
+        return Err(CliError::Usage(format!("nothing to compare: {why}")));
     }
 
     if let Some(path) = &args.html {
@@ -378,16 +394,12 @@ pub fn run(args: &CompareArgs, search_path: &[PathBuf]) -> Result<(), CliError> 
         // the report runs to megabytes, which a whole string would build, regrow and copy.
         crate::args::CompareFormat::Json => {
             let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-            serde_json::to_writer_pretty(&mut out, &report).map_err(|e| {
-                if e.is_io() {
-                    CliError::Stdout(e.into())
-                } else {
-                    CliError::Json(e)
-                }
-            })?;
-            out.write_all(b"\n")
-                .and_then(|()| out.flush())
-                .map_err(CliError::Stdout)?;
+            let written = match serde_json::to_writer_pretty(&mut out, &report) {
+                Ok(()) => out.write_all(b"\n").and_then(|()| out.flush()),
+                Err(e) if e.is_io() => Err(e.into()),
+                Err(e) => return Err(CliError::Json(e)),
+            };
+            crate::stdout_written(written)?;
         }
         crate::args::CompareFormat::Human => {
             crate::write_stdout(human(&report, args.top, use_color(args.color)).as_bytes())?
@@ -419,7 +431,11 @@ fn label(pack: &CompiledPack, spec: &str) -> String {
 }
 
 fn preview(ids: &[String]) -> String {
-    let shown: Vec<String> = ids.iter().take(5).map(|i| format!("`{i}`")).collect();
+    let shown: Vec<String> = ids
+        .iter()
+        .take(5)
+        .map(|i| format!("`{}`", render::escape_controls(i)))
+        .collect();
     if ids.len() > 5 {
         format!("{}, …", shown.join(", "))
     } else {
@@ -816,7 +832,8 @@ pub fn human(c: &Comparison, top: usize, color: bool) -> String {
             let _ = writeln!(
                 out,
                 "  {:<28} {:>6} → {:>6}  {:>7}  {} → {}",
-                sd.session_id,
+                // A session id is the source's text: escaped, as `grade` prints it.
+                render::escape_controls(&sd.session_id),
                 num(sd.baseline),
                 num(sd.candidate),
                 shade(sd.delta, signed(sd.delta)),
@@ -890,13 +907,18 @@ pub fn human(c: &Comparison, top: usize, color: bool) -> String {
         }
     }
     let u = &c.unmatched;
-    if !(u.baseline.is_empty() && u.candidate.is_empty() && u.unkeyed.is_empty()) {
+    if !(u.baseline.is_empty()
+        && u.candidate.is_empty()
+        && u.unkeyed.is_empty()
+        && u.nothing_to_grade.is_empty())
+    {
         out.push('\n');
         let _ = writeln!(out, "{}", p.bold("not compared"));
         for (what, ids) in [
             ("only in the baseline", &u.baseline),
             ("only in the candidate", &u.candidate),
             ("without a pairing key, or sharing one", &u.unkeyed),
+            ("with nothing to grade", &u.nothing_to_grade),
         ] {
             if !ids.is_empty() {
                 let _ = writeln!(out, "  {} {what}: {}", ids.len(), preview(ids));

@@ -101,7 +101,11 @@ pub struct Scored {
     pub reported_percent: f64,
     /// The result's letter.
     pub grade: Option<String>,
-    /// Per dimension of the layout: the score as a percentage of the dimension's maximum.
+    /// Whether any dimension applied (`maxScore` above 0): a session with nothing to grade
+    /// has no score to compare, and its 0% would pull every mean down.
+    pub graded: bool,
+    /// Per dimension of the layout: the score as a percentage of the dimension's maximum;
+    /// `None` for a dimension that did not apply (`notApplicable`, or no maximum).
     pub dimensions: Vec<Option<f64>>,
     /// The terms that are not zero: (index into the layout's terms, percentage points).
     pub terms: Vec<(u32, f64)>,
@@ -263,6 +267,11 @@ impl Layout {
                 return Err(mismatch(format!("dimension `{id}`")));
             };
             let info = &self.dimensions[at];
+            // A dimension that did not apply is left out of the total, so out of its terms
+            // and of the dimension's figures too.
+            if d.not_applicable {
+                continue;
+            }
             if d.max.0 > 0.0 {
                 dimensions[at] = Some(d.score.0 / d.max.0 * 100.0);
             }
@@ -300,6 +309,7 @@ impl Layout {
             percent: result.total_score.0 * scale,
             reported_percent: result.percent.0,
             grade: result.grade.clone(),
+            graded: max_score > 0.0,
             dimensions,
             terms,
         })

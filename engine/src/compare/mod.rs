@@ -135,6 +135,9 @@ pub struct Unmatched {
     pub candidate: Vec<String>,
     /// Sessions without the pairing key, or whose key names more than one session on its side.
     pub unkeyed: Vec<String>,
+    /// Sessions with nothing to grade (no dimension applies) on either side: they have no
+    /// score, and are left out of every figure.
+    pub nothing_to_grade: Vec<String>,
 }
 
 /// One side of a comparison, as reported.
@@ -452,9 +455,12 @@ pub fn compare(
         sessions: s.sessions.len(),
     };
     let passes = |s: &Scored| s.reported_percent >= pass_at;
+    let (base_all, cand_all) = (base, cand);
+    let (base, cand, nothing_to_grade) = pairing::graded_only(base, cand, pairing);
+    let (base, cand) = (base.as_ref(), cand.as_ref());
     let mut report = Comparison {
-        baseline: info(base),
-        candidate: info(cand),
+        baseline: info(base_all),
+        candidate: info(cand_all),
         paired: *pairing != Pairing::Unpaired,
         pair_by: match pairing {
             Pairing::BySessionId => Some("sessionId".to_owned()),
@@ -467,8 +473,8 @@ pub fn compare(
         summary: Summary {
             n: 0,
             paired: *pairing != Pairing::Unpaired,
-            n_baseline: base.sessions.len(),
-            n_candidate: cand.sessions.len(),
+            n_baseline: base_all.sessions.len(),
+            n_candidate: cand_all.sessions.len(),
             mean_baseline: None,
             mean_candidate: None,
             mean_delta: 0.0,
@@ -509,5 +515,6 @@ pub fn compare(
             &mut report,
         );
     }
+    report.unmatched.nothing_to_grade = nothing_to_grade;
     report
 }

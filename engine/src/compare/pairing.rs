@@ -1,6 +1,9 @@
 //! The groundwork of a comparison: the terms of both layouts merged into one list, the
 //! sessions of the two sides paired, and the letters in band order.
 
+use std::borrow::Cow;
+use std::collections::HashSet;
+
 use rustc_hash::FxHashMap;
 
 use super::*;
@@ -57,6 +60,54 @@ pub(super) fn merge_terms(base: &Layout, cand: &Layout, diff: Option<&RubricDiff
         from_base,
         from_cand,
     }
+}
+
+/// The sides without the sessions that have nothing to grade (no dimension applies), and
+/// those sessions' ids, sorted. Paired, a session leaves both sides when either side has
+/// nothing to grade for its key. Borrowed as they are when every session was graded.
+pub(super) fn graded_only<'s>(
+    base: &'s Side,
+    cand: &'s Side,
+    pairing: &Pairing,
+) -> (Cow<'s, Side>, Cow<'s, Side>, Vec<String>) {
+    if base.sessions.iter().chain(&cand.sessions).all(|s| s.graded) {
+        return (Cow::Borrowed(base), Cow::Borrowed(cand), Vec::new());
+    }
+    let mut ungraded_keys: HashSet<&str> = HashSet::new();
+    if *pairing != Pairing::Unpaired {
+        for side in [base, cand] {
+            for (k, s) in keys_of(side, pairing).into_iter().zip(&side.sessions) {
+                if let (Some(k), false) = (k, s.graded) {
+                    ungraded_keys.insert(k);
+                }
+            }
+        }
+    }
+    let mut left_out = Vec::new();
+    let mut keep = |side: &Side| -> Side {
+        let keys = keys_of(side, pairing);
+        let mut kept = Side {
+            label: side.label.clone(),
+            layout: side.layout.clone(),
+            sessions: Vec::new(),
+            keys: Vec::new(),
+        };
+        for (i, s) in side.sessions.iter().enumerate() {
+            if s.graded && keys[i].is_none_or(|k| !ungraded_keys.contains(k)) {
+                kept.sessions.push(s.clone());
+                if let Some(k) = side.keys.get(i) {
+                    kept.keys.push(k.clone());
+                }
+            } else {
+                left_out.push(s.session_id.clone());
+            }
+        }
+        kept
+    };
+    let (b, c) = (keep(base), keep(cand));
+    left_out.sort();
+    left_out.dedup();
+    (Cow::Owned(b), Cow::Owned(c), left_out)
 }
 
 /// Each session's pairing key.
@@ -173,6 +224,7 @@ mod tests {
                 percent: 50.0,
                 reported_percent: 50.0,
                 grade: None,
+                graded: true,
                 dimensions: Vec::new(),
                 terms: Vec::new(),
             })
