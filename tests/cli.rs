@@ -475,3 +475,39 @@ fn bad_input_gets_a_one_line_error_naming_the_place_and_exit_2() {
     assert!(!p.join(".cleo").exists(), "a failed run recorded a grade");
     insta::assert_snapshot!("bad_input_errors", stable(&report, Some(p)));
 }
+
+/// Thousands of worker threads starve the ones grading (`-j 8192` ran for minutes on two
+/// sessions): the count is bounded, and a larger one is a usage error.
+#[test]
+fn a_thread_count_past_the_bound_is_refused_before_anything_runs() {
+    let example = repo_root().join("examples/cleo-audit.jsonl");
+    let refused = run(&[
+        "--rubric",
+        "cleo-v1",
+        "--source",
+        example.to_str().unwrap(),
+        "--all",
+        "--no-record",
+        "-j",
+        "257",
+    ]);
+    assert_eq!(code(&refused), 2, "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("257 is not in 1..=256"),
+        "{}",
+        stderr(&refused)
+    );
+    let most = run(&[
+        "--rubric",
+        "cleo-v1",
+        "--source",
+        example.to_str().unwrap(),
+        "--all",
+        "--no-record",
+        "-j",
+        "256",
+        "--format",
+        "jsonl",
+    ]);
+    assert_eq!(code(&most), 0, "{}", stderr(&most));
+}

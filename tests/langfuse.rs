@@ -969,3 +969,52 @@ fn the_human_report_of_a_weighted_pack_shows_labels_weights_and_rationales() {
         .collect();
     insta::assert_snapshot!("rubric_show_langfuse_v1", shown.join("\n"));
 }
+
+/// A dimension the session gave nothing to judge has no score: sent as a NUMERIC 0, it
+/// pulled every Langfuse average of the dimension down, with nothing to tell it apart.
+#[test]
+fn score_bodies_leave_out_the_dimensions_that_did_not_apply() {
+    let transcript = common::repo_root().join(
+        "rubrics/claude-code-v1/tests/real/claude_code_transcripts/synthetic/simonw__tests/sample_session.jsonl",
+    );
+    let graded = run(&[
+        "--rubric",
+        "claude-code-v1",
+        "--source",
+        transcript.to_str().unwrap(),
+        "--all",
+        "--no-record",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code(&graded), 0, "{}", stderr(&graded));
+    let result: Value = serde_json::from_str(&stdout(&graded)).unwrap();
+    let dimensions = result["dimensions"].as_object().unwrap();
+    let mut applied: Vec<&String> = dimensions
+        .iter()
+        .filter(|(_, d)| d["notApplicable"] != true)
+        .map(|(id, _)| id)
+        .collect();
+    assert!(
+        applied.len() < dimensions.len(),
+        "a dimension did not apply"
+    );
+    applied.sort();
+    let emitted = run(&[
+        "--rubric",
+        "claude-code-v1",
+        "--source",
+        transcript.to_str().unwrap(),
+        "--all",
+        "--no-record",
+        "--emit",
+        "langfuse",
+    ]);
+    assert_eq!(code(&emitted), 0, "{}", stderr(&emitted));
+    let mut names: Vec<String> = json_lines(&stdout(&emitted))
+        .iter()
+        .map(|b| b["name"].as_str().unwrap().to_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names.iter().collect::<Vec<_>>(), applied);
+}

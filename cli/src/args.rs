@@ -73,8 +73,10 @@ pub struct Cli {
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
 
-    /// Grade on this many threads [default: one per CPU]
-    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    /// Grade on this many threads, at most 256 [default: one per CPU]
+    // Each thread keeps a script's stack in reserve, and thousands of idle workers looking for
+    // work starve the ones grading: `-j 8192` ran for minutes on two sessions.
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     pub jobs: Option<u16>,
 
     /// Show, for each rule, the points it gave or took and the entries behind them

@@ -281,6 +281,11 @@ pub fn score_bodies(
         let Some(scored) = result.dimensions.get(&d.id) else {
             continue;
         };
+        // A dimension the session gave nothing to judge has no score: a 0 sent for it would
+        // pull every Langfuse average of the dimension down.
+        if scored.not_applicable {
+            continue;
+        }
         let (value, data_type) = match (&d.kind, &scored.label) {
             // Langfuse takes a categorical value as its label.
             (DimensionKind::Categorical { .. }, Some(label)) => (json!(label), "CATEGORICAL"),
