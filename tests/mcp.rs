@@ -29,6 +29,13 @@ impl Client {
     }
 
     fn start_with_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Client {
+        let mut client = Client::spawn(dir, args, env);
+        client.handshake();
+        client
+    }
+
+    /// Starts `grade mcp ARGS` in `dir` and says nothing yet.
+    fn spawn(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Client {
         let mut child = grade_bin()
             .current_dir(dir)
             .envs(env.iter().copied())
@@ -41,13 +48,17 @@ impl Client {
             .expect("grade mcp starts");
         let stdin = child.stdin.take();
         let stdout = BufReader::new(child.stdout.take().expect("stdout is piped"));
-        let mut client = Client {
+        Client {
             child,
             stdin,
             stdout,
             next_id: 0,
-        };
-        let init = client.request(
+        }
+    }
+
+    /// `initialize`, then the initialized notification.
+    fn handshake(&mut self) {
+        let init = self.request(
             "initialize",
             json!({
                 "protocolVersion": "2025-06-18",
@@ -59,8 +70,29 @@ impl Client {
         assert_eq!(result["serverInfo"]["name"], "grade", "{init}");
         assert_eq!(result["protocolVersion"], "2025-06-18", "{init}");
         assert!(result["capabilities"]["tools"].is_object(), "{init}");
-        client.notify("notifications/initialized");
-        client
+        self.notify("notifications/initialized");
+    }
+
+    /// Writes one line as it is, JSON or not.
+    fn send_line(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("the connection is open");
+        writeln!(stdin, "{line}").expect("the server reads its stdin");
+        stdin.flush().expect("flush");
+    }
+
+    /// The next message the server writes.
+    fn next_message(&mut self) -> Value {
+        let mut line = String::new();
+        let n = self.stdout.read_line(&mut line).expect("read a line");
+        assert!(n > 0, "the server closed stdout instead of answering");
+        serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("the server wrote a line that is not JSON ({e}): {line}"))
+    }
+
+    /// Sends a line and returns the next message, which must be its answer.
+    fn answer_to(&mut self, line: &str) -> Value {
+        self.send_line(line);
+        self.next_message()
     }
 
     fn send(&mut self, message: &Value) {
@@ -691,4 +723,268 @@ fn grade_of_a_transcript_records_nothing_unless_asked_as_the_cli_does() {
         Some(1)
     );
     client.close();
+}
+
+/// The error of a JSON-RPC error response: its code and message, after checking the id.
+fn error_of(response: &Value, id: Value) -> (i64, String) {
+    assert_eq!(response["jsonrpc"], "2.0", "{response}");
+    assert_eq!(
+        response.get("id"),
+        Some(&id),
+        "the answer carries the id: {response}"
+    );
+    assert!(response.get("result").is_none(), "{response}");
+    let code = response["error"]["code"].as_i64().expect("an error code");
+    let message = response["error"]["message"]
+        .as_str()
+        .expect("an error message")
+        .to_owned();
+    (code, message)
+}
+
+/// After whatever came before, a ping still gets its own answer, and nothing else came first.
+fn still_serves(client: &mut Client) {
+    let pong = client.answer_to(r#"{"jsonrpc":"2.0","id":"still-there","method":"ping"}"#);
+    assert_eq!(
+        pong["id"], "still-there",
+        "an answer nobody asked for came first: {pong}"
+    );
+    assert_eq!(pong["result"], json!({}), "{pong}");
+}
+
+#[test]
+fn params_of_the_wrong_shape_are_invalid_params_answered_with_the_request_id() {
+    let mut client = Client::start(&repo_root(), &[]);
+    for (line, says) in [
+        (
+            r#"{"jsonrpc":"2.0","id":12,"method":"tools/call","params":"str"}"#,
+            "`params` of `tools/call` must be an object, not a string",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":[1]}"#,
+            "`params` of `tools/call` must be an object, not an array",
+        ),
+        // rmcp alone took a known method with params that do not fit for an unknown method.
+        (
+            r#"{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"arguments":{}}}"#,
+            "invalid params for `tools/call`: missing field `name`",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":14,"method":"tools/call"}"#,
+            "invalid params for `tools/call`",
+        ),
+    ] {
+        let sent: Value = serde_json::from_str(line).expect("JSON");
+        let answer = client.answer_to(line);
+        let (code, message) = error_of(&answer, sent["id"].clone());
+        assert_eq!(code, -32602, "{line}: {answer}");
+        assert!(message.contains(says), "{line}: {message}");
+    }
+    still_serves(&mut client);
+    let (code, stderr) = client.close();
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
+fn a_line_that_is_not_json_is_answered_with_a_parse_error_and_a_null_id() {
+    let mut client = Client::start(&repo_root(), &[]);
+    for line in [
+        "this is not json",
+        r#"{"jsonrpc":"2.0","id":3,"method":"ping""#,
+    ] {
+        let answer = client.answer_to(line);
+        let (code, message) = error_of(&answer, Value::Null);
+        assert_eq!(code, -32700, "{line}: {answer}");
+        assert!(message.starts_with("parse error: not JSON"), "{message}");
+    }
+    still_serves(&mut client);
+    client.close();
+
+    // Answered even when the client closes stdin right after: what is queued is written.
+    let out = grade_bin()
+        .arg("mcp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            if let Some(mut stdin) = child.stdin.take() {
+                stdin.write_all(b"not json\n")?;
+            }
+            child.wait_with_output()
+        })
+        .expect("grade mcp runs");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let answer: Value = serde_json::from_str(stdout(&out).trim()).expect("one JSON line");
+    assert_eq!(error_of(&answer, Value::Null).0, -32700);
+}
+
+#[test]
+fn a_batch_is_refused_with_an_error_for_each_request_it_holds() {
+    let mut client = Client::start(&repo_root(), &[]);
+    let answer = client.answer_to(
+        r#"[{"jsonrpc":"2.0","id":20,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":"b","method":"tools/list"}]"#,
+    );
+    let errors = answer
+        .as_array()
+        .expect("a batch is answered with an array");
+    assert_eq!(errors.len(), 2, "no answer to the notification: {answer}");
+    for (error, id) in errors.iter().zip([json!(20), json!("b")]) {
+        let (code, message) = error_of(error, id);
+        assert_eq!(code, -32600);
+        assert!(message.contains("batches are not supported"), "{message}");
+    }
+    // An empty batch, and one of notifications only: one error, as nothing carries an id.
+    for line in [
+        "[]",
+        r#"[{"jsonrpc":"2.0","method":"notifications/initialized"}]"#,
+    ] {
+        let answer = client.answer_to(line);
+        assert_eq!(error_of(&answer, Value::Null).0, -32600, "{line}: {answer}");
+    }
+    still_serves(&mut client);
+    client.close();
+}
+
+#[test]
+fn a_message_that_is_no_request_is_an_invalid_request_answered_with_its_id() {
+    let mut client = Client::start(&repo_root(), &[]);
+    for (line, id, says) in [
+        (r#"{"jsonrpc":"2.0","id":30}"#, json!(30), "no `method`"),
+        (
+            r#"{"jsonrpc":"2.0","id":31,"params":{}}"#,
+            json!(31),
+            "no `method`",
+        ),
+        (
+            r#"{"id":32,"method":"ping"}"#,
+            json!(32),
+            "`jsonrpc` must be \"2.0\"",
+        ),
+        (
+            r#"{"jsonrpc":"1.0","id":"x","method":"ping"}"#,
+            json!("x"),
+            "`jsonrpc`",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":33,"method":7}"#,
+            json!(33),
+            "`method` must be a string",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+            Value::Null,
+            "`id` must be a string or an integer, not null",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#,
+            Value::Null,
+            "not a boolean",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#,
+            json!(1.5),
+            "`id` must be a string or an integer",
+        ),
+        (
+            "42",
+            Value::Null,
+            "a message is a JSON object, not a number",
+        ),
+    ] {
+        let answer = client.answer_to(line);
+        let (code, message) = error_of(&answer, id);
+        assert_eq!(code, -32600, "{line}: {answer}");
+        assert!(message.contains(says), "{line}: {message}");
+    }
+    still_serves(&mut client);
+    client.close();
+}
+
+#[test]
+fn an_unknown_method_is_method_not_found_for_a_request_and_unanswered_for_a_notification() {
+    let mut client = Client::start(&repo_root(), &[]);
+    let answer =
+        client.answer_to(r#"{"jsonrpc":"2.0","id":40,"method":"grades/everything","params":{}}"#);
+    let (code, message) = error_of(&answer, json!(40));
+    assert_eq!(code, -32601, "{answer}");
+    assert_eq!(message, "unknown method `grades/everything`");
+    // Notifications are never answered: not an unknown one, nor one that is malformed.
+    client.send_line(r#"{"jsonrpc":"2.0","method":"grades/everything"}"#);
+    client.send_line(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":"str"}"#);
+    // Nor is a response to a request this server never sent.
+    client.send_line(r#"{"jsonrpc":"2.0","id":99,"result":{}}"#);
+    still_serves(&mut client);
+    let (code, stderr) = client.close();
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
+fn a_call_before_initialize_is_told_to_initialize_first_and_the_server_goes_on() {
+    let mut client = Client::spawn(&repo_root(), &[], &[]);
+    // A notification before the handshake is no reason to end the server (rmcp ended it).
+    client.send_line(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    client.send_line(r#"{"jsonrpc":"2.0","id":7,"result":{}}"#);
+    let answer = client.answer_to(
+        r#"{"jsonrpc":"2.0","id":50,"method":"tools/call","params":{"name":"rubric_list","arguments":{}}}"#,
+    );
+    let (code, message) = error_of(&answer, json!(50));
+    assert_eq!(code, -32600, "{answer}");
+    assert_eq!(
+        message,
+        "`tools/call` before `initialize`: a session starts with an `initialize` request"
+    );
+    assert!(!message.contains("_meta"), "{message}");
+    // Ping is allowed before initialize.
+    still_serves(&mut client);
+    client.handshake();
+    let listed = client.call("rubric_list", json!({}));
+    assert!(!is_error(&listed), "{}", text(&listed));
+    let (code, stderr) = client.close();
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
+fn a_client_that_leaves_before_initialize_ends_the_server_cleanly() {
+    let out = grade_bin()
+        .arg("mcp")
+        .stdin(Stdio::null())
+        .output()
+        .expect("grade mcp runs");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "");
+}
+
+#[test]
+fn a_closed_stdout_ends_the_server_cleanly_while_stdin_stays_open() {
+    let client = Client::start(&repo_root(), &[]);
+    // The client stops reading; the server's next answer cannot be written.
+    let Client {
+        mut child,
+        stdin,
+        stdout,
+        ..
+    } = client;
+    drop(stdout);
+    let mut stdin = stdin.expect("stdin is open");
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":60,"method":"ping"}}"#).expect("write");
+    stdin.flush().expect("flush");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the server went on after stdout was closed");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(0));
+    let mut stderr = String::new();
+    if let Some(mut pipe) = child.stderr.take() {
+        std::io::Read::read_to_string(&mut pipe, &mut stderr).expect("stderr");
+    }
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    drop(stdin);
 }

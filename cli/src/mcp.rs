@@ -6,6 +6,8 @@
 //! CLI's one-line message. What the server reads: what a call names (a source, a pack
 //! folder), the working folder's `.cleo/`, the `--rubric-path` folders and the grades file.
 
+mod wire;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -18,7 +20,7 @@ use rmcp::model::{
     ToolAnnotations,
 };
 use rmcp::schemars::JsonSchema;
-use rmcp::service::RequestContext;
+use rmcp::service::{RequestContext, ServerInitializeError};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -45,17 +47,37 @@ pub fn serve(args: &McpArgs, cli: &Cli) -> Result<(), CliError> {
         .enable_all()
         .build()
         .map_err(|e| CliError::Mcp(format!("cannot start the runtime: {e}")))?;
-    runtime.block_on(async {
-        let running = server
-            .serve((tokio::io::stdin(), tokio::io::stdout()))
+    let closed = Arc::new(wire::Closed::default());
+    let served = runtime.block_on(async {
+        let (out, lines) = tokio::sync::mpsc::unbounded_channel();
+        let writer = tokio::spawn(wire::write_lines(
+            tokio::io::stdout(),
+            lines,
+            Arc::clone(&closed),
+        ));
+        let transport = wire::Wire::new(tokio::io::stdin(), out, Arc::clone(&closed));
+        let served = match server.serve(transport).await {
+            Ok(running) => running
+                .waiting()
+                .await
+                .map(drop)
+                .map_err(|e| CliError::Mcp(e.to_string())),
+            // The client left (or stopped reading) before the session started: done.
+            Err(ServerInitializeError::ConnectionClosed(_)) => Ok(()),
+            Err(e) => Err(CliError::Mcp(e.to_string())),
+        };
+        // The transport is gone, so the writer writes what is queued and ends.
+        let written = writer
             .await
-            .map_err(|e| CliError::Mcp(e.to_string()))?;
-        running
-            .waiting()
-            .await
-            .map(drop)
-            .map_err(|e| CliError::Mcp(e.to_string()))
-    })
+            .map_err(|e| CliError::Mcp(format!("the writer failed: {e}")));
+        served.and(written)
+    });
+    if closed.is_set() {
+        // Stdout is closed: the connection is over, whatever stdin does. A read of stdin
+        // may still be blocked on its thread; do not wait for it.
+        runtime.shutdown_background();
+    }
+    served
 }
 
 #[derive(Clone)]
