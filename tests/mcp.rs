@@ -988,3 +988,39 @@ fn a_closed_stdout_ends_the_server_cleanly_while_stdin_stays_open() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     drop(stdin);
 }
+
+#[test]
+fn a_session_with_nothing_to_grade_says_so_as_the_cli_does() {
+    let root = repo_root();
+    let source = "rubrics/claude-code-v1/tests/real/claude_code_transcripts/synthetic/daaain__test_data/session_b.jsonl";
+    let mut client = Client::start(&root, &[]);
+    let result = client.call(
+        "grade",
+        json!({ "sessionId": "session_b", "rubric": "claude-code-v1", "source": source, "record": false }),
+    );
+    assert!(!is_error(&result), "{}", text(&result));
+    let cli = run_in(
+        &root,
+        &[
+            "--rubric",
+            "claude-code-v1",
+            "--source",
+            source,
+            "--no-record",
+            "session_b",
+        ],
+    );
+    assert_eq!(code(&cli), 0, "{}", stderr(&cli));
+    assert!(
+        stdout(&cli).contains("nothing to grade: no dimension applies"),
+        "{}",
+        stdout(&cli)
+    );
+    let said = text(&result);
+    assert!(
+        said.starts_with("session `session_b`: nothing to grade: no dimension applies"),
+        "{said}"
+    );
+    assert!(!said.contains("0/0"), "{said}");
+    client.close();
+}

@@ -444,23 +444,44 @@ fn parse<T: serde::de::DeserializeOwned>(tool: &str, arguments: JsonObject) -> R
         .map_err(|e| CliError::Usage(format!("invalid arguments for `{tool}`: {e}")))
 }
 
-/// The grade at a glance: score, percent, letter, and the flags, one per line.
+/// The grade at a glance: score, percent, letter, and the flags, one per line. A grade none
+/// of whose dimensions applies says so, as the CLI's report does, rather than "0/0 (0%)".
 fn summary(r: &GradeResult) -> String {
-    let letter = r
-        .grade
-        .as_deref()
-        .map(|g| format!(", grade {g}"))
-        .unwrap_or_default();
-    let mut text = format!(
-        "session `{}`: {}/{} ({}%){letter} by {} {} over {} entries\n",
-        r.session_id,
-        r.total_score,
-        r.max_score,
-        r.percent,
-        r.rubric.id,
-        r.rubric.version,
-        r.entry_count
-    );
+    let skipped = crate::render::not_applicable(r);
+    let mut text = if skipped > 0 && skipped == r.dimensions.len() {
+        format!(
+            "session `{}`: {}; rubric {} {} over {} entries\n",
+            r.session_id,
+            crate::render::NOTHING_TO_GRADE,
+            r.rubric.id,
+            r.rubric.version,
+            r.entry_count
+        )
+    } else {
+        let letter = r
+            .grade
+            .as_deref()
+            .map(|g| format!(", grade {g}"))
+            .unwrap_or_default();
+        let left_out = if skipped > 0 {
+            format!(
+                ", {skipped} of {} dimensions not applicable",
+                r.dimensions.len()
+            )
+        } else {
+            String::new()
+        };
+        format!(
+            "session `{}`: {}/{} ({}%){letter}{left_out} by {} {} over {} entries\n",
+            r.session_id,
+            r.total_score,
+            r.max_score,
+            r.percent,
+            r.rubric.id,
+            r.rubric.version,
+            r.entry_count
+        )
+    };
     if r.flags.is_empty() {
         text.push_str("no flags\n");
     } else {

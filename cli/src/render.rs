@@ -55,6 +55,15 @@ fn signed(points: Score) -> String {
     }
 }
 
+/// What a grade none of whose dimensions applies says instead of its score (0/0).
+pub(crate) const NOTHING_TO_GRADE: &str = "nothing to grade: no dimension applies";
+
+/// How many of a grade's dimensions did not apply to the session; all of them means there
+/// was nothing to grade.
+pub(crate) fn not_applicable(r: &GradeResult) -> usize {
+    r.dimensions.values().filter(|d| d.not_applicable).count()
+}
+
 /// One session's grade: score, percent and letter, each dimension with its evidence, the flags.
 pub fn report(r: &GradeResult, pack: &CompiledPack, color: bool) -> String {
     let p = Paint(color);
@@ -64,11 +73,11 @@ pub fn report(r: &GradeResult, pack: &CompiledPack, color: bool) -> String {
         .as_deref()
         .map(|g| format!(" · grade {g}"))
         .unwrap_or_default();
-    let skipped = r.dimensions.values().filter(|d| d.not_applicable).count();
+    let skipped = not_applicable(r);
     if skipped > 0 && skipped == r.dimensions.len() {
         let _ = writeln!(
             out,
-            "{}  nothing to grade: no dimension applies",
+            "{}  {NOTHING_TO_GRADE}",
             p.bold(&escape_controls(&r.session_id))
         );
     } else {
