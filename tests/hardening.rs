@@ -1167,3 +1167,57 @@ fn a_selector_graph_that_doubles_per_level_is_matched_once_per_selector_and_entr
         assert_eq!(json_lines(&stdout(&out)).len(), 2, "{}", stdout(&out));
     }
 }
+
+/// `-o` or `--grades` naming the source wrote results over the data they were graded from
+/// (a tasks.db replaced by text, or cut at its last newline byte as a "torn line" and
+/// appended to); and a database named as the grades file was mangled the same way.
+#[test]
+fn results_are_never_written_over_the_source_or_into_a_database() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(example(), dir.path().join("audit.jsonl")).unwrap();
+    let original = std::fs::read(dir.path().join("audit.jsonl")).unwrap();
+    for args in [
+        &["--grades", "audit.jsonl"][..],
+        &["--no-record", "--output", "./audit.jsonl"],
+    ] {
+        let mut all = vec!["--rubric", "cleo-v1", "--source", "audit.jsonl", "--all"];
+        all.extend(args);
+        let out = run_in(dir.path(), &all);
+        assert_eq!(code(&out), 2, "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("is the source being graded"),
+            "{}",
+            stderr(&out)
+        );
+        assert_eq!(
+            std::fs::read(dir.path().join("audit.jsonl")).unwrap(),
+            original
+        );
+    }
+    let mut database = b"SQLite format 3\0".to_vec();
+    database.extend([7u8; 4080]);
+    database.extend(b"\nno line end");
+    std::fs::write(dir.path().join("tasks.db"), &database).unwrap();
+    let out = run_in(
+        dir.path(),
+        &[
+            "--rubric",
+            "cleo-v1",
+            "--source",
+            "audit.jsonl",
+            "--all",
+            "--grades",
+            "tasks.db",
+        ],
+    );
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("is an SQLite database, not a grades file"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        std::fs::read(dir.path().join("tasks.db")).unwrap(),
+        database
+    );
+}

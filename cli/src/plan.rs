@@ -12,6 +12,14 @@ use crate::args::{self, Cli, Format, SourceFormatChoice};
 use crate::error::CliError;
 use crate::{grades, input, langfuse, DEFAULT_SOURCE};
 
+/// Whether `a` and `b` name the same existing file (through links, or two spellings).
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
 /// A grading run as the command line asks for it, once its flags are known to fit together.
 pub struct GradePlan {
     pub(crate) pack: CompiledPack,
@@ -59,6 +67,19 @@ impl GradePlan {
             && record_to.is_none()
             && cli.output.is_none()
             && cli.fail_under.is_none();
+        // Results written over the source (`-o tasks.db`), or appended to it (`--grades
+        // audit.jsonl`), destroy the very data they were graded from.
+        for (flag, target) in [
+            ("--output", cli.output.as_deref()),
+            ("--grades", record_to.as_deref()),
+        ] {
+            if let Some(target) = target.filter(|t| same_file(t, path)) {
+                return Err(CliError::Usage(format!(
+                    "`{flag} {}` is the source being graded: results written there would destroy it",
+                    target.display()
+                )));
+            }
+        }
         Ok(GradePlan {
             pack,
             options,

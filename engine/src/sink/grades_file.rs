@@ -161,6 +161,14 @@ fn append(
     }
     let _lock = file.try_clone().ok().and_then(Lock::exclusive);
     let start = file.metadata().map_err(fail)?.len();
+    // A database named as the grades file (`--grades .cleo/tasks.db`) would have its last
+    // "line" cut off as torn and JSON appended: refused, the file untouched.
+    if is_sqlite(&mut file).map_err(fail)? {
+        return Err(fail(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "it is an SQLite database, not a grades file; it was left as it was",
+        )));
+    }
     let mut prefix: &[u8] = b"";
     match torn_tail(&mut file, start).map_err(fail)? {
         Tail::Whole => {}
@@ -189,6 +197,22 @@ fn append(
             ),
         },
     })
+}
+
+/// Whether a file starts with SQLite's header.
+fn is_sqlite(file: &mut std::fs::File) -> std::io::Result<bool> {
+    use std::io::{Read, Seek, SeekFrom};
+    const HEADER: &[u8; 16] = b"SQLite format 3\0";
+    let mut start = [0u8; 16];
+    file.seek(SeekFrom::Start(0))?;
+    let mut read = 0;
+    while read < start.len() {
+        match file.read(&mut start[read..])? {
+            0 => return Ok(false),
+            n => read += n,
+        }
+    }
+    Ok(&start == HEADER)
 }
 
 /// How a file that is about to be appended to ends.

@@ -503,18 +503,12 @@ where
             None => break,
         }
     }
-    // Sessions the second pass found fewer entries of than the first (a source that shrank).
-    let mut shrunk: Vec<u32> = held.open.keys().copied().collect();
-    shrunk.sort_unstable();
-    let complete = shrunk
-        .into_iter()
-        .map(|s| {
-            let waited = held.release(s);
-            ready(&table, s, waited, None, &mut skipped)
-        })
-        .collect();
-    let graded = grade(complete, &held.dictionary);
-    keep(graded, &mut results);
+    // A session the second pass found fewer entries of than the first counted: the source
+    // shrank between the passes (a log cut back by `copytruncate`, rows deleted). Graded on
+    // what was left, it would get a grade of part of itself and say nothing.
+    if remaining.iter().any(|&left| left > 0) {
+        return Err(batches.changed().into());
+    }
     if !unpacked {
         return Err(StreamError::Source(SourceError::Format {
             path: batches.path().to_owned(),
@@ -577,6 +571,42 @@ mod tests {
         for budget in [usize::MAX, 0, 1, 100, 2_000] {
             assert_eq!(streamed(corpus(), budget), whole, "budget {budget}");
         }
+    }
+
+    /// A log cut back between the passes (`copytruncate` rotating it) left sessions with
+    /// fewer entries than the first pass counted: they were graded on what was left, and
+    /// sessions cut off whole were not graded at all, in silence.
+    #[test]
+    fn a_source_that_shrinks_between_the_passes_is_an_error_not_a_partial_grade() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        std::fs::copy(corpus(), &path).unwrap();
+        let stream = CleoJsonl
+            .open_stream(&path, &SessionFilter::All, &ReadOptions::default(), None)
+            .unwrap()
+            .unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let half = text[..text.len() / 2].rfind('\n').unwrap() + 1;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(half as u64)
+            .unwrap();
+        let mut graded = 0;
+        let err = drive_with_budget(
+            stream.table,
+            stream.batches,
+            stream.sort_by_instant,
+            PARSED_BUDGET,
+            &|s: Session| Ok::<_, ()>(s),
+            &mut |_| graded += 1,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(&err, StreamError::Source(SourceError::Io { source, .. }) if source.to_string().contains("changed while it was read")),
+            "{err:?}"
+        );
     }
 
     #[test]

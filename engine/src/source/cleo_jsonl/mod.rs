@@ -468,7 +468,7 @@ fn read_raw(line: &[u8], text: Option<&str>) -> Result<RawEntry, LineError> {
         None => serde_json::from_slice(line),
     }
     .map_err(|e| LineError {
-        not_json: e.is_syntax() || e.is_eof(),
+        not_json: is_not_json(&e),
         message: describe_json_error(&e, line),
     })
 }
@@ -522,10 +522,23 @@ fn finish_line(raw: RawEntry, reads: FieldsRead) -> Result<Entry, LineError> {
     })
 }
 
+/// Whether a line is not JSON at all (a line cut off while it was written, say). A number
+/// beyond what a 64-bit float holds (`1e400`) is JSON, which serde_json files under syntax
+/// errors: a finished line with one is not taken for a line still being written.
+fn is_not_json(err: &serde_json::Error) -> bool {
+    (err.is_syntax() || err.is_eof()) && !err.to_string().starts_with("number out of range")
+}
+
 /// serde_json's message without its trailing "at line 1 column N", which is misleading
 /// for a single line; the column is kept. A line that is not JSON at all says so.
 fn describe_json_error(err: &serde_json::Error, line: &[u8]) -> String {
-    let kind = if err.is_syntax() || err.is_eof() {
+    if !is_not_json(err) && err.is_syntax() {
+        return format!(
+            "a number at column {} is beyond what a 64-bit float holds (about 1.8e308)",
+            err.column()
+        );
+    }
+    let kind = if is_not_json(err) {
         "not valid JSON: "
     } else {
         ""
@@ -563,6 +576,20 @@ mod tests {
                 err.message
             );
         }
+    }
+
+    /// `1e400` is JSON that serde_json cannot read into a float, and files under syntax
+    /// errors: a finished last line holding one was skipped as a line still being written.
+    #[test]
+    fn a_number_out_of_range_is_not_taken_for_a_line_still_being_written() {
+        let line = br#"{"timestamp":"2026-03-01T00:00:00Z","sessionId":"s","domain":"d","operation":"o","result":{"success":true,"duration":1e400}}"#;
+        let err = parse_line(line, None, FieldsRead::NONE).unwrap_err();
+        assert!(!err.not_json, "{err:?}");
+        assert!(
+            err.message.contains("beyond what a 64-bit float holds"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]
