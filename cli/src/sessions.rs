@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use grade_engine::source::Input;
-use grade_engine::{Session, SessionFilter, SourceFormat, SourceRead};
+use grade_engine::{Session, SessionFilter, SourceRead};
 
 use crate::args::Cli;
 use crate::error::CliError;
@@ -36,25 +36,23 @@ pub fn missing<'a, 'h>(
         .collect()
 }
 
-/// The ids of the sessions that have entries.
+/// The ids of the sessions the source holds: with entries, or whose every line was skipped
+/// (graded as an empty session that says so, as `--all` grades it).
 fn with_entries(sessions: &[Session]) -> impl Iterator<Item = &str> {
     sessions
         .iter()
-        .filter(|s| !s.entries.is_empty())
+        .filter(|s| !s.entries.is_empty() || s.skipped_lines > 0)
         .map(|s| s.id.as_str())
 }
 
-/// The error for ids the source has no entries for, with the closest ids it does hold.
-pub fn not_found(missing: &[&str], source: &Path, format: Option<&dyn SourceFormat>) -> CliError {
-    // Only on this path is the whole source read for its ids.
-    let known: Vec<String> = grade_engine::read_source(source, format, &SessionFilter::All)
-        .map(|read| read.sessions.into_iter().map(|s| s.id).collect())
-        .unwrap_or_default();
+/// The error for ids the source has no entries for, with the closest of the ids it holds
+/// (`known`; `None` when they could not be read).
+pub fn not_found(missing: &[&str], source: &Path, known: Option<&[String]>) -> CliError {
     let mut lines = Vec::new();
     // A list of sessions meant for another source may miss thousands: the first few, with
     // suggestions (each weighed against every id held), tell what happened.
     for id in missing.iter().take(NAMED_MISSING) {
-        let close = closest(id, &known);
+        let close = closest(id, known.unwrap_or_default());
         let hint = if close.is_empty() {
             String::new()
         } else {
@@ -81,15 +79,16 @@ pub fn not_found(missing: &[&str], source: &Path, format: Option<&dyn SourceForm
         message.push_str("\nerror: ");
         message.push_str(line);
     }
-    let holds = match known.len() {
-        0 => "it holds no sessions".to_owned(),
-        1 => "it holds 1 session".to_owned(),
-        n => format!("it holds {n} sessions"),
+    let holds = match known.map(<[String]>::len) {
+        None => String::new(),
+        Some(0) => "; it holds no sessions".to_owned(),
+        Some(1) => "; it holds 1 session".to_owned(),
+        Some(n) => format!("; it holds {n} sessions"),
     };
     // One line per session, the way out on the last: a tool reading the first error line
     // (the MCP server does) gets a whole sentence.
     message.push_str(&format!(
-        "; {holds} (`--allow-empty` grades a session without entries anyway, with the empty-session grade)"
+        "{holds} (`--allow-empty` grades a session without entries anyway, with the empty-session grade)"
     ));
     CliError::Usage(message)
 }
@@ -100,6 +99,7 @@ fn closest<'k>(id: &str, known: &'k [String]) -> Vec<&'k str> {
     let limit = (id.chars().count() / 3).clamp(1, 4);
     let mut scored: Vec<(usize, &str)> = known
         .iter()
+        .filter(|k| k.as_str() != id)
         .filter_map(|k| {
             let d = distance(id, k);
             let prefix = !id.is_empty() && (k.starts_with(id) || id.starts_with(k.as_str()));
@@ -169,7 +169,12 @@ pub(crate) fn named_sessions(
         {
             let missing = missing(with_entries(&sessions), &cli.sessions);
             if !missing.is_empty() {
-                return Err(not_found(&missing, &plan.path, plan.format.as_deref()));
+                // Only on this path is the whole source read for its ids, as it was read
+                // (with `--skip-bad-lines`, say).
+                let known: Option<Vec<String>> = read_source(plan, &SessionFilter::All)
+                    .ok()
+                    .map(|read| read.sessions.into_iter().map(|s| s.id).collect());
+                return Err(not_found(&missing, &plan.path, known.as_deref()));
             }
         }
         in_order_asked(sessions, &cli.sessions, lost_to_unknown)
@@ -260,7 +265,8 @@ mod tests {
         );
         assert_eq!(&missing[..2], ["s-0", "s-1"], "in the order named");
 
-        let message = not_found(&missing, &source, None).to_string();
+        let known: Vec<String> = held.iter().map(|s| s.id.clone()).collect();
+        let message = not_found(&missing, &source, Some(&known)).to_string();
         assert_eq!(message.lines().count(), 11, "{message}");
         assert!(
             message.contains("session `s-9` has no entries"),
@@ -270,6 +276,29 @@ mod tests {
         assert!(
             message.contains("19990 more of the sessions named have no entries in"),
             "{message}"
+        );
+        assert!(message.ends_with("; it holds 1 session (`--allow-empty` grades a session without entries anyway, with the empty-session grade)"), "{message}");
+        let unread = not_found(&missing[..1], &source, None).to_string();
+        assert!(
+            !unread.contains("it holds"),
+            "nothing said of sessions not read: {unread}"
+        );
+    }
+
+    /// A session whose every line was skipped is held by the source: `--all` grades it as an
+    /// empty session that says so, and naming it does the same instead of refusing it with
+    /// itself as the suggestion.
+    #[test]
+    fn a_session_whose_every_line_was_skipped_is_held_not_missing() {
+        let sessions = [Session {
+            id: "t".to_owned(),
+            entries: Vec::new(),
+            skipped_lines: 1,
+        }];
+        assert!(missing(with_entries(&sessions), &["t".to_owned()]).is_empty());
+        assert!(
+            closest("t", &["t".to_owned()]).is_empty(),
+            "not its own suggestion"
         );
     }
 
