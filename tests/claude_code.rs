@@ -661,3 +661,212 @@ fn a_long_session_grades_within_the_script_budget() {
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
+
+/// Writes `records` as the lines of `dir/name`, returning its path as text.
+fn write_transcript(dir: &Path, name: &str, records: &[Value]) -> String {
+    let path = dir.join(name);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).expect("folder is creatable");
+    }
+    let body: String = records.iter().map(|r| format!("{r}\n")).collect();
+    std::fs::write(&path, body).expect("writable");
+    path.to_str().expect("UTF-8 path").to_owned()
+}
+
+/// The JSON results of grading `source` (file or folder) with `--all`, and stderr.
+fn graded_all(source: &str) -> (Vec<Value>, String) {
+    let out = grade(&[
+        "--rubric",
+        PACK,
+        "--source",
+        source,
+        "--all",
+        "--format",
+        "json",
+        "--no-record",
+    ]);
+    assert!(out.status.success(), "{source}: {}", text(&out.stderr));
+    (
+        results_of(serde_json::from_slice(&out.stdout).expect("JSON output")),
+        text(&out.stderr),
+    )
+}
+
+fn real_transcript() -> PathBuf {
+    fixtures_dir()
+        .join("real/claude_code_transcripts/real/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl")
+}
+
+/// A record of a made-up session `s1`: `n` orders it (uuid, timestamp second).
+fn record(n: u32, kind: &str, content: Value) -> Value {
+    let mut r = serde_json::json!({"type": kind, "sessionId": "s1", "uuid": format!("u{n}"),
+        "timestamp": format!("2025-09-03T00:{:02}:{:02}Z", n / 60, n % 60), "cwd": "/p",
+        "message": {"role": kind, "content": content}});
+    if kind == "assistant" {
+        r["message"]["id"] = format!("msg_{n}").into();
+    }
+    r
+}
+
+fn tool_use(id: &str, name: &str, input: Value) -> Value {
+    serde_json::json!([{"type": "tool_use", "id": id, "name": name, "input": input}])
+}
+
+fn tool_result(id: &str, content: &str, is_error: bool) -> Value {
+    serde_json::json!([{"type": "tool_result", "tool_use_id": id, "content": content, "is_error": is_error}])
+}
+
+/// Claude Code 2.x starts a transcript with a `queue-operation` record, which has an
+/// `operation` key as CLEO audit entries do: it is still a transcript, alone or in a folder.
+#[test]
+fn a_transcript_starting_with_a_queue_operation_reads_as_claude_code() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let real = std::fs::read_to_string(real_transcript()).expect("fixture");
+    let queue = serde_json::json!({"type": "queue-operation", "operation": "dequeue",
+        "timestamp": "2025-09-03T00:47:19.000Z", "sessionId": "1af7fc5e-8455-4414-9ccd-011d40f70b2a"});
+    let plain = graded_all(real_transcript().to_str().expect("UTF-8")).0;
+    std::fs::create_dir_all(dir.path().join("proj")).expect("folder");
+    for name in ["q.jsonl", "proj/q.jsonl"] {
+        std::fs::write(dir.path().join(name), format!("{queue}\n{real}")).expect("writable");
+    }
+    let file = dir.path().join("q.jsonl");
+    let folder = dir.path().join("proj");
+    for source in [&file, &folder] {
+        let (results, stderr) = graded_all(source.to_str().expect("UTF-8"));
+        assert!(!stderr.contains("cleo"), "{stderr}");
+        assert_eq!(results.len(), 1, "{stderr}");
+        assert_eq!(results[0]["percent"], plain[0]["percent"]);
+        assert_eq!(results[0]["dimensions"], plain[0]["dimensions"]);
+    }
+    // Other record types of the schema are read past the same way, and `--source-format
+    // cleo-jsonl` still reads what the user forces.
+    let mut lines = vec![queue.clone()];
+    for kind in [
+        "pr-link",
+        "agent-name",
+        "custom-title",
+        "last-prompt",
+        "permission-mode",
+        "ai-title",
+        "agent-setting",
+        "bridge-session",
+        "worktree-state",
+        "attachment",
+        "progress",
+    ] {
+        lines.push(serde_json::json!({"type": kind, "sessionId": "s1", "timestamp": "2025-09-03T00:00:00Z"}));
+    }
+    lines.push(record(1, "user", "hi".into()));
+    let odd = write_transcript(dir.path(), "odd.jsonl", &lines);
+    let (results, stderr) = graded_all(&odd);
+    assert_eq!(results.len(), 1);
+    assert!(stderr.is_empty(), "{stderr}");
+}
+
+/// A project folder holding a truncated copy of a session beside the full transcript (a
+/// resumed session copies earlier records) grades as the full transcript: the copy of a
+/// call that has its failed result wins over the earlier copy without one.
+#[test]
+fn a_copied_call_without_result_does_not_hide_the_failure_of_its_later_copy() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let real = std::fs::read_to_string(real_transcript()).expect("fixture");
+    let head: String = real.lines().take(25).map(|l| format!("{l}\n")).collect();
+    std::fs::write(dir.path().join("a-first.jsonl"), head).expect("writable");
+    std::fs::write(dir.path().join("b-resumed.jsonl"), &real).expect("writable");
+    let (folder, _) = graded_all(dir.path().to_str().expect("UTF-8"));
+    let (alone, _) = graded_all(real_transcript().to_str().expect("UTF-8"));
+    assert_eq!(folder[0]["percent"], alone[0]["percent"]);
+    assert_eq!(folder[0]["dimensions"], alone[0]["dimensions"]);
+    assert_eq!(folder[0]["grade"], "B");
+}
+
+/// The flags of the one session graded from `records`, and its error-recovery dimension.
+fn graded_records(records: &[Value]) -> Value {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = write_transcript(dir.path(), "t.jsonl", records);
+    let (mut results, stderr) = graded_all(&path);
+    assert_eq!(results.len(), 1, "{stderr}");
+    results.remove(0)
+}
+
+fn flags_of(result: &Value) -> Vec<String> {
+    result["flags"]
+        .as_array()
+        .expect("flags")
+        .iter()
+        .map(|f| f.as_str().expect("a flag is text").to_owned())
+        .collect()
+}
+
+/// A tool result whose record has no `timestamp` still fails its call (the timestamp only
+/// gives the duration); a line lost at the end of a transcript still being written is
+/// counted in the result, as a CLEO log's skipped lines are.
+#[test]
+fn a_tool_result_without_timestamp_keeps_its_failure_and_lost_lines_are_counted() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let real = std::fs::read_to_string(real_transcript()).expect("fixture");
+    let mut records: Vec<Value> = real
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    // Line 26 holds the failed Write's tool_result.
+    records[25]
+        .as_object_mut()
+        .expect("a record")
+        .remove("timestamp");
+    let path = write_transcript(dir.path(), "nots.jsonl", &records);
+    let (results, stderr) = graded_all(&path);
+    let (alone, _) = graded_all(real_transcript().to_str().expect("UTF-8"));
+    assert_eq!(results[0]["dimensions"], alone[0]["dimensions"], "{stderr}");
+    assert_eq!(results[0]["grade"], "B");
+    assert!(results[0].get("skippedLines").is_none(), "nothing was lost");
+    assert!(
+        stderr.contains("nots.jsonl:26: the record has no `timestamp`: its tool results count"),
+        "{stderr}"
+    );
+
+    // A damaged last line: the session says it lost it, in JSON and in the report.
+    let mut body = std::fs::read_to_string(&path).expect("written");
+    body.push_str(r#"{"type":"user","sessionId":"1af7fc5e-8455-4414-9ccd-011d40f70b2a","mess"#);
+    std::fs::write(&path, body).expect("writable");
+    let (results, stderr) = graded_all(&path);
+    assert_eq!(results[0]["skippedLines"], 1, "{stderr}");
+    assert!(stderr.contains("skipped 1 malformed line of"), "{stderr}");
+    let out = grade(&["--rubric", PACK, "--source", &path, "--all", "--no-record"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout)
+            .contains("! 1 malformed line of the source skipped: this grade may miss entries"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+/// A folder source does not follow a link out of the folder, and says which folders it did
+/// not read (a link, one deeper than three levels) instead of grading fewer sessions quietly.
+#[cfg(unix)]
+#[test]
+fn a_folder_source_does_not_follow_links_and_warns_about_deeper_files() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let proj = dir.path().join("proj");
+    write_transcript(&proj, "s1.jsonl", &[record(1, "user", "hi".into())]);
+    let mut other = record(1, "user", "elsewhere".into());
+    other["sessionId"] = "other".into();
+    write_transcript(dir.path(), "other/o.jsonl", &[other]);
+    let mut deep = record(1, "user", "deep".into());
+    deep["sessionId"] = "deep".into();
+    write_transcript(&proj, "a/b/c/d/deep.jsonl", &[deep]);
+    std::os::unix::fs::symlink("..", proj.join("up")).expect("a link");
+    let (results, stderr) = graded_all(proj.to_str().expect("UTF-8"));
+    let ids: Vec<_> = results.iter().map(|r| r["sessionId"].clone()).collect();
+    assert_eq!(ids, ["s1"], "{stderr}");
+    assert!(
+        stderr.contains("up: skipped: a link to a folder"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("out of the folder"), "{stderr}");
+    assert!(
+        stderr.contains("d: skipped: a folder deeper than 3 levels, with 1 `*.jsonl` file in it"),
+        "{stderr}"
+    );
+}

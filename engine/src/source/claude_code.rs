@@ -10,7 +10,7 @@
 
 mod entries;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{hash_map, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -22,10 +22,44 @@ use super::common::{
 use super::format::{Evidence, Sniff, SourceFormat};
 use crate::entry::{Entry, Session};
 use crate::time::InstantMs;
-use entries::entries_of;
+use entries::{entries_of, FileEntries};
 
 /// `metadata.source` of every entry read from a transcript.
 pub const SOURCE: &str = "claude-code";
+
+/// The record types of a transcript (`type`), as Claude Code's session schema lists them
+/// from 2.0 to 2.1.144. Only `user` and `assistant` records make entries; the others are
+/// read past. A record of one of these types that carries a `sessionId` is a transcript's,
+/// whatever other keys it has (a `queue-operation` has an `operation`, as a CLEO entry does).
+pub(crate) const RECORD_TYPES: &[&str] = &[
+    "user",
+    "assistant",
+    "system",
+    "summary",
+    "file-history-snapshot",
+    "queue-operation",
+    "progress",
+    "pr-link",
+    "agent-name",
+    "custom-title",
+    "last-prompt",
+    "attachment",
+    "permission-mode",
+    "ai-title",
+    "agent-setting",
+    "bridge-session",
+    "worktree-state",
+];
+
+/// Whether `map` is a transcript record beyond doubt: a `type` Claude Code writes, a
+/// `sessionId`, and no `domain` (which every CLEO audit entry has).
+pub(crate) fn is_record(map: &serde_json::Map<String, Value>) -> bool {
+    map.get("type")
+        .and_then(Value::as_str)
+        .is_some_and(|t| RECORD_TYPES.contains(&t))
+        && map.get("sessionId").is_some_and(Value::is_string)
+        && !map.contains_key("domain")
+}
 
 /// One record of a transcript with where it was found.
 struct Record {
@@ -39,7 +73,8 @@ struct Record {
 struct ToolResult {
     is_error: bool,
     text: String,
-    instant: InstantMs,
+    /// When the result's record was written, when it says so readably.
+    instant: Option<InstantMs>,
     /// `toolUseResult.type` of the record (`create` / `update` for Write), when present.
     result_type: Option<String>,
 }
@@ -48,6 +83,9 @@ struct ToolResult {
 struct Pending {
     /// Tool calls by `tool_use` id, messages by record uuid and block.
     key: Option<String>,
+    /// A tool call whose result was found (in its file): of two copies of a call, the one
+    /// with the result is kept.
+    resolved: bool,
     entry: Entry,
 }
 
@@ -75,7 +113,7 @@ impl SourceFormat for ClaudeCode {
             return Sniff::No;
         };
         let has = |key: &str| map.contains_key(key);
-        if map.get("loglines").is_some_and(Value::is_array) {
+        if map.get("loglines").is_some_and(Value::is_array) || is_record(map) {
             return Sniff::Certain;
         }
         let typed = map.get("type").is_some_and(Value::is_string);
@@ -101,13 +139,9 @@ impl SourceFormat for ClaudeCode {
     ) -> Result<SourceRead, SourceError> {
         let mut warnings = Vec::new();
         let bytes = input.bytes()?;
-        let records = records_of(input.name(), &bytes, &mut warnings);
-        let per_file = vec![entries_of(input.name(), records, &mut warnings)];
-        Ok(SourceRead {
-            sessions: group(per_file, filter),
-            warnings,
-            ..SourceRead::default()
-        })
+        let (records, damaged) = records_of(input.name(), &bytes, &mut warnings);
+        let per_file = vec![entries_of(input.name(), records, damaged, &mut warnings)];
+        Ok(read_of(group(per_file, filter), warnings))
     }
 
     fn folder_extension(&self) -> Option<&str> {
@@ -125,27 +159,34 @@ impl SourceFormat for ClaudeCode {
         for path in files {
             let input = Input::File(path);
             let bytes = input.bytes()?;
-            let records = records_of(path, &bytes, &mut warnings);
-            per_file.push(entries_of(path, records, &mut warnings));
+            let (records, damaged) = records_of(path, &bytes, &mut warnings);
+            per_file.push(entries_of(path, records, damaged, &mut warnings));
         }
-        Ok(SourceRead {
-            sessions: group(per_file, filter),
-            warnings,
-            ..SourceRead::default()
-        })
+        Ok(read_of(group(per_file, filter), warnings))
     }
 }
 
-/// The records of a file: its lines, or the items of a `{"loglines": [...]}` document.
-/// Lines that are not JSON are reported and skipped.
-fn records_of(path: &Path, text: &[u8], warnings: &mut Vec<SourceWarning>) -> Vec<Record> {
+/// The read of `sessions`: the lines they lost are the source's skipped lines, each counted
+/// for one session (a transcript's lines name their session, or belong to its file's).
+fn read_of(sessions: Vec<Session>, warnings: Vec<SourceWarning>) -> SourceRead {
+    SourceRead {
+        skipped_lines: sessions.iter().map(|s| s.skipped_lines).sum(),
+        sessions,
+        warnings,
+        ..SourceRead::default()
+    }
+}
+
+/// The records of a file: its lines, or the items of a `{"loglines": [...]}` document, and
+/// how many lines were not JSON (reported and skipped).
+fn records_of(path: &Path, text: &[u8], warnings: &mut Vec<SourceWarning>) -> (Vec<Record>, u64) {
     let first = text.iter().copied().find(|b| !b.is_ascii_whitespace());
     if first == Some(b'{') {
         // A wrapper document (possibly pretty-printed) parses whole; a JSONL file does not
         // unless it holds a single record.
         if let Ok(Value::Object(mut doc)) = serde_json::from_slice::<Value>(text) {
             if let Some(Value::Array(lines)) = doc.remove("loglines") {
-                return lines
+                let records = lines
                     .into_iter()
                     .enumerate()
                     .map(|(i, value)| Record {
@@ -154,10 +195,12 @@ fn records_of(path: &Path, text: &[u8], warnings: &mut Vec<SourceWarning>) -> Ve
                         value,
                     })
                     .collect();
+                return (records, 0);
             }
         }
     }
     let mut records = Vec::new();
+    let mut damaged = 0;
     // A final newline ends the last line rather than starting an empty one (which, being
     // blank, would be skipped anyway).
     for (i, line) in text.split(|b| *b == b'\n').enumerate() {
@@ -171,17 +214,20 @@ fn records_of(path: &Path, text: &[u8], warnings: &mut Vec<SourceWarning>) -> Ve
                 line: line_no,
                 value,
             }),
-            Err(err) => warnings.push(SourceWarning {
-                path: path.to_owned(),
-                place: Place::Line(line_no),
-                message: format!(
-                    "skipped: not valid JSON: {}",
-                    describe_json_error(&err, line)
-                ),
-            }),
+            Err(err) => {
+                damaged += 1;
+                warnings.push(SourceWarning {
+                    path: path.to_owned(),
+                    place: Place::Line(line_no),
+                    message: format!(
+                        "skipped: not valid JSON: {}",
+                        describe_json_error(&err, line)
+                    ),
+                });
+            }
         }
     }
-    records
+    (records, damaged)
 }
 
 /// The text of a `tool_result`'s content: a string, or its text blocks joined.
@@ -202,32 +248,68 @@ fn result_text(content: Option<&Value>) -> String {
 }
 
 /// Gathers entries into sessions (in order of first appearance). An entry seen before in
-/// the same session (a resumed session copies earlier records) is kept once. When a
-/// session's entries come from several files they are merged by time, file order breaking ties.
-fn group(per_file: Vec<Vec<Pending>>, filter: &SessionFilter) -> Vec<Session> {
+/// the same session (a resumed session copies earlier records) is kept once: the first copy,
+/// unless only a later copy of a tool call has its result (an earlier file ended before the
+/// result was written), which then takes the first copy's place. When a session's entries
+/// come from several files they are merged by time, file order breaking ties.
+/// A session that lost lines (see [`FileEntries::lost`]) counts them in `skipped_lines`,
+/// and one whose every line was lost is still there, without entries.
+fn group(per_file: Vec<FileEntries>, filter: &SessionFilter) -> Vec<Session> {
     let mut sessions: Vec<Session> = Vec::new();
     let mut index_of: HashMap<String, usize> = HashMap::new();
-    let mut seen: Vec<HashSet<String>> = Vec::new();
+    // Per session: key -> (index of the kept copy in its entries, whether it has a result).
+    let mut seen: Vec<HashMap<String, (usize, bool)>> = Vec::new();
     let mut files_of: Vec<usize> = Vec::new();
     for file in per_file {
         let mut touched: HashSet<usize> = HashSet::new();
-        for pending in file {
-            let id = pending.entry.session_id.to_string();
-            if !filter.wants(&id) {
-                continue;
+        let mut slot_of = |id: &str| -> Option<usize> {
+            if !filter.wants(id) {
+                return None;
             }
-            let slot = *index_of.entry(id.clone()).or_insert_with(|| {
+            Some(*index_of.entry(id.to_owned()).or_insert_with(|| {
                 sessions.push(Session {
-                    id: id.clone(),
+                    id: id.to_owned(),
                     ..Session::default()
                 });
-                seen.push(HashSet::new());
+                seen.push(HashMap::new());
                 files_of.push(0);
                 sessions.len() - 1
-            });
+            }))
+        };
+        let mut slots = Vec::with_capacity(file.pending.len());
+        for pending in &file.pending {
+            slots.push(slot_of(&pending.entry.session_id));
+        }
+        let mut lost = Vec::with_capacity(file.lost.len());
+        for (id, n) in &file.lost {
+            lost.push((slot_of(id), *n));
+        }
+        for (slot, n) in lost {
+            if let Some(slot) = slot {
+                sessions[slot].skipped_lines += n;
+            }
+        }
+        for (pending, slot) in file.pending.into_iter().zip(slots) {
+            let Some(slot) = slot else {
+                continue;
+            };
+            let at = sessions[slot].entries.len();
             if let Some(key) = pending.key {
-                if !seen[slot].insert(key) {
-                    continue;
+                match seen[slot].entry(key) {
+                    hash_map::Entry::Occupied(mut kept) => {
+                        let (index, resolved) = *kept.get();
+                        if pending.resolved && !resolved {
+                            sessions[slot].entries[index] = pending.entry;
+                            kept.insert((index, true));
+                            if touched.insert(slot) {
+                                files_of[slot] += 1;
+                            }
+                        }
+                        continue;
+                    }
+                    hash_map::Entry::Vacant(slot_of_key) => {
+                        slot_of_key.insert((at, pending.resolved));
+                    }
                 }
             }
             if touched.insert(slot) {
@@ -383,6 +465,34 @@ mod tests {
             session.entries[2].metadata.get("isSidechain"),
             Some(MetaRef::Json(&Value::Bool(false)))
         );
+    }
+
+    #[test]
+    fn a_copied_call_keeps_the_copy_that_has_its_result() {
+        // An earlier file ends before the result; the resumed session's file has it.
+        let first = transcript(&[USER, CALLS_2]);
+        let resumed = transcript(&[USER, CALLS_2, RESULTS]);
+        for files in [[&first, &resumed], [&resumed, &first]] {
+            let read = ClaudeCode
+                .read_files(
+                    &files.map(|f| f.path().to_owned()),
+                    &SessionFilter::All,
+                    &ReadOptions::default(),
+                )
+                .unwrap();
+            let [session] = read.sessions.as_slice() else {
+                panic!("one session")
+            };
+            let bash: Vec<_> = session
+                .entries
+                .iter()
+                .filter(|e| e.operation == "Bash")
+                .collect();
+            assert_eq!(bash.len(), 1, "the copy is kept once");
+            assert!(!bash[0].result.success, "the failure of the resumed copy");
+            assert_eq!(bash[0].error.as_deref(), Some("exit 1"));
+            assert_eq!(session.entries.len(), 2);
+        }
     }
 
     #[test]

@@ -407,7 +407,15 @@ impl Registry {
         let extension = folder_format.folder_extension().unwrap_or_default();
         let mut files = Vec::new();
         let mut skipped = Vec::new();
-        collect_files(dir, extension, FOLDER_DEPTH, &mut files, &mut skipped)?;
+        let root = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_owned());
+        collect_files(
+            &root,
+            dir,
+            extension,
+            FOLDER_DEPTH,
+            &mut files,
+            &mut skipped,
+        )?;
         files.sort();
         skipped.sort_by(|a, b| a.path.cmp(&b.path));
         if files.is_empty() {
@@ -545,8 +553,10 @@ fn is_blank(input: &Input<'_>) -> Result<bool, SourceError> {
 /// Every file with `extension` under `dir`, `depth` folders deep. An entry that is not a
 /// regular file (a dangling link, a FIFO that would block, a device such as `/dev/zero`
 /// that never ends) is skipped with a warning: one odd entry must not cost the whole folder
-/// its grades.
+/// its grades. A link to a folder is not followed (it may lead out of the folder `root`, or
+/// back up into it), and a folder deeper than `depth` is not read: each with a warning.
 fn collect_files(
+    root: &Path,
     dir: &Path,
     extension: &str,
     depth: usize,
@@ -558,10 +568,38 @@ fn collect_files(
         source,
     };
     for item in std::fs::read_dir(dir).map_err(io)? {
-        let path = item.map_err(io)?.path();
+        let item = item.map_err(io)?;
+        let path = item.path();
+        let is_link = item.file_type().map_err(io)?.is_symlink();
         if path.is_dir() {
-            if depth > 0 {
-                collect_files(&path, extension, depth - 1, out, skipped)?;
+            if is_link {
+                let out_of = match std::fs::canonicalize(&path) {
+                    Ok(target) if !target.starts_with(root) => {
+                        format!(", `{}` out of the folder", target.display())
+                    }
+                    _ => String::new(),
+                };
+                skipped.push(SourceWarning {
+                    path,
+                    place: Place::File,
+                    message: format!(
+                        "skipped: a link to a folder{out_of} (links to folders are not followed)"
+                    ),
+                });
+            } else if depth > 0 {
+                collect_files(root, &path, extension, depth - 1, out, skipped)?;
+            } else {
+                let deeper = count_files(&path, extension, DEEPER_LEVELS);
+                if deeper > 0 {
+                    let noun = if deeper == 1 { "file" } else { "files" };
+                    skipped.push(SourceWarning {
+                        path,
+                        place: Place::File,
+                        message: format!(
+                            "skipped: a folder deeper than {FOLDER_DEPTH} levels, with {deeper} `*.{extension}` {noun} in it (pass the folder itself as the source to read them)"
+                        ),
+                    });
+                }
             }
             continue;
         }
@@ -589,6 +627,32 @@ fn collect_files(
         });
     }
     Ok(())
+}
+
+/// How many more levels [`count_files`] looks into below the deepest folder read.
+const DEEPER_LEVELS: usize = 8;
+
+/// How many files with `extension` are under `dir`, up to `depth` folders deep, links not
+/// followed and unreadable folders counted as empty: what a folder source leaves unread.
+fn count_files(dir: &Path, extension: &str, depth: usize) -> usize {
+    let Ok(items) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    let mut n = 0;
+    for item in items.flatten() {
+        let Ok(kind) = item.file_type() else {
+            continue;
+        };
+        let path = item.path();
+        if kind.is_dir() {
+            if depth > 0 {
+                n += count_files(&path, extension, depth - 1);
+            }
+        } else if path.extension().is_some_and(|e| e == extension) {
+            n += 1;
+        }
+    }
+    n
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! can be used, the tool results by call id, the subagent chains of older transcripts, then
 //! each record's entries (a user prompt, or an assistant's text and tool calls).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use serde_json::{Map, Value};
@@ -15,13 +15,18 @@ use crate::time::{parse_timestamp, InstantMs};
 /// A record with a readable message, its instant and its timestamp as written.
 type Usable = (Record, InstantMs, String);
 
-/// Warnings about the file being read.
+/// Warnings about the file being read, and the records that lost something by session.
 struct Warn<'w> {
     path: &'w Path,
     warnings: &'w mut Vec<SourceWarning>,
+    /// The lines (or `loglines` items) that lost a record or a block, counted once each.
+    lost_lines: HashSet<u64>,
+    /// Per session, how many of them were its own.
+    lost: Vec<(String, u64)>,
 }
 
 impl Warn<'_> {
+    /// A warning that loses nothing (a result read without its timestamp).
     fn at(&mut self, place: &Place, message: String) {
         self.warnings.push(SourceWarning {
             path: self.path.to_owned(),
@@ -29,21 +34,53 @@ impl Warn<'_> {
             message,
         });
     }
+
+    /// A warning about something skipped in `record` of `session`: the session's grade may
+    /// miss it, and says so (once per line).
+    fn skipped(&mut self, record: &Record, session: &str, message: String) {
+        self.at(&record.place, message);
+        if self.lost_lines.insert(record.line) {
+            match self.lost.iter_mut().find(|(s, _)| s == session) {
+                Some((_, n)) => *n += 1,
+                None => self.lost.push((session.to_owned(), 1)),
+            }
+        }
+    }
 }
 
-/// The entries of one file, in record order, with tool outcomes filled in.
+/// The entries of one file and what it lost.
+pub(super) struct FileEntries {
+    pub(super) pending: Vec<Pending>,
+    /// Per session, the lines of the file that were skipped in whole or part: lines that
+    /// are not JSON count for the file's session.
+    pub(super) lost: Vec<(String, u64)>,
+}
+
+/// The entries of one file, in record order, with tool outcomes filled in. `damaged` is the
+/// number of lines of the file that were not JSON (reported already).
 pub(super) fn entries_of(
     path: &Path,
     records: Vec<Record>,
+    damaged: u64,
     warnings: &mut Vec<SourceWarning>,
-) -> Vec<Pending> {
-    let mut warn = Warn { path, warnings };
+) -> FileEntries {
+    let mut warn = Warn {
+        path,
+        warnings,
+        lost_lines: HashSet::new(),
+        lost: Vec::new(),
+    };
     let file = FileContext {
         session: file_session(path, &records),
         text: path.display().to_string(),
     };
-    let usable = usable_records(records, &mut warn);
-    let results = tool_results(&usable);
+    if damaged > 0 {
+        warn.lost.push((file.session.clone(), damaged));
+    }
+    // Results first, from every record: a result's record without a usable timestamp still
+    // tells whether the call failed.
+    let results = tool_results(&records);
+    let usable = usable_records(records, &file.session, &mut warn);
     let chains = sidechain_chains(&usable);
     let mut out = Vec::new();
     for (record, instant, timestamp) in &usable {
@@ -53,7 +90,10 @@ pub(super) fn entries_of(
         let context = RecordContext::new(&file, &chains, record, map, *instant, timestamp);
         record_entries(&context, &results, &mut warn, &mut out);
     }
-    out
+    FileEntries {
+        pending: out,
+        lost: warn.lost,
+    }
 }
 
 /// What every record of the file shares.
@@ -82,74 +122,122 @@ fn file_session(path: &Path, records: &[Record]) -> String {
 }
 
 /// The user and assistant records with a readable message and timestamp; the others are
-/// skipped with a warning, and records of other types silently.
-fn usable_records(records: Vec<Record>, warn: &mut Warn<'_>) -> Vec<Usable> {
+/// skipped with a warning, and records of other types silently. A record that holds only
+/// tool results and lacks a readable timestamp loses nothing (its results were read): it is
+/// reported, not counted as skipped.
+fn usable_records(records: Vec<Record>, file_session: &str, warn: &mut Warn<'_>) -> Vec<Usable> {
     let mut usable = Vec::with_capacity(records.len());
     for record in records {
         match usable_record(&record) {
             Ok(Some((instant, timestamp))) => usable.push((record, instant, timestamp)),
             Ok(None) => {}
-            Err(message) => warn.at(&record.place, message),
+            Err(Unusable::NoTime(why)) if only_results(&record.value) => warn.at(
+                &record.place,
+                format!("{why}: its tool results count, without a duration"),
+            ),
+            Err(Unusable::NoTime(message) | Unusable::Broken(message)) => {
+                let session = record
+                    .value
+                    .get("sessionId")
+                    .and_then(Value::as_str)
+                    .unwrap_or(file_session)
+                    .to_owned();
+                warn.skipped(&record, &session, format!("skipped: {message}"));
+            }
         }
     }
     usable
 }
 
+/// Why a record is not usable.
+#[derive(Debug, PartialEq)]
+enum Unusable {
+    /// Its timestamp is missing or unreadable; the rest may be.
+    NoTime(String),
+    /// Anything else.
+    Broken(String),
+}
+
+/// Whether a record's message is nothing but (at least one) tool results.
+fn only_results(record: &Value) -> bool {
+    match record.pointer("/message/content") {
+        Some(Value::Array(blocks)) => {
+            !blocks.is_empty()
+                && blocks
+                    .iter()
+                    .all(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
+        }
+        _ => false,
+    }
+}
+
 /// A record's instant and timestamp when it is usable; `None` for a type this reader does
 /// not use; why it was skipped otherwise.
-fn usable_record(record: &Record) -> Result<Option<(InstantMs, String)>, String> {
+fn usable_record(record: &Record) -> Result<Option<(InstantMs, String)>, Unusable> {
+    use Unusable::Broken;
     let Value::Object(map) = &record.value else {
-        return Err(format!(
-            "skipped: a JSON {}, not a transcript record",
+        return Err(Broken(format!(
+            "a JSON {}, not a transcript record",
             json_kind(&record.value)
-        ));
+        )));
     };
     let Some(kind) = map.get("type").and_then(Value::as_str) else {
-        return Err("skipped: the record has no `type`".to_owned());
+        return Err(Broken("the record has no `type`".to_owned()));
     };
     if kind != "user" && kind != "assistant" {
         return Ok(None);
     }
     let Some(message) = map.get("message") else {
-        return Err(format!("skipped: the `{kind}` record has no `message`"));
+        return Err(Broken(format!("the `{kind}` record has no `message`")));
     };
     let Some(message) = message.as_object() else {
-        return Err(format!(
-            "skipped: `message` is a JSON {}, not an object",
+        return Err(Broken(format!(
+            "`message` is a JSON {}, not an object",
             json_kind(message)
-        ));
+        )));
     };
     match message.get("content") {
         Some(Value::String(_) | Value::Array(_)) => {}
         Some(other) => {
-            return Err(format!(
-                "skipped: `message.content` is a JSON {}, not text or blocks",
+            return Err(Broken(format!(
+                "`message.content` is a JSON {}, not text or blocks",
                 json_kind(other)
-            ))
+            )))
         }
-        None => return Err("skipped: `message` has no `content`".to_owned()),
+        None => return Err(Broken("`message` has no `content`".to_owned())),
     }
     let Some(timestamp) = map
         .get("timestamp")
         .and_then(Value::as_str)
         .map(str::to_owned)
     else {
-        return Err("skipped: the record has no `timestamp`".to_owned());
+        return Err(Unusable::NoTime("the record has no `timestamp`".to_owned()));
     };
     match parse_timestamp(&timestamp) {
         Ok(instant) => Ok(Some((instant, timestamp))),
-        Err(err) => Err(format!("skipped: field `timestamp`: {err}")),
+        Err(err) => Err(Unusable::NoTime(format!("field `timestamp`: {err}"))),
     }
 }
 
-/// The first result of each tool call, by `tool_use` id. Outcomes are gathered first: a
-/// result may be written before the call's other blocks.
-fn tool_results(usable: &[Usable]) -> HashMap<String, ToolResult> {
+/// The first result of each tool call, by `tool_use` id, from the user and assistant
+/// records. Outcomes are gathered first: a result may be written before the call's other
+/// blocks. A result whose record has no readable timestamp still counts (only the call's
+/// duration needs the time).
+fn tool_results(records: &[Record]) -> HashMap<String, ToolResult> {
     let mut results: HashMap<String, ToolResult> = HashMap::new();
-    for (record, instant, _) in usable {
+    for record in records {
+        let kind = record.value.get("type").and_then(Value::as_str);
+        if kind != Some("user") && kind != Some("assistant") {
+            continue;
+        }
         let Some(Value::Array(blocks)) = record.value.pointer("/message/content") else {
             continue;
         };
+        let instant = record
+            .value
+            .get("timestamp")
+            .and_then(Value::as_str)
+            .and_then(|t| parse_timestamp(t).ok());
         let result_type = record
             .value
             .pointer("/toolUseResult/type")
@@ -168,7 +256,7 @@ fn tool_results(usable: &[Usable]) -> HashMap<String, ToolResult> {
                     .and_then(Value::as_bool)
                     .unwrap_or(false),
                 text: result_text(block.get("content")),
-                instant: *instant,
+                instant,
                 result_type: result_type.clone(),
             });
         }
@@ -359,6 +447,7 @@ fn record_entries(
         Some(Value::String(s)) if !s.trim().is_empty() => {
             out.push(Pending {
                 key: context.uuid.map(|u| format!("message:{u}")),
+                resolved: false,
                 entry: context.message_entry(
                     "assistant",
                     Value::String(s.clone()),
@@ -371,8 +460,9 @@ fn record_entries(
     };
     for (i, block) in blocks.iter().enumerate() {
         let Value::Object(b) = block else {
-            warn.at(
-                &context.record.place,
+            warn.skipped(
+                context.record,
+                &context.session_id,
                 format!(
                     "content block {i} skipped: a JSON {}, not an object",
                     json_kind(block)
@@ -391,6 +481,7 @@ fn record_entries(
                 };
                 out.push(Pending {
                     key: context.uuid.map(|u| format!("message:{u}:{i}")),
+                    resolved: false,
                     entry: context.message_entry(
                         "assistant",
                         text.into(),
@@ -428,8 +519,9 @@ fn user_entry(
                             }
                         }
                     }
-                    other => warn.at(
-                        &context.record.place,
+                    other => warn.skipped(
+                        context.record,
+                        &context.session_id,
                         format!(
                             "content block {i} skipped: a JSON {}, not an object",
                             json_kind(other)
@@ -452,6 +544,7 @@ fn user_entry(
     }
     Some(Pending {
         key: context.uuid.map(|u| format!("message:{u}")),
+        resolved: false,
         entry: context.message_entry("user", Value::String(text), extra),
     })
 }
@@ -469,8 +562,9 @@ fn tool_call(
         block.get("id").and_then(Value::as_str),
         block.get("name").and_then(Value::as_str),
     ) else {
-        warn.at(
-            &context.record.place,
+        warn.skipped(
+            context.record,
+            &context.session_id,
             format!("content block {i} skipped: a `tool_use` without `id` or `name`"),
         );
         return None;
@@ -486,6 +580,7 @@ fn tool_call(
     };
     let mut extra = context.assistant_base();
     extra.insert("toolUseId".into(), id.into());
+    let resolved = results.contains_key(id);
     let (outcome, error) = match results.get(id) {
         Some(r) => {
             extra.insert("hasResult".into(), Value::Bool(true));
@@ -496,7 +591,9 @@ fn tool_call(
                 Outcome {
                     success: !r.is_error,
                     exit_code: i64::from(r.is_error),
-                    duration: (r.instant - context.instant).max(0) as f64,
+                    duration: r
+                        .instant
+                        .map_or(0.0, |at| (at - context.instant).max(0) as f64),
                 },
                 r.is_error.then(|| r.text.clone()),
             )
@@ -508,6 +605,7 @@ fn tool_call(
     };
     Some(Pending {
         key: Some(format!("tool:{id}")),
+        resolved,
         entry: context.entry("tool", name, params, extra, outcome, error),
     })
 }
@@ -534,7 +632,7 @@ mod tests {
         );
         assert_eq!(
             usable_record(&no_time),
-            Err("skipped: the record has no `timestamp`".to_owned())
+            Err(Unusable::NoTime("the record has no `timestamp`".to_owned()))
         );
         let blocks = record(
             3,
@@ -542,7 +640,9 @@ mod tests {
         );
         assert_eq!(
             usable_record(&blocks),
-            Err("skipped: `message.content` is a JSON number, not text or blocks".to_owned())
+            Err(Unusable::Broken(
+                "`message.content` is a JSON number, not text or blocks".to_owned()
+            ))
         );
     }
 
@@ -567,22 +667,50 @@ mod tests {
     #[test]
     fn the_first_result_of_a_call_is_its_outcome() {
         let result = |is_error: bool| {
-            (
-                record(
-                    1,
-                    serde_json::json!({"message": {"content": [
-                        {"type": "tool_result", "tool_use_id": "t1", "is_error": is_error, "content": "out"}
-                    ]}}),
-                ),
-                5,
-                String::new(),
+            record(
+                1,
+                serde_json::json!({"type": "user", "timestamp": "1970-01-01T00:00:00.005Z", "message": {"content": [
+                    {"type": "tool_result", "tool_use_id": "t1", "is_error": is_error, "content": "out"}
+                ]}}),
             )
         };
         let results = tool_results(&[result(true), result(false)]);
         assert!(results["t1"].is_error);
         assert_eq!(
             (results["t1"].text.as_str(), results["t1"].instant),
-            ("out", 5)
+            ("out", Some(5))
+        );
+    }
+
+    #[test]
+    fn a_result_without_timestamp_still_fails_its_call() {
+        let mut warnings = Vec::new();
+        let call = serde_json::json!({"type": "assistant", "sessionId": "s", "uuid": "a", "timestamp": "2025-09-03T00:00:01Z",
+            "message": {"id": "m", "content": [{"type": "tool_use", "id": "t1", "name": "Write", "input": {}}]}});
+        let result = serde_json::json!({"type": "user", "sessionId": "s", "uuid": "b",
+            "message": {"content": [{"type": "tool_result", "tool_use_id": "t1", "is_error": true, "content": "denied"}]}});
+        let prompt = serde_json::json!({"type": "user", "sessionId": "s", "uuid": "c", "message": {"content": "go on"}});
+        let file = entries_of(
+            Path::new("t.jsonl"),
+            vec![record(1, call), record(2, result), record(3, prompt)],
+            1,
+            &mut warnings,
+        );
+        let [call] = file.pending.as_slice() else {
+            panic!("one entry: {}", file.pending.len())
+        };
+        assert!(!call.entry.result.success);
+        assert_eq!(call.entry.result.duration, 0.0);
+        assert_eq!(call.entry.error.as_deref(), Some("denied"));
+        // The result's record lost nothing; the prompt's did, and so did a line not JSON.
+        assert_eq!(file.lost, [("s".to_owned(), 2)]);
+        let messages: Vec<_> = warnings.iter().map(|w| w.message.as_str()).collect();
+        assert_eq!(
+            messages,
+            [
+                "the record has no `timestamp`: its tool results count, without a duration",
+                "skipped: the record has no `timestamp`"
+            ]
         );
     }
 }

@@ -54,8 +54,13 @@ impl SourceFormat for CleoJsonl {
 
     fn sniff(&self, evidence: &Evidence<'_>) -> Sniff {
         match evidence {
+            // Every audit entry has a `domain`; an `operation` alone is CLEO's only when the
+            // object is not a typed record of another format (Claude Code's `queue-operation`
+            // records have an `operation` too).
             Evidence::Object(map)
-                if map.contains_key("domain") || map.contains_key("operation") =>
+                if map.contains_key("domain")
+                    || (map.contains_key("operation")
+                        && !map.get("type").is_some_and(serde_json::Value::is_string)) =>
             {
                 Sniff::Likely
             }
