@@ -842,6 +842,331 @@ fn a_tool_result_without_timestamp_keeps_its_failure_and_lost_lines_are_counted(
     );
 }
 
+/// A tool input of an odd shape (`edits` as text, numbers where paths belong) is graded as it
+/// stands: no rule script may fail on it and leave the session without a grade.
+#[test]
+fn a_malformed_tool_input_does_not_make_a_session_ungradable() {
+    let inputs = [
+        (
+            "MultiEdit",
+            serde_json::json!({"file_path": "/p/q.py", "edits": "[{\"old_string\":\"a\"}]"}),
+        ),
+        (
+            "MultiEdit",
+            serde_json::json!({"file_path": "/p/q.py", "edits": [5]}),
+        ),
+        (
+            "MultiEdit",
+            serde_json::json!({"file_path": "/p/q.py", "edits": [{"old_string": 5}]}),
+        ),
+        (
+            "MultiEdit",
+            serde_json::json!({"file_path": "/p/q.py", "edits": {"old_string": ""}}),
+        ),
+        (
+            "Edit",
+            serde_json::json!({"file_path": 5, "old_string": [1], "new_string": {}}),
+        ),
+        (
+            "Write",
+            serde_json::json!({"file_path": ["/p/a"], "content": 3}),
+        ),
+        (
+            "NotebookEdit",
+            serde_json::json!({"notebook_path": {"a": 1}}),
+        ),
+        (
+            "Read",
+            serde_json::json!({"file_path": "/p/q.py", "offset": {"x": 1}, "limit": [2]}),
+        ),
+        (
+            "Read",
+            serde_json::json!({"file_path": "/p/q.py", "offset": {"x": 1}, "limit": [2]}),
+        ),
+        ("Bash", serde_json::json!({"command": 5, "description": []})),
+        ("Bash", serde_json::json!({"command": ["ls"]})),
+        ("Grep", serde_json::json!({"pattern": {"a": 1}, "path": 4})),
+        ("Glob", serde_json::json!({"pattern": [1]})),
+        ("TodoWrite", serde_json::json!({"todos": "none"})),
+        ("Task", serde_json::json!("just text")),
+    ];
+    let mut records = vec![record(1, "user", "go".into())];
+    for (i, (name, input)) in inputs.iter().enumerate() {
+        let n = 2 * i as u32 + 2;
+        let id = format!("t{i}");
+        records.push(record(n, "assistant", tool_use(&id, name, input.clone())));
+        records.push(record(
+            n + 1,
+            "user",
+            tool_result(&id, "InputValidationError", i % 2 == 0),
+        ));
+    }
+    let result = graded_records(&records);
+    assert!(result["percent"].is_number(), "{result}");
+}
+
+/// A Read again after a Task subagent edited the file is no repeated read; a real repeat
+/// names its first read once (`#2`, not `##2`).
+#[test]
+fn a_subagent_edit_changes_the_file_for_the_main_agent() {
+    let side = |mut r: Value| {
+        r["isSidechain"] = true.into();
+        r["agentId"] = "ag1".into();
+        r
+    };
+    let read = serde_json::json!({"file_path": "/p/a.py"});
+    let records = [
+        record(1, "user", "refactor a.py".into()),
+        record(2, "assistant", tool_use("t1", "Read", read.clone())),
+        record(3, "user", tool_result("t1", "ok", false)),
+        record(
+            4,
+            "assistant",
+            tool_use("t2", "Task", serde_json::json!({"prompt": "edit a.py"})),
+        ),
+        side(record(
+            5,
+            "assistant",
+            tool_use(
+                "s1",
+                "Edit",
+                serde_json::json!({"file_path": "/p/a.py", "old_string": "", "new_string": "new"}),
+            ),
+        )),
+        side(record(6, "user", tool_result("s1", "ok", false))),
+        record(7, "user", tool_result("t2", "ok", false)),
+        record(8, "assistant", tool_use("t3", "Read", read.clone())),
+        record(9, "user", tool_result("t3", "ok", false)),
+        record(10, "assistant", tool_use("t4", "Read", read)),
+        record(11, "user", tool_result("t4", "ok", false)),
+    ];
+    let flags = flags_of(&graded_records(&records));
+    let again: Vec<_> = flags.iter().filter(|f| f.contains("read again")).collect();
+    assert_eq!(again.len(), 1, "{flags:?}");
+    assert!(
+        again[0].contains("read again at #6 (") && again[0].contains("since its read at #5 ("),
+        "{}",
+        again[0]
+    );
+}
+
+/// A compaction summary or a meta record is Claude Code writing, not the user answering a
+/// failure: a failure followed only by one and a reply claiming success is left behind.
+#[test]
+fn a_compaction_summary_is_not_the_user_speaking_after_a_failure() {
+    for flag in ["isCompactSummary", "isMeta"] {
+        let mut summary = record(
+            4,
+            "user",
+            "This session is being continued from a previous conversation. Summary: ...".into(),
+        );
+        summary[flag] = true.into();
+        let records = [
+            record(1, "user", "fix the build".into()),
+            record(
+                2,
+                "assistant",
+                tool_use("t1", "Bash", serde_json::json!({"command": "cargo build"})),
+            ),
+            record(3, "user", tool_result("t1", "error[E0425]", true)),
+            summary,
+            record(
+                5,
+                "assistant",
+                serde_json::json!([{"type": "text", "text": "All done, the build is fixed."}]),
+            ),
+        ];
+        let result = graded_records(&records);
+        assert_eq!(
+            result["dimensions"]["errorRecovery"]["score"], 15,
+            "{flag}: {result}"
+        );
+        assert!(
+            flags_of(&result)
+                .iter()
+                .any(|f| f.contains("no reply mentioned the failure")),
+            "{flag}: {result}"
+        );
+    }
+    // Nor does it break a run of sequential lookups.
+    let mut summary = record(4, "user", "Summary: ...".into());
+    summary["isCompactSummary"] = true.into();
+    let records = [
+        record(1, "user", "look around".into()),
+        record(
+            2,
+            "assistant",
+            tool_use("r1", "Read", serde_json::json!({"file_path": "/p/a"})),
+        ),
+        record(3, "user", tool_result("r1", "a", false)),
+        summary,
+        record(
+            5,
+            "assistant",
+            tool_use("r2", "Read", serde_json::json!({"file_path": "/p/b"})),
+        ),
+        record(6, "user", tool_result("r2", "b", false)),
+    ];
+    let result = graded_records(&records);
+    assert_eq!(
+        result["dimensions"]["parallelCalls"]["score"], 15,
+        "{result}"
+    );
+}
+
+/// Calls made together in one assistant message ran in parallel: a failed Edit of one file
+/// is not "called again with a changed input" by the Edit of another file beside it, and
+/// three parallel Reads that fail are not three failures in a row.
+#[test]
+fn calls_of_one_message_are_not_each_others_retries() {
+    let mut records = vec![record(1, "user", "update both files".into())];
+    let same_message = |n: u32, id: &str, name: &str, input: Value, message: &str| {
+        let mut r = record(n, "assistant", tool_use(id, name, input));
+        r["message"]["id"] = message.into();
+        r
+    };
+    records.push(same_message(
+        2,
+        "e1",
+        "Edit",
+        serde_json::json!({"file_path": "/p/a.py", "old_string": "x", "new_string": "y"}),
+        "m2",
+    ));
+    records.push(same_message(
+        3,
+        "e2",
+        "Edit",
+        serde_json::json!({"file_path": "/p/b.py", "old_string": "x", "new_string": "y"}),
+        "m2",
+    ));
+    records.push(record(4, "user", serde_json::json!([
+        {"type": "tool_result", "tool_use_id": "e1", "content": "String to replace not found in file.", "is_error": true},
+        {"type": "tool_result", "tool_use_id": "e2", "content": "ok"}])));
+    records.push(record(
+        5,
+        "assistant",
+        serde_json::json!([{"type": "text", "text": "Updated both files."}]),
+    ));
+    let result = graded_records(&records);
+    let recovery = &result["dimensions"]["errorRecovery"];
+    assert!(
+        !recovery["evidence"].to_string().contains("changed input"),
+        "{recovery}"
+    );
+    assert_eq!(
+        recovery["score"], 15,
+        "the failure was left behind: {result}"
+    );
+
+    let mut records = vec![record(1, "user", "read them".into())];
+    for (i, file) in ["/p/x", "/p/y", "/p/z"].iter().enumerate() {
+        records.push(same_message(
+            2 + i as u32,
+            &format!("r{i}"),
+            "Read",
+            serde_json::json!({"file_path": file}),
+            "m2",
+        ));
+    }
+    records.push(record(5, "user", serde_json::json!([
+        {"type": "tool_result", "tool_use_id": "r0", "content": "File does not exist.", "is_error": true},
+        {"type": "tool_result", "tool_use_id": "r1", "content": "File does not exist.", "is_error": true},
+        {"type": "tool_result", "tool_use_id": "r2", "content": "File does not exist.", "is_error": true}])));
+    records.push(record(6, "assistant", serde_json::json!([{"type": "text", "text": "Could not read them: none of the files exist."}])));
+    let result = graded_records(&records);
+    assert!(
+        !flags_of(&result).iter().any(|f| f.contains("in a row")),
+        "{result}"
+    );
+    assert_eq!(
+        result["dimensions"]["errorRecovery"]["score"], 20,
+        "{result}"
+    );
+}
+
+/// Commands that only look like file work: a here-document piped into a command, and a
+/// separator inside quotes.
+#[test]
+fn a_heredoc_piped_into_a_command_and_a_quoted_separator_are_not_file_work() {
+    for command in [
+        "cat <<EOF | kubectl apply -f -\napiVersion: v1\nEOF",
+        "echo \"step one; cat the result\"",
+        "git commit -m 'fix: a && b; ls'",
+    ] {
+        let records = [
+            record(1, "user", "go".into()),
+            record(
+                2,
+                "assistant",
+                tool_use("t1", "Bash", serde_json::json!({"command": command})),
+            ),
+            record(3, "user", tool_result("t1", "ok", false)),
+        ];
+        let result = graded_records(&records);
+        assert_eq!(
+            result["dimensions"]["dedicatedTools"]["score"], 20,
+            "{command}: {result}"
+        );
+    }
+    // Outside quotes the steps are still told apart.
+    let records = [
+        record(1, "user", "go".into()),
+        record(
+            2,
+            "assistant",
+            tool_use(
+                "t1",
+                "Bash",
+                serde_json::json!({"command": "echo \"a;b\" && cat x.py; grep -r y ."}),
+            ),
+        ),
+        record(3, "user", tool_result("t1", "ok", false)),
+    ];
+    let flags = flags_of(&graded_records(&records));
+    assert!(
+        flags.iter().any(|f| f.contains("use Read, Grep")),
+        "{flags:?}"
+    );
+}
+
+/// A path read as `./a.py` in `/p` (or `/p/src/../a.py`, or with a trailing slash on the
+/// `cwd`) is the `/p/a.py` edited after it.
+#[test]
+fn read_before_edit_normalises_paths() {
+    for (cwd, read) in [
+        ("/p", "./a.py"),
+        ("/p/", "a.py"),
+        ("/p", "/p/src/../a.py"),
+        ("/p", "/p//a.py"),
+    ] {
+        let mut records = vec![
+            record(
+                1,
+                "assistant",
+                tool_use("t1", "Read", serde_json::json!({"file_path": read})),
+            ),
+            record(2, "user", tool_result("t1", "x", false)),
+            record(
+                3,
+                "assistant",
+                tool_use(
+                    "t2",
+                    "Edit",
+                    serde_json::json!({"file_path": "/p/a.py", "old_string": "x", "new_string": "y"}),
+                ),
+            ),
+        ];
+        for r in &mut records {
+            r["cwd"] = cwd.into();
+        }
+        let result = graded_records(&records);
+        assert_eq!(
+            result["dimensions"]["readBeforeEdit"]["score"], 20,
+            "{cwd} {read}: {result}"
+        );
+    }
+}
+
 /// A folder source does not follow a link out of the folder, and says which folders it did
 /// not read (a link, one deeper than three levels) instead of grading fewer sessions quietly.
 #[cfg(unix)]
