@@ -468,6 +468,31 @@ mod tests {
     }
 
     #[test]
+    fn a_queue_operation_record_is_claude_code_and_not_a_cleo_entry() {
+        let queue = serde_json::json!({"type": "queue-operation", "operation": "dequeue",
+            "timestamp": "2025-09-03T00:47:19.000Z", "sessionId": "s1"});
+        let Value::Object(queue) = queue else {
+            panic!("an object")
+        };
+        assert_eq!(ClaudeCode.sniff(&Evidence::Object(&queue)), Sniff::Certain);
+        assert_eq!(
+            super::super::CleoJsonl.sniff(&Evidence::Object(&queue)),
+            Sniff::No
+        );
+        // A CLEO entry stays CLEO's, even one that has a `type`.
+        let cleo = serde_json::json!({"timestamp": "2026-03-01T00:00:00Z", "sessionId": "s",
+            "domain": "tasks", "operation": "find", "type": "user", "result": {"success": true}});
+        let Value::Object(cleo) = cleo else {
+            panic!("an object")
+        };
+        assert_eq!(ClaudeCode.sniff(&Evidence::Object(&cleo)), Sniff::Likely);
+        assert_eq!(
+            super::super::CleoJsonl.sniff(&Evidence::Object(&cleo)),
+            Sniff::Likely
+        );
+    }
+
+    #[test]
     fn a_copied_call_keeps_the_copy_that_has_its_result() {
         // An earlier file ends before the result; the resumed session's file has it.
         let first = transcript(&[USER, CALLS_2]);
