@@ -1221,3 +1221,25 @@ fn results_are_never_written_over_the_source_or_into_a_database() {
         database
     );
 }
+
+/// Help and version go to standard output like any result: a write that fails (a full
+/// disk) is an error, as it is for every other command, not a silent success.
+#[test]
+fn help_that_cannot_be_written_is_an_error_not_a_success() {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        return;
+    };
+    for flag in ["--help", "--version"] {
+        let out = grade_bin()
+            .arg(flag)
+            .stdout(full.try_clone().unwrap())
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 2, "{flag}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("cannot write to standard output"),
+            "{flag}: {}",
+            stderr(&out)
+        );
+    }
+}

@@ -65,8 +65,15 @@ fn main() -> ExitCode {
         Err(err) => {
             // clap prints help and version to stdout with success; everything else is usage.
             let code = if err.use_stderr() { 2 } else { 0 };
-            let _ = err.print();
-            return ExitCode::from(code);
+            return match err.print() {
+                // Help that could not be written (`grade --help > /dev/full`) is no success;
+                // a reader that closed the pipe (`grade --help | head`) is.
+                Err(e) if code == 0 && e.kind() != std::io::ErrorKind::BrokenPipe => {
+                    eprintln!("error: cannot write to standard output: {e}");
+                    ExitCode::from(2)
+                }
+                _ => ExitCode::from(code),
+            };
         }
     };
     match run(cli) {
