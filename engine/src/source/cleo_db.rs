@@ -399,21 +399,79 @@ fn names_not_found(error: &str) -> bool {
 }
 
 /// Rows read per batch of the second pass, split among the threads.
-const BATCH_ROWS: i64 = 1 << 15;
+const BATCH_ROWS: u32 = 1 << 15;
 
-/// `rowid` ranges `[lo, hi)` covering `[min, max]` in `parts` pieces.
+/// Inclusive `rowid` ranges covering `min..=max` in at most `parts` pieces of equal span.
+/// Computed in `i128`: a span reaching `i64::MAX` (where SQLite puts rowids once one row has
+/// it) overflows `i64`.
 fn split_range(min: i64, max: i64, parts: usize) -> Vec<(i64, i64)> {
-    let span = (max - min + 1).max(0);
-    let parts = parts.max(1) as i64;
-    let step = (span + parts - 1) / parts;
-    (0..parts)
-        .map(|k| (min + k * step, (min + (k + 1) * step).min(max + 1)))
-        .filter(|(lo, hi)| lo < hi)
-        .collect()
+    let (min, max) = (i128::from(min), i128::from(max));
+    let parts = i128::try_from(parts.max(1)).unwrap_or(1);
+    let step = ((max - min + 1).max(1) + parts - 1) / parts;
+    let mut ranges = Vec::new();
+    let mut lo = min;
+    while lo <= max {
+        let hi = (lo + step - 1).min(max);
+        // Both lie in `min..=max`, so they fit in `i64`.
+        if let (Ok(a), Ok(b)) = (i64::try_from(lo), i64::try_from(hi)) {
+            ranges.push((a, b));
+        }
+        lo = hi + 1;
+    }
+    ranges
 }
 
+/// Rows with a session id, `first..=last` by `rowid`, and how many the first pass counted:
+/// the second pass reads the same rows in these pieces, so its work follows the rows, however
+/// far apart their rowids lie.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Chunk {
+    first: i64,
+    last: i64,
+    rows: u32,
+}
+
+/// Cuts rows, seen in `rowid` order, into [`Chunk`]s of `size` rows.
+struct Chunker {
+    size: u32,
+    chunks: Vec<Chunk>,
+    open: Option<Chunk>,
+}
+
+impl Chunker {
+    fn new(size: u32) -> Self {
+        Chunker {
+            size: size.max(1),
+            chunks: Vec::new(),
+            open: None,
+        }
+    }
+
+    fn push(&mut self, rowid: i64) {
+        let chunk = self.open.get_or_insert(Chunk {
+            first: rowid,
+            last: rowid,
+            rows: 0,
+        });
+        chunk.last = rowid;
+        chunk.rows += 1;
+        if chunk.rows >= self.size {
+            self.chunks.extend(self.open.take());
+        }
+    }
+
+    fn finish(mut self) -> Vec<Chunk> {
+        self.chunks.extend(self.open.take());
+        self.chunks
+    }
+}
+
+/// What one thread of the first pass found in its `rowid` range: sessions in order of first
+/// row with their numbers of rows, and the range's rows cut into chunks.
+type Counted = (Vec<(String, u32)>, Vec<Chunk>);
+
 /// First pass of a streamed read: every session and its number of rows, read in parallel
-/// `rowid` ranges. Then the second pass's batches, reading the same `rowid`s.
+/// `rowid` ranges, and the rows cut into chunks that the second pass's batches read again.
 fn open_stream<'p>(
     path: &Path,
     progress: Option<Progress<'p>>,
@@ -428,14 +486,19 @@ fn open_stream<'p>(
             Ok((r.get(0)?, r.get(1)?))
         })
         .map_err(sql_err)?;
-    let (min, max) = (min.unwrap_or(1), max.unwrap_or(0));
+    let ranges = match (min, max) {
+        (Some(min), Some(max)) => split_range(min, max, rayon::current_num_threads()),
+        _ => Vec::new(),
+    };
     let threads = rayon::current_num_threads().max(1);
     let mut pool = vec![Mutex::new(conn)];
     for _ in 1..threads {
         pool.push(Mutex::new(db.connect()?));
     }
+    // A batch is a chunk per thread.
+    let chunk_rows = BATCH_ROWS / u32::try_from(pool.len()).unwrap_or(1).max(1);
 
-    let parts: Vec<Result<Vec<(String, u32)>, SourceError>> = split_range(min, max, threads)
+    let parts: Vec<Result<Counted, SourceError>> = ranges
         .into_par_iter()
         .enumerate()
         .map(|(k, (lo, hi))| {
@@ -444,16 +507,18 @@ fn open_stream<'p>(
                 .unwrap_or_else(|e| e.into_inner());
             let mut stmt = conn
                 .prepare_cached(
-                    "SELECT session_id FROM audit_log WHERE session_id IS NOT NULL \
-                     AND rowid >= ?1 AND rowid < ?2 ORDER BY rowid",
+                    "SELECT rowid, session_id FROM audit_log WHERE session_id IS NOT NULL \
+                     AND rowid BETWEEN ?1 AND ?2 ORDER BY rowid",
                 )
                 .map_err(sql_err)?;
             let mut rows = stmt.query([lo, hi]).map_err(sql_err)?;
             let mut seen: Vec<(String, u32)> = Vec::new();
             let mut index: FxHashMap<String, usize> = FxHashMap::default();
+            let mut chunker = Chunker::new(chunk_rows);
             while let Some(row) = rows.next().map_err(sql_err)? {
+                chunker.push(row.get(0).map_err(sql_err)?);
                 // A session id that is not text is reported by the second pass.
-                let rusqlite::types::ValueRef::Text(id) = row.get_ref(0).map_err(sql_err)? else {
+                let rusqlite::types::ValueRef::Text(id) = row.get_ref(1).map_err(sql_err)? else {
                     continue;
                 };
                 let Ok(id) = std::str::from_utf8(id) else {
@@ -467,22 +532,33 @@ fn open_stream<'p>(
                     }
                 }
             }
-            Ok(seen)
+            Ok((seen, chunker.finish()))
         })
         .collect();
     let mut table = SessionTable::default();
+    let mut chunks = Vec::new();
     for part in parts {
-        for (id, n) in part? {
+        let (seen, part_chunks) = part?;
+        for (id, n) in seen {
             table.add(&id, n);
         }
+        chunks.extend(part_chunks);
+    }
+    // Each chunk reaches up to the next, so that the second pass reads every rowid between
+    // the first row and the last: a row added between two chunks is then seen, and its chunk
+    // holds more rows than were counted.
+    for k in 1..chunks.len() {
+        let next = chunks[k].first;
+        chunks[k - 1].last = next.saturating_sub(1);
     }
     if let Some(p) = progress {
         p(1, 2);
     }
     let sql = format!(
-        "SELECT {} FROM audit_log WHERE session_id IS NOT NULL AND rowid >= ?1 AND rowid < ?2 ORDER BY rowid",
+        "SELECT {} FROM audit_log WHERE session_id IS NOT NULL AND rowid BETWEEN ?1 AND ?2 ORDER BY rowid",
         entry_columns(has_actor)
     );
+    let total = chunks.iter().map(|c| u64::from(c.rows)).sum();
     Ok((
         table,
         DbBatches {
@@ -491,9 +567,10 @@ fn open_stream<'p>(
             pool,
             _db: db,
             sql,
-            next: min,
-            min,
-            max,
+            chunks,
+            next: 0,
+            done: 0,
+            total,
             progress,
         },
     ))
@@ -508,36 +585,38 @@ struct DbBatches<'p> {
     /// Keeps a private copy of a WAL database alive while it is read.
     _db: ReadOnlyDb,
     sql: String,
-    next: i64,
-    min: i64,
-    max: i64,
+    /// The rows to read, as the first pass counted them.
+    chunks: Vec<Chunk>,
+    /// The first chunk not yet read.
+    next: usize,
+    /// Rows read, and rows to read in all, for progress.
+    done: u64,
+    total: u64,
     progress: Option<Progress<'p>>,
 }
 
 impl Batches for DbBatches<'_> {
     fn next_batch(&mut self, table: &SessionTable) -> Result<Option<Batch>, SourceError> {
-        if self.next > self.max {
+        let rest = self.chunks.get(self.next..).unwrap_or_default();
+        let batch = rest.get(..self.pool.len()).unwrap_or(rest);
+        if batch.is_empty() {
             return Ok(None);
         }
-        let lo = self.next;
-        let hi = lo
-            .saturating_add(BATCH_ROWS)
-            .min(self.max.saturating_add(1));
-        self.next = hi;
+        self.next += batch.len();
         let path = &self.path;
         let sql_err = |source| explain(path, source);
         type Part = Result<(Vec<Entry>, Vec<u32>), SourceError>;
-        let parts: Vec<Part> = split_range(lo, hi - 1, self.pool.len())
-            .into_par_iter()
+        let parts: Vec<Part> = batch
+            .par_iter()
             .enumerate()
-            .map(|(k, (lo, hi))| {
+            .map(|(k, chunk)| {
                 let conn = self.pool[k % self.pool.len()]
                     .lock()
                     .unwrap_or_else(|e| e.into_inner());
                 let mut stmt = conn.prepare_cached(&self.sql).map_err(sql_err)?;
-                let mut rows = stmt.query([lo, hi]).map_err(sql_err)?;
-                let mut entries = Vec::with_capacity((hi - lo) as usize);
-                let mut sessions = Vec::with_capacity((hi - lo) as usize);
+                let mut rows = stmt.query([chunk.first, chunk.last]).map_err(sql_err)?;
+                let mut entries = Vec::with_capacity(chunk.rows as usize);
+                let mut sessions = Vec::with_capacity(chunk.rows as usize);
                 while let Some(row) = rows.next().map_err(sql_err)? {
                     let entry =
                         map_row(row, self.file).map_err(|(id, message)| SourceError::BadRow {
@@ -553,14 +632,19 @@ impl Batches for DbBatches<'_> {
                     entries.push(entry);
                     sessions.push(session);
                 }
+                // Rows added or removed in the chunk since the first pass counted them.
+                if entries.len() != chunk.rows as usize {
+                    return Err(self.changed());
+                }
                 Ok((entries, sessions))
             })
             .collect();
         let pieces = parts.into_iter().collect::<Result<Vec<_>, _>>()?;
+        self.done += batch.iter().map(|c| u64::from(c.rows)).sum::<u64>();
         if let Some(p) = self.progress {
-            // Rows of `rowid` range: the first pass counted as done.
-            let span = (self.max - self.min + 1).max(1) as u64;
-            p(span + (hi - self.min) as u64, 2 * span);
+            // Rows: the first pass counted as done.
+            let total = self.total.max(1);
+            p(total + self.done, 2 * total);
         }
         Ok(Some(Batch {
             pieces,
@@ -576,6 +660,159 @@ impl Batches for DbBatches<'_> {
         SourceError::NotCleoDb {
             path: self.path.clone(),
             reason: "its `audit_log` table changed while it was read; run again".to_owned(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::{Input, ReadOptions};
+
+    const DDL: &str = "CREATE TABLE audit_log (id text PRIMARY KEY, timestamp text NOT NULL, \
+        action text NOT NULL, task_id text NOT NULL, actor text, details_json text DEFAULT '{}', \
+        before_json text, after_json text, domain text, operation text, session_id text, \
+        request_id text, duration_ms integer, success integer, source text, gateway text, \
+        error_message text)";
+
+    /// A database in `dir` holding, for each `(rowid, session)`, a `session.list` row.
+    fn database(dir: &Path, rows: &[(i64, &str)]) -> PathBuf {
+        let path = dir.join("tasks.db");
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch(DDL).unwrap();
+        let tx = conn.unchecked_transaction().unwrap();
+        for (n, (rowid, session)) in rows.iter().enumerate() {
+            tx.execute(
+                "INSERT INTO audit_log (rowid, id, timestamp, action, task_id, domain, operation, \
+                 session_id, success) VALUES (?1, ?2, ?3, 'list', 'system', 'session', 'list', ?4, 1)",
+                rusqlite::params![
+                    rowid,
+                    format!("r{n}"),
+                    format!("2026-03-01T10:00:{:02}Z", n % 60),
+                    session
+                ],
+            )
+            .unwrap();
+        }
+        tx.commit().unwrap();
+        path
+    }
+
+    fn read_whole(path: &Path, filter: &SessionFilter) -> Result<Vec<Session>, SourceError> {
+        CleoDb
+            .read(&Input::File(path), filter, &ReadOptions::default())
+            .map(|read| read.sessions)
+    }
+
+    fn open(path: &Path) -> Result<Stream<'static>, SourceError> {
+        CleoDb
+            .open_stream(path, &SessionFilter::All, &ReadOptions::default(), None)
+            .map(Option::unwrap)
+    }
+
+    /// The sessions of a stream's second pass, or the source's error.
+    fn drain(stream: Stream<'_>) -> Result<Vec<Session>, SourceError> {
+        let mut sessions = Vec::new();
+        match stream.map_into(&|s: Session| Ok::<_, ()>(s), &mut |s| sessions.push(s)) {
+            Ok(_) => Ok(sessions),
+            Err(crate::source::StreamError::Source(e)) => Err(e),
+            Err(crate::source::StreamError::Session(())) => unreachable!("nothing fails"),
+        }
+    }
+
+    fn read_streamed(path: &Path) -> Result<Vec<Session>, SourceError> {
+        drain(open(path)?)
+    }
+
+    #[test]
+    fn split_range_covers_every_rowid_once_without_overflow() {
+        for (min, max, parts) in [
+            (1, 10, 3),
+            (5, 5, 4),
+            (1, 1_000_000_000_000, 2),
+            (1, i64::MAX, 2),
+            (i64::MIN, i64::MAX, 3),
+            (i64::MAX, i64::MAX, 1),
+            (i64::MAX - 2, i64::MAX, 7),
+        ] {
+            let ranges = split_range(min, max, parts);
+            assert!(!ranges.is_empty() && ranges.len() <= parts);
+            assert_eq!(ranges[0].0, min);
+            assert_eq!(ranges[ranges.len() - 1].1, max);
+            for pair in ranges.windows(2) {
+                assert!(pair[0].0 <= pair[0].1);
+                assert_eq!(pair[0].1.checked_add(1), Some(pair[1].0), "{ranges:?}");
+            }
+        }
+        assert!(split_range(2, 1, 4).is_empty());
+    }
+
+    #[test]
+    fn chunks_hold_the_rows_counted_whatever_their_rowids() {
+        let mut chunker = Chunker::new(2);
+        for rowid in [1, 1_000_000_000_000, i64::MAX - 1, i64::MAX, -5] {
+            chunker.push(rowid);
+        }
+        let chunk = |first, last, rows| Chunk { first, last, rows };
+        assert_eq!(
+            chunker.finish(),
+            [
+                chunk(1, 1_000_000_000_000, 2),
+                chunk(i64::MAX - 1, i64::MAX, 2),
+                chunk(-5, -5, 1)
+            ]
+        );
+        assert!(Chunker::new(0).finish().is_empty());
+    }
+
+    /// `--all` once stepped through every rowid between the least and the greatest, so a
+    /// gap hung it and rowids near `i64::MAX` overflowed into a false "changed while read".
+    #[test]
+    fn a_rowid_gap_or_a_rowid_at_i64_max_streams_as_the_whole_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = database(
+            dir.path(),
+            &[
+                (i64::MIN, "a"),
+                (1, "s"),
+                (1_000_000_000_000, "a"),
+                (i64::MAX - 1, "s"),
+                (i64::MAX, "b"),
+            ],
+        );
+        let whole = read_whole(&path, &SessionFilter::All).unwrap();
+        assert_eq!(whole.len(), 3);
+        assert_eq!(read_streamed(&path).unwrap(), whole);
+    }
+
+    #[test]
+    fn streamed_batches_read_every_row_of_a_database_larger_than_a_batch() {
+        let dir = tempfile::tempdir().unwrap();
+        // Rowids spread out, sessions interleaved, more rows than a batch holds.
+        let ids: Vec<String> = (0..97).map(|k| format!("session-{k}")).collect();
+        let rows: Vec<(i64, &str)> = (0..(BATCH_ROWS as i64 + 5_000))
+            .map(|n| (n * 1_000_003 - 7, ids[(n % 97) as usize].as_str()))
+            .collect();
+        let path = database(dir.path(), &rows);
+        let whole = read_whole(&path, &SessionFilter::All).unwrap();
+        assert_eq!(whole.len(), 97);
+        assert_eq!(read_streamed(&path).unwrap(), whole);
+    }
+
+    /// A row removed between the passes once left its session graded short, in silence.
+    #[test]
+    fn a_row_removed_or_added_between_the_passes_is_a_change() {
+        for change in [
+            "DELETE FROM audit_log WHERE rowid = 3",
+            "INSERT INTO audit_log (rowid, id, timestamp, action, task_id, session_id) \
+             SELECT 4, 'new', timestamp, action, task_id, session_id FROM audit_log WHERE rowid = 5",
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = database(dir.path(), &[(1, "a"), (3, "b"), (5, "a"), (7, "c")]);
+            let stream = open(&path).unwrap();
+            Connection::open(&path).unwrap().execute_batch(change).unwrap();
+            let err = drain(stream).unwrap_err().to_string();
+            assert!(err.contains("changed while it was read"), "{change}: {err}");
         }
     }
 }
