@@ -161,17 +161,20 @@ fn read_cleo_db(
         "SELECT {} FROM audit_log WHERE session_id IS NOT NULL",
         entry_columns(has_actor)
     );
-    let wanted: Vec<&String> = match filter {
-        SessionFilter::All => Vec::new(),
-        SessionFilter::Only(ids) => ids.iter().collect(),
+    // The named sessions as one JSON array, however many: SQLite takes at most 32,766
+    // parameters, and a `?` per id would refuse more sessions than that.
+    let wanted = match filter {
+        SessionFilter::All => None,
+        SessionFilter::Only(ids) if ids.is_empty() => return Ok(Vec::new()),
+        SessionFilter::Only(ids) => Some(serde_json::to_string(ids).map_err(|e| {
+            SourceError::Format {
+                path: path.to_owned(),
+                message: format!("the session ids could not be written as JSON: {e}"),
+            }
+        })?),
     };
-    if let SessionFilter::Only(_) = filter {
-        if wanted.is_empty() {
-            return Ok(Vec::new());
-        }
-        sql.push_str(" AND session_id IN (");
-        sql.push_str(&vec!["?"; wanted.len()].join(","));
-        sql.push(')');
+    if wanted.is_some() {
+        sql.push_str(" AND session_id IN (SELECT value FROM json_each(?1))");
     }
     sql.push_str(" ORDER BY rowid");
 
@@ -814,5 +817,24 @@ mod tests {
             let err = drain(stream).unwrap_err().to_string();
             assert!(err.contains("changed while it was read"), "{change}: {err}");
         }
+    }
+
+    /// One `?` per named session once failed past SQLite's 32,766 parameters.
+    #[test]
+    fn more_named_sessions_than_sqlite_takes_parameters_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = database(dir.path(), &[(1, "a"), (2, "b"), (3, "a"), (4, "40000")]);
+        let mut named: Vec<String> = (0..40_000).map(|k| k.to_string()).collect();
+        named.extend(["a".to_owned(), "b".to_owned()]);
+        let sessions = read_whole(&path, &SessionFilter::only(named)).unwrap();
+        let ids: Vec<&str> = sessions.iter().map(|s| s.id.as_str()).collect();
+        assert_eq!(ids, ["a", "b"]);
+        assert_eq!(sessions[0].entries.len(), 2);
+        let some = read_whole(&path, &SessionFilter::only(["40000", "b"])).unwrap();
+        let ids: Vec<&str> = some.iter().map(|s| s.id.as_str()).collect();
+        assert_eq!(ids, ["b", "40000"]);
+        assert!(read_whole(&path, &SessionFilter::only(Vec::<String>::new()))
+            .unwrap()
+            .is_empty());
     }
 }
