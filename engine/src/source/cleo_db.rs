@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use rayon::prelude::*;
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 use rustc_hash::FxHashMap;
 use serde_json::Map;
 
@@ -233,6 +233,31 @@ fn check_layout(conn: &Connection, path: &Path) -> Result<(), SourceError> {
         return Err(SourceError::NotCleoDb {
             path: path.to_owned(),
             reason: "it has no `audit_log` table".to_owned(),
+        });
+    }
+    // Rows are read in `rowid` order (the order CLEO wrote them, which breaks ties between
+    // entries of one instant) and in `rowid` ranges: a view or a table without rowids has none.
+    let kind: Option<(String, bool)> = conn
+        .query_row(
+            "SELECT type, wr FROM pragma_table_list WHERE name = 'audit_log' COLLATE NOCASE \
+             ORDER BY schema = 'main' DESC LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()
+        .map_err(|source| explain(path, source))?;
+    let (kind, without_rowid) = kind.unwrap_or_default();
+    let no_rowid = if kind == "view" {
+        Some("its `audit_log` is a view, not a table (`grade` reads rows by rowid, the order CLEO wrote them in, which a view lacks)")
+    } else if without_rowid {
+        Some("its `audit_log` table is `WITHOUT ROWID` (`grade` reads rows by rowid, the order CLEO wrote them in)")
+    } else {
+        None
+    };
+    if let Some(reason) = no_rowid {
+        return Err(SourceError::NotCleoDb {
+            path: path.to_owned(),
+            reason: reason.to_owned(),
         });
     }
     let missing_base: Vec<&str> = BASE_COLUMNS
@@ -836,5 +861,30 @@ mod tests {
         assert!(read_whole(&path, &SessionFilter::only(Vec::<String>::new()))
             .unwrap()
             .is_empty());
+    }
+
+    #[test]
+    fn a_view_or_a_without_rowid_audit_log_is_refused_in_one_line() {
+        let table = DDL.replacen("audit_log", "audit_rows", 1);
+        for (ddl, needle) in [
+            (
+                format!("{table}; CREATE VIEW audit_log AS SELECT * FROM audit_rows"),
+                "its `audit_log` is a view",
+            ),
+            (
+                format!("{DDL} WITHOUT ROWID"),
+                "its `audit_log` table is `WITHOUT ROWID`",
+            ),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("tasks.db");
+            Connection::open(&path).unwrap().execute_batch(&ddl).unwrap();
+            let whole = read_whole(&path, &SessionFilter::only(["s"])).unwrap_err();
+            let streamed = open(&path).err().unwrap();
+            for err in [whole.to_string(), streamed.to_string()] {
+                assert!(err.contains(needle), "{err}");
+                assert!(!err.contains('\n') && !err.ends_with('.'), "{err}");
+            }
+        }
     }
 }
