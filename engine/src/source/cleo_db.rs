@@ -863,6 +863,28 @@ mod tests {
             .is_empty());
     }
 
+    /// Named sessions read only their own rows (docs/sources.md says so): a malformed row of
+    /// another session is not seen, while `--all` reads it and stops.
+    #[test]
+    fn a_malformed_row_of_another_session_stops_all_but_not_a_named_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = database(dir.path(), &[(1, "good"), (2, "bad"), (3, "good")]);
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch("UPDATE audit_log SET timestamp = 'yesterday' WHERE rowid = 2")
+            .unwrap();
+        let named = read_whole(&path, &SessionFilter::only(["good"])).unwrap();
+        assert_eq!(named.len(), 1);
+        assert_eq!(named[0].entries.len(), 2);
+        for err in [
+            read_whole(&path, &SessionFilter::All).unwrap_err(),
+            read_streamed(&path).unwrap_err(),
+            read_whole(&path, &SessionFilter::only(["bad"])).unwrap_err(),
+        ] {
+            assert!(matches!(err, SourceError::BadRow { ref row, .. } if row == "r1"), "{err}");
+        }
+    }
+
     #[test]
     fn a_view_or_a_without_rowid_audit_log_is_refused_in_one_line() {
         let table = DDL.replacen("audit_log", "audit_rows", 1);
