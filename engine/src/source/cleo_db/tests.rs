@@ -1,0 +1,228 @@
+//! Tests of the `tasks.db` reader, on databases built in a temporary folder.
+
+use super::*;
+use crate::source::{Input, ReadOptions};
+
+const DDL: &str = "CREATE TABLE audit_log (id text PRIMARY KEY, timestamp text NOT NULL, \
+    action text NOT NULL, task_id text NOT NULL, actor text, details_json text DEFAULT '{}', \
+    before_json text, after_json text, domain text, operation text, session_id text, \
+    request_id text, duration_ms integer, success integer, source text, gateway text, \
+    error_message text)";
+
+/// A database in `dir` holding, for each `(rowid, session)`, a `session.list` row.
+fn database(dir: &Path, rows: &[(i64, &str)]) -> PathBuf {
+    let path = dir.join("tasks.db");
+    let conn = Connection::open(&path).unwrap();
+    conn.execute_batch(DDL).unwrap();
+    let tx = conn.unchecked_transaction().unwrap();
+    for (n, (rowid, session)) in rows.iter().enumerate() {
+        tx.execute(
+            "INSERT INTO audit_log (rowid, id, timestamp, action, task_id, domain, operation, \
+             session_id, success) VALUES (?1, ?2, ?3, 'list', 'system', 'session', 'list', ?4, 1)",
+            rusqlite::params![
+                rowid,
+                format!("r{n}"),
+                format!("2026-03-01T10:00:{:02}Z", n % 60),
+                session
+            ],
+        )
+        .unwrap();
+    }
+    tx.commit().unwrap();
+    path
+}
+
+fn read_whole(path: &Path, filter: &SessionFilter) -> Result<Vec<Session>, SourceError> {
+    CleoDb
+        .read(&Input::File(path), filter, &ReadOptions::default())
+        .map(|read| read.sessions)
+}
+
+fn open(path: &Path) -> Result<Stream<'static>, SourceError> {
+    CleoDb
+        .open_stream(path, &SessionFilter::All, &ReadOptions::default(), None)
+        .map(Option::unwrap)
+}
+
+/// The sessions of a stream's second pass, or the source's error.
+fn drain(stream: Stream<'_>) -> Result<Vec<Session>, SourceError> {
+    let mut sessions = Vec::new();
+    match stream.map_into(&|s: Session| Ok::<_, ()>(s), &mut |s| sessions.push(s)) {
+        Ok(_) => Ok(sessions),
+        Err(crate::source::StreamError::Source(e)) => Err(e),
+        Err(crate::source::StreamError::Session(())) => unreachable!("nothing fails"),
+    }
+}
+
+fn read_streamed(path: &Path) -> Result<Vec<Session>, SourceError> {
+    drain(open(path)?)
+}
+
+#[test]
+fn split_range_covers_every_rowid_once_without_overflow() {
+    for (min, max, parts) in [
+        (1, 10, 3),
+        (5, 5, 4),
+        (1, 1_000_000_000_000, 2),
+        (1, i64::MAX, 2),
+        (i64::MIN, i64::MAX, 3),
+        (i64::MAX, i64::MAX, 1),
+        (i64::MAX - 2, i64::MAX, 7),
+    ] {
+        let ranges = split_range(min, max, parts);
+        assert!(!ranges.is_empty() && ranges.len() <= parts);
+        assert_eq!(ranges[0].0, min);
+        assert_eq!(ranges[ranges.len() - 1].1, max);
+        for pair in ranges.windows(2) {
+            assert!(pair[0].0 <= pair[0].1);
+            assert_eq!(pair[0].1.checked_add(1), Some(pair[1].0), "{ranges:?}");
+        }
+    }
+    assert!(split_range(2, 1, 4).is_empty());
+}
+
+#[test]
+fn chunks_hold_the_rows_counted_whatever_their_rowids() {
+    let mut chunker = Chunker::new(2);
+    for rowid in [1, 1_000_000_000_000, i64::MAX - 1, i64::MAX, -5] {
+        chunker.push(rowid);
+    }
+    let chunk = |first, last, rows| Chunk { first, last, rows };
+    assert_eq!(
+        chunker.finish(),
+        [
+            chunk(1, 1_000_000_000_000, 2),
+            chunk(i64::MAX - 1, i64::MAX, 2),
+            chunk(-5, -5, 1)
+        ]
+    );
+    assert!(Chunker::new(0).finish().is_empty());
+}
+
+/// `--all` once stepped through every rowid between the least and the greatest, so a
+/// gap hung it and rowids near `i64::MAX` overflowed into a false "changed while read".
+#[test]
+fn a_rowid_gap_or_a_rowid_at_i64_max_streams_as_the_whole_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = database(
+        dir.path(),
+        &[
+            (i64::MIN, "a"),
+            (1, "s"),
+            (1_000_000_000_000, "a"),
+            (i64::MAX - 1, "s"),
+            (i64::MAX, "b"),
+        ],
+    );
+    let whole = read_whole(&path, &SessionFilter::All).unwrap();
+    assert_eq!(whole.len(), 3);
+    assert_eq!(read_streamed(&path).unwrap(), whole);
+}
+
+#[test]
+fn streamed_batches_read_every_row_of_a_database_larger_than_a_batch() {
+    let dir = tempfile::tempdir().unwrap();
+    // Rowids spread out, sessions interleaved, more rows than a batch holds.
+    let ids: Vec<String> = (0..97).map(|k| format!("session-{k}")).collect();
+    let rows: Vec<(i64, &str)> = (0..(BATCH_ROWS as i64 + 5_000))
+        .map(|n| (n * 1_000_003 - 7, ids[(n % 97) as usize].as_str()))
+        .collect();
+    let path = database(dir.path(), &rows);
+    let whole = read_whole(&path, &SessionFilter::All).unwrap();
+    assert_eq!(whole.len(), 97);
+    assert_eq!(read_streamed(&path).unwrap(), whole);
+}
+
+/// A row removed between the passes once left its session graded short, in silence.
+#[test]
+fn a_row_removed_or_added_between_the_passes_is_a_change() {
+    for change in [
+        "DELETE FROM audit_log WHERE rowid = 3",
+        "INSERT INTO audit_log (rowid, id, timestamp, action, task_id, session_id) \
+         SELECT 4, 'new', timestamp, action, task_id, session_id FROM audit_log WHERE rowid = 5",
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = database(dir.path(), &[(1, "a"), (3, "b"), (5, "a"), (7, "c")]);
+        let stream = open(&path).unwrap();
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch(change)
+            .unwrap();
+        let err = drain(stream).unwrap_err().to_string();
+        assert!(err.contains("changed while it was read"), "{change}: {err}");
+    }
+}
+
+/// One `?` per named session once failed past SQLite's 32,766 parameters.
+#[test]
+fn more_named_sessions_than_sqlite_takes_parameters_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = database(dir.path(), &[(1, "a"), (2, "b"), (3, "a"), (4, "40000")]);
+    let mut named: Vec<String> = (0..40_000).map(|k| k.to_string()).collect();
+    named.extend(["a".to_owned(), "b".to_owned()]);
+    let sessions = read_whole(&path, &SessionFilter::only(named)).unwrap();
+    let ids: Vec<&str> = sessions.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(ids, ["a", "b"]);
+    assert_eq!(sessions[0].entries.len(), 2);
+    let some = read_whole(&path, &SessionFilter::only(["40000", "b"])).unwrap();
+    let ids: Vec<&str> = some.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(ids, ["b", "40000"]);
+    assert!(
+        read_whole(&path, &SessionFilter::only(Vec::<String>::new()))
+            .unwrap()
+            .is_empty()
+    );
+}
+
+/// Named sessions read only their own rows (docs/sources.md says so): a malformed row of
+/// another session is not seen, while `--all` reads it and stops.
+#[test]
+fn a_malformed_row_of_another_session_stops_all_but_not_a_named_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = database(dir.path(), &[(1, "good"), (2, "bad"), (3, "good")]);
+    Connection::open(&path)
+        .unwrap()
+        .execute_batch("UPDATE audit_log SET timestamp = 'yesterday' WHERE rowid = 2")
+        .unwrap();
+    let named = read_whole(&path, &SessionFilter::only(["good"])).unwrap();
+    assert_eq!(named.len(), 1);
+    assert_eq!(named[0].entries.len(), 2);
+    for err in [
+        read_whole(&path, &SessionFilter::All).unwrap_err(),
+        read_streamed(&path).unwrap_err(),
+        read_whole(&path, &SessionFilter::only(["bad"])).unwrap_err(),
+    ] {
+        assert!(
+            matches!(err, SourceError::BadRow { ref row, .. } if row == "r1"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn a_view_or_a_without_rowid_audit_log_is_refused_in_one_line() {
+    let table = DDL.replacen("audit_log", "audit_rows", 1);
+    for (ddl, needle) in [
+        (
+            format!("{table}; CREATE VIEW audit_log AS SELECT * FROM audit_rows"),
+            "its `audit_log` is a view",
+        ),
+        (
+            format!("{DDL} WITHOUT ROWID"),
+            "its `audit_log` table is `WITHOUT ROWID`",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tasks.db");
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch(&ddl)
+            .unwrap();
+        let whole = read_whole(&path, &SessionFilter::only(["s"])).unwrap_err();
+        let streamed = open(&path).err().unwrap();
+        for err in [whole.to_string(), streamed.to_string()] {
+            assert!(err.contains(needle), "{err}");
+            assert!(!err.contains('\n') && !err.ends_with('.'), "{err}");
+        }
+    }
+}
