@@ -65,13 +65,69 @@ pub(super) fn read_expected(path: &Path) -> Result<Option<Vec<Value>>, TestError
                 })
             }
         };
-    crate::result::parse_json_lines(&text)
-        .map(|lines| Some(lines.into_iter().map(|(_, v)| v).collect()))
-        .map_err(|(line, e)| TestError::ExpectedLine {
+    let lines =
+        crate::result::parse_json_lines(&text).map_err(|(line, e)| TestError::ExpectedLine {
             path: path.to_owned(),
             line,
             message: e.to_string(),
-        })
+        })?;
+    // An expectation that cannot mean what it says is an error, not a pass: a session
+    // expected twice kept only its last line, and `"flags": "none"` compared as no flags.
+    let mut first_line: std::collections::HashMap<&str, usize> = Default::default();
+    for (line, value) in &lines {
+        let bad = |message: String| TestError::ExpectedLine {
+            path: path.to_owned(),
+            line: *line,
+            message,
+        };
+        shape_problem(value).map_or(Ok(()), |m| Err(bad(m)))?;
+        let id = value["sessionId"].as_str().unwrap_or_default();
+        if let Some(first) = first_line.insert(id, *line) {
+            return Err(bad(format!(
+                "session `{id}` is expected twice (first on line {first})"
+            )));
+        }
+    }
+    Ok(Some(lines.into_iter().map(|(_, v)| v).collect()))
+}
+
+/// What is wrong with the shape of an expected result, if anything: the fields a test
+/// compares must be of the type a result gives them, where they are present.
+fn shape_problem(value: &Value) -> Option<String> {
+    let Some(object) = value.as_object() else {
+        return Some("an expectation is a JSON object".to_owned());
+    };
+    if !object.get("sessionId").is_some_and(Value::is_string) {
+        return Some("`sessionId` must be a string".to_owned());
+    }
+    let strings = |v: &Value| v.as_array().is_some_and(|a| a.iter().all(Value::is_string));
+    for key in ["totalScore", "maxScore", "entryCount"] {
+        if object.get(key).is_some_and(|v| !v.is_number()) {
+            return Some(format!("`{key}` must be a number"));
+        }
+    }
+    if object.get("flags").is_some_and(|v| !strings(v)) {
+        return Some("`flags` must be a list of strings".to_owned());
+    }
+    if let Some(dimensions) = object.get("dimensions") {
+        let Some(dimensions) = dimensions.as_object() else {
+            return Some("`dimensions` must be an object".to_owned());
+        };
+        for (id, d) in dimensions {
+            let Some(d) = d.as_object() else {
+                return Some(format!("dimension `{id}` must be an object"));
+            };
+            for key in ["score", "max"] {
+                if d.get(key).is_some_and(|v| !v.is_number()) {
+                    return Some(format!("`{id}.{key}` must be a number"));
+                }
+            }
+            if d.get("evidence").is_some_and(|v| !strings(v)) {
+                return Some(format!("`{id}.evidence` must be a list of strings"));
+            }
+        }
+    }
+    None
 }
 
 fn same(a: &Value, b: &Value) -> bool {
@@ -169,6 +225,52 @@ fn diff_list(out: &mut String, label: &str, want: &Value, got: &Value) {
         } else {
             let _ = writeln!(out, "    + {}", b[j]);
             j += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str) -> Result<Option<Vec<Value>>, TestError> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.expected.jsonl");
+        std::fs::write(&path, text).unwrap();
+        read_expected(&path)
+    }
+
+    /// A session expected twice kept only its last line, so a wrong first line passed; a
+    /// field of the wrong type compared as empty (`"flags": "none"` as no flags).
+    #[test]
+    fn an_expectation_that_cannot_mean_what_it_says_is_an_error_not_a_pass() {
+        let good = r#"{"sessionId":"a","totalScore":20,"maxScore":20,"dimensions":{"d":{"score":20,"max":20,"evidence":["x"]}},"flags":[],"entryCount":3}"#;
+        assert_eq!(read(&format!("{good}\n")).unwrap().unwrap().len(), 1);
+        for (text, says) in [
+            (
+                format!("{good}\n{good}\n"),
+                "session `a` is expected twice (first on line 1)",
+            ),
+            (
+                r#"{"sessionId":"a","flags":"none"}"#.to_owned(),
+                "`flags` must be a list of strings",
+            ),
+            (
+                r#"{"sessionId":"a","totalScore":"20"}"#.to_owned(),
+                "`totalScore` must be a number",
+            ),
+            (
+                r#"{"sessionId":"a","dimensions":{"d":{"evidence":"x"}}}"#.to_owned(),
+                "`d.evidence` must be a list of strings",
+            ),
+            (
+                r#"{"totalScore":20}"#.to_owned(),
+                "`sessionId` must be a string",
+            ),
+            ("[1]".to_owned(), "an expectation is a JSON object"),
+        ] {
+            let err = read(&text).unwrap_err().to_string();
+            assert!(err.contains(says), "{text}: {err}");
         }
     }
 }
