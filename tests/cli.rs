@@ -511,3 +511,29 @@ fn a_thread_count_past_the_bound_is_refused_before_anything_runs() {
     ]);
     assert_eq!(code(&most), 0, "{}", stderr(&most));
 }
+
+/// `GRADE_RUBRIC_PATH=` (or a trailing `:` left by appending to an empty value) and an empty
+/// `GRADE_ALLOW_PLUGINS` broke every command with an error about flags nobody gave.
+#[test]
+fn empty_settings_in_the_environment_are_no_settings() {
+    for (name, value) in [
+        ("GRADE_RUBRIC_PATH", ""),
+        ("GRADE_RUBRIC_PATH", ":"),
+        ("GRADE_ALLOW_PLUGINS", ""),
+    ] {
+        let out = grade_bin()
+            .env(name, value)
+            .args(["rubric", "list"])
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 0, "{name}={value:?}: {}", stderr(&out));
+        assert!(stdout(&out).contains("cleo-v1"), "{name}={value:?}");
+    }
+    let packs = repo_root().join("tests/packs");
+    let out = grade_bin()
+        .env("GRADE_RUBRIC_PATH", format!("{}:", packs.display()))
+        .args(["rubric", "show", "tutorial"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "a trailing `:`: {}", stderr(&out));
+}

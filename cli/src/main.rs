@@ -59,7 +59,29 @@ pub(crate) const DEFAULT_SOURCE: &str = ".cleo/tasks.db";
 /// Where CLEO appends grades, relative to the project folder.
 const DEFAULT_GRADES: &str = ".cleo/metrics/GRADES.jsonl";
 
+/// Environment settings as people leave them: `GRADE_RUBRIC_PATH=` or a stray `:` (from
+/// appending to an empty value) name no folder, and an empty `GRADE_ALLOW_PLUGINS` allows
+/// nothing. clap would refuse them as `--rubric-path` and `--allow-plugins` given without a
+/// value, blaming flags nobody gave. Run first, before any other thread exists.
+fn tidy_environment() {
+    if let Some(value) = std::env::var_os("GRADE_RUBRIC_PATH") {
+        let folders: Vec<std::path::PathBuf> = std::env::split_paths(&value)
+            .filter(|p| !p.as_os_str().is_empty())
+            .collect();
+        match std::env::join_paths(&folders) {
+            Ok(joined) if !folders.is_empty() => std::env::set_var("GRADE_RUBRIC_PATH", joined),
+            // No folder named, or one that cannot be joined back (left for clap to report).
+            Ok(_) => std::env::remove_var("GRADE_RUBRIC_PATH"),
+            Err(_) => {}
+        }
+    }
+    if std::env::var_os("GRADE_ALLOW_PLUGINS").is_some_and(|v| v.is_empty()) {
+        std::env::remove_var("GRADE_ALLOW_PLUGINS");
+    }
+}
+
 fn main() -> ExitCode {
+    tidy_environment();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {
