@@ -291,8 +291,10 @@ fn grades_are_not_recorded_when_the_output_could_not_be_written() {
     assert_no_grade(&dir.path().join("GRADES.jsonl"));
 }
 
-#[test]
-fn a_closed_output_pipe_ends_the_run_quietly_with_success() {
+/// Grades the example with `extra` flags, recording into `GRADES.jsonl` of a fresh folder,
+/// while the reader of its output goes away before reading a byte (as `head -c0` would):
+/// the exit status, what it said on stderr, and the folder.
+fn grade_into_a_closed_pipe(extra: &[&str]) -> (Option<i32>, String, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let mut child = grade_bin()
         .current_dir(dir.path())
@@ -305,11 +307,11 @@ fn a_closed_output_pipe_ends_the_run_quietly_with_success() {
             "--grades",
             "GRADES.jsonl",
         ])
+        .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // The reader goes away before reading a byte, as `head -c0` would.
     drop(child.stdout.take());
     let mut err = String::new();
     child
@@ -318,8 +320,13 @@ fn a_closed_output_pipe_ends_the_run_quietly_with_success() {
         .unwrap()
         .read_to_string(&mut err)
         .unwrap();
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(0), "{err}");
+    (child.wait().unwrap().code(), err, dir)
+}
+
+#[test]
+fn a_closed_output_pipe_ends_the_run_quietly_with_success() {
+    let (status, err, dir) = grade_into_a_closed_pipe(&[]);
+    assert_eq!(status, Some(0), "{err}");
     assert_eq!(err, "");
     assert_no_grade(&dir.path().join("GRADES.jsonl"));
 }
@@ -329,34 +336,8 @@ fn a_closed_output_pipe_ends_the_run_quietly_with_success() {
 /// CI gate that fails.
 #[test]
 fn a_closed_output_pipe_does_not_turn_a_failed_gate_into_success() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut child = grade_bin()
-        .current_dir(dir.path())
-        .args([
-            "--rubric",
-            "cleo-v1",
-            "--source",
-            example().to_str().unwrap(),
-            "--all",
-            "--grades",
-            "GRADES.jsonl",
-            "--fail-under",
-            "99",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    drop(child.stdout.take());
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(1), "{err}");
+    let (status, err, dir) = grade_into_a_closed_pipe(&["--fail-under", "99"]);
+    assert_eq!(status, Some(1), "{err}");
     assert!(err.contains("scored below 99% (`--fail-under`)"), "{err}");
     assert_no_grade(&dir.path().join("GRADES.jsonl"));
 }

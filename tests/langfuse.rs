@@ -977,16 +977,14 @@ fn score_bodies_leave_out_the_dimensions_that_did_not_apply() {
     let transcript = common::repo_root().join(
         "rubrics/claude-code-v1/tests/real/claude_code_transcripts/synthetic/simonw__tests/sample_session.jsonl",
     );
-    let graded = run(&[
-        "--rubric",
-        "claude-code-v1",
-        "--source",
-        transcript.to_str().unwrap(),
-        "--all",
-        "--no-record",
-        "--format",
-        "json",
-    ]);
+    let source = transcript.to_str().unwrap();
+    let grade = |extra: &[&str]| {
+        let mut args = vec!["--rubric", "claude-code-v1", "--source", source, "--all"];
+        args.extend(["--no-record"]);
+        args.extend(extra);
+        run(&args)
+    };
+    let graded = grade(&["--format", "json"]);
     assert_eq!(code(&graded), 0, "{}", stderr(&graded));
     let result: Value = serde_json::from_str(&stdout(&graded)).unwrap();
     let dimensions = result["dimensions"].as_object().unwrap();
@@ -1000,16 +998,7 @@ fn score_bodies_leave_out_the_dimensions_that_did_not_apply() {
         "a dimension did not apply"
     );
     applied.sort();
-    let emitted = run(&[
-        "--rubric",
-        "claude-code-v1",
-        "--source",
-        transcript.to_str().unwrap(),
-        "--all",
-        "--no-record",
-        "--emit",
-        "langfuse",
-    ]);
+    let emitted = grade(&["--emit", "langfuse"]);
     assert_eq!(code(&emitted), 0, "{}", stderr(&emitted));
     let mut names: Vec<String> = json_lines(&stdout(&emitted))
         .iter()
