@@ -354,7 +354,11 @@ fn read_trace(path: &Path, doc: Value, filter: &SessionFilter) -> Result<SourceR
             session_id: session_id.as_str().into(),
             domain: kind.to_lowercase().into(),
             operation: o.get("name").and_then(Value::as_str).unwrap_or(kind).into(),
-            params: params_of(o.get("input")),
+            params: if kind.eq_ignore_ascii_case("TOOL") {
+                tool_params(o.get("input"))
+            } else {
+                params_of(o.get("input"))
+            },
             result: Outcome {
                 success: !failed,
                 exit_code: i64::from(failed),
@@ -400,6 +404,21 @@ fn decode(mut value: Value) -> Value {
     value
 }
 
+/// A tool call's input as params. The Claude Agent SDK's instrumentation records a call's
+/// arguments wrapped, `{"input": {"file_path": …}}`: read as they were, every rule that looks
+/// at a tool's arguments (`file_path`, `command`) would find none and pass in silence. A
+/// wrapper of exactly that shape (one key, `input`, holding an object) is taken off.
+fn tool_params(input: Option<&Value>) -> Params {
+    match input.filter(|v| !v.is_null()).cloned().map(decode) {
+        Some(Value::Object(mut map))
+            if map.len() == 1 && map.get("input").is_some_and(Value::is_object) =>
+        {
+            params_of(map.remove("input").as_ref())
+        }
+        other => params_of(other.as_ref()),
+    }
+}
+
 /// An input as params: its keys when it is an object, else `{"input": value}`.
 fn params_of(input: Option<&Value>) -> Params {
     match input.filter(|v| !v.is_null()).cloned().map(decode) {
@@ -414,6 +433,30 @@ mod tests {
     use super::*;
     use crate::entry::MetaRef;
     use std::io::Write as _;
+
+    /// The Claude Agent SDK wraps a tool call's arguments in `{"input": {...}}`; read as
+    /// written, rules looking for `file_path` or `command` found none and passed.
+    #[test]
+    fn a_tool_input_wrapped_by_the_agent_sdk_is_read_as_the_call_s_arguments() {
+        let read = read(
+            r#"{"trace": {"id": "t1", "name": "run", "timestamp": "2025-12-22T10:00:00.000Z"},
+                "observations": [
+                 {"id": "a", "type": "TOOL", "name": "Bash", "startTime": "2025-12-22T10:00:01.000Z", "input": "{\"input\":{\"command\":\"cat /etc/hosts\"}}"},
+                 {"id": "b", "type": "TOOL", "name": "Other", "startTime": "2025-12-22T10:00:02.000Z", "input": {"input": "text", "n": 1}},
+                 {"id": "c", "type": "SPAN", "name": "s", "startTime": "2025-12-22T10:00:03.000Z", "input": {"input": {"x": 1}}}]}"#,
+        )
+        .unwrap();
+        let entries = &read.sessions[0].entries;
+        assert_eq!(entries[1].params["command"], "cat /etc/hosts");
+        assert_eq!(
+            entries[2].params["input"], "text",
+            "not the wrapper's shape"
+        );
+        assert_eq!(
+            entries[3].params["input"]["x"], 1,
+            "only tool calls are unwrapped"
+        );
+    }
 
     fn read(text: &str) -> Result<SourceRead, SourceError> {
         let mut f = tempfile::NamedTempFile::new().unwrap();
