@@ -537,3 +537,25 @@ fn empty_settings_in_the_environment_are_no_settings() {
         .unwrap();
     assert_eq!(code(&out), 0, "a trailing `:`: {}", stderr(&out));
 }
+
+/// `--no-record --grades FILE` recorded nothing without a word: one of the two is a mistake.
+#[test]
+fn no_record_with_a_grades_file_is_refused_not_half_obeyed() {
+    let example = repo_root().join("examples/cleo-audit.jsonl");
+    let out = run(&[
+        "--rubric",
+        "cleo-v1",
+        "--source",
+        example.to_str().unwrap(),
+        "--all",
+        "--no-record",
+        "--grades",
+        "g.jsonl",
+    ]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("cannot be used with"),
+        "{}",
+        stderr(&out)
+    );
+}

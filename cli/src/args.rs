@@ -58,7 +58,9 @@ pub struct Cli {
     pub grades: Option<PathBuf>,
 
     /// Do not append results to the grades file
-    #[arg(long)]
+    // With `--grades FILE` too, one of the two flags is a mistake: refused rather than one
+    // of them dropped without a word.
+    #[arg(long, conflicts_with = "grades")]
     pub no_record: bool,
 
     /// Grade a session the source has no entries for (it gets the empty-session grade, as CLEO's grader gives) instead of failing
