@@ -233,7 +233,10 @@ fn a_scaffolded_pack_validates_and_passes_its_own_test() {
     );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let yaml = std::fs::read_to_string(dir.path().join("my-cleo/rubric.yaml")).unwrap();
-    assert!(yaml.contains("\nid: my-cleo\nversion: 0.1.0\n"), "{yaml}");
+    assert!(
+        yaml.contains("\nid: \"my-cleo\"\nversion: 0.1.0\n"),
+        "{yaml}"
+    );
     let out = run_in(
         dir.path(),
         &["rubric", "test", "./my-cleo", "--min-coverage", "100"],
@@ -400,5 +403,46 @@ fn the_tutorials_printed_outputs_are_what_grade_prints() {
         without_graded_time(&tutorial_block(
             "prints (the `graded` time is when you run it):"
         ))
+    );
+}
+
+/// `rubric new` promises a pack that validates and passes its own test: a name of digits or
+/// a YAML word was written unquoted (an integer id: invalid), a copy of a pack with fixtures
+/// in subfolders or with judgments failed its tests, and a pack that could not be made was
+/// left behind half made (so the same name was then refused as existing).
+#[test]
+fn a_new_pack_passes_its_own_test_whatever_its_name_and_origin_or_is_not_left_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, from) in [
+        ("123", None),
+        ("true", None),
+        ("cc", Some("claude-code-v1")),
+        ("lf", Some("langfuse-v1")),
+    ] {
+        let mut args = vec!["rubric", "new", name];
+        args.extend(from.map(|f| ["--from", f]).into_iter().flatten());
+        let made = run_in(dir.path(), &args);
+        assert_eq!(code(&made), 0, "{name}: {}", stderr(&made));
+        let tested = run_in(dir.path(), &["rubric", "test", name]);
+        assert_eq!(
+            code(&tested),
+            0,
+            "{name}: {}{}",
+            stdout(&tested),
+            stderr(&tested)
+        );
+        assert!(
+            stdout(&tested).contains(" 0 failed"),
+            "{name}: {}",
+            stdout(&tested)
+        );
+    }
+    // A pack whose fixture cannot be read cannot be copied whole: nothing is left behind.
+    std::fs::write(dir.path().join("123/tests/broken.jsonl"), "{not json\n").unwrap();
+    let copied = run_in(dir.path(), &["rubric", "new", "copy", "--from", "./123"]);
+    assert_ne!(code(&copied), 0, "{}", stdout(&copied));
+    assert!(
+        !dir.path().join("copy").exists(),
+        "a half-made pack was left behind"
     );
 }

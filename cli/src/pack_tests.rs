@@ -54,7 +54,7 @@ pub fn run(
 }
 
 /// A failure as the report shows it, with the flag that helps where one does.
-fn describe(failure: &Failure) -> String {
+pub(crate) fn describe(failure: &Failure) -> String {
     match failure {
         Failure::Grade {
             fixture,

@@ -3,7 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use grade_engine::{GradeOptions, PackOrigin, SessionFilter};
+use grade_engine::pack_test;
+use grade_engine::{PackOrigin, Registry};
 
 use crate::args::RubricNewArgs;
 use crate::error::CliError;
@@ -11,9 +12,9 @@ use crate::write_stdout;
 
 const TEMPLATE_RUBRIC: &str = r#"# A rubric pack: selectors name the entries rules look at, metrics compute values per
 # session, and each dimension's rules give or take points. See docs/rubric-packs.md.
-id: {{NAME}}
+id: "{{NAME}}"
 version: 0.1.0
-name: {{NAME}}
+name: "{{NAME}}"
 description: What this rubric grades, in one sentence.
 
 # The source formats the rules are written for (others are refused); leave out for any.
@@ -117,11 +118,39 @@ pub fn run(args: &RubricNewArgs, search_path: &[PathBuf]) -> Result<(), CliError
             dir.display()
         )));
     }
+    std::fs::create_dir_all(dir.join("tests")).map_err(|source| CliError::Io {
+        path: dir.clone(),
+        source,
+    })?;
+    // A pack that cannot be made whole is not left half made: the folder did not exist.
+    match scaffold(args, name, &dir, search_path) {
+        Ok(()) => {}
+        Err(err) => {
+            let _ = std::fs::remove_dir_all(&dir);
+            return Err(err);
+        }
+    }
+    let shown = dir.display();
+    write_stdout(
+        format!(
+            "created pack `{name}` in `{shown}`\nnext: grade rubric validate {shown} && grade rubric test {shown} --coverage\n"
+        )
+        .as_bytes(),
+    )
+}
+
+/// Writes the pack's files into `dir` (which exists, empty but for `tests/`) and its tests'
+/// expectations.
+fn scaffold(
+    args: &RubricNewArgs,
+    name: &str,
+    dir: &Path,
+    search_path: &[PathBuf],
+) -> Result<(), CliError> {
     let io = |path: &Path, source| CliError::Io {
         path: path.to_owned(),
         source,
     };
-    std::fs::create_dir_all(dir.join("tests")).map_err(|e| io(&dir, e))?;
     let write = |rel: &str, text: &str| -> Result<(), CliError> {
         let path = dir.join(rel);
         if let Some(parent) = path.parent() {
@@ -159,7 +188,7 @@ pub fn run(args: &RubricNewArgs, search_path: &[PathBuf]) -> Result<(), CliError
             if !dir
                 .join("tests")
                 .read_dir()
-                .map_err(|e| io(&dir, e))?
+                .map_err(|e| io(dir, e))?
                 .any(|_| true)
             {
                 write("tests/basic.jsonl", TEMPLATE_FIXTURE)?;
@@ -169,52 +198,20 @@ pub fn run(args: &RubricNewArgs, search_path: &[PathBuf]) -> Result<(), CliError
     write("README.md", &TEMPLATE_README.replace("{{NAME}}", name))?;
 
     // The expectations are the new pack's own results, so it passes its test at once and
-    // an author's later change shows up as a readable diff.
-    let pack = grade_engine::compile_pack(&grade_engine::PackFiles::read_folder(&dir)?)?;
-    let tests = dir.join("tests");
-    let mut fixtures: Vec<PathBuf> = std::fs::read_dir(&tests)
-        .map_err(|e| io(&tests, e))?
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| {
-            p.extension().is_some_and(|x| x == "jsonl")
-                && !p.to_string_lossy().ends_with(".expected.jsonl")
-        })
-        .collect();
-    fixtures.sort();
-    for fixture in fixtures {
-        let sessions = grade_engine::read_sessions(&fixture, &SessionFilter::All)?;
-        let results = sessions
-            .iter()
-            .map(|s| {
-                pack.grade(
-                    s,
-                    &GradeOptions {
-                        now: 0,
-                        explain: false,
-                    },
-                )
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let stem = fixture
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        grade_engine::pack_test::write_expected(
-            &fixture.with_file_name(format!(
-                "{stem}{}",
-                grade_engine::pack_test::EXPECTED_SUFFIX
-            )),
-            &results,
-        )?;
+    // an author's later change shows up as a readable diff. Written as `rubric test
+    // --update` writes them: fixtures in subfolders and of any format, with their judgments.
+    let pack = grade_engine::compile_pack(&grade_engine::PackFiles::read_folder(dir)?)?;
+    let fixtures = pack_test::discover(&dir.join("tests"))?;
+    let registry = Registry::with_plugins_of(&pack)
+        .map_err(|e| CliError::Usage(format!("rubric `{}`: {e}", pack.id)))?;
+    let run = pack_test::run(&pack, &registry, &fixtures, true)?;
+    if let Some(failure) = run.failures.first() {
+        return Err(CliError::CheckFailed(format!(
+            "the copy cannot grade its own tests: {}",
+            crate::pack_tests::describe(failure).trim_end()
+        )));
     }
-    let shown = dir.display();
-    write_stdout(
-        format!(
-            "created pack `{name}` in `{shown}`\nnext: grade rubric validate {shown} && grade rubric test {shown} --coverage\n"
-        )
-        .as_bytes(),
-    )
+    Ok(())
 }
 
 /// The pack's `id:` and `version:` lines, set for the copy.
@@ -223,7 +220,8 @@ fn retitle(yaml: &str, name: &str) -> String {
     let (mut id_done, mut version_done) = (false, false);
     for line in yaml.split_inclusive('\n') {
         if !id_done && line.starts_with("id:") {
-            out.push_str(&format!("id: {name}\n"));
+            // Quoted: a name of digits (`123`) or a YAML word (`true`, `null`) is a string.
+            out.push_str(&format!("id: \"{name}\"\n"));
             id_done = true;
         } else if !version_done && line.starts_with("version:") {
             out.push_str("version: 0.1.0\n");
