@@ -559,3 +559,29 @@ fn no_record_with_a_grades_file_is_refused_not_half_obeyed() {
         stderr(&out)
     );
 }
+
+/// `-o -` wrote a file named `-`; `-` is standard output, as it is standard input for
+/// `--source`.
+#[test]
+fn dash_as_the_output_is_standard_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let example = repo_root().join("examples/cleo-audit.jsonl");
+    let out = run_in(
+        dir.path(),
+        &[
+            "--rubric",
+            "cleo-v1",
+            "--source",
+            example.to_str().unwrap(),
+            "--all",
+            "--no-record",
+            "--format",
+            "jsonl",
+            "-o",
+            "-",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out).lines().count(), 2);
+    assert!(!dir.path().join("-").exists());
+}

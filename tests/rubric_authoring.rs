@@ -446,3 +446,42 @@ fn a_new_pack_passes_its_own_test_whatever_its_name_and_origin_or_is_not_left_be
         "a half-made pack was left behind"
     );
 }
+
+/// `--format jsonl` means one JSON value a line everywhere: `rubric list`, `show` and
+/// `validate` printed pretty, multi-line JSON for it.
+#[test]
+fn rubric_list_show_and_validate_print_json_lines_in_jsonl() {
+    for args in [
+        &["rubric", "list", "--format", "jsonl"][..],
+        &["rubric", "show", "cleo-v1", "--format", "jsonl"],
+        &["rubric", "validate", "cleo-v1", "--format", "jsonl"],
+    ] {
+        let out = run(args);
+        assert_eq!(code(&out), 0, "{args:?}: {}", stderr(&out));
+        let text = stdout(&out);
+        assert!(!text.is_empty(), "{args:?}");
+        for line in text.lines() {
+            serde_json::from_str::<Value>(line)
+                .unwrap_or_else(|e| panic!("{args:?}: not a JSON line: {e}: {line}"));
+        }
+    }
+}
+
+/// Editors on Windows save UTF-8 with a byte order mark, which YAML allows: it made
+/// `rubric.yaml` "more than one document" (E001) and a script an unexpected invisible
+/// character.
+#[test]
+fn a_byte_order_mark_at_the_start_of_a_pack_file_is_not_content() {
+    let dir = tempfile::tempdir().unwrap();
+    let made = run_in(dir.path(), &["rubric", "new", "marked"]);
+    assert_eq!(code(&made), 0, "{}", stderr(&made));
+    for file in ["rubric.yaml", "failed_calls.rhai"] {
+        let path = dir.path().join("marked").join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, format!("\u{FEFF}{text}")).unwrap();
+    }
+    let out = run_in(dir.path(), &["rubric", "validate", "marked"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let tested = run_in(dir.path(), &["rubric", "test", "marked"]);
+    assert_eq!(code(&tested), 0, "{}{}", stdout(&tested), stderr(&tested));
+}

@@ -108,7 +108,12 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(cli: Cli) -> Result<(), CliError> {
+fn run(mut cli: Cli) -> Result<(), CliError> {
+    // `-o -` is standard output, as `-` is standard input for `--source` (it wrote a file
+    // named `-`).
+    if cli.output.as_deref() == Some(std::path::Path::new("-")) {
+        cli.output = None;
+    }
     // The threads that grade keep a script run's stack in reserve, so that a run does not map
     // one of its own each time (`grade_engine::SCRIPT_THREAD_STACK`). Building the pool fails
     // only when one was built already, which nothing does before; rayon's default pool (and

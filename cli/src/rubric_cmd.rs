@@ -84,14 +84,11 @@ fn origin_text(origin: &PackOrigin) -> String {
 
 fn list(search_path: &[PathBuf], format: Format, policy: PluginPolicy) -> Result<(), CliError> {
     let rows = list_rows(search_path, policy)?;
-    let out = match format {
-        Format::Human => list_human(&rows),
-        Format::Json | Format::Jsonl => format!(
-            "{}\n",
-            serde_json::to_string_pretty(&rows).map_err(CliError::Json)?
-        ),
-    };
-    write_stdout(out.as_bytes())
+    match format {
+        Format::Human => write_stdout(list_human(&rows).as_bytes()),
+        // One pack a line in `jsonl`, as `--format jsonl` means everywhere else.
+        Format::Json | Format::Jsonl => print_json_list(&rows, format),
+    }
 }
 
 /// One row per pack of the `--rubric-path` folders, then per shipped pack: its id, version,
@@ -177,9 +174,14 @@ pub fn list_human(rows: &[serde_json::Value]) -> String {
 fn show(pack: &CompiledPack, format: Format) -> Result<(), CliError> {
     let out = match format {
         Format::Human => show_human(pack),
-        Format::Json | Format::Jsonl => format!(
+        Format::Json => format!(
             "{}\n",
             serde_json::to_string_pretty(&show_json(pack)).map_err(CliError::Json)?
+        ),
+        // The whole description on one line, as `--format jsonl` means everywhere else.
+        Format::Jsonl => format!(
+            "{}\n",
+            serde_json::to_string(&show_json(pack)).map_err(CliError::Json)?
         ),
     };
     write_stdout(out.as_bytes())
@@ -345,16 +347,21 @@ fn validate(
             );
             out
         }
-        Format::Json | Format::Jsonl => format!(
-            "{}\n",
-            serde_json::to_string_pretty(&json!({
+        Format::Json | Format::Jsonl => {
+            let report = json!({
                 "valid": validation.pack.is_some(),
                 "errors": errors,
                 "warnings": warnings,
                 "problems": validation.problems,
-            }))
-            .map_err(CliError::Json)?
-        ),
+            });
+            // The report on one line in `jsonl`, as `--format jsonl` means everywhere else.
+            let text = if format == Format::Jsonl {
+                serde_json::to_string(&report)
+            } else {
+                serde_json::to_string_pretty(&report)
+            };
+            format!("{}\n", text.map_err(CliError::Json)?)
+        }
     };
     write_stdout(out.as_bytes())?;
     if validation.plugin_failed {

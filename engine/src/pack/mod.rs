@@ -101,6 +101,12 @@ impl PackFiles {
                     return Err(PackError::TooLarge { path });
                 }
                 let text = std::fs::read_to_string(&path).map_err(|e| io(&path, e))?;
+                // An editor's byte order mark is no content: YAML allows one, and Rhai read
+                // it as an invisible unexpected character.
+                let text = match text.strip_prefix('\u{FEFF}') {
+                    Some(rest) => rest.to_owned(),
+                    None => text,
+                };
                 files.insert(name.to_owned(), text);
             }
         }
