@@ -476,39 +476,29 @@ fn bad_input_gets_a_one_line_error_naming_the_place_and_exit_2() {
     insta::assert_snapshot!("bad_input_errors", stable(&report, Some(p)));
 }
 
+/// Grades every session of the shipped example with cleo-v1, recording nothing, in `dir`,
+/// with `extra` flags.
+fn grade_example_in(dir: &std::path::Path, extra: &[&str]) -> std::process::Output {
+    let example = repo_root().join("examples/cleo-audit.jsonl");
+    let mut args = vec!["--rubric", "cleo-v1", "--source", example.to_str().unwrap()];
+    args.extend(["--all", "--no-record"]);
+    args.extend(extra);
+    run_in(dir, &args)
+}
+
 /// Thousands of worker threads starve the ones grading (`-j 8192` ran for minutes on two
 /// sessions): the count is bounded, and a larger one is a usage error.
 #[test]
 fn a_thread_count_past_the_bound_is_refused_before_anything_runs() {
-    let example = repo_root().join("examples/cleo-audit.jsonl");
-    let refused = run(&[
-        "--rubric",
-        "cleo-v1",
-        "--source",
-        example.to_str().unwrap(),
-        "--all",
-        "--no-record",
-        "-j",
-        "257",
-    ]);
+    let here = repo_root();
+    let refused = grade_example_in(&here, &["-j", "257"]);
     assert_eq!(code(&refused), 2, "{}", stderr(&refused));
     assert!(
         stderr(&refused).contains("257 is not in 1..=256"),
         "{}",
         stderr(&refused)
     );
-    let most = run(&[
-        "--rubric",
-        "cleo-v1",
-        "--source",
-        example.to_str().unwrap(),
-        "--all",
-        "--no-record",
-        "-j",
-        "256",
-        "--format",
-        "jsonl",
-    ]);
+    let most = grade_example_in(&here, &["-j", "256", "--format", "jsonl"]);
     assert_eq!(code(&most), 0, "{}", stderr(&most));
 }
 
@@ -541,17 +531,8 @@ fn empty_settings_in_the_environment_are_no_settings() {
 /// `--no-record --grades FILE` recorded nothing without a word: one of the two is a mistake.
 #[test]
 fn no_record_with_a_grades_file_is_refused_not_half_obeyed() {
-    let example = repo_root().join("examples/cleo-audit.jsonl");
-    let out = run(&[
-        "--rubric",
-        "cleo-v1",
-        "--source",
-        example.to_str().unwrap(),
-        "--all",
-        "--no-record",
-        "--grades",
-        "g.jsonl",
-    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = grade_example_in(dir.path(), &["--grades", "g.jsonl"]);
     assert_eq!(code(&out), 2, "{}", stderr(&out));
     assert!(
         stderr(&out).contains("cannot be used with"),
@@ -565,22 +546,7 @@ fn no_record_with_a_grades_file_is_refused_not_half_obeyed() {
 #[test]
 fn dash_as_the_output_is_standard_output() {
     let dir = tempfile::tempdir().unwrap();
-    let example = repo_root().join("examples/cleo-audit.jsonl");
-    let out = run_in(
-        dir.path(),
-        &[
-            "--rubric",
-            "cleo-v1",
-            "--source",
-            example.to_str().unwrap(),
-            "--all",
-            "--no-record",
-            "--format",
-            "jsonl",
-            "-o",
-            "-",
-        ],
-    );
+    let out = grade_example_in(dir.path(), &["--format", "jsonl", "-o", "-"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(stdout(&out).lines().count(), 2);
     assert!(!dir.path().join("-").exists());

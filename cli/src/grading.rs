@@ -151,7 +151,7 @@ fn deliver(
         Some(path) => Some(grades::Recorder::open(path)?),
         None => None,
     };
-    write_output(cli, &out)?;
+    write_output(cli, out)?;
     // A run whose output its reader closed records no grade that nobody saw.
     let recorder = recorder.filter(|_| !crate::output_closed());
     if let (Some(recorder), Some(path)) = (recorder, &plan.record_to) {
@@ -249,14 +249,17 @@ fn report_color(cli: &Cli) -> bool {
 }
 
 /// Writes results where `--output` says, or to standard output.
-fn write_output(cli: &Cli, bytes: &[u8]) -> Result<(), CliError> {
-    match &cli.output {
-        Some(path) => std::fs::write(path, bytes).map_err(|source| CliError::Output {
-            path: path.clone(),
-            source,
-        }),
-        None => crate::write_stdout(bytes),
-    }
+fn write_output(cli: &Cli, bytes: Vec<u8>) -> Result<(), CliError> {
+    let mut held = HeldOutput::new(usize::MAX);
+    held.write(bytes.into_boxed_slice());
+    write_held(cli, held, &[], &mut |_| {})
+}
+
+/// A result as a line of `--format jsonl`.
+fn json_line(result: &GradeResult) -> Result<Box<[u8]>, CliError> {
+    let mut line = serde_json::to_vec(result).map_err(CliError::Json)?;
+    line.push(b'\n');
+    Ok(line.into_boxed_slice())
 }
 
 /// The end of a grading run: it fails when a session could not be graded.
@@ -352,11 +355,7 @@ impl Delivery {
 
     fn write(&mut self, result: &GradeResult, report: Option<Box<str>>) -> Result<(), CliError> {
         match self.format {
-            Format::Jsonl => {
-                let mut line = serde_json::to_vec(result).map_err(CliError::Json)?;
-                line.push(b'\n');
-                self.held.write(line.into_boxed_slice());
-            }
+            Format::Jsonl => self.held.write(json_line(result)?),
             Format::Json => {
                 sink::Sink::accept(&mut self.document, result)?;
                 self.hold_document();
@@ -486,11 +485,7 @@ fn stream(cli: &Cli, plan: &GradePlan, format: &dyn SourceFormat) -> Result<Stre
     // the threads that grade.
     let then = |outcome: Outcome| -> Result<Graded, Box<CliError>> {
         Ok(match outcome {
-            Ok(result) if lines_only => {
-                let mut line = serde_json::to_vec(&result).map_err(CliError::Json)?;
-                line.push(b'\n');
-                Graded::Line(line.into_boxed_slice())
-            }
+            Ok(result) if lines_only => Graded::Line(json_line(&result)?),
             Ok(result) => {
                 let report = human.map(|color| render::report(&result, pack, color).into());
                 Graded::Result(Box::new(result), report)
