@@ -332,6 +332,7 @@ fn html_report_is_self_contained_and_carries_the_data() {
     let embedded: Value = serde_json::from_str(body).expect("the embedded data is JSON");
     let printed: Value = serde_json::from_str(&stdout(&out)).expect("JSON output");
     assert_eq!(embedded, printed);
+    assert!(html.contains("Intervals: paired bootstrap of the mean change, 10000 resamples"));
 }
 
 const TRANSCRIPTS: &str = "rubrics/claude-code-v1/tests/real/claude_code_transcripts";
@@ -496,4 +497,302 @@ fn compare_shows_session_ids_with_their_control_characters_escaped() {
             "{shown}"
         );
     }
+}
+
+/// Results of the corpus graded by `rubric`, as JSON lines (`--explain` when asked).
+fn graded_lines(rubric: &str, explain: bool) -> String {
+    let mut args = vec![
+        "--rubric",
+        rubric,
+        "--source",
+        CORPUS,
+        "--all",
+        "--format",
+        "jsonl",
+        "--no-record",
+    ];
+    if explain {
+        args.push("--explain");
+    }
+    let out = run(&args);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    stdout(&out)
+}
+
+/// Each line's JSON changed by `edit`.
+fn edited(lines: &str, mut edit: impl FnMut(&mut Value)) -> String {
+    lines
+        .lines()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).expect("a JSON line");
+            edit(&mut v);
+            v.to_string() + "\n"
+        })
+        .collect()
+}
+
+/// Results whose pack is not at hand still name their letters: the letters are placed by
+/// the percents they were given, so a move from `A` to `B` shows (it was all `- -> -`).
+#[test]
+fn letters_of_results_whose_pack_is_not_at_hand_still_show_which_way_they_moved() {
+    let dir = tempfile::tempdir().unwrap();
+    let rename = |id: &'static str| move |v: &mut Value| v["rubric"]["id"] = Value::from(id);
+    let (a, b) = (dir.path().join("a.jsonl"), dir.path().join("b.jsonl"));
+    std::fs::write(
+        &a,
+        edited(&graded_lines("cleo-v1", false), rename("gone-v1")),
+    )
+    .unwrap();
+    std::fs::write(
+        &b,
+        edited(&graded_lines("cleo-v2", false), rename("gone-v2")),
+    )
+    .unwrap();
+    let r = json(&[
+        "compare",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_valid(&r);
+    let grades = r["summary"]["grades"].as_object().expect("letter moves");
+    assert!(
+        grades.keys().all(|k| !k.contains('-') || k.contains("->")),
+        "{grades:?}"
+    );
+    assert!(
+        grades
+            .keys()
+            .all(|k| !k.starts_with("-") && !k.ends_with(">-")),
+        "every session has its letter: {grades:?}"
+    );
+    assert!(grades.contains_key("A->B"), "{grades:?}");
+    let order: Vec<&String> = r["summary"]["gradeCounts"]["baseline"]
+        .as_object()
+        .expect("grade counts")
+        .keys()
+        .collect();
+    assert_eq!(order, ["A", "B", "C", "D", "F"]);
+}
+
+/// A grades file that outlived a change of its pack holds the last grades of its sessions by
+/// different versions: their mean would compare nothing in particular, so it is refused.
+#[test]
+fn standing_results_of_two_versions_of_a_pack_are_refused_with_how_to_take_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines = graded_lines("cleo-v1", false);
+    let mut half = 0;
+    let mixed = edited(&lines, |v| {
+        half += 1;
+        if half % 2 == 0 {
+            v["rubric"]["version"] = Value::from("1.1.0");
+            v["rubric"]["digest"] = Value::from("sha256:other");
+        }
+    });
+    let (a, b) = (dir.path().join("a.jsonl"), dir.path().join("b.jsonl"));
+    std::fs::write(&a, mixed).unwrap();
+    std::fs::write(&b, &lines).unwrap();
+    let out = run(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("were made by different versions of `cleo-v1`")
+            && err.contains("by `cleo-v1@1.0.0`")
+            && err.contains("by `cleo-v1@1.1.0`")
+            && err.contains("--rubric cleo-v1@VERSION"),
+        "{err}"
+    );
+    assert_eq!(stdout(&out), "");
+}
+
+/// The page is written after the inputs are read: over an input, the run would end by
+/// destroying what it compared.
+#[test]
+fn an_html_page_over_a_file_the_comparison_reads_is_refused_and_the_file_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines = graded_lines("cleo-v1", false);
+    let (a, b) = (dir.path().join("a.jsonl"), dir.path().join("b.jsonl"));
+    std::fs::write(&a, &lines).unwrap();
+    std::fs::write(&b, &lines).unwrap();
+    let out = run(&[
+        "compare",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--html",
+        b.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("which the comparison reads: choose another file"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(std::fs::read_to_string(&b).unwrap(), lines);
+    let out = run(&[
+        "compare",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--html",
+        dir.path().join("no/such/dir/page.html").to_str().unwrap(),
+    ]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("cannot write output file"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// Recorded without `--explain`, one side's results say nothing of rules: the other side's
+/// pack rules are not "removed" for that (they were listed as removed, moving nothing).
+#[test]
+fn rules_are_not_called_removed_when_the_other_side_recorded_no_rule_traces() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.jsonl");
+    std::fs::write(&a, graded_lines("cleo-v1", true)).unwrap();
+    let out = run(&[
+        "compare",
+        a.to_str().unwrap(),
+        "tests/fixtures/conformance/cleo-v2.expected.jsonl",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("warning: `tests/fixtures/conformance/cleo-v2.expected.jsonl` holds results without rule traces")
+            && err.contains("a grades file never keeps traces"),
+        "the warning names the file without traces: {err}"
+    );
+    let r: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let rules = r["rules"].as_array().expect("rules");
+    assert!(!rules.is_empty());
+    assert!(rules.iter().all(|r| r["status"] == "same"), "{rules:#?}");
+}
+
+/// A results file is read as it was saved: a byte-order mark, every missing field at once,
+/// and a `percent` that its scores do not give.
+#[test]
+fn a_results_file_with_a_bom_compares_and_a_broken_result_is_named_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines = graded_lines("cleo-v1", false);
+    let (a, b) = (dir.path().join("a.jsonl"), dir.path().join("b.jsonl"));
+    std::fs::write(&a, format!("\u{feff}{lines}")).unwrap();
+    std::fs::write(&b, &lines).unwrap();
+    let r = json(&[
+        "compare",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(r["summary"]["meanDelta"], 0.0);
+
+    let first = lines.lines().next().unwrap();
+    let mut v: Value = serde_json::from_str(first).unwrap();
+    let obj = v.as_object_mut().unwrap();
+    obj.remove("totalScore");
+    obj.remove("flags");
+    std::fs::write(&a, format!("{v}\n")).unwrap();
+    let out = run(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains(":1: not a grade result: missing fields `totalScore`, `flags`"),
+        "{}",
+        stderr(&out)
+    );
+
+    let mut v: Value = serde_json::from_str(first).unwrap();
+    let percent = v["percent"].as_f64().unwrap();
+    v["percent"] = Value::from(if percent > 50.0 { 10.0 } else { 90.0 });
+    std::fs::write(&a, format!("{v}\n")).unwrap();
+    let out = run(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains(":1: not a grade result: its `percent`"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(&[
+        "compare",
+        b.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--pass-at",
+        "NaN",
+    ]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("`NaN` is not a percentage from 0 to 100"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// Arms paired by a key two sessions of an arm share pair neither: the run says so, and when
+/// nothing could be paired it says why rather than "graded on both sides".
+#[test]
+fn arms_whose_sessions_share_a_key_are_warned_of_and_nothing_paired_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(common::repo_root().join(CORPUS)).unwrap();
+    // Every entry of the arm names the same task: each session shares its key with the rest.
+    let one_task = edited(&text, |v| {
+        if let Some(entry) = v.as_object_mut() {
+            entry.insert("metadata".to_owned(), serde_json::json!({"taskId": "T1"}));
+        }
+    });
+    let (a, b) = (dir.path().join("a.jsonl"), dir.path().join("b.jsonl"));
+    std::fs::write(&a, &one_task).unwrap();
+    std::fs::write(&b, &one_task).unwrap();
+    let out = run(&[
+        "compare",
+        "--rubric",
+        "cleo-v1",
+        "--arm",
+        &format!("old={}", a.display()),
+        "--arm",
+        &format!("new={}", b.display()),
+        "--pair-by",
+        "metadata.taskId",
+    ]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("share a `metadata.taskId` with another session of the arm (`T1` first) and cannot be paired"),
+        "{err}"
+    );
+    assert!(
+        err.contains("nothing to compare: no session could be paired"),
+        "{err}"
+    );
+}
+
+/// Unpaired arms are resampled each on its own: the page's footer does not call it paired.
+#[test]
+fn the_html_footer_names_the_bootstrap_that_made_the_intervals() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(common::repo_root().join(CORPUS)).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let (a, b) = (dir.path().join("a.jsonl"), dir.path().join("b.jsonl"));
+    std::fs::write(&a, lines[..3000].join("\n")).unwrap();
+    std::fs::write(&b, lines[3000..].join("\n")).unwrap();
+    let page = dir.path().join("page.html");
+    let out = run(&[
+        "compare",
+        "--rubric",
+        "cleo-v1",
+        "--arm",
+        &format!("old={}", a.display()),
+        "--arm",
+        &format!("new={}", b.display()),
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("Intervals: bootstrap of the difference of the means, each arm resampled on its own, 10000 resamples, seed 0."),
+        "unpaired footer"
+    );
+    assert!(!html.contains("__INTERVALS__"));
 }

@@ -783,3 +783,48 @@ dimensions:
     assert_eq!(result["dimensions"]["d"]["evidence"][0], "entry 2 was slow");
     assert_eq!(result["dimensions"]["d"]["evidence"][1], "entry 3 was slow");
 }
+
+/// `grade compare` loads packs as `grade` does: with `--allow-plugins` a pack's plugins
+/// grade (two plugin packs compared, alike to the declarative twin), and without it both
+/// refused packs are named in one run (compare refused every plugin pack, allowed or not).
+#[test]
+fn compare_loads_the_plugins_of_both_packs_when_plugins_are_allowed() {
+    let source = repo_root().join("tests/fixtures/conformance/audit.jsonl");
+    let twins = repo_root().join("bench/packs/plugin-twin");
+    let metric = installed(&twins.join("native-metric"), "grade_test_faulty");
+    let rule = installed(&twins.join("native-rule"), "grade_test_faulty");
+    let args = |allow: bool| {
+        let mut a = vec![
+            "compare".to_owned(),
+            "--rubric".to_owned(),
+            metric.path().display().to_string(),
+            "--rubric".to_owned(),
+            rule.path().display().to_string(),
+            "--source".to_owned(),
+            source.display().to_string(),
+            "--all".to_owned(),
+            "--format".to_owned(),
+            "json".to_owned(),
+        ];
+        if allow {
+            a.push("--allow-plugins".to_owned());
+        }
+        a
+    };
+    let allowed: Vec<String> = args(true);
+    let out = run(&allowed.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert!(report["summary"]["n"].as_u64().unwrap_or(0) > 100);
+    assert_eq!(report["summary"]["meanDelta"], 0.0, "the twins grade alike");
+
+    let refused: Vec<String> = args(false);
+    let out = run(&refused.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code(&out), 2);
+    let err = stderr(&out);
+    assert_eq!(
+        err.matches("--allow-plugins").count(),
+        2,
+        "both packs are refused in one run: {err}"
+    );
+}

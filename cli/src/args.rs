@@ -425,7 +425,7 @@ pub struct CompareArgs {
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
     /// The percent a session needs to pass [default: the lowest band needing half the points, C = 60 for CLEO]
-    #[arg(long, value_name = "PERCENT")]
+    #[arg(long, value_name = "PERCENT", value_parser = percent)]
     pub pass_at: Option<f64>,
     /// Seed of the bootstrap confidence intervals
     #[arg(long, value_name = "N", default_value_t = 0)]

@@ -10,6 +10,7 @@ use grade_engine::compare::{
     self, CompareOptions, Comparison, FailOn, Layout, PackSource, Pairing, Side, Status,
 };
 use grade_engine::pack::Field;
+use grade_engine::plugin::PluginPolicy;
 use grade_engine::{CompiledPack, GradeResult, PackFiles, SessionFilter};
 
 use crate::args::CompareArgs;
@@ -167,9 +168,13 @@ fn fail_rules(args: &CompareArgs) -> Result<Vec<FailOn>, CliError> {
         .collect()
 }
 
-fn load(spec: &str, search_path: &[PathBuf]) -> Result<(CompiledPack, PackFiles), CliError> {
+fn load(
+    spec: &str,
+    search_path: &[PathBuf],
+    policy: PluginPolicy,
+) -> Result<(CompiledPack, PackFiles), CliError> {
     let files = grade_engine::locate_pack(spec, search_path)?;
-    let pack = grade_engine::compile_pack(&files)?;
+    let pack = grade_engine::pack::compile_pack_with(&files, policy)?;
     if pack.judge.is_some() {
         return Err(usage(format!(
             "rubric `{}` scores dimensions from a judgment; compare its recorded results instead (`grade compare BASE.jsonl CAND.jsonl`)",
@@ -192,8 +197,37 @@ fn diff_of(a: &(CompiledPack, PackFiles), b: &(CompiledPack, PackFiles)) -> comp
     )
 }
 
-pub fn run(args: &CompareArgs, search_path: &[PathBuf]) -> Result<(), CliError> {
+/// Refuses an `--html` page that would be written over a file the comparison reads: the page
+/// is written after the inputs are read, so the run would end by destroying its own input.
+fn html_clear_of_inputs(form: &Form, html: Option<&Path>) -> Result<(), CliError> {
+    let Some(html) = html else {
+        return Ok(());
+    };
+    let inputs: Vec<&Path> = match form {
+        Form::Rubrics { source, .. } => vec![&source.path],
+        Form::Recorded { base, cand } => vec![base, cand],
+        Form::Arms { arms, .. } => arms.iter().map(|(_, s)| s.path.as_path()).collect(),
+    };
+    match inputs
+        .into_iter()
+        .find(|input| crate::plan::same_file(input, html))
+    {
+        Some(input) => Err(usage(format!(
+            "`--html {}` would be written over `{}`, which the comparison reads: choose another file",
+            html.display(),
+            input.display()
+        ))),
+        None => Ok(()),
+    }
+}
+
+pub fn run(
+    args: &CompareArgs,
+    search_path: &[PathBuf],
+    policy: PluginPolicy,
+) -> Result<(), CliError> {
     let form = plan(args)?;
+    html_clear_of_inputs(&form, args.html.as_deref())?;
     let format = if args.source_format == crate::args::AUTO_FORMAT {
         None
     } else {
@@ -208,13 +242,6 @@ pub fn run(args: &CompareArgs, search_path: &[PathBuf]) -> Result<(), CliError> 
         }
     };
     let rules = fail_rules(args)?;
-    if let Some(p) = args.pass_at {
-        if !(0.0..=100.0).contains(&p) {
-            return Err(usage(format!(
-                "`--pass-at {p}`: a percentage from 0 to 100"
-            )));
-        }
-    }
     let options = CompareOptions {
         pass_at: args.pass_at,
         seed: args.seed,
@@ -228,8 +255,19 @@ pub fn run(args: &CompareArgs, search_path: &[PathBuf]) -> Result<(), CliError> 
             source,
             filter,
         } => {
-            let a = load(&base, search_path)?;
-            let b = load(&cand, search_path)?;
+            // Both packs are loaded before either is refused, so that one run says what is
+            // wrong with each.
+            let (a, b) = match (
+                load(&base, search_path, policy),
+                load(&cand, search_path, policy),
+            ) {
+                (Ok(a), Ok(b)) => (a, b),
+                (Err(ea), Err(eb)) => {
+                    eprintln!("error: {}", render::for_stderr(&ea.to_string()));
+                    return Err(eb);
+                }
+                (Err(e), _) | (_, Err(e)) => return Err(e),
+            };
             let (la, lb) = (Layout::of_pack(&a.0), Layout::of_pack(&b.0));
             let mut graded = compare::grade_source(
                 &[(&a.0, &la), (&b.0, &lb)],
@@ -272,14 +310,21 @@ pub fn run(args: &CompareArgs, search_path: &[PathBuf]) -> Result<(), CliError> 
             )
         }
         Form::Recorded { base, cand } => {
-            let (mut ra, pa) = read_recorded(&base, search_path)?;
-            let (mut rb, pb) = read_recorded(&cand, search_path)?;
+            let (mut ra, pa) = read_recorded(&base, search_path, policy)?;
+            let (mut rb, pb) = read_recorded(&cand, search_path, policy)?;
             // Rules can be compared only where both sides traced them: otherwise one side's
             // rules would be set against the other's whole dimensions.
             let traced = |rs: &[GradeResult]| rs.iter().all(|r| r.explain.is_some());
-            if !(traced(&ra) && traced(&rb)) {
+            let untraced: Vec<String> = [(&base, &ra), (&cand, &rb)]
+                .into_iter()
+                .filter(|(_, rs)| !traced(rs))
+                .map(|(path, _)| format!("`{}`", path.display()))
+                .collect();
+            if !untraced.is_empty() {
                 eprintln!(
-                    "warning: results recorded without `--explain` carry no rule points: changes are put down to dimensions, not rules"
+                    "warning: {} {} results without rule traces: changes are put down to dimensions, not rules (a grades file never keeps traces; write results with `grade … --all --explain --format jsonl -o FILE`)",
+                    untraced.join(" and "),
+                    if untraced.len() == 1 { "holds" } else { "hold" }
                 );
                 for r in ra.iter_mut().chain(rb.iter_mut()) {
                     r.explain = None;
@@ -304,7 +349,7 @@ pub fn run(args: &CompareArgs, search_path: &[PathBuf]) -> Result<(), CliError> 
             arms,
             pair_by,
         } => {
-            let p = load(&rubric, search_path)?;
+            let p = load(&rubric, search_path, policy)?;
             let layout = Layout::of_pack(&p.0);
             let field = pair_by
                 .as_deref()
@@ -335,6 +380,9 @@ pub fn run(args: &CompareArgs, search_path: &[PathBuf]) -> Result<(), CliError> 
                             "warning: arm `{name}`: {unkeyed} session{} without `{key}` cannot be paired",
                             if unkeyed == 1 { "" } else { "s" }
                         );
+                    }
+                    if let Some(warning) = shared_keys_warning(name, key, &side.keys) {
+                        eprintln!("warning: {warning}");
                     }
                 }
                 sides.push(side);
@@ -372,7 +420,9 @@ pub fn run(args: &CompareArgs, search_path: &[PathBuf]) -> Result<(), CliError> 
 
     // A comparison of nothing has no mean change: every gate would pass on it in silence.
     if report.summary.mean_baseline.is_none() || report.summary.mean_candidate.is_none() {
-        let why = if report.paired {
+        let why = if report.paired && report.pair_by.as_deref() != Some("sessionId") {
+            "no session could be paired: each arm needs a session with the same key, graded, that no other session of the arm shares"
+        } else if report.paired {
             "no session is graded on both sides"
         } else if report.summary.mean_baseline.is_none() {
             "the baseline has no graded session"
@@ -384,7 +434,7 @@ pub fn run(args: &CompareArgs, search_path: &[PathBuf]) -> Result<(), CliError> 
 
     if let Some(path) = &args.html {
         let page = crate::compare_html::page(&report).map_err(CliError::Json)?;
-        std::fs::write(path, page).map_err(|source| CliError::Io {
+        std::fs::write(path, page).map_err(|source| CliError::Output {
             path: path.clone(),
             source,
         })?;
@@ -422,6 +472,27 @@ pub fn run(args: &CompareArgs, search_path: &[PathBuf]) -> Result<(), CliError> 
     Ok(())
 }
 
+/// Sessions of an arm that share a pairing key pair with nobody (which of them would be the
+/// pair is a guess): says how many, and the first such key.
+fn shared_keys_warning(arm: &str, key: &str, keys: &[Option<String>]) -> Option<String> {
+    let mut count: HashMap<&str, usize> = HashMap::new();
+    for k in keys.iter().flatten() {
+        *count.entry(k.as_str()).or_insert(0) += 1;
+    }
+    let shared: usize = count.values().filter(|&&n| n > 1).sum();
+    if shared == 0 {
+        return None;
+    }
+    let first = keys
+        .iter()
+        .flatten()
+        .find(|k| count.get(k.as_str()).is_some_and(|&n| n > 1))?;
+    Some(format!(
+        "arm `{arm}`: {shared} sessions share a `{key}` with another session of the arm (`{}` first) and cannot be paired",
+        render::escape_controls(first)
+    ))
+}
+
 fn label(pack: &CompiledPack, spec: &str) -> String {
     if pack.id == spec {
         spec.to_owned()
@@ -449,6 +520,7 @@ fn preview(ids: &[String]) -> String {
 fn read_recorded(
     path: &Path,
     search_path: &[PathBuf],
+    policy: PluginPolicy,
 ) -> Result<(Vec<GradeResult>, Option<(CompiledPack, PackFiles)>), CliError> {
     let lines = crate::grades::read_json_lines(path)?
         .ok_or_else(|| usage(format!("results file `{}` does not exist", path.display())))?;
@@ -460,11 +532,29 @@ fn read_recorded(
         if complete_bare_result(&mut value, path) {
             bare += 1;
         }
-        let r: GradeResult = serde_json::from_value(value).map_err(|e| CliError::GradesLine {
+        let not_a_result = |message: String| CliError::GradesLine {
             path: path.to_owned(),
             line,
-            message: e.to_string(),
-        })?;
+            message,
+        };
+        if let Some(missing) = missing_fields(&value) {
+            return Err(not_a_result(missing));
+        }
+        let r: GradeResult =
+            serde_json::from_value(value).map_err(|e| not_a_result(e.to_string()))?;
+        // The figures compared are the scores; the pass and the letter are read from
+        // `percent`. A line whose `percent` is not its scores' was edited or made by hand,
+        // and would be compared as two different grades.
+        let from_scores = grade_engine::result::percent_of(r.total_score.0, r.max_score.0);
+        if (r.percent.0 - from_scores).abs() > 0.01 + 1e-9 {
+            return Err(not_a_result(format!(
+                "its `percent` {} is not `totalScore` {} of `maxScore` {} ({})",
+                pct(r.percent.0),
+                pct(r.total_score.0),
+                pct(r.max_score.0),
+                pct(from_scores)
+            )));
+        }
         if let Some(first) = results.first() {
             if first.rubric.id != r.rubric.id {
                 return Err(usage(format!(
@@ -493,6 +583,9 @@ fn read_recorded(
             path.display()
         )));
     };
+    if let Some(message) = mixed_versions(path, &results) {
+        return Err(usage(message));
+    }
     if bare > 0 {
         eprintln!(
             "warning: {bare} result{} in `{}` name no rubric (CLEO's own grader writes them so); {} labelled `{}` after the file",
@@ -512,12 +605,66 @@ fn read_recorded(
     let pack = grade_engine::locate_pack(&first.rubric.id, search_path)
         .ok()
         .and_then(|files| {
-            grade_engine::compile_pack(&files)
+            grade_engine::pack::compile_pack_with(&files, policy)
                 .ok()
                 .map(|pack| (pack, files))
         })
         .filter(|(pack, _)| results.iter().all(|r| r.rubric.digest == pack.digest));
     Ok((results, pack))
+}
+
+/// Whether the standing results of a file were graded by more than one version of their pack
+/// (a grades file that outlived a change of the pack): their rules and scales differ, so a mean
+/// over them would compare nothing in particular. Says so, and how to take one version out.
+fn mixed_versions(path: &Path, results: &[GradeResult]) -> Option<String> {
+    let mut versions: Vec<(&str, &str, usize)> = Vec::new();
+    for r in results {
+        let (v, d) = (r.rubric.version.as_str(), r.rubric.digest.as_str());
+        match versions.iter_mut().find(|(vv, dd, _)| *vv == v && *dd == d) {
+            Some((_, _, n)) => *n += 1,
+            None => versions.push((v, d, 1)),
+        }
+    }
+    if versions.len() < 2 {
+        return None;
+    }
+    let id = &results[0].rubric.id;
+    let named: Vec<String> = versions
+        .iter()
+        .map(|(v, d, n)| {
+            let short: String = d.chars().take(12).collect();
+            format!(
+                "{n} by `{id}@{v}`{}",
+                if versions.iter().filter(|(vv, _, _)| vv == v).count() > 1 {
+                    format!(" (digest `{short}`)")
+                } else {
+                    String::new()
+                }
+            )
+        })
+        .collect();
+    Some(format!(
+        "the last grades of the sessions in `{}` were made by different versions of `{id}` ({}); compare the grades of one version: `grade --list --grades {} --rubric {id}@VERSION --format jsonl > FILE`",
+        path.display(),
+        named.join(", "),
+        path.display()
+    ))
+}
+
+/// The fields a result cannot be compared without that a line lacks, all of them at once
+/// (serde names only the first).
+fn missing_fields(value: &serde_json::Value) -> Option<String> {
+    let obj = value.as_object()?;
+    let missing: Vec<String> = ["sessionId", "totalScore", "maxScore", "dimensions", "flags"]
+        .into_iter()
+        .filter(|k| !obj.contains_key(*k))
+        .map(|k| format!("`{k}`"))
+        .collect();
+    match missing.len() {
+        0 => None,
+        1 => Some(format!("missing field {}", missing[0])),
+        _ => Some(format!("missing fields {}", missing.join(", "))),
+    }
 }
 
 /// A result as CLEO's own grader writes it has no `rubric`, `evaluator`, `percent` and, in

@@ -13,8 +13,15 @@ pub fn page(c: &Comparison) -> Result<String, serde_json::Error> {
     let json = json.replace('<', "\\u003c");
     let title = html_escape(&format!("{} → {}", c.baseline.label, c.candidate.label));
     // The data goes in last and is never searched again, so no label can be mistaken for a slot.
+    // Unpaired arms are resampled each on its own: the footer must not call that paired.
+    let intervals = if c.paired {
+        "paired bootstrap of the mean change"
+    } else {
+        "bootstrap of the difference of the means, each arm resampled on its own"
+    };
     let fill = |part: &str| {
         part.replace("__TITLE__", &title)
+            .replace("__INTERVALS__", intervals)
             .replace("__RESAMPLES__", &c.resamples.to_string())
             .replace("__SEED__", &c.seed.to_string())
     };

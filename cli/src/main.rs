@@ -132,7 +132,9 @@ fn run(mut cli: Cli) -> Result<(), CliError> {
         Some(Command::Mcp(args)) => return mcp::serve(args, &cli),
         Some(Command::Completions { shell }) => return manual::completions(*shell),
         Some(Command::Man) => return manual::man(),
-        Some(Command::Compare(args)) => return compare::run(args, &search_path),
+        Some(Command::Compare(args)) => {
+            return compare::run(args, &search_path, cli.plugin_policy())
+        }
         None => {}
     }
     if cli.list {

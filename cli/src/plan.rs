@@ -13,7 +13,7 @@ use crate::error::CliError;
 use crate::{grades, input, langfuse, DEFAULT_SOURCE};
 
 /// Whether `a` and `b` name the same existing file (through links, or two spellings).
-fn same_file(a: &Path, b: &Path) -> bool {
+pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
     match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
         (Ok(a), Ok(b)) => a == b,
         _ => false,

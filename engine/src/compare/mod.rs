@@ -448,7 +448,7 @@ pub fn compare(
         .pass_at
         .unwrap_or_else(|| default_pass_at(&base.layout.bands));
     let merged = merge_terms(&base.layout, &cand.layout, diff.as_ref());
-    let order = letter_order(&base.layout, &cand.layout);
+    let order = letter_order(base, cand);
     let info = |s: &Side| SideInfo {
         label: s.label.clone(),
         rubric: s.layout.rubric.clone(),

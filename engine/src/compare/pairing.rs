@@ -48,10 +48,33 @@ pub(super) fn merge_terms(base: &Layout, cand: &Layout, diff: Option<&RubricDiff
             }
         }
     }
-    if let Some(diff) = diff {
-        for t in &mut terms {
-            if t.key.kind == TermKind::Rule && t.status == Status::Same {
-                t.status = diff.rule_status(&t.key.dimension, &t.key.rule);
+    match diff {
+        Some(diff) => {
+            for t in &mut terms {
+                if t.key.kind == TermKind::Rule && t.status == Status::Same {
+                    t.status = diff.rule_status(&t.key.dimension, &t.key.rule);
+                }
+            }
+        }
+        None => {
+            // Without the packs' diff, a rule is added or removed only as far as the other side
+            // can tell: one whose grades carry no rule of the dimension (results recorded
+            // without `--explain`) says nothing of that dimension's rules.
+            let has_rules = |layout: &Layout, dimension: &str| {
+                layout
+                    .terms
+                    .iter()
+                    .any(|k| k.kind == TermKind::Rule && k.dimension == dimension)
+            };
+            for t in &mut terms {
+                let other = match t.status {
+                    Status::Removed => cand,
+                    Status::Added => base,
+                    _ => continue,
+                };
+                if t.key.kind == TermKind::Rule && !has_rules(other, &t.key.dimension) {
+                    t.status = Status::Same;
+                }
             }
         }
     }
@@ -199,9 +222,11 @@ pub(super) fn grade_counts(
     counts
 }
 
-/// The letters in band order (best first) across both packs.
-pub(super) fn letter_order(base: &Layout, cand: &Layout) -> Vec<String> {
-    let mut bands: Vec<&Band> = base.bands.iter().chain(&cand.bands).collect();
+/// The letters in band order (best first) across both packs. A letter no band names (results
+/// whose pack is not at hand: CLEO's own grader names none) is placed by the lowest percent it
+/// was given on either side, so that `A` still ranks above `B` and a move between them shows.
+pub(super) fn letter_order(base: &Side, cand: &Side) -> Vec<String> {
+    let mut bands: Vec<&Band> = base.layout.bands.iter().chain(&cand.layout.bands).collect();
     bands.sort_by(|a, b| b.min_percent.total_cmp(&a.min_percent));
     let mut order: Vec<String> = Vec::new();
     for b in bands {
@@ -209,6 +234,21 @@ pub(super) fn letter_order(base: &Layout, cand: &Layout) -> Vec<String> {
             order.push(b.grade.clone());
         }
     }
+    let mut unbanded: Vec<(&str, f64)> = Vec::new();
+    for s in base.sessions.iter().chain(&cand.sessions) {
+        let Some(g) = s.grade.as_deref() else {
+            continue;
+        };
+        if order.iter().any(|o| o == g) {
+            continue;
+        }
+        match unbanded.iter_mut().find(|(u, _)| *u == g) {
+            Some((_, low)) => *low = low.min(s.reported_percent),
+            None => unbanded.push((g, s.reported_percent)),
+        }
+    }
+    unbanded.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    order.extend(unbanded.into_iter().map(|(g, _)| g.to_owned()));
     order
 }
 
@@ -275,6 +315,24 @@ mod tests {
             "t2 names two baseline sessions"
         );
         assert_eq!(unmatched.unkeyed, ["b2", "b3", "b4", "c6", "c7"]);
+    }
+
+    /// Results whose pack is not at hand name letters no band orders: they are ranked by the
+    /// lowest percent each was given, so a move from `A` to `B` is not lost as `- -> -`.
+    #[test]
+    fn letters_without_bands_are_ordered_by_the_lowest_percent_they_were_given() {
+        let mut base = side(&[("s1", None), ("s2", None), ("s3", None)]);
+        let mut cand = side(&[("s1", None), ("s2", None)]);
+        for (s, (grade, percent)) in base
+            .sessions
+            .iter_mut()
+            .zip([("B", 70.0), ("A", 95.0), ("B", 80.0)])
+            .chain(cand.sessions.iter_mut().zip([("F", 10.0), ("A", 90.0)]))
+        {
+            s.grade = Some(grade.to_owned());
+            s.reported_percent = percent;
+        }
+        assert_eq!(letter_order(&base, &cand), ["A", "B", "F"]);
     }
 
     #[test]

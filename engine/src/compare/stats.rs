@@ -25,7 +25,10 @@ fn normal_two_sided(z: f64) -> f64 {
     }
 }
 
-/// Average ranks (1-based) of `values` and the sizes of their groups of ties.
+/// Average ranks (1-based) of `values` and the sizes of their groups of ties. Values within
+/// [`TIE`] of the first of a group tie: the same score reached by another sum (`0.1 + 0.2` and
+/// `0.3`, a weighted pack's percent) differs in its last bits, and ranking those apart would
+/// make a tie into evidence of a shift.
 fn rank_average(values: &[f64]) -> (Vec<f64>, Vec<usize>) {
     let mut order: Vec<usize> = (0..values.len()).collect();
     order.sort_by(|&a, &b| values[a].total_cmp(&values[b]));
@@ -34,7 +37,7 @@ fn rank_average(values: &[f64]) -> (Vec<f64>, Vec<usize>) {
     let mut i = 0;
     while i < order.len() {
         let mut j = i + 1;
-        while j < order.len() && values[order[j]] == values[order[i]] {
+        while j < order.len() && values[order[j]] - values[order[i]] < TIE {
             j += 1;
         }
         // Positions i..j (0-based) share the average of ranks i+1..=j.
@@ -47,6 +50,10 @@ fn rank_average(values: &[f64]) -> (Vec<f64>, Vec<usize>) {
     }
     (ranks, groups)
 }
+
+/// How close two values are to count as a tie: far below the 0.01 of a reported percent, far
+/// above what the arithmetic of a score leaves behind.
+const TIE: f64 = 1e-9;
 
 fn tie_term(groups: &[usize]) -> f64 {
     groups
@@ -434,6 +441,13 @@ pub fn mean(values: &[f64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn values_that_differ_only_in_their_last_bits_tie_in_rank() {
+        let (ranks, groups) = rank_average(&[0.1 + 0.2, 1.0, 0.3]);
+        assert_eq!(ranks, [1.5, 3.0, 1.5]);
+        assert_eq!(groups, [2, 1]);
+    }
 
     #[test]
     fn signed_rank_distribution_sums_to_one() {
