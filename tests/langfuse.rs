@@ -844,6 +844,80 @@ fn push_stops_with_a_clear_error_on_401_400_and_missing_keys() {
     );
 }
 
+/// What `grade push` is given is checked before anything is sent: every bad line at once,
+/// text that is not UTF-8 named so, no zero attempts, an address that cannot be one refused
+/// at once (it was "unreachable" four times), and an empty file said to push nothing.
+#[test]
+fn push_checks_its_input_and_its_settings_before_sending_anything() {
+    let dir = tempfile::tempdir().unwrap();
+    let push_with = |file: &std::path::Path, extra: &[&str], url: &str| {
+        common::grade_bin()
+            .env("LANGFUSE_PUBLIC_KEY", "pk-lf-test")
+            .env("LANGFUSE_SECRET_KEY", "sk-lf-test")
+            .env("LANGFUSE_BASE_URL", url)
+            .args([
+                "push",
+                "--langfuse",
+                file.to_str().unwrap(),
+                "--backoff-ms",
+                "5",
+            ])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let file = dir.path().join("scores.jsonl");
+    std::fs::write(
+        &file,
+        "{\"name\":\"a\",\"value\":1}\nnot json\n{\"value\":2}\n{\"name\":\"b\"}\n",
+    )
+    .unwrap();
+    let out = push_with(&file, &[], "http://127.0.0.1:9");
+    assert_eq!(code(&out), 2);
+    let err = stderr(&out);
+    assert!(
+        err.contains("3 score bodies cannot be sent, nothing was pushed:")
+            && err.contains("scores.jsonl:2: not a score body")
+            && err.contains("scores.jsonl:3: a score body needs `name` and `value`")
+            && err.contains("scores.jsonl:4: a score body needs `name` and `value`"),
+        "{err}"
+    );
+
+    std::fs::write(&file, b"{\"name\":\"a\",\"value\":\"\xff\"}\n").unwrap();
+    let out = push_with(&file, &[], "http://127.0.0.1:9");
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("cannot read `")
+            && stderr(&out).contains("scores.jsonl`: it is not UTF-8 text (byte 22 is not UTF-8)"),
+        "{}",
+        stderr(&out)
+    );
+
+    let good = bodies_file(dir.path());
+    let out = push_with(&good, &["--attempts", "0"], "http://127.0.0.1:9");
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    let out = push_with(&good, &[], "localhost:3000");
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out)
+            .contains("LANGFUSE_BASE_URL `localhost:3000` is not an http:// or https:// address"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!stderr(&out).contains("attempts"), "{}", stderr(&out));
+
+    let empty = dir.path().join("empty.jsonl");
+    std::fs::write(&empty, "").unwrap();
+    let out = push_with(&empty, &[], "http://127.0.0.1:9");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "");
+    assert!(
+        stderr(&out).contains("holds no score bodies: nothing was pushed"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 #[test]
 fn every_real_transcript_and_trace_renders_a_scorer_prompt() {
     let real = repo_root().join("rubrics/claude-code-v1/tests/real");

@@ -303,8 +303,8 @@ pub struct PushArgs {
     /// Score bodies to send to Langfuse (JSON lines or an array); `-` reads stdin. Uses LANGFUSE_BASE_URL (else LANGFUSE_HOST), LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY
     #[arg(long, value_name = "FILE|-")]
     pub langfuse: PathBuf,
-    /// Attempts per score when the server answers 429 or 5xx, or cannot be reached
-    #[arg(long, default_value_t = 4)]
+    /// Attempts per score when the server answers 429 or 5xx, or cannot be reached (1 to 100)
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub attempts: u32,
     /// Wait before the first retry; each further retry waits twice as long
     #[arg(long, value_name = "MS", default_value_t = 500)]

@@ -87,19 +87,14 @@ pub fn read_json_lines(path: &Path) -> Result<Option<Vec<(usize, Value)>>, CliEr
     }
 }
 
-/// A JSON-lines file's text, or `None` when it does not exist. A byte-order mark (an editor
-/// on Windows saves one) is no part of the first line's JSON.
+/// A JSON-lines file's text, or `None` when it does not exist.
 fn read_text(path: &Path) -> Result<Option<String>, CliError> {
-    let text = crate::input::read_text(path, crate::input::MAX_DOCUMENT, "grades file").map_err(
-        |source| CliError::GradesRead {
+    crate::input::read_text(path, crate::input::MAX_DOCUMENT, "grades file").map_err(|source| {
+        CliError::GradesRead {
             path: path.to_owned(),
             source,
-        },
-    )?;
-    Ok(text.map(|t| match t.strip_prefix('\u{feff}') {
-        Some(rest) => rest.to_owned(),
-        None => t,
-    }))
+        }
+    })
 }
 
 fn parse_json_lines(path: &Path, text: &str) -> Result<Vec<(usize, Value)>, CliError> {

@@ -168,7 +168,20 @@ pub fn read_text(path: &Path, cap: u64, what: &str) -> Result<Option<String>, st
             format!("a {what} larger than {} MiB is not read", cap >> 20),
         ));
     }
-    String::from_utf8(bytes)
-        .map(Some)
-        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+    // A byte-order mark (an editor on Windows saves one) is no part of the document.
+    let bom = if bytes.starts_with(b"\xef\xbb\xbf") {
+        3
+    } else {
+        0
+    };
+    bytes.drain(..bom);
+    String::from_utf8(bytes).map(Some).map_err(|e| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "it is not UTF-8 text (byte {} is not UTF-8)",
+                bom + e.utf8_error().valid_up_to() + 1
+            ),
+        )
+    })
 }

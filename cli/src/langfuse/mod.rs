@@ -57,9 +57,15 @@ fn read_bodies(path: &Path) -> Result<Vec<Value>, CliError> {
                 std::io::Error::new(std::io::ErrorKind::NotFound, "no such file or directory")
             })
         })
-        .map_err(|source| CliError::Io {
-            path: path.to_owned(),
-            source,
+        .map_err(|source| match source.kind() {
+            // Its content, not access to it, is what is wrong.
+            std::io::ErrorKind::InvalidData => {
+                CliError::Usage(format!("cannot read `{}`: {source}", path.display()))
+            }
+            _ => CliError::Io {
+                path: path.to_owned(),
+                source,
+            },
         })?;
     let shown = if path.as_os_str() == "-" {
         "stdin".to_owned()
@@ -70,36 +76,70 @@ fn read_bodies(path: &Path) -> Result<Vec<Value>, CliError> {
         let bodies: Vec<Value> = serde_json::from_str(&text).map_err(|e| {
             CliError::Usage(format!("{shown}: not a JSON array of score bodies: {e}"))
         })?;
-        if let Some(i) = bodies.iter().position(|b| {
-            b.get("name").and_then(Value::as_str).is_none() || b.get("value").is_none()
-        }) {
-            return Err(CliError::Usage(format!(
-                "{shown}: item {i} of the array: a score body needs `name` and `value`"
-            )));
-        }
-        return Ok(bodies);
+        let problems: Vec<String> = bodies
+            .iter()
+            .enumerate()
+            .filter_map(|(i, b)| {
+                body_problem(b).map(|p| format!("{shown}: item {i} of the array: {p}"))
+            })
+            .collect();
+        return all_or_problems(bodies, problems);
     }
     let mut out = Vec::new();
+    let mut problems = Vec::new();
     for (n, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        let body: Value = serde_json::from_str(line)
-            .map_err(|e| CliError::Usage(format!("{shown}:{}: not a score body: {e}", n + 1)))?;
-        if body.get("name").and_then(Value::as_str).is_none() || body.get("value").is_none() {
-            return Err(CliError::Usage(format!(
-                "{shown}:{}: a score body needs `name` and `value`",
-                n + 1
-            )));
+        match serde_json::from_str::<Value>(line) {
+            Ok(body) => match body_problem(&body) {
+                Some(p) => problems.push(format!("{shown}:{}: {p}", n + 1)),
+                None => out.push(body),
+            },
+            Err(e) => problems.push(format!("{shown}:{}: not a score body: {e}", n + 1)),
         }
-        out.push(body);
     }
-    Ok(out)
+    all_or_problems(out, problems)
+}
+
+/// What keeps a value from being a score body Langfuse takes, if anything.
+fn body_problem(body: &Value) -> Option<&'static str> {
+    let named = body.get("name").and_then(Value::as_str).is_some();
+    (!named || body.get("value").is_none()).then_some("a score body needs `name` and `value`")
+}
+
+/// The bodies, or every problem found in them at once: nothing is sent from a file that is
+/// partly wrong, and its author mends it in one go.
+fn all_or_problems(bodies: Vec<Value>, problems: Vec<String>) -> Result<Vec<Value>, CliError> {
+    const SHOWN: usize = 20;
+    match problems.len() {
+        0 => Ok(bodies),
+        1 => Err(CliError::Usage(problems[0].clone())),
+        n => {
+            let mut message = format!("{n} score bodies cannot be sent, nothing was pushed:");
+            for p in problems.iter().take(SHOWN) {
+                message.push_str("\n  ");
+                message.push_str(p);
+            }
+            if n > SHOWN {
+                message.push_str(&format!("\n  … and {} more", n - SHOWN));
+            }
+            Err(CliError::Usage(message))
+        }
+    }
 }
 
 /// `grade push --langfuse FILE|-`.
 pub fn push(args: &PushArgs) -> Result<(), CliError> {
     let bodies = read_bodies(&args.langfuse)?;
+    if bodies.is_empty() {
+        // Nothing to send is not a failure (a batch with no new sessions), but it is said.
+        eprintln!(
+            "warning: `{}` holds no score bodies: nothing was pushed",
+            args.langfuse.display()
+        );
+        return Ok(());
+    }
     let server = Server::from_env(
         "`grade push --langfuse`",
         Duration::from_secs(args.timeout),

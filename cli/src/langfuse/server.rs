@@ -32,11 +32,24 @@ impl Server {
                 "{needed_for} needs LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY (and LANGFUSE_BASE_URL for a server other than Langfuse Cloud)"
             )));
         };
-        let host = var("LANGFUSE_BASE_URL")
-            .or_else(|| var("LANGFUSE_HOST"))
-            .unwrap_or_else(|| DEFAULT_HOST.to_owned());
+        let (name, host) = match (var("LANGFUSE_BASE_URL"), var("LANGFUSE_HOST")) {
+            (Some(url), _) => ("LANGFUSE_BASE_URL", url),
+            (None, Some(url)) => ("LANGFUSE_HOST", url),
+            (None, None) => ("", DEFAULT_HOST.to_owned()),
+        };
+        let host = host.trim().trim_end_matches('/').to_owned();
+        // An address that cannot be one would be "unreachable" on every retry, minutes later.
+        let lower = host.to_ascii_lowercase();
+        let rest = lower
+            .strip_prefix("https://")
+            .or_else(|| lower.strip_prefix("http://"));
+        if rest.is_none_or(|r| r.is_empty() || r.contains(char::is_whitespace)) {
+            return Err(CliError::Usage(format!(
+                "{name} `{host}` is not an http:// or https:// address of a Langfuse server (e.g. `https://cloud.langfuse.com`, `http://localhost:3000`)"
+            )));
+        }
         Ok(Server {
-            host: host.trim().trim_end_matches('/').to_owned(),
+            host,
             authorization: http::basic_auth(&public, &secret),
             agent: http::agent(timeout),
             retry,
