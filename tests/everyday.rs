@@ -220,8 +220,8 @@ fn fail_under_exits_1_when_a_session_scores_below_it() {
     assert!(stderr(&out).contains("not a percentage from 0 to 100"));
 }
 
-/// An empty log (or the wrong file) prints no result and passes a gate with nothing
-/// checked: the run says so, in every format, whether it streams or not.
+/// An empty log (or the wrong file) prints no result: the run says so, in every format,
+/// whether it streams or not, and a `--fail-under` gate that checked nothing fails (it passed).
 #[test]
 fn all_over_a_source_without_sessions_says_nothing_was_graded() {
     let dir = tempfile::tempdir().unwrap();
@@ -240,6 +240,22 @@ fn all_over_a_source_without_sessions_says_nothing_was_graded() {
             format,
             "--fail-under",
             "50",
+        ]);
+        assert_eq!(code(&out), 1, "{format}: {}", stderr(&out));
+        assert_eq!(
+            stderr(&out),
+            format!("error: `--fail-under` checked no session: `{source}` holds no sessions\n"),
+            "{format}"
+        );
+        let out = run(&[
+            "--rubric",
+            "cleo-v1",
+            "--source",
+            source,
+            "--all",
+            "--no-record",
+            "--format",
+            format,
         ]);
         assert_eq!(code(&out), 0, "{format}: {}", stderr(&out));
         assert_eq!(
@@ -731,4 +747,63 @@ fn a_reader_that_stops_after_the_first_line_ends_the_run_quietly_with_success() 
         assert_eq!(status.code(), Some(0), "{format}: {err}");
         assert_eq!(err, "", "{format}");
     }
+}
+
+/// A flag the rest of the command line leaves nothing to act on is refused, all of them in
+/// one run: dropped without a word, each left its user believing it did something.
+#[test]
+fn flags_that_would_do_nothing_are_refused_all_at_once() {
+    let base = [
+        "--rubric",
+        "cleo-v1",
+        "--source",
+        EXAMPLE,
+        "--all",
+        "--no-record",
+    ];
+    let refused = |extra: &[&str]| {
+        let out = run(&[&base[..], extra].concat());
+        assert_eq!(code(&out), 2, "{extra:?}: {}", stderr(&out));
+        assert_eq!(stdout(&out), "", "{extra:?}");
+        stderr(&out)
+    };
+    let err = refused(&[
+        "--config-ids",
+        "ids.json",
+        "--judge-runs",
+        "3",
+        "--agreement",
+        "a.json",
+    ]);
+    assert_eq!(
+        err,
+        "error: `--config-ids` names the score configs of `--emit langfuse` or `--push langfuse`, and neither is given\n\
+         error: `--judge-runs` is about asking a judge, and no judge is asked: give `--judge PROVIDER:MODEL` or `--judge-cmd CMD`\n\
+         error: `--agreement` is about asking a judge, and no judge is asked: give `--judge PROVIDER:MODEL` or `--judge-cmd CMD`\n"
+    );
+    let err = refused(&["--emit", "langfuse", "--format", "json"]);
+    assert!(err.contains("cannot be used with"), "{err}");
+    let err = refused(&["--emit", "langfuse", "--explain"]);
+    assert!(
+        err.contains("`--emit` prints score bodies, which hold no rule traces"),
+        "{err}"
+    );
+    let out = run(&[
+        "--rubric",
+        "langfuse-v1",
+        "--source",
+        "rubrics/claude-code-v1/tests/real/claude_code_transcripts/real/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl",
+        "--all",
+        "--print-prompt",
+        "--fail-under",
+        "50",
+        "--output",
+        "x.txt",
+    ]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("`--print-prompt` prints the judge's prompts instead of grading: drop `--fail-under`, `--output`"),
+        "{}",
+        stderr(&out)
+    );
 }

@@ -131,7 +131,8 @@ pub struct Cli {
     pub print_prompt: bool,
 
     /// Print each graded session as score bodies for an observability tool instead of as results
-    #[arg(long, value_enum, value_name = "TARGET")]
+    // Score bodies have one shape: a `--format` given with it would be dropped without a word.
+    #[arg(long, value_enum, value_name = "TARGET", conflicts_with = "format")]
     pub emit: Option<EmitTarget>,
 
     /// After grading, send each session's scores to Langfuse as its SDK does (LANGFUSE_BASE_URL, LANGFUSE_PUBLIC_KEY, LANGFUSE_SECRET_KEY); re-running updates the same scores

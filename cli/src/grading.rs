@@ -27,7 +27,7 @@ pub fn run(cli: &Cli, plan: &GradePlan) -> Result<(), CliError> {
         Some(format) => {
             let done = stream(cli, plan, format.as_ref())?;
             report_skipped(done.skipped, &plan.source.path);
-            report_nothing_graded(cli, done.total, &plan.source.path);
+            report_nothing_graded(cli, done.total, &plan.source.path)?;
             finish(done.failed, done.total)?;
             return done.floor.map_or(Ok(()), summary::Floor::check);
         }
@@ -47,7 +47,7 @@ pub fn run(cli: &Cli, plan: &GradePlan) -> Result<(), CliError> {
     let total = results.len() + failed;
     deliver(cli, plan, &results, &sessions)?;
     report_skipped(skipped, &plan.source.path);
-    report_nothing_graded(cli, total, &plan.source.path);
+    report_nothing_graded(cli, total, &plan.source.path)?;
     finish(failed, total)?;
     match cli.fail_under {
         Some(threshold) => summary::check_floor(&results, threshold),
@@ -55,19 +55,28 @@ pub fn run(cli: &Cli, plan: &GradePlan) -> Result<(), CliError> {
     }
 }
 
-/// `--all` over a source without sessions (an empty log, the wrong file) prints no result,
-/// and a gate such as `--fail-under` passes with nothing checked: said on stderr, so that
-/// nobody takes the silence for a clean run.
-fn report_nothing_graded(cli: &Cli, total: usize, source: &std::path::Path) {
-    if cli.all && total == 0 {
-        eprintln!(
-            "warning: {}",
-            render::for_stderr(&format!(
-                "`{}` holds no sessions: nothing was graded",
-                source.display()
-            ))
-        );
+/// `--all` over a source without sessions (an empty log, the wrong file) prints no result:
+/// said on stderr, so that nobody takes the silence for a clean run, and a `--fail-under`
+/// gate that checked nothing fails (a CI job pointed at the wrong file must not pass).
+fn report_nothing_graded(
+    cli: &Cli,
+    total: usize,
+    source: &std::path::Path,
+) -> Result<(), CliError> {
+    if !(cli.all && total == 0) {
+        return Ok(());
     }
+    let nothing = format!("`{}` holds no sessions", source.display());
+    if cli.fail_under.is_some() {
+        return Err(CliError::CheckFailed(format!(
+            "`--fail-under` checked no session: {nothing}"
+        )));
+    }
+    eprintln!(
+        "warning: {}",
+        render::for_stderr(&format!("{nothing}: nothing was graded"))
+    );
+    Ok(())
 }
 
 /// The sessions a run names (or all of them), graded.

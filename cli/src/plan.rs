@@ -225,7 +225,70 @@ fn grading_spec(cli: &Cli) -> Result<&str, CliError> {
             "a `--judgment` judges one session: name exactly one".to_owned(),
         ));
     }
+    let unused = unused_flags(cli);
+    if !unused.is_empty() {
+        // Every flag that would do nothing at once, each on its own `error:` line.
+        return Err(CliError::Usage(unused.join("\nerror: ")));
+    }
     Ok(spec)
+}
+
+/// Flags the rest of the command line leaves with nothing to act on: dropped without a word,
+/// each would leave its user believing it did something (a gate that checked nothing, config
+/// ids that reached no score).
+fn unused_flags(cli: &Cli) -> Vec<String> {
+    let mut unused = Vec::new();
+    if cli.print_prompt {
+        let given: Vec<&str> = [
+            ("`--fail-under`", cli.fail_under.is_some()),
+            ("`--emit`", cli.emit.is_some()),
+            ("`--push`", cli.push.is_some()),
+            ("`--output`", cli.output.is_some()),
+            ("`--explain`", cli.explain),
+            ("`--grades`", cli.grades.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(flag, on)| on.then_some(flag))
+        .collect();
+        if !given.is_empty() {
+            unused.push(format!(
+                "`--print-prompt` prints the judge's prompts instead of grading: drop {}",
+                given.join(", ")
+            ));
+        }
+    }
+    if cli.config_ids.is_some() && cli.emit.is_none() && cli.push.is_none() {
+        unused.push(
+            "`--config-ids` names the score configs of `--emit langfuse` or `--push langfuse`, and neither is given"
+                .to_owned(),
+        );
+    }
+    if cli.emit.is_some() && cli.explain {
+        unused.push(
+            "`--emit` prints score bodies, which hold no rule traces: drop `--explain`, or write the results with `--explain --format json` in another run"
+                .to_owned(),
+        );
+    }
+    let asks_a_judge = cli.judge.is_some() || cli.judge_cmd.is_some();
+    if !asks_a_judge {
+        for (flag, given) in [
+            ("--judge-runs", cli.judge_runs > 1),
+            ("--judge-jobs", cli.judge_jobs > 1),
+            ("--agreement", cli.agreement.is_some()),
+        ] {
+            if given {
+                unused.push(format!(
+                    "`{flag}` is about asking a judge, and no judge is asked: give `--judge PROVIDER:MODEL` or `--judge-cmd CMD`{}",
+                    if cli.judgment.is_some() {
+                        " (a `--judgment` file is read as it is)"
+                    } else {
+                        ""
+                    }
+                ));
+            }
+        }
+    }
+    unused
 }
 
 /// A `langfuse:session/ID` or `langfuse:trace/ID` source, read from the API.
