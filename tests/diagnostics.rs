@@ -125,3 +125,28 @@ fn allow_refuses_errors_and_unknown_codes() {
     let text = stdout(&out).replace(pack.path().to_str().expect("utf-8"), "PACK");
     insta::assert_snapshot!("allow_refuses_errors_and_unknown_codes", text);
 }
+
+/// An empty `rubric.yaml` (or one of comments only) said "missing field `id`", sending its
+/// author after one key: it is its own problem, naming what a pack needs.
+#[test]
+fn an_empty_manifest_is_named_empty_not_missing_its_id() {
+    for text in ["", "# a pack to come\n\n---\n"] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("rubric.yaml"), text).unwrap();
+        let out = run(&[
+            "rubric",
+            "validate",
+            dir.path().to_str().unwrap(),
+            "--format",
+            "json",
+        ]);
+        assert_eq!(code(&out), 1, "{}", stderr(&out));
+        let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+        assert_eq!(codes_of(&report), ["E006"], "{text:?}");
+        let message = report["problems"][0]["message"].as_str().unwrap();
+        assert!(
+            message.starts_with("`rubric.yaml` is empty: a pack needs at least `id`, `version`, `name` and `dimensions`"),
+            "{message}"
+        );
+    }
+}

@@ -31,7 +31,11 @@ pub fn validate_pack_with(files: &PackFiles, policy: PluginPolicy) -> Validation
 /// failing) in each domain and operation the pack's selectors name, or of two generic calls
 /// when they name none. Scripts must grade any session; one that fails here fails on some
 /// real one too.
-pub(crate) fn dry_run(pack: &CompiledPack, files: &PackFiles) -> Vec<Problem> {
+///
+/// Grading stops at the first rule that fails; to report every failing script in one run,
+/// each failing rule is taken out and the session graded again, and the rules are put back
+/// in their places at the end (nothing refers to a rule by its position).
+pub(crate) fn dry_run(pack: &mut CompiledPack, files: &PackFiles) -> Vec<Problem> {
     if pack.scripts.is_none() {
         return Vec::new();
     }
@@ -40,37 +44,45 @@ pub(crate) fn dry_run(pack: &CompiledPack, files: &PackFiles) -> Vec<Problem> {
         entries: made_up_entries(pack),
         skipped_lines: 0,
     };
-    // Grading stops at the first rule that fails: that one is reported.
-    let Err(EvalError::Script { rule, message, .. }) =
+    let mut problems = Vec::new();
+    let mut taken_out = Vec::new();
+    while let Err(EvalError::Script { rule, message, .. }) =
         pack.grade(&session, &GradeOptions::default())
-    else {
-        return Vec::new();
-    };
-    let script = pack
-        .dimensions
-        .iter()
-        .flat_map(|d| &d.rules)
-        .find(|r| r.id == rule);
-    let (file, line) = place_of(&message);
-    vec![Problem {
-        severity: Severity::Error,
-        code: crate::pack::codes::Code::ScriptDryRun,
-        file: file
-            .map(|f| files.display_path(f))
-            .unwrap_or_else(|| files.display_path(crate::pack::compile::MANIFEST)),
-        path: if file.is_some() {
-            String::new()
-        } else {
-            script.map(|r| r.path.clone()).unwrap_or_default()
-        },
-        line,
-        column: None,
-        message: format!(
-            "rule `{rule}` fails on a made-up session of {} calls: {}",
-            session.entries.len(),
-            strip_place(&message)
-        ),
-    }]
+    {
+        let at = pack
+            .dimensions
+            .iter()
+            .enumerate()
+            .find_map(|(d, dim)| dim.rules.iter().position(|r| r.id == rule).map(|r| (d, r)));
+        let (file, line) = place_of(&message);
+        problems.push(Problem {
+            severity: Severity::Error,
+            code: crate::pack::codes::Code::ScriptDryRun,
+            file: file
+                .map(|f| files.display_path(f))
+                .unwrap_or_else(|| files.display_path(crate::pack::compile::MANIFEST)),
+            path: match (file, at) {
+                (None, Some((d, r))) => pack.dimensions[d].rules[r].path.clone(),
+                _ => String::new(),
+            },
+            line,
+            column: None,
+            message: format!(
+                "rule `{rule}` fails on a made-up session of {} calls: {}",
+                session.entries.len(),
+                strip_place(&message)
+            ),
+        });
+        // A failure that is no rule's (a script metric) cannot be taken out: it is reported once.
+        let Some((d, r)) = at else {
+            break;
+        };
+        taken_out.push((d, r, pack.dimensions[d].rules.remove(r)));
+    }
+    for (d, r, rule) in taken_out.into_iter().rev() {
+        pack.dimensions[d].rules.insert(r, rule);
+    }
+    problems
 }
 
 /// `FILE.rhai` and its line at the start of a script's message (`check.rhai:4: …`).
@@ -165,5 +177,39 @@ mod tests {
         );
         // Loading a pack to grade runs no dry run.
         assert!(crate::pack::compile_pack(&files).is_ok());
+    }
+
+    /// Grading stops at the first failing rule: validation reported one script, and the
+    /// author found the next only after mending it.
+    #[test]
+    fn every_script_that_fails_the_dry_run_is_reported_in_one_validation() {
+        let mut files = files(
+            "      - { id: r1, doc: d, script: a.rhai }\n      - { id: ok, doc: d, script: ok.rhai }\n      - { id: r2, doc: d, script: b.rhai }\n",
+        );
+        files
+            .files
+            .insert("a.rhai".to_owned(), "throw \"first\";\n".to_owned());
+        files
+            .files
+            .insert("ok.rhai".to_owned(), "let n = 1;\n".to_owned());
+        files.files.insert(
+            "b.rhai".to_owned(),
+            "let n = 0;\nthrow \"second\";\n".to_owned(),
+        );
+        let validation = validate_pack(&files);
+        let places: Vec<(&str, Option<usize>)> = validation
+            .problems
+            .iter()
+            .map(|p| (p.file.as_str(), p.line))
+            .collect();
+        assert_eq!(
+            places,
+            [("rubrics/t/a.rhai", Some(1)), ("rubrics/t/b.rhai", Some(2))],
+            "{:?}",
+            validation.problems
+        );
+        assert!(validation.problems[1]
+            .message
+            .starts_with("rule `r2` fails"));
     }
 }

@@ -93,6 +93,11 @@ number.";
         "the pack has no `rubric.yaml`"
         "A pack is a folder with a `rubric.yaml`; `grade rubric new NAME` scaffolds one.";
 
+    EmptyManifest "E006" "empty-manifest" Error Value
+        "`rubric.yaml` is empty"
+        "`rubric.yaml` holds nothing but blank lines or comments. A pack needs at least `id`, \
+`version`, `name` and `dimensions`; `grade rubric new NAME` scaffolds one that validates.";
+
     EmptyId "E010" "empty-id" Error Value
         "an id or version is empty"
         "The pack's `id` and `version`, and each dimension's `id`, name what results report: \

@@ -77,7 +77,7 @@ pub fn compile_pack_with(
 /// What a dry run adds to a pack that compiled without errors: `validate` (above the
 /// evaluator, since it grades) passes [`crate::validate::dry_run`]; loading a pack to grade
 /// passes none.
-pub(crate) type DryRun = fn(&CompiledPack, &PackFiles) -> Vec<Problem>;
+pub(crate) type DryRun = fn(&mut CompiledPack, &PackFiles) -> Vec<Problem>;
 
 /// Compiles a pack and runs the static checks, and the dry run if one is given.
 pub(crate) fn validate(
@@ -99,6 +99,19 @@ pub(crate) fn validate(
             "the pack has no `rubric.yaml`",
         )]);
     };
+    // Blank or only comments: "missing field `id`" would send its author after one key.
+    let empty = text.lines().all(|l| {
+        let l = l.trim_start_matches('\u{feff}').trim();
+        l.is_empty() || l.starts_with('#') || l == "---" || l == "..."
+    });
+    if empty {
+        return failed(vec![Problem::new(
+            Code::EmptyManifest,
+            manifest_path,
+            "",
+            "`rubric.yaml` is empty: a pack needs at least `id`, `version`, `name` and `dimensions` (`grade rubric new NAME` scaffolds one)",
+        )]);
+    }
     let (raw, top_level) = match RawPack::read(text) {
         Ok(read) => read,
         Err(err) => {
@@ -133,14 +146,14 @@ pub(crate) fn validate(
     for (code, path, message) in top_level {
         compiler.problem(code, path, message);
     }
-    let pack = compiler.pack(raw);
+    let mut pack = compiler.pack(raw);
     let plugin_failed = compiler.plugin_failed;
     let allowed = compiler.allowed;
     let mut problems = compiler.problems;
     let pack = if problems.is_empty() {
         problems.extend(super::lint::lint(&pack, &files.display_path(MANIFEST)));
         if let Some(dry_run) = dry_run {
-            problems.extend(dry_run(&pack, files));
+            problems.extend(dry_run(&mut pack, files));
         }
         // Only warnings reach here: `allow` takes no error code.
         problems.retain(|p| !allowed.contains(&p.code));
