@@ -188,6 +188,21 @@ fn completions_for_each_shell_and_a_man_page() {
     assert!(man.starts_with(".ie \\n(.g"), "{man}");
     assert!(man.contains(".TH grade 1"));
     assert!(man.contains("allow\\-empty"));
+    // The page lists `grade-compare(1)` and the rest: each is a page `grade man` prints (they
+    // named pages that existed nowhere).
+    assert!(man.contains("grade\\-compare(1)"), "{man}");
+    let page = stdout(&run(&["man", "compare"]));
+    assert!(page.contains(".TH grade-compare 1"), "{page}");
+    assert!(page.contains("pass\\-at"), "{page}");
+    let page = stdout(&run(&["man", "rubric", "validate"]));
+    assert!(page.contains(".TH grade-rubric-validate 1"), "{page}");
+    let out = run(&["man", "comapre"]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("`grade` has no subcommand `comapre` (its pages: `rubric`"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]

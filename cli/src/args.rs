@@ -279,8 +279,12 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Print the manual page (roff; `grade man | man -l -`)
-    Man,
+    /// Print the manual page (roff; `grade man | man -l -`), or a subcommand's (`grade man compare`, `grade man rubric validate`)
+    Man {
+        /// The subcommand whose page to print (its page is named `grade-COMMAND` in SEE ALSO lists)
+        #[arg(value_name = "COMMAND")]
+        command: Vec<String>,
+    },
     /// Compare two rubric versions, two files of recorded results, or two agent arms
     #[command(after_help = crate::args::COMPARE_EXAMPLES)]
     Compare(CompareArgs),

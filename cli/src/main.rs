@@ -131,7 +131,7 @@ fn run(mut cli: Cli) -> Result<(), CliError> {
         Some(Command::Push(args)) => return langfuse::push(args),
         Some(Command::Mcp(args)) => return mcp::serve(args, &cli),
         Some(Command::Completions { shell }) => return manual::completions(*shell),
-        Some(Command::Man) => return manual::man(),
+        Some(Command::Man { command }) => return manual::man(command),
         Some(Command::Compare(args)) => {
             return compare::run(args, &search_path, cli.plugin_policy())
         }

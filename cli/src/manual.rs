@@ -13,9 +13,40 @@ pub fn completions(shell: clap_complete::Shell) -> Result<(), CliError> {
     crate::write_stdout(&out)
 }
 
-/// The manual page of `grade` in roff: its options and subcommands as `--help` lists them.
-pub fn man() -> Result<(), CliError> {
-    let command = Cli::command();
+/// The manual page of `grade` in roff, or of one of its subcommands (`compare`, `rubric
+/// validate`): its options and subcommands as `--help` lists them. A page lists its
+/// subcommands as `grade-COMMAND(1)`; each of those is printed by `grade man COMMAND`.
+pub fn man(path: &[String]) -> Result<(), CliError> {
+    let mut command = Cli::command();
+    command.build();
+    let mut name = command.get_name().to_owned();
+    for (depth, sub) in path.iter().enumerate() {
+        let Some(found) = command.find_subcommand(sub).cloned() else {
+            let known: Vec<String> = command
+                .get_subcommands()
+                .filter(|c| c.get_name() != "help")
+                .map(|c| format!("`{}`", c.get_name()))
+                .collect();
+            let parent = if depth == 0 {
+                "grade".to_owned()
+            } else {
+                format!("grade {}", path[..depth].join(" "))
+            };
+            return Err(CliError::Usage(if known.is_empty() {
+                format!("`{parent}` has no subcommands, so no page `{sub}`")
+            } else {
+                format!(
+                    "`{parent}` has no subcommand `{sub}` (its pages: {})",
+                    known.join(", ")
+                )
+            }));
+        };
+        name = format!("{name}-{}", found.get_name());
+        command = found;
+    }
+    // A subcommand has no version of its own: its page's footer names the program's.
+    let version = Cli::command().get_version().unwrap_or_default().to_owned();
+    let command = command.name(name).version(version);
     let mut out = Vec::new();
     clap_mangen::Man::new(command)
         .render(&mut out)
