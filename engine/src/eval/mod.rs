@@ -196,20 +196,21 @@ impl CompiledPack {
         self.check_judgment(session_id, judgment)?;
         let facts = self.facts(session_id, entries, trace == Trace::Entries);
         if let Some(failure) = facts.native_failure.borrow_mut().take() {
-            let metric = self
+            let name = self
                 .metrics
                 .iter()
                 .position(
                     |m| matches!(m, Metric::Native(n) if n.qualified_name() == failure.function),
                 )
-                .and_then(|i| self.metric_names.get(i))
-                .map_or_else(|| "a metric".to_owned(), |name| format!("metric `{name}`"));
+                .and_then(|i| self.metric_names.get(i));
+            let at = name.map(|name| format!("metrics.{name}"));
             return Err(EvalError::Plugin {
                 pack: self.id.clone(),
-                place: metric,
+                place: name
+                    .map_or_else(|| "a metric".to_owned(), |name| format!("metric `{name}`")),
                 function: failure.function,
                 session: session_id.to_owned(),
-                message: failure.message,
+                message: failure.error.describe(at.as_deref()),
             });
         }
         let mut script_data: Option<Arc<SessionData>> = None;
@@ -322,7 +323,19 @@ impl CompiledPack {
                     score: dimension.start,
                     entry: None,
                 };
-                if !applies.when.holds(&ctx, Witnesses(None)) {
+                let holds = applies.when.holds(&ctx, Witnesses(None));
+                if let Some(failure) = facts.native_failure.borrow_mut().take() {
+                    return Err(EvalError::Plugin {
+                        pack: self.id.clone(),
+                        place: format!("dimension `{}`", dimension.id),
+                        function: failure.function,
+                        session: session_id.to_owned(),
+                        message: failure
+                            .error
+                            .describe(Some(&format!("{}.applies_when", dimension.path))),
+                    });
+                }
+                if !holds {
                     let reason = applies.otherwise.as_ref().map(|t| t.render(&ctx));
                     result.dimensions.insert(
                         dimension.id.clone(),
@@ -368,7 +381,7 @@ impl CompiledPack {
                         place: format!("rule `{}`", rule.id),
                         function: failure.function,
                         session: session_id.to_owned(),
-                        message: failure.message,
+                        message: failure.error.describe(Some(&rule.path)),
                     });
                 }
                 if trace == Trace::Points {

@@ -92,6 +92,18 @@ impl CompiledPack {
                             session: session_id.to_owned(),
                             message,
                         })?;
+                if !outcome.points.is_finite() {
+                    return Err(EvalError::Script {
+                        pack: self.id.clone(),
+                        rule: rule.id.clone(),
+                        session: session_id.to_owned(),
+                        message: format!(
+                            "it gave {} points at `{}`, and a grade cannot hold it",
+                            crate::entry::js_number(outcome.points),
+                            rule.path
+                        ),
+                    });
+                }
                 if self.whole_scores && outcome.points.fract() != 0.0 {
                     return Err(EvalError::Script {
                         pack: self.id.clone(),
@@ -111,7 +123,23 @@ impl CompiledPack {
             }
             RuleKind::Native(native) => {
                 if let Some(outcome) = facts.call_native(native, None, *score) {
-                    *score += outcome.value.unwrap_or(0.0);
+                    let points = outcome.value.unwrap_or(0.0);
+                    // As for scripts: CLEO's grades and the JSON of such a pack hold whole
+                    // numbers, and half a point would come out as a score nobody wrote.
+                    if self.whole_scores && points.fract() != 0.0 {
+                        return Err(EvalError::Plugin {
+                            pack: self.id.clone(),
+                            place: format!("rule `{}`", rule.id),
+                            function: native.qualified_name(),
+                            session: session_id.to_owned(),
+                            message: format!(
+                                "it gave {} points at `{}`, and every score of this pack is a whole number",
+                                crate::entry::js_number(points),
+                                rule.path
+                            ),
+                        });
+                    }
+                    *score += points;
                     evidence.extend(outcome.evidence);
                     flags.extend(outcome.flags);
                     witnesses.extend(outcome.entries);
@@ -153,5 +181,43 @@ mod tests {
         let result = grade(&pack, &[("tasks", "a"), ("tasks", "b")]);
         assert_eq!(result.dimensions["d"].score.0, 4.0);
         assert_eq!(result.dimensions["d"].evidence, ["counted"]);
+    }
+
+    fn script_pack(max: &str, script: &str) -> crate::pack::CompiledPack {
+        let yaml = format!("id: t\nversion: '1'\nname: T\ndimensions:\n  - id: d\n    max: {max}\n    rules: [ {{ id: a, doc: d, points: 1 }}, {{ id: r, doc: d, script: r.rhai }} ]\n");
+        let mut files = crate::pack::testing::files(&yaml);
+        files.files.insert("r.rhai".to_owned(), script.to_owned());
+        match crate::pack::compile_pack(&files) {
+            Ok(p) => p,
+            Err(err) => panic!("{err}"),
+        }
+    }
+
+    fn grade_error(pack: &crate::pack::CompiledPack) -> String {
+        let session = crate::pack::testing::session(&[("tasks", "a")]);
+        match pack.grade(&session, &crate::eval::GradeOptions::default()) {
+            Ok(result) => panic!("graded: {result:?}"),
+            Err(err) => err.to_string(),
+        }
+    }
+
+    #[test]
+    fn a_script_that_gives_nan_or_infinite_points_fails_the_session_naming_the_rule() {
+        // In a pack of fractional scores too, where no whole-number check would catch it.
+        for (max, script, value) in [
+            ("10", "#{ points: 0.0 / 0.0 }", "NaN"),
+            ("7.5", "#{ points: 0.0 / 0.0 }", "NaN"),
+            ("7.5", "#{ points: 1.0 / 0.0 }", "Infinity"),
+            ("10", "#{ points: -1.0 / 0.0 }", "-Infinity"),
+        ] {
+            assert_eq!(
+                grade_error(&script_pack(max, script)),
+                format!("rubric `t`, rule `r`, session `s`: the script failed: it gave {value} points at `dimensions[0].rules[1]`, and a grade cannot hold it"),
+                "{script} in a pack of max {max}"
+            );
+        }
+        // Finite points keep counting.
+        let result = grade(&script_pack("7.5", "#{ points: 2.5 }"), &[("tasks", "a")]);
+        assert_eq!(result.dimensions["d"].score.0, 3.5);
     }
 }

@@ -29,6 +29,33 @@ pub(crate) struct NativeResult {
     pub entries: Vec<u32>,
 }
 
+/// Why a call gave nothing a grade can use.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum CallError {
+    /// The function failed, panicked, or handed back something the host refuses; the reason
+    /// in words.
+    Failed(String),
+    /// The function gave NaN or an infinity, which no score, condition or metric can mean.
+    NotFinite(f64),
+}
+
+impl CallError {
+    /// The reason in words; `at` is the key path of the use (`dimensions[0].rules[1]`), when
+    /// the caller knows it.
+    pub(crate) fn describe(&self, at: Option<&str>) -> String {
+        match self {
+            CallError::Failed(message) => message.clone(),
+            CallError::NotFinite(value) => {
+                let value = crate::entry::js_number(*value);
+                match at {
+                    Some(at) => format!("it gave {value} at `{at}`, and a grade cannot hold it"),
+                    None => format!("it gave {value}, and a grade cannot hold it"),
+                }
+            }
+        }
+    }
+}
+
 impl NativeRef {
     pub fn new(plugin: Arc<Plugin>, index: usize) -> Option<NativeRef> {
         (index < plugin.functions.len()).then_some(NativeRef { plugin, index })
@@ -50,7 +77,7 @@ impl NativeRef {
         entries: &[Entry],
         current: Option<u32>,
         score: f64,
-    ) -> Result<NativeResult, String> {
+    ) -> Result<NativeResult, CallError> {
         let function = self.function();
         let width = function.resolved.len();
         // Objects and arrays cross as JSON text, which must outlive the call.
@@ -85,13 +112,18 @@ impl NativeRef {
             current: current.map_or(-1, i64::from),
             score,
         };
-        let returned = host::call(function.call, &input)?;
+        let returned = host::call(function.call, &input).map_err(CallError::Failed)?;
         drop(json_texts);
+        // A condition's NaN would read as false and a metric's as a value no comparison
+        // holds for: the session would be graded on a number that means nothing.
+        if let Some(value) = returned.value.filter(|v| !v.is_finite()) {
+            return Err(CallError::NotFinite(value));
+        }
         let count = entries.len() as u64;
         if let Some(bad) = returned.entries.iter().find(|&&i| i >= count) {
-            return Err(format!(
+            return Err(CallError::Failed(format!(
                 "it named entry {bad}, and the session has {count} (entries are 0-based)"
-            ));
+            )));
         }
         Ok(NativeResult {
             value: returned.value,

@@ -10,7 +10,7 @@
 //! pack's formats) is the public face [`crate::plugin`], above the pack.
 
 mod call;
-pub(crate) use call::{NativeRef, NativeResult};
+pub(crate) use call::{CallError, NativeRef, NativeResult};
 mod host;
 
 use std::collections::HashMap;

@@ -38,10 +38,11 @@ fn call(native: &NativeRef, session: &SessionView, entry: Option<u32>) -> Fallib
     let data = &session.data;
     let result = native
         .call(&data.session_id, &data.entries, entry, 0.0)
-        .map_err(|message| {
+        .map_err(|error| {
             format!(
-                "plugin function `{}` failed: {message}",
-                native.qualified_name()
+                "plugin function `{}` failed: {}",
+                native.qualified_name(),
+                error.describe(None)
             )
         })?;
     Ok(match native.function().kind {

@@ -13,7 +13,7 @@ use crate::pack::template::TemplateValues;
 #[derive(Debug)]
 pub(crate) struct NativeFailure {
     pub(crate) function: String,
-    pub(crate) message: String,
+    pub(crate) error: crate::native::CallError,
 }
 
 /// What the single pass learned about a session.
@@ -40,12 +40,12 @@ impl Facts<'_> {
     ) -> Option<crate::native::NativeResult> {
         match native.call(self.session_id, self.entries, entry, score) {
             Ok(result) => Some(result),
-            Err(message) => {
+            Err(error) => {
                 self.native_failure
                     .borrow_mut()
                     .get_or_insert(NativeFailure {
                         function: native.qualified_name(),
-                        message,
+                        error,
                     });
                 None
             }
