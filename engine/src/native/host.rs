@@ -86,17 +86,21 @@ pub(crate) fn open(path: &Path) -> Result<Described, OpenError> {
     // live as long as the library, which is never unloaded; the pointer was checked non-null.
     let plugin = unsafe { &*described };
     let text = |s: GradeStr, what: &str| {
-        owned_text(s).ok_or_else(|| OpenError::BadDescription(format!("{what} is not UTF-8")))
+        owned_text(s).ok_or_else(|| OpenError::BadDescription(format!("{what} is not UTF-8 text")))
     };
     let mut functions = Vec::new();
-    for f in table(plugin.functions, plugin.function_count) {
-        let name = text(f.name, "a function name")?;
+    for (i, f) in table(plugin.functions, plugin.function_count)
+        .iter()
+        .enumerate()
+    {
+        // Counted from 1, as a reader of the plugin's table counts.
+        let name = text(f.name, &format!("the name of function {}", i + 1))?;
         let fields = table(f.fields, f.field_count)
             .iter()
-            .map(|s| text(*s, "a field path"))
+            .map(|s| text(*s, &format!("a field path of function `{name}`")))
             .collect::<Result<_, _>>()?;
         functions.push(DescribedFunction {
-            doc: text(f.doc, "a function's doc")?,
+            doc: text(f.doc, &format!("the doc of function `{name}`"))?,
             kind: f.kind,
             fields,
             call: f.call,
@@ -104,10 +108,14 @@ pub(crate) fn open(path: &Path) -> Result<Described, OpenError> {
         });
     }
     let mut sources = Vec::new();
-    for s in table(plugin.sources, plugin.source_count) {
+    for (i, s) in table(plugin.sources, plugin.source_count)
+        .iter()
+        .enumerate()
+    {
+        let name = text(s.name, &format!("the name of source format {}", i + 1))?;
         sources.push(DescribedSource {
-            name: text(s.name, "a source name")?,
-            doc: text(s.doc, "a source's doc")?,
+            doc: text(s.doc, &format!("the doc of source format `{name}`"))?,
+            name,
             detect: s.detect,
             read: s.read,
         });
@@ -147,6 +155,9 @@ pub(crate) struct Returned {
     pub flags: Vec<String>,
     pub entries: Vec<u64>,
     pub error: Option<String>,
+    /// The first text that was not UTF-8, as what it was meant to be (`evidence`): the call
+    /// fails with it, since replacing the bytes would put words in the plugin's mouth.
+    pub not_utf8: Option<&'static str>,
 }
 
 extern "C" fn put_value(host: *mut c_void, value: f64) {
@@ -154,11 +165,21 @@ extern "C" fn put_value(host: *mut c_void, value: f64) {
 }
 
 extern "C" fn put_text(host: *mut c_void, kind: u32, text: GradeStr) {
-    let text = String::from_utf8_lossy(lent(text)).into_owned();
-    with_returned(host, |r| match kind {
-        abi::TEXT_EVIDENCE => r.evidence.push(text),
-        abi::TEXT_FLAG => r.flags.push(text),
-        _ => r.error = Some(text),
+    let text = owned_text(text);
+    with_returned(host, |r| {
+        let Some(text) = text else {
+            r.not_utf8.get_or_insert(match kind {
+                abi::TEXT_EVIDENCE => "evidence",
+                abi::TEXT_FLAG => "a flag",
+                _ => "the reason it failed",
+            });
+            return;
+        };
+        match kind {
+            abi::TEXT_EVIDENCE => r.evidence.push(text),
+            abi::TEXT_FLAG => r.flags.push(text),
+            _ => r.error = Some(text),
+        }
     });
 }
 
@@ -186,6 +207,11 @@ pub(crate) fn call(function: GradeFn, input: &GradeCall) -> Result<Returned, Str
         entry: put_entry,
     };
     let status = function(input, &output);
+    if let Some(what) = returned.not_utf8 {
+        return Err(format!(
+            "it gave {what} that is not UTF-8 text (the plugin ABI passes UTF-8 only)"
+        ));
+    }
     if status == abi::STATUS_OK {
         Ok(returned)
     } else {
@@ -223,22 +249,21 @@ extern "C" fn take_entry(host: *mut c_void, entry: *const GradeNewEntry) -> i32 
     }
     // SAFETY: `entry` points at a `GradeNewEntry` the plugin keeps alive for this call.
     let e = unsafe { &*entry };
-    let text = |s: GradeStr| String::from_utf8_lossy(lent(s)).into_owned();
-    let read = ReadEntry {
-        session_id: text(e.session_id),
-        timestamp: text(e.timestamp),
-        domain: text(e.domain),
-        operation: text(e.operation),
-        success: e.success != 0,
-        exit_code: e.exit_code,
-        duration_ms: e.duration_ms,
-        error: (!e.error.ptr.is_null()).then(|| text(e.error)),
-        params_json: text(e.params_json),
-        metadata_json: text(e.metadata_json),
-    };
     // SAFETY: `host` is the `&mut Reading` that `read` put in the output, passed back only
     // during that call, on its thread, with no other reference live.
     let reading = unsafe { &mut *host.cast::<Reading<'_>>() };
+    let read = match read_entry(e) {
+        Ok(read) => read,
+        Err(field) => {
+            reading.error.get_or_insert((
+                e.line,
+                format!(
+                    "the entry's `{field}` is not UTF-8 text (the plugin ABI passes UTF-8 only)"
+                ),
+            ));
+            return abi::STATUS_ERROR;
+        }
+    };
     match (reading.accept)(read) {
         Ok(()) => abi::STATUS_OK,
         Err(message) => {
@@ -248,21 +273,54 @@ extern "C" fn take_entry(host: *mut c_void, entry: *const GradeNewEntry) -> i32 
     }
 }
 
+/// An entry's texts copied, or the name of the first field that is not UTF-8.
+fn read_entry(e: &GradeNewEntry) -> Result<ReadEntry, &'static str> {
+    let text = |s: GradeStr, field: &'static str| owned_text(s).ok_or(field);
+    Ok(ReadEntry {
+        session_id: text(e.session_id, "session_id")?,
+        timestamp: text(e.timestamp, "timestamp")?,
+        domain: text(e.domain, "domain")?,
+        operation: text(e.operation, "operation")?,
+        success: e.success != 0,
+        exit_code: e.exit_code,
+        duration_ms: e.duration_ms,
+        error: if e.error.ptr.is_null() {
+            None
+        } else {
+            Some(text(e.error, "error")?)
+        },
+        params_json: text(e.params_json, "params_json")?,
+        metadata_json: text(e.metadata_json, "metadata_json")?,
+    })
+}
+
 extern "C" fn take_warning(host: *mut c_void, line: u64, message: GradeStr) {
     if host.is_null() {
         return;
     }
-    let message = String::from_utf8_lossy(lent(message)).into_owned();
+    let message = owned_text(message);
     // SAFETY: as in `take_entry`.
     let reading = unsafe { &mut *host.cast::<Reading<'_>>() };
-    reading.warnings.push((line, message));
+    match message {
+        Some(message) => reading.warnings.push((line, message)),
+        None => {
+            reading.error.get_or_insert((
+                line,
+                "it gave a warning that is not UTF-8 text (the plugin ABI passes UTF-8 only)"
+                    .to_owned(),
+            ));
+        }
+    }
 }
 
 extern "C" fn take_error(host: *mut c_void, line: u64, message: GradeStr) {
     if host.is_null() {
         return;
     }
-    let message = String::from_utf8_lossy(lent(message)).into_owned();
+    let message = owned_text(message).unwrap_or_else(|| {
+        "it failed, and gave a reason that is not UTF-8 text (the plugin ABI passes UTF-8 only)"
+            .to_owned()
+    });
     // SAFETY: as in `take_entry`.
     let reading = unsafe { &mut *host.cast::<Reading<'_>>() };
     // The first error is the cause; a refusal by the host came before the plugin's report of it.
