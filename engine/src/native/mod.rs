@@ -247,6 +247,21 @@ pub(crate) fn load(
             call: f.call,
         });
     }
+    // `native: NAME.f` and `NAME::f(session)` must each mean one function: with two of a
+    // name, the pack would call the first and scripts the last.
+    if let Some(twice) = twice_named(functions.iter().map(|f| f.name.as_str())) {
+        let kind = |i: usize| functions[i].kind;
+        return Err(problem(format!(
+            "`{shown}` provides two functions named `{}` (number {}, a {}, and number {}, a {}), and a pack could not tell which it calls",
+            twice.name, twice.first + 1, kind(twice.first), twice.second + 1, kind(twice.second)
+        )));
+    }
+    if let Some(twice) = twice_named(described.sources.iter().map(|s| s.name.as_str())) {
+        return Err(problem(format!(
+            "`{shown}` provides two source formats named `{}` (number {} and number {}), and a source could not tell which reads it",
+            twice.name, twice.first + 1, twice.second + 1
+        )));
+    }
     let sources = described
         .sources
         .iter()
@@ -266,6 +281,28 @@ pub(crate) fn load(
         functions,
         sources,
     })
+}
+
+/// A name given twice in a list, with both 0-based positions.
+struct Twice<'a> {
+    name: &'a str,
+    first: usize,
+    second: usize,
+}
+
+fn twice_named<'a>(names: impl Iterator<Item = &'a str>) -> Option<Twice<'a>> {
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for (i, name) in names.enumerate() {
+        if let Some(&first) = seen.get(name) {
+            return Some(Twice {
+                name,
+                first,
+                second: i,
+            });
+        }
+        seen.insert(name, i);
+    }
+    None
 }
 
 fn open_once(path: &Path, sha: &str) -> Result<Arc<host::Described>, host::OpenError> {

@@ -74,7 +74,9 @@ impl Plugins {
             }
             let loaded = match origin {
                 PackOrigin::Folder(dir) => {
-                    match native::load(name, dir, &declared.path, &declared.sha256, policy) {
+                    match native::load(name, dir, &declared.path, &declared.sha256, policy)
+                        .and_then(|p| plugins.formats_free(p))
+                    {
                         Ok(p) => Some(Arc::new(p)),
                         Err(problem) => {
                             problems.push((Code::Plugin, path.clone(), problem.0, true));
@@ -101,6 +103,35 @@ impl Plugins {
             );
         }
         (plugins, problems)
+    }
+
+    /// `plugin`, when no format it reads has the name of a built-in format or of one an
+    /// earlier plugin of the pack reads: a source of that name could be read only one way,
+    /// and which would be a matter of order.
+    fn formats_free(&self, plugin: Plugin) -> Result<Plugin, native::LoadProblem> {
+        for source in &plugin.sources {
+            if crate::source::Registry::builtin()
+                .get(&source.name)
+                .is_some()
+            {
+                return Err(native::LoadProblem(format!(
+                    "plugin `{}`: its source format `{}` has the name of a built-in format, which a plugin cannot replace",
+                    plugin.name, source.name
+                )));
+            }
+            let earlier = self.slots.iter().find(|(_, slot)| {
+                slot.loaded
+                    .as_ref()
+                    .is_some_and(|p| p.sources.iter().any(|s| s.name == source.name))
+            });
+            if let Some((other, slot)) = earlier {
+                return Err(native::LoadProblem(format!(
+                    "plugin `{}`: its source format `{}` is read by plugin `{other}` (`{}`) too, and a source can be read one way only",
+                    plugin.name, source.name, slot.path
+                )));
+            }
+        }
+        Ok(plugin)
     }
 
     /// The loaded plugins, in declaration order.
