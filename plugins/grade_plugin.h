@@ -106,7 +106,8 @@ typedef struct grade_call {
 /* Where a function puts its result; every callback copies what it is given. */
 typedef struct grade_output {
     void *host; /* pass it back to each callback */
-    /* A metric's value, a condition's truth (non-zero holds), a rule's points. */
+    /* A metric's value, a condition's truth (non-zero holds), a rule's points. NaN and
+     * infinities fail the call: no grade can hold them. */
     void (*value)(void *host, double value);
     /* Evidence, a flag, or the reason of a failed call (GRADE_TEXT_*). */
     void (*text)(void *host, uint32_t kind, grade_str text);
@@ -119,7 +120,8 @@ typedef struct grade_output {
 typedef int32_t (*grade_fn)(const grade_call *call, const grade_output *out);
 
 typedef struct grade_function {
-    grade_str name; /* what packs write after the plugin's name: `native: shell.NAME` */
+    grade_str name; /* what packs write after the plugin's name: `native: shell.NAME`;
+                     * unique within the plugin, or the host refuses it */
     uint32_t kind;  /* GRADE_KIND_* */
     grade_str doc;  /* one line; `grade rubric show` prints it */
     /* The entry fields the function reads, as field paths (`params.command`, `metadata.cwd`,
@@ -163,7 +165,8 @@ typedef int32_t (*grade_read_fn)(grade_str path, grade_str content,
                                  const grade_source_output *out);
 
 typedef struct grade_source {
-    grade_str name; /* what --source-format takes, e.g. codex-rollout */
+    grade_str name; /* what --source-format takes, e.g. codex-rollout; unique among the
+                     * built-in formats and those of every plugin a pack loads */
     grade_str doc;
     grade_detect_fn detect;
     grade_read_fn read;

@@ -826,5 +826,209 @@ fn compare_loads_the_plugins_of_both_packs_when_plugins_are_allowed() {
         err.matches("--allow-plugins").count(),
         2,
         "both packs are refused in one run: {err}"
+
+/// A pack in a temporary folder loading the `odd` test plugin (declared on line 5 as
+/// `plugins[0]`), with `rest` after `plugins:` (more plugins, metrics, dimensions).
+fn odd_pack(rest: &str) -> tempfile::TempDir {
+    let odd = built("grade_test_odd");
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = format!(
+        "id: odd-values\nversion: \"1\"\nname: Odd values\nplugins:\n  - {{ name: odd, path: {}, sha256: \"{}\" }}\n{rest}",
+        odd.display(),
+        sha256_of(&odd)
+    );
+    std::fs::write(dir.path().join("rubric.yaml"), yaml).unwrap();
+    dir
+}
+
+/// One dimension of `max` points with `rules`, written as YAML list items.
+fn dimension(max: &str, rules: &str) -> String {
+    format!("dimensions:\n  - id: d\n    max: {max}\n    rules:\n{rules}")
+}
+
+const ONE_POINT: &str = "      - { id: one, doc: a point, native: odd.one_point }\n";
+
+/// Every line of standard error of a run that graded none of its three sessions, which must
+/// all fail alike: the first session's error is `expected`.
+fn fails_every_session(out: &std::process::Output, expected: &str) {
+    let err = stderr(out);
+    assert_eq!(code(out), 1, "{err}");
+    assert_eq!(stdout(out), "", "nothing graded");
+    assert_eq!(
+        err.lines().next(),
+        Some(format!("error: {expected}").as_str()),
+        "{err}"
+    );
+    assert!(err.contains("3 of 3 sessions could not be graded"), "{err}");
+}
+
+#[test]
+fn a_plugin_value_that_is_nan_or_infinite_fails_the_session_naming_the_function_and_the_place() {
+    // A metric read by a condition.
+    let pack = odd_pack(&format!(
+        "metrics:\n  m: {{ native: odd.nan_metric }}\n{}",
+        dimension(
+            "10",
+            &format!("{ONE_POINT}      - {{ id: r, doc: d, when: {{ metric: m, at_least: 1 }}, points: 1 }}\n")
+        )
+    ));
+    fails_every_session(
+        &grade_with(pack.path(), &["--allow-plugins"]),
+        "rubric `odd-values`, metric `m`, session `ok-1`: plugin function `odd.nan_metric` failed: it gave NaN at `metrics.m`, and a grade cannot hold it",
+    );
+    // A rule's points.
+    let pack = odd_pack(&dimension(
+        "10",
+        &format!("{ONE_POINT}      - {{ id: r, doc: d, native: odd.infinite_rule }}\n"),
+    ));
+    fails_every_session(
+        &grade_with(pack.path(), &["--allow-plugins"]),
+        "rubric `odd-values`, rule `r`, session `ok-1`: plugin function `odd.infinite_rule` failed: it gave -Infinity at `dimensions[0].rules[1]`, and a grade cannot hold it",
+    );
+    // A condition in a rule, which would otherwise read as false.
+    let pack = odd_pack(&dimension(
+        "10",
+        &format!("{ONE_POINT}      - {{ id: r, doc: d, when: {{ native: odd.nan_condition }}, points: 1 }}\n"),
+    ));
+    fails_every_session(
+        &grade_with(pack.path(), &["--allow-plugins"]),
+        "rubric `odd-values`, rule `r`, session `ok-1`: plugin function `odd.nan_condition` failed: it gave NaN at `dimensions[0].rules[1]`, and a grade cannot hold it",
+    );
+    // A condition in `applies_when`, which would otherwise leave the dimension out.
+    let pack = odd_pack(&format!(
+        "dimensions:\n  - id: d\n    max: 10\n    applies_when: {{ native: odd.nan_condition }}\n    rules:\n{ONE_POINT}"
+    ));
+    fails_every_session(
+        &grade_with(pack.path(), &["--allow-plugins"]),
+        "rubric `odd-values`, dimension `d`, session `ok-1`: plugin function `odd.nan_condition` failed: it gave NaN at `dimensions[0].applies_when`, and a grade cannot hold it",
+    );
+    // Called from a script.
+    let pack = odd_pack(&dimension(
+        "10",
+        "      - { id: s, doc: d, script: s.rhai }\n",
+    ));
+    std::fs::write(
+        pack.path().join("s.rhai"),
+        "let m = odd::nan_metric(session);\n#{ points: 1 }\n",
+    )
+    .unwrap();
+    let out = grade_with(pack.path(), &["--allow-plugins"]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "plugin function `odd.nan_metric` failed: it gave NaN, and a grade cannot hold it"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    // Finite values grade as before.
+    let pack = odd_pack(&dimension("10", ONE_POINT));
+    let out = grade_with(pack.path(), &["--allow-plugins"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(json_lines(&stdout(&out))
+        .iter()
+        .all(|r| r["totalScore"] == 1));
+}
+
+#[test]
+fn a_native_rule_giving_half_a_point_fails_a_pack_of_whole_scores_only() {
+    let rules = format!("{ONE_POINT}      - {{ id: half, doc: d, native: odd.half_value }}\n");
+    let pack = odd_pack(&dimension("10", &rules));
+    fails_every_session(
+        &grade_with(pack.path(), &["--allow-plugins"]),
+        "rubric `odd-values`, rule `half`, session `ok-1`: plugin function `odd.half_value` failed: it gave 0.5 points at `dimensions[0].rules[1]`, and every score of this pack is a whole number",
+    );
+    // A pack whose own scores are fractional takes half points.
+    let pack = odd_pack(&dimension("7.5", &rules));
+    let out = grade_with(pack.path(), &["--allow-plugins"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        json_lines(&stdout(&out))
+            .iter()
+            .all(|r| r["totalScore"] == 1.5),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn plugin_text_that_is_not_utf8_is_refused_naming_the_function_or_the_format() {
+    let pack = odd_pack(&dimension(
+        "10",
+        "      - { id: r, doc: d, native: odd.bad_evidence }\n",
+    ));
+    fails_every_session(
+        &grade_with(pack.path(), &["--allow-plugins"]),
+        "rubric `odd-values`, rule `r`, session `ok-1`: plugin function `odd.bad_evidence` failed: it gave evidence that is not UTF-8 text (the plugin ABI passes UTF-8 only)",
+    );
+    // An entry a source plugin read.
+    let pack = odd_pack(&dimension("10", ONE_POINT));
+    let source = pack.path().join("odd.log");
+    std::fs::write(&source, "anything\n").unwrap();
+    let out = run(&[
+        "--allow-plugins",
+        "--rubric",
+        pack.path().to_str().unwrap(),
+        "--source",
+        source.to_str().unwrap(),
+        "--source-format",
+        "odd-bytes",
+        "--all",
+        "--no-record",
+    ]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "error: {}:1: format `odd-bytes` (plugin `odd`): the entry's `operation` is not UTF-8 text (the plugin ABI passes UTF-8 only)\n",
+            source.display()
+        )
+    );
+}
+
+#[test]
+fn a_name_given_twice_is_refused_at_load_naming_both() {
+    let pack = odd_pack(&dimension("10", ONE_POINT));
+    let load = |twice: &str| {
+        common::grade_bin()
+            .env("GRADE_TEST_ODD_TWICE", twice)
+            .args(["rubric", "validate", "--allow-plugins", "--format", "json"])
+            .arg(pack.path())
+            .output()
+            .unwrap()
+    };
+    let odd = built("grade_test_odd");
+    let out = load("function");
+    refused(
+        &out,
+        &format!("plugin `odd`: `{}` provides two functions named `one_point` (number 1, a rule, and number 3, a metric), and a pack could not tell which it calls", odd.display()),
+    );
+    let out = load("source");
+    refused(
+        &out,
+        &format!("plugin `odd`: `{}` provides two source formats named `odd-bytes` (number 1 and number 2), and a source could not tell which reads it", odd.display()),
+    );
+    // Two plugins of one pack reading formats of one name: the second is refused.
+    let pack = odd_pack(&format!(
+        "  - {{ name: again, path: {}, sha256: \"{}\" }}\n{}",
+        odd.display(),
+        sha256_of(&odd),
+        dimension("10", ONE_POINT)
+    ));
+    let out = run(&[
+        "rubric",
+        "validate",
+        "--allow-plugins",
+        "--format",
+        "json",
+        pack.path().to_str().unwrap(),
+    ]);
+    let err = stderr(&out);
+    assert_eq!(code(&out), 2, "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("rubric.yaml:6:")
+            && err.contains("plugin `again`: its source format `odd-bytes` is read by plugin `odd` (`plugins[0]`) too, and a source can be read one way only"),
+        "{err}"
     );
 }

@@ -1,0 +1,156 @@
+//! A plugin that gives the host what it must refuse: NaN and infinite values, half a point,
+//! text that is not UTF-8, and (when `GRADE_TEST_ODD_TWICE` is set when it is loaded) a
+//! description naming a function or a source format twice. It is written against the raw
+//! ABI, since the SDK can give none of these.
+#![allow(unsafe_code)]
+
+use grade_plugin::abi::{
+    GradeCall, GradeFunction, GradeNewEntry, GradeOutput, GradePlugin, GradeSource,
+    GradeSourceOutput, GradeStr, ABI_VERSION, KIND_CONDITION, KIND_METRIC, KIND_RULE, STATUS_OK,
+    TEXT_EVIDENCE,
+};
+
+/// Bytes that are not UTF-8 (a lone continuation byte and an invalid lead byte).
+const NOT_UTF8: &[u8] = b"bad \xff\xfe text";
+
+fn give(out: *const GradeOutput, value: f64) -> i32 {
+    // SAFETY: the host passes a valid output for the duration of the call.
+    let out = unsafe { &*out };
+    (out.value)(out.host, value);
+    STATUS_OK
+}
+
+extern "C" fn nan_metric(_: *const GradeCall, out: *const GradeOutput) -> i32 {
+    give(out, f64::NAN)
+}
+
+extern "C" fn nan_condition(_: *const GradeCall, out: *const GradeOutput) -> i32 {
+    give(out, f64::NAN)
+}
+
+extern "C" fn infinite_rule(_: *const GradeCall, out: *const GradeOutput) -> i32 {
+    give(out, f64::NEG_INFINITY)
+}
+
+extern "C" fn half_value(_: *const GradeCall, out: *const GradeOutput) -> i32 {
+    give(out, 0.5)
+}
+
+extern "C" fn one_point(_: *const GradeCall, out: *const GradeOutput) -> i32 {
+    give(out, 1.0)
+}
+
+extern "C" fn bad_evidence(_: *const GradeCall, out: *const GradeOutput) -> i32 {
+    // SAFETY: as in `give`.
+    let out = unsafe { &*out };
+    (out.value)(out.host, 1.0);
+    (out.text)(out.host, TEXT_EVIDENCE, GradeStr::bytes(NOT_UTF8));
+    STATUS_OK
+}
+
+extern "C" fn claims_nothing(_: GradeStr) -> u32 {
+    0
+}
+
+/// Reads one entry whose `operation` is not UTF-8.
+extern "C" fn read_bad_entry(_: GradeStr, _: GradeStr, out: *const GradeSourceOutput) -> i32 {
+    // SAFETY: the host passes a valid output for the duration of the call.
+    let out = unsafe { &*out };
+    let entry = GradeNewEntry {
+        session_id: GradeStr::new("s"),
+        timestamp: GradeStr::new("2026-03-01T09:00:00.000Z"),
+        domain: GradeStr::new("tasks"),
+        operation: GradeStr::bytes(NOT_UTF8),
+        success: 1,
+        exit_code: 0,
+        duration_ms: 1.0,
+        error: GradeStr::EMPTY,
+        params_json: GradeStr::EMPTY,
+        metadata_json: GradeStr::EMPTY,
+        line: 1,
+    };
+    (out.entry)(out.host, &entry)
+}
+
+const fn function(
+    name: &'static str,
+    kind: u32,
+    call: extern "C" fn(*const GradeCall, *const GradeOutput) -> i32,
+) -> GradeFunction {
+    GradeFunction {
+        name: GradeStr::new(name),
+        kind,
+        doc: GradeStr::new("gives what a grade cannot hold"),
+        fields: std::ptr::null(),
+        field_count: 0,
+        call,
+    }
+}
+
+const fn source(name: &'static str) -> GradeSource {
+    GradeSource {
+        name: GradeStr::new(name),
+        doc: GradeStr::new("one entry whose operation is not UTF-8"),
+        detect: claims_nothing,
+        read: read_bad_entry,
+    }
+}
+
+struct Table<T: 'static>(&'static [T]);
+// SAFETY: the tables hold pointers to `'static` strings and functions only, never written.
+unsafe impl<T> Sync for Table<T> {}
+
+static FUNCTIONS: Table<GradeFunction> = Table(&[
+    function("nan_metric", KIND_METRIC, nan_metric),
+    function("nan_condition", KIND_CONDITION, nan_condition),
+    function("infinite_rule", KIND_RULE, infinite_rule),
+    function("half_value", KIND_RULE, half_value),
+    function("one_point", KIND_RULE, one_point),
+    function("bad_evidence", KIND_RULE, bad_evidence),
+]);
+
+static FUNCTIONS_TWICE: Table<GradeFunction> = Table(&[
+    function("one_point", KIND_RULE, one_point),
+    function("half_value", KIND_RULE, half_value),
+    function("one_point", KIND_METRIC, nan_metric),
+]);
+
+static SOURCES: Table<GradeSource> = Table(&[source("odd-bytes")]);
+static SOURCES_TWICE: Table<GradeSource> = Table(&[source("odd-bytes"), source("odd-bytes")]);
+
+struct Described(GradePlugin);
+// SAFETY: as for `Table`.
+unsafe impl Sync for Described {}
+
+const fn described(
+    functions: &'static Table<GradeFunction>,
+    sources: &'static Table<GradeSource>,
+) -> Described {
+    Described(GradePlugin {
+        name: GradeStr::new("odd"),
+        version: GradeStr::new("0.0.1"),
+        functions: functions.0.as_ptr(),
+        function_count: functions.0.len(),
+        sources: sources.0.as_ptr(),
+        source_count: sources.0.len(),
+    })
+}
+
+static PLAIN: Described = described(&FUNCTIONS, &SOURCES);
+static FUNCTION_TWICE: Described = described(&FUNCTIONS_TWICE, &SOURCES);
+static SOURCE_TWICE: Described = described(&FUNCTIONS, &SOURCES_TWICE);
+
+#[no_mangle]
+pub extern "C" fn grade_plugin_abi_version() -> u32 {
+    ABI_VERSION
+}
+
+#[no_mangle]
+pub extern "C" fn grade_plugin_describe() -> *const GradePlugin {
+    let chosen = match std::env::var("GRADE_TEST_ODD_TWICE").as_deref() {
+        Ok("function") => &FUNCTION_TWICE,
+        Ok("source") => &SOURCE_TWICE,
+        _ => &PLAIN,
+    };
+    &chosen.0
+}
