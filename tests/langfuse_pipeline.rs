@@ -221,6 +221,37 @@ fn an_anthropic_judge_honours_retry_after_reads_prose_and_reports_usage_then_cac
     assert_eq!(server.requests().len(), 4);
 }
 
+#[test]
+fn a_judgment_cache_file_that_does_not_read_is_named_in_a_warning_and_asked_again() {
+    let judged = judgment(2.0, 0.8).to_string();
+    let server = scripted(vec![anthropic_reply(&judged, 100, 50)]);
+    let cache = tempfile::tempdir().unwrap();
+    let env = anthropic_env(&server);
+    let first = judge_transcript(&env, cache.path(), "anthropic:claude-test", &[]);
+    assert_eq!(code(&first), 0, "{}", stderr(&first));
+    let files = walk(&cache.path().join("grade/judgments"));
+    assert_eq!(files.len(), 1, "{files:?}");
+    // A file cut short, as a full disk or an interrupted copy leaves it.
+    std::fs::write(&files[0], "{\"judge\": \"anthropic:claude-test\", \"judgm").unwrap();
+    let again = judge_transcript(&env, cache.path(), "anthropic:claude-test", &[]);
+    assert_eq!(code(&again), 0, "{}", stderr(&again));
+    assert_eq!(
+        stderr(&again),
+        format!(
+            "warning: judgment cache file `{}` is not a kept judgment (EOF while parsing a string at line 1 column 41); the judgment was asked again\n",
+            files[0].display()
+        )
+    );
+    assert_eq!(server.requests().len(), 2, "asked again");
+    let second: Value = serde_json::from_str(&stdout(&again)).unwrap();
+    assert_eq!(second["judge"]["cached"], 0);
+    // The new reply took the broken file's place.
+    let third = judge_transcript(&env, cache.path(), "anthropic:claude-test", &[]);
+    assert_eq!(code(&third), 0, "{}", stderr(&third));
+    assert_eq!(stderr(&third), "");
+    assert_eq!(server.requests().len(), 2, "answered from the cache");
+}
+
 fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_owned()];
@@ -292,6 +323,29 @@ fn replies_without_a_valid_judgment_and_refused_keys_are_clear_errors() {
                 "judge `anthropic:claude-test` for session `1af7fc5e-8455-4414-9ccd-011d40f70b2a`, chunk 1 of 1",
                 "the reply is not JSON and holds no JSON object; it starts with `I cannot score this session, it is too short.`",
             ],
+        ),
+        (
+            "cut short at the output limit",
+            Response::json(
+                200,
+                &json!({
+                    "id": "msg_test", "type": "message", "role": "assistant", "model": "claude-test",
+                    "content": [{"type": "text", "text": "{\"goal_achievement\": {\"score\": 2, \"evid"}],
+                    "stop_reason": "max_tokens",
+                    "usage": {"input_tokens": 10, "output_tokens": 5}
+                }),
+            ),
+            vec!["the reply's JSON is cut short: it ends before its object closes, as when the judge runs out of output tokens (raise `max_tokens` in the pack's `judge` and grade again); the model said it stopped at its output limit; the reply starts with `{\"goal_achievement\""],
+        ),
+        (
+            "cut short, the model silent about why",
+            anthropic_reply("Here it is: ```json\n{\"goal_achievement\": {\"score\": 2,", 10, 5),
+            vec!["the reply's JSON is cut short: it ends before its object closes, as when the judge runs out of output tokens (raise `max_tokens` in the pack's `judge` and grade again); it starts with `Here it is:"],
+        ),
+        (
+            "malformed",
+            anthropic_reply("{\"goal_achievement\": {\"score\": 2,}}", 10, 5),
+            vec!["the reply's JSON is malformed (trailing comma at line 1 column ", "), not cut short: grade again to ask anew, and if the judge keeps writing it, tell it in the pack's prompt to answer with one JSON object; it starts with `{\"goal"],
         ),
         (
             "two objects",

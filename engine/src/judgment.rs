@@ -284,10 +284,52 @@ pub fn find_judgment_json(reply: &str) -> Result<&str, ReplyError> {
         rest = &body[end + 3..];
     }
     let objects = json_objects_in(trimmed);
+    // A reply that opens an object and breaks off or goes wrong inside it says what went
+    // wrong better than "no JSON" would, or than an inner object read as the judgment.
+    if let Some(start) = first_object_start(trimmed) {
+        let broken = broken_json(&trimmed[start..]);
+        let inside = object_end(trimmed.as_bytes(), start).is_none();
+        match broken {
+            Some(ReplyError::CutShort) if inside => return Err(ReplyError::CutShort),
+            Some(why) if objects.is_empty() => return Err(why),
+            _ => {}
+        }
+    }
     match objects.as_slice() {
         [one] => Ok(one),
         [] => Err(ReplyError::NoJson),
         many => Err(ReplyError::Ambiguous(many.len())),
+    }
+}
+
+/// Where the first `{` outside a closed fenced block is.
+fn first_object_start(text: &str) -> Option<usize> {
+    let mut at = 0;
+    loop {
+        let open = text[at..].find("```").map(|o| at + o);
+        let brace = text[at..].find('{').map(|b| at + b)?;
+        match open {
+            Some(open) if open < brace => {
+                let Some(close) = text[open + 3..].find("```") else {
+                    return Some(brace);
+                };
+                at = open + 3 + close + 3;
+            }
+            _ => return Some(brace),
+        }
+    }
+}
+
+/// Why the JSON value `text` starts with does not read: cut short (the text ends inside
+/// it) or malformed; `None` when it reads.
+fn broken_json(text: &str) -> Option<ReplyError> {
+    // Read as a `Value`, whose errors name the fault (`trailing comma`) where a skipped
+    // value's would not.
+    let mut values = serde_json::Deserializer::from_str(text).into_iter::<Value>();
+    match values.next() {
+        Some(Err(e)) if e.is_eof() => Some(ReplyError::CutShort),
+        Some(Err(e)) => Some(ReplyError::Malformed(e.to_string())),
+        _ => None,
     }
 }
 
@@ -300,6 +342,13 @@ pub enum ReplyError {
     /// The reply holds several JSON objects and no fenced block.
     #[error("the reply holds {0} JSON objects and no fenced ```json block, so which one is the judgment is unclear")]
     Ambiguous(usize),
+    /// The reply's JSON ends before it closes: the judge ran out of output tokens, or its
+    /// answer was cut off.
+    #[error("the reply's JSON is cut short: it ends before its object closes, as when the judge runs out of output tokens (raise `max_tokens` in the pack's `judge` and grade again)")]
+    CutShort,
+    /// The reply's JSON is complete but not valid JSON.
+    #[error("the reply's JSON is malformed ({0}), not cut short: grade again to ask anew, and if the judge keeps writing it, tell it in the pack's prompt to answer with one JSON object")]
+    Malformed(String),
 }
 
 /// The outermost JSON objects written in a text's prose, in order (strings inside them may
@@ -646,13 +695,41 @@ mod tests {
             Err(ReplyError::Ambiguous(2))
         );
         assert_eq!(find_judgment_json("no idea"), Err(ReplyError::NoJson));
-        assert_eq!(find_judgment_json("{ broken"), Err(ReplyError::NoJson));
-        // A reply cut off mid-object holds no object.
+    }
+
+    #[test]
+    fn a_reply_whose_json_is_cut_short_or_malformed_says_which() {
+        for cut in [
+            "{\"a\": {\"score\": 3, \"evid",
+            "Here: {\"a\": {\"b\": 1}",
+            "```json\n{\"a\": {\"b\": 1},\n",
+        ] {
+            assert_eq!(find_judgment_json(cut), Err(ReplyError::CutShort), "{cut}");
+        }
         assert_eq!(
-            find_judgment_json("Here: {\"a\": {\"b\": 1}"),
-            Ok("{\"b\": 1}"),
-            "only the complete inner object is there to read"
+            find_judgment_json("{\"a\": 1,}"),
+            Err(ReplyError::Malformed(
+                "trailing comma at line 1 column 9".to_owned()
+            ))
         );
+        assert!(matches!(
+            find_judgment_json("{ broken"),
+            Err(ReplyError::Malformed(_))
+        ));
+        assert_eq!(
+            find_judgment_json("The score is {good}."),
+            Err(ReplyError::Malformed(
+                "key must be a string at line 1 column 2".to_owned()
+            ))
+        );
+        // A stray brace in prose before a whole object leaves the object readable.
+        assert_eq!(
+            find_judgment_json("I think {maybe. Anyway: {\"a\": 1}"),
+            Ok("{\"a\": 1}")
+        );
+        assert!(ReplyError::CutShort
+            .to_string()
+            .contains("raise `max_tokens`"));
     }
 
     #[test]

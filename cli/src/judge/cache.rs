@@ -69,10 +69,27 @@ impl Cache {
         self.dir.join(&key[..2]).join(format!("{key}.json"))
     }
 
-    /// A kept reply; a missing or unreadable file is a miss (the reply is asked again).
-    pub fn get(&self, key: &str) -> Option<Cached> {
-        let text = std::fs::read(self.path(key)).ok()?;
-        serde_json::from_slice(&text).ok()
+    /// A kept reply, or `None` when none is kept. A file that is there but cannot be read
+    /// or is not a kept reply (a disk error, a file cut short by a full disk, an edit) is a
+    /// miss too, with a warning naming it: the caller asks again, and the new reply replaces it.
+    pub fn get(&self, key: &str) -> Result<Option<Cached>, String> {
+        let path = self.path(key);
+        let text = match std::fs::read(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => {
+                return Err(format!(
+                    "judgment cache file `{}` cannot be read ({e}); the judgment was asked again",
+                    path.display()
+                ))
+            }
+        };
+        serde_json::from_slice(&text).map(Some).map_err(|e| {
+            format!(
+                "judgment cache file `{}` is not a kept judgment ({e}); the judgment was asked again",
+                path.display()
+            )
+        })
     }
 
     /// Keeps a reply, atomically.
@@ -114,7 +131,7 @@ mod tests {
             dir: dir.path().join("j"),
         };
         let key = Cache::key(&["p"]);
-        assert!(cache.get(&key).is_none());
+        assert!(cache.get(&key).unwrap().is_none());
         let entry = Cached {
             judge: "openai:m".to_owned(),
             judgment: serde_json::json!({"a": 1}),
@@ -122,12 +139,31 @@ mod tests {
             output_tokens: 4,
         };
         cache.put(&key, &entry).unwrap();
-        let back = cache.get(&key).unwrap();
+        let back = cache.get(&key).unwrap().unwrap();
         assert_eq!(back.judgment, entry.judgment);
         let files: Vec<_> = std::fs::read_dir(cache.dir.join(&key[..2]))
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         assert_eq!(files, [format!("{key}.json")]);
+    }
+
+    #[test]
+    fn a_kept_file_that_does_not_read_is_a_miss_with_a_warning_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache {
+            dir: dir.path().to_owned(),
+        };
+        let key = Cache::key(&["p"]);
+        let path = cache.path(&key);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, "{\"judge\": \"openai:m\", \"judg").unwrap();
+        assert_eq!(
+            cache.get(&key).unwrap_err(),
+            format!(
+                "judgment cache file `{}` is not a kept judgment (EOF while parsing a string at line 1 column 27); the judgment was asked again",
+                path.display()
+            )
+        );
     }
 }

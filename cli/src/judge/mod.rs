@@ -18,7 +18,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use grade_engine::judgment::{
-    combine_runs, find_judgment_json, parse_judgment, quote_start, JudgeUsage, Judgment,
+    combine_runs, find_judgment_json, parse_judgment, quote_start, JudgeUsage, Judgment, ReplyError,
 };
 use grade_engine::{CompiledPack, Session};
 use serde_json::Value;
@@ -134,12 +134,27 @@ pub fn judge_sessions(
     }
     let agent = crate::http::agent(options.timeout);
     let cache_warning = Mutex::new(None::<String>);
+    let unreadable = Mutex::new(Vec::new());
     let answers = run_bounded(&tasks, options.jobs, |task| {
         let place = place(judge, &sessions[task.session].id, task, runs);
-        ask(pack, judge, task, &agent, options, &cache_warning)
-            .map_err(|why| format!("{place}: {why}"))
-    })
-    .map_err(CliError::Judge)?;
+        ask(
+            pack,
+            judge,
+            task,
+            &agent,
+            options,
+            &cache_warning,
+            &unreadable,
+        )
+        .map_err(|why| format!("{place}: {why}"))
+    });
+    // Said even when a later request failed: the files are still there to look at.
+    let mut unreadable = unreadable.into_inner().unwrap_or_default();
+    unreadable.sort();
+    for warning in unreadable {
+        eprintln!("warning: {warning}");
+    }
+    let answers = answers.map_err(CliError::Judge)?;
     if let Some(warning) = cache_warning.into_inner().ok().flatten() {
         eprintln!("warning: the judgment cache is not kept: {warning}");
     }
@@ -248,6 +263,7 @@ fn ask(
     agent: &ureq::Agent,
     options: &Options,
     cache_warning: &Mutex<Option<String>>,
+    unreadable: &Mutex<Vec<String>>,
 ) -> Result<Answer, String> {
     let spec = pack.judge.as_ref();
     let temperature = spec.and_then(|j| j.temperature);
@@ -268,13 +284,21 @@ fn ask(
         ])
     });
     if let (Some(cache), Some(key)) = (cache, &key) {
-        if let Some(hit) = cache.get(key).filter(|c| c.judge == name) {
-            return Ok(Answer {
-                judgment: hit.judgment,
-                input_tokens: 0,
-                output_tokens: 0,
-                cached: true,
-            });
+        match cache.get(key) {
+            Ok(Some(hit)) if hit.judge == name => {
+                return Ok(Answer {
+                    judgment: hit.judgment,
+                    input_tokens: 0,
+                    output_tokens: 0,
+                    cached: true,
+                });
+            }
+            Ok(_) => {}
+            Err(warning) => {
+                if let Ok(mut warnings) = unreadable.lock() {
+                    warnings.push(warning);
+                }
+            }
         }
     }
     let (text, input_tokens, output_tokens, truncated) = match judge {
@@ -319,8 +343,13 @@ fn read_judgment(text: &str, truncated: bool, pack: &CompiledPack) -> Result<Val
         ""
     };
     let start = quote_start(text, 120);
-    let json = find_judgment_json(text)
-        .map_err(|why| format!("{why}{stopped}; it starts with `{start}`"))?;
+    let json = find_judgment_json(text).map_err(|why| match why {
+        // The advice is in `why`; the model's own word confirms it.
+        ReplyError::CutShort if truncated => format!(
+            "{why}; the model said it stopped at its output limit; the reply starts with `{start}`"
+        ),
+        _ => format!("{why}{stopped}; it starts with `{start}`"),
+    })?;
     let value: Value = serde_json::from_str(json)
         .map_err(|e| format!("the reply is not JSON ({e}){stopped}; it starts with `{start}`"))?;
     if !value.is_object() {
