@@ -826,6 +826,8 @@ fn compare_loads_the_plugins_of_both_packs_when_plugins_are_allowed() {
         err.matches("--allow-plugins").count(),
         2,
         "both packs are refused in one run: {err}"
+    );
+}
 
 /// A pack in a temporary folder loading the `odd` test plugin (declared on line 5 as
 /// `plugins[0]`), with `rest` after `plugins:` (more plugins, metrics, dimensions).
