@@ -798,6 +798,48 @@ fn flags_of(result: &Value) -> Vec<String> {
         .collect()
 }
 
+/// A timestamp written as a number (epoch seconds or milliseconds, which it does not say)
+/// was "no `timestamp`" in a transcript and "no `startTime`" in a trace: both sources now
+/// name the place, the field and the value, and neither guesses the unit.
+#[test]
+fn a_timestamp_written_as_a_number_is_reported_with_its_place_field_and_value_in_both_sources() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let real = std::fs::read_to_string(real_transcript()).expect("fixture");
+    let mut records: Vec<Value> = real
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    // Line 3 is the assistant's first reply.
+    records[2]["timestamp"] = Value::from(1_756_860_441_540_u64);
+    let path = write_transcript(dir.path(), "epoch.jsonl", &records);
+    let (results, stderr) = graded_all(&path);
+    assert_eq!(results[0]["skippedLines"], 1, "{stderr}");
+    assert!(
+        stderr.contains("epoch.jsonl:3: skipped: field `timestamp` is the number `1756860441540`, not a timestamp: it does not say whether it counts seconds or milliseconds since 1970, so it is not read (write ISO-8601 like `2026-03-01T12:00:00Z`)"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("no `timestamp`"), "{stderr}");
+
+    let trace_path = fixtures_dir().join("real/langfuse_traces/claude-agent-2025-12-22.trace.json");
+    let mut trace: Value =
+        serde_json::from_str(&std::fs::read_to_string(trace_path).expect("readable"))
+            .expect("JSON");
+    trace["trace"]["timestamp"] = Value::from(1_766_400_375_528_u64);
+    trace["observations"][0]["startTime"] = Value::from(1_766_400_379.155);
+    trace["observations"][1]["endTime"] = Value::from(1_766_400_382_849_u64);
+    let path = dir.path().join("epoch.trace.json");
+    std::fs::write(&path, trace.to_string()).expect("writable");
+    let (_, stderr) = graded_all(path.to_str().expect("UTF-8"));
+    for expected in [
+        "epoch.trace.json: `trace`: the trace entry is left out: field `timestamp` is the number `1766400375528`, not a timestamp",
+        "epoch.trace.json: `observations[0]`: skipped: field `startTime` is the number `1766400379.155`, not a timestamp",
+        "epoch.trace.json: `observations[1]`: field `endTime` is the number `1766400382849`, not a timestamp: it does not say whether it counts seconds or milliseconds since 1970, so it is not read (write ISO-8601 like `2026-03-01T12:00:00Z`): the observation's duration is left at 0",
+    ] {
+        assert!(stderr.contains(expected), "{expected}\n{stderr}");
+    }
+    assert!(!stderr.contains("no `startTime`"), "{stderr}");
+}
+
 /// A tool result whose record has no `timestamp` still fails its call (the timestamp only
 /// gives the duration); a line lost at the end of a transcript still being written is
 /// counted in the result, as a CLEO log's skipped lines are.

@@ -344,6 +344,30 @@ pub(crate) fn json_kind(value: &Value) -> &'static str {
     }
 }
 
+/// The timestamp in `field` of a JSON record: its text as written and its instant; `None`
+/// when the field is absent or null; otherwise why it cannot be read, naming the field and
+/// the value. A number is not read: epoch seconds and milliseconds look alike, and the
+/// value does not say which it counts, so guessing could shift a session by decades (or
+/// reorder it) without a word.
+pub(crate) fn timestamp_field<'v>(
+    record: &'v serde_json::Map<String, Value>,
+    field: &str,
+) -> Result<Option<(&'v str, crate::time::InstantMs)>, String> {
+    match record.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(text)) => crate::time::parse_timestamp(text)
+            .map(|instant| Some((text.as_str(), instant)))
+            .map_err(|err| format!("field `{field}`: {err}")),
+        Some(Value::Number(n)) => Err(format!(
+            "field `{field}` is the number `{n}`, not a timestamp: it does not say whether it counts seconds or milliseconds since 1970, so it is not read (write ISO-8601 like `2026-03-01T12:00:00Z`)"
+        )),
+        Some(other) => Err(format!(
+            "field `{field}` is a JSON {}, not a timestamp",
+            json_kind(other)
+        )),
+    }
+}
+
 /// serde_json's message without its trailing "at line 1 column N"; the column is kept.
 pub(crate) fn describe_json_error(err: &serde_json::Error, text: &[u8]) -> String {
     // Editors on Windows save UTF-8 with a mark serde_json reports only as "expected value

@@ -16,12 +16,12 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::common::{
-    describe_json_error, json_kind, Input, Place, ReadOptions, SessionFilter, SourceError,
-    SourceRead, SourceWarning,
+    describe_json_error, json_kind, timestamp_field, Input, Place, ReadOptions, SessionFilter,
+    SourceError, SourceRead, SourceWarning,
 };
 use super::format::{Evidence, Sniff, SourceFormat};
 use crate::entry::{Entry, MetaValue, Metadata, Outcome, Params, Session};
-use crate::time::{parse_timestamp, InstantMs};
+use crate::time::InstantMs;
 
 /// `metadata.source` of every entry read from a trace.
 pub const SOURCE: &str = "langfuse";
@@ -198,9 +198,8 @@ fn read_trace(path: &Path, doc: Value, filter: &SessionFilter) -> Result<SourceR
         .map(MetaValue::from);
     let mut entries = Vec::with_capacity(observations.len() + 1);
 
-    let trace_time = trace.get("timestamp").and_then(Value::as_str);
-    match trace_time.map(|t| (t, parse_timestamp(t))) {
-        Some((text, Ok(instant))) => {
+    match timestamp_field(&trace, "timestamp") {
+        Ok(Some((text, instant))) => {
             let mut extra = Map::new();
             extra.insert("traceId".into(), trace_id.as_str().into());
             for key in ["output", "tags", "release", "version", "environment"] {
@@ -242,12 +241,12 @@ fn read_trace(path: &Path, doc: Value, filter: &SessionFilter) -> Result<SourceR
                 origin: crate::entry::Origin::UNKNOWN,
             });
         }
-        Some((_, Err(err))) => warnings.push(SourceWarning {
+        Err(why) => warnings.push(SourceWarning {
             path: path.to_owned(),
-            place: Place::Item("trace.timestamp".to_owned()),
-            message: format!("the trace entry is left out: {err}"),
+            place: Place::Item("trace".to_owned()),
+            message: format!("the trace entry is left out: {why}"),
         }),
-        None => warnings.push(SourceWarning {
+        Ok(None) => warnings.push(SourceWarning {
             path: path.to_owned(),
             place: Place::Item("trace".to_owned()),
             message: "the trace has no `timestamp`; the trace entry is left out".to_owned(),
@@ -294,21 +293,24 @@ fn read_trace(path: &Path, doc: Value, filter: &SessionFilter) -> Result<SourceR
             ));
             continue;
         };
-        let Some(start) = o.get("startTime").and_then(Value::as_str) else {
-            warn("skipped: the observation has no `startTime`".to_owned());
-            continue;
-        };
-        let instant = match parse_timestamp(start) {
-            Ok(instant) => instant,
-            Err(err) => {
-                warn(format!("skipped: field `startTime`: {err}"));
+        let (start, instant) = match timestamp_field(o, "startTime") {
+            Ok(Some(found)) => found,
+            Ok(None) => {
+                warn("skipped: the observation has no `startTime`".to_owned());
+                continue;
+            }
+            Err(why) => {
+                warn(format!("skipped: {why}"));
                 continue;
             }
         };
-        let end = o
-            .get("endTime")
-            .and_then(Value::as_str)
-            .and_then(|t| parse_timestamp(t).ok());
+        let end = match timestamp_field(o, "endTime") {
+            Ok(end) => end.map(|(_, instant)| instant),
+            Err(why) => {
+                warn(format!("{why}: the observation's duration is left at 0"));
+                None
+            }
+        };
         let kind = o
             .get("type")
             .and_then(Value::as_str)

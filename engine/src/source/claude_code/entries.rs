@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use super::{result_text, Pending, Record, ToolResult, SOURCE};
 use crate::entry::{Entry, Metadata, Outcome, Text};
-use crate::source::common::{json_kind, Place, SourceWarning};
+use crate::source::common::{json_kind, timestamp_field, Place, SourceWarning};
 use crate::time::{parse_timestamp, InstantMs};
 
 /// A record with a readable message, its instant and its timestamp as written.
@@ -206,16 +206,10 @@ fn usable_record(record: &Record) -> Result<Option<(InstantMs, String)>, Unusabl
         }
         None => return Err(Broken("`message` has no `content`".to_owned())),
     }
-    let Some(timestamp) = map
-        .get("timestamp")
-        .and_then(Value::as_str)
-        .map(str::to_owned)
-    else {
-        return Err(Unusable::NoTime("the record has no `timestamp`".to_owned()));
-    };
-    match parse_timestamp(&timestamp) {
-        Ok(instant) => Ok(Some((instant, timestamp))),
-        Err(err) => Err(Unusable::NoTime(format!("field `timestamp`: {err}"))),
+    match timestamp_field(map, "timestamp") {
+        Ok(Some((timestamp, instant))) => Ok(Some((instant, timestamp.to_owned()))),
+        Ok(None) => Err(Unusable::NoTime("the record has no `timestamp`".to_owned())),
+        Err(why) => Err(Unusable::NoTime(why)),
     }
 }
 
