@@ -439,10 +439,11 @@ fn a_project_folder_grades_its_sessions_together() {
 
 #[test]
 fn every_real_trace_reads_as_one_session() {
-    for name in [
-        "claude-agent-2025-12-22",
-        "openai-agents-2025-09-30",
-        "pydantic-ai-tools-2025-12-04",
+    // The user's messages and the assistant's replies each trace holds, read by eye.
+    for (name, users, replies) in [
+        ("claude-agent-2025-12-22", 1, 2),
+        ("openai-agents-2025-09-30", 1, 1),
+        ("pydantic-ai-tools-2025-12-04", 3, 2),
     ] {
         let path = fixtures_dir().join(format!("real/langfuse_traces/{name}.trace.json"));
         let raw: Value =
@@ -458,10 +459,24 @@ fn every_real_trace_reads_as_one_session() {
             "{name}: no sessionId, so the trace id"
         );
         let observations = raw["observations"].as_array().expect("observations");
+        let count = |domain: &str, operation: &str| {
+            session
+                .entries
+                .iter()
+                .filter(|e| {
+                    e.domain == domain && (operation.is_empty() || e.operation == operation)
+                })
+                .count()
+        };
         assert_eq!(
-            session.entries.len(),
+            session.entries.len() - count("message", ""),
             observations.len() + 1,
             "{name}: the trace and each observation"
+        );
+        assert_eq!(
+            (count("message", "user"), count("message", "assistant")),
+            (users, replies),
+            "{name}"
         );
         let tools = observations.iter().filter(|o| o["type"] == "TOOL").count();
         assert_eq!(
@@ -796,6 +811,283 @@ fn flags_of(result: &Value) -> Vec<String> {
         .iter()
         .map(|f| f.as_str().expect("a flag is text").to_owned())
         .collect()
+}
+
+/// One session as Claude Code's transcript records it and as the Claude Agent SDK's
+/// Langfuse instrumentation does (its shapes: each block of a message a generation of its
+/// own, tool arguments wrapped in `{"input": …}`, outputs as JSON text, observations not in
+/// time order): two Reads made together, a Write refused, a reply that says so.
+fn same_session_twice(dir: &Path) -> (String, String) {
+    let prompt = "Put the greeting of /p/b.txt into /p/a.txt";
+    let first = "I'll read both files first.";
+    let last = "I couldn't write /p/a.txt: permission to write was not granted.";
+    let refused =
+        "Claude requested permissions to write to /p/a.txt, but you haven't granted it yet.";
+    let at = |s: &str| format!("2025-12-22T10:00:{s}Z");
+    let line = |kind: &str, uuid: &str, t: &str, message: Value| serde_json::json!({"type": kind, "sessionId": "same", "uuid": uuid, "timestamp": at(t), "message": message});
+    let call = |id: &str, name: &str, input: Value| serde_json::json!({"type": "tool_use", "id": id, "name": name, "input": input});
+    let result = |id: &str, text: &str, error: bool| serde_json::json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": text, "is_error": error}]});
+    let a = serde_json::json!({"file_path": "/p/a.txt"});
+    let b = serde_json::json!({"file_path": "/p/b.txt"});
+    let write = serde_json::json!({"file_path": "/p/a.txt", "content": "hello world"});
+    let transcript = write_transcript(
+        dir,
+        "same.jsonl",
+        &[
+            line(
+                "user",
+                "u1",
+                "00.000",
+                serde_json::json!({"role": "user", "content": prompt}),
+            ),
+            line(
+                "assistant",
+                "a1",
+                "00.100",
+                serde_json::json!({"id": "msg_1", "role": "assistant", "content": [{"type": "text", "text": first}]}),
+            ),
+            line(
+                "assistant",
+                "a2",
+                "01.000",
+                serde_json::json!({"id": "msg_1", "role": "assistant", "content": [call("toolu_1", "Read", a.clone())]}),
+            ),
+            line(
+                "assistant",
+                "a3",
+                "01.500",
+                serde_json::json!({"id": "msg_1", "role": "assistant", "content": [call("toolu_2", "Read", b.clone())]}),
+            ),
+            line("user", "u2", "02.050", result("toolu_1", "hello", false)),
+            line("user", "u3", "02.150", result("toolu_2", "world", false)),
+            line(
+                "assistant",
+                "a4",
+                "03.000",
+                serde_json::json!({"id": "msg_2", "role": "assistant", "content": [call("toolu_3", "Write", write.clone())]}),
+            ),
+            line("user", "u4", "04.050", result("toolu_3", refused, true)),
+            line(
+                "assistant",
+                "a5",
+                "05.000",
+                serde_json::json!({"id": "msg_3", "role": "assistant", "content": [{"type": "text", "text": last}]}),
+            ),
+        ],
+    );
+    let reply =
+        |content: Value| serde_json::json!({"content": content, "role": "assistant"}).to_string();
+    let obs = |id: &str, kind: &str, name: &str, start: &str, end: &str| {
+        serde_json::json!({"id": id, "traceId": "t-same", "type": kind, "name": name, "parentObservationId": "root",
+            "startTime": at(start), "endTime": at(end), "level": "DEFAULT"})
+    };
+    let mut observations = vec![
+        obs("t2", "TOOL", "Read", "02.100", "02.150"),
+        obs("t1", "TOOL", "Read", "02.000", "02.050"),
+        obs(
+            "g1",
+            "GENERATION",
+            "claude.assistant.turn",
+            "00.100",
+            "01.000",
+        ),
+        obs(
+            "g2",
+            "GENERATION",
+            "claude.assistant.turn",
+            "01.000",
+            "01.500",
+        ),
+        obs(
+            "g3",
+            "GENERATION",
+            "claude.assistant.turn",
+            "01.500",
+            "02.000",
+        ),
+        obs("t3", "TOOL", "Write", "04.000", "04.050"),
+        obs(
+            "g4",
+            "GENERATION",
+            "claude.assistant.turn",
+            "03.000",
+            "04.000",
+        ),
+        obs(
+            "g5",
+            "GENERATION",
+            "claude.assistant.turn",
+            "05.000",
+            "05.500",
+        ),
+    ];
+    let mut root = obs("root", "SPAN", "claude.conversation", "00.000", "05.500");
+    root.as_object_mut()
+        .expect("object")
+        .remove("parentObservationId");
+    observations.push(root);
+    for o in &mut observations {
+        let id = o["id"].as_str().expect("id").to_owned();
+        let (input, output) = match id.as_str() {
+            "g1" => (
+                serde_json::json!({"content": prompt, "role": "user"}).to_string(),
+                reply(serde_json::json!([{"type": "text", "text": first}])),
+            ),
+            "g2" => (
+                r#"{"content":"role"}"#.to_owned(),
+                reply(serde_json::json!([call("toolu_1", "Read", a.clone())])),
+            ),
+            "g3" => (
+                r#"{"content":"role"}"#.to_owned(),
+                reply(serde_json::json!([call("toolu_2", "Read", b.clone())])),
+            ),
+            "g4" => (
+                r#"{"content":"role"}"#.to_owned(),
+                reply(serde_json::json!([call("toolu_3", "Write", write.clone())])),
+            ),
+            "g5" => (
+                r#"{"content":"role"}"#.to_owned(),
+                reply(serde_json::json!([{"type": "text", "text": last}])),
+            ),
+            "t1" => (
+                serde_json::json!({"input": a}).to_string(),
+                r#"{"content":[{"type":"text","text":"hello"}]}"#.to_owned(),
+            ),
+            "t2" => (
+                serde_json::json!({"input": b}).to_string(),
+                r#"{"content":[{"type":"text","text":"world"}]}"#.to_owned(),
+            ),
+            "t3" => (
+                serde_json::json!({"input": write}).to_string(),
+                String::new(),
+            ),
+            _ => (
+                serde_json::json!({"prompt": prompt}).to_string(),
+                reply(serde_json::json!([{"type": "text", "text": last}])),
+            ),
+        };
+        o["input"] = input.into();
+        if !output.is_empty() {
+            o["output"] = output.into();
+        }
+        if id == "t3" {
+            o["level"] = "ERROR".into();
+            o["statusMessage"] = refused.into();
+        }
+    }
+    let trace = serde_json::json!({
+        "trace": {"id": "t-same", "name": "claude.conversation", "timestamp": at("00.000"), "sessionId": "same",
+                  "input": serde_json::json!({"prompt": prompt, "system": "You fix files."}).to_string(),
+                  "output": reply(serde_json::json!([{"type": "text", "text": last}]))},
+        "observations": observations,
+    });
+    let trace_path = dir.join("same.trace.json");
+    std::fs::write(&trace_path, trace.to_string()).expect("writable");
+    (transcript, trace_path.to_str().expect("UTF-8").to_owned())
+}
+
+/// A result's scores, flags and evidence with entry places (`#12`) left out: a trace has
+/// entries a transcript has not (the trace, its spans and generations).
+fn verdicts(result: &Value) -> Value {
+    let unplaced = |text: &Value| {
+        let text = text.as_str().unwrap_or_default();
+        let mut out = String::new();
+        let mut chars = text.chars().peekable();
+        while let Some(c) = chars.next() {
+            out.push(c);
+            if c == '#' {
+                while chars.peek().is_some_and(char::is_ascii_digit) {
+                    chars.next();
+                }
+                // A transcript's place adds its line and call id: `#7 (t.jsonl:7, toolu_3)`.
+                if text[text.len() - chars.clone().map(char::len_utf8).sum::<usize>()..]
+                    .starts_with(" (")
+                {
+                    for skipped in chars.by_ref() {
+                        if skipped == ')' {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        Value::from(out)
+    };
+    let mut dims = serde_json::Map::new();
+    for (id, d) in result["dimensions"].as_object().expect("dimensions") {
+        let evidence: Vec<Value> = d["evidence"]
+            .as_array()
+            .expect("evidence")
+            .iter()
+            .map(unplaced)
+            .collect();
+        dims.insert(id.clone(), serde_json::json!({"score": d["score"], "notApplicable": d["notApplicable"], "evidence": evidence}));
+    }
+    let flags: Vec<Value> = result["flags"]
+        .as_array()
+        .expect("flags")
+        .iter()
+        .map(unplaced)
+        .collect();
+    serde_json::json!({"totalScore": result["totalScore"], "dimensions": dims, "flags": flags})
+}
+
+/// A Langfuse trace of the Claude Agent SDK is graded as the transcript of the same session.
+/// Its replies were not entries, so a reply owning up to a failure went unseen and the
+/// failure counted as left behind (−5); its calls had no message, so two Reads made
+/// together counted as made one after the other (−5).
+#[test]
+fn a_claude_agent_sdk_trace_is_graded_as_the_transcript_of_the_same_session() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (transcript, trace) = same_session_twice(dir.path());
+    let (from_transcript, stderr) = graded_all(&transcript);
+    assert!(stderr.is_empty(), "{stderr}");
+    let (from_trace, stderr) = graded_all(&trace);
+    assert!(stderr.is_empty(), "{stderr}");
+    assert_eq!(verdicts(&from_trace[0]), verdicts(&from_transcript[0]));
+    let verdict = verdicts(&from_trace[0]);
+    assert_eq!(verdict["totalScore"], 80, "{verdict:#}");
+    assert_eq!(verdict["flags"], serde_json::json!([]), "{verdict:#}");
+    assert_eq!(
+        verdict["dimensions"]["errorRecovery"]["evidence"],
+        serde_json::json!(["Write failed at # and was not tried again; the reply said so"])
+    );
+    assert_eq!(
+        verdict["dimensions"]["parallelCalls"]["evidence"],
+        serde_json::json!(["1 message made several tool calls at once (up to 2)"]),
+    );
+
+    // The entries a rule reads: the same messages and calls, in the same order.
+    let kinds = |path: &str| -> Vec<String> {
+        let read = read_source(Path::new(path), None, &SessionFilter::All).expect("reads");
+        read.sessions[0]
+            .entries
+            .iter()
+            .filter(|e| e.domain == "message" || e.domain == "tool")
+            .map(|e| {
+                let text = e
+                    .params
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                let message = match e.metadata.get("messageId") {
+                    Some(MetaRef::Json(Value::String(id))) => id.clone(),
+                    _ => String::new(),
+                };
+                format!(
+                    "{}.{} {text} {}",
+                    e.domain,
+                    e.operation,
+                    !message.is_empty()
+                )
+            })
+            .collect()
+    };
+    assert_eq!(kinds(&trace)[1..], kinds(&transcript)[1..]);
+    assert_eq!(
+        kinds(&trace)[0],
+        "message.user Put the greeting of /p/b.txt into /p/a.txt false"
+    );
 }
 
 /// A timestamp written as a number (epoch seconds or milliseconds, which it does not say)

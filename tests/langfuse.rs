@@ -1081,3 +1081,61 @@ fn score_bodies_leave_out_the_dimensions_that_did_not_apply() {
     names.sort();
     assert_eq!(names.iter().collect::<Vec<_>>(), applied);
 }
+
+/// `--print-prompt` on a Claude Agent SDK trace showed no task ("the source records no user
+/// message") and none of the replies: the generations' outputs and the trace's request were
+/// left out of the summary. It now shows them, and it is the very text a judge command
+/// reads on its stdin.
+#[test]
+fn the_printed_prompt_of_a_trace_shows_its_request_and_replies_and_is_what_the_judge_reads() {
+    let trace =
+        "rubrics/claude-code-v1/tests/real/langfuse_traces/claude-agent-2025-12-22.trace.json";
+    let out = run(&[
+        "--rubric",
+        "langfuse-v1",
+        "--source",
+        trace,
+        "--all",
+        "--print-prompt",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let printed = stdout(&out);
+    let (header, prompt) = printed.split_once('\n').unwrap();
+    assert_eq!(
+        header,
+        "===== session `097f1d8982fa909b8cffb14a166ec272`, prompt 1 of 1 ====="
+    );
+    insta::assert_snapshot!("agent_sdk_trace_prompt", prompt);
+
+    let dir = tempfile::tempdir().unwrap();
+    let seen = dir.path().join("seen.txt");
+    let judge = dir.path().join("judge.sh");
+    std::fs::write(
+        &judge,
+        format!(
+            "#!/bin/sh\ncat > '{}'\nexec '{}' < /dev/null\n",
+            seen.display(),
+            repo_root().join(JUDGE).display()
+        ),
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&judge, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let out = run(&[
+        "--rubric",
+        "langfuse-v1",
+        "--source",
+        trace,
+        "--all",
+        "--judge-cmd",
+        judge.to_str().unwrap(),
+        "--no-record",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&seen).unwrap(), prompt);
+}

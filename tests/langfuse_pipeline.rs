@@ -990,7 +990,9 @@ fn a_session_read_from_the_api_joins_its_traces_in_time_order_through_v4_and_v3(
     let entries: usize = downloads
         .iter()
         .map(|d| d["observations"].as_array().unwrap().len() + 1)
-        .sum();
+        .sum::<usize>()
+        // The prompts and replies of the three traces (1 + 2, 1 + 1, 3 + 2), as messages.
+        + 10;
     let mut seen = Vec::new();
     for api in [Api::V4, Api::V3] {
         let lf = langfuse(api, None, None);
@@ -1263,4 +1265,76 @@ fn rejected_and_redirected_pushes_fail_naming_the_scores() {
         "{}",
         stderr(&out)
     );
+}
+
+/// A JSON array of traces was refused by detection ("a JSON array, not an object") unless
+/// `--source-format langfuse` was given; the API's trace list and session responses, which
+/// hold traces without their observations, read as "none of the keys of a known record".
+#[test]
+fn an_array_of_traces_is_read_and_api_responses_without_observations_are_refused_saying_what_to_do()
+{
+    let dir = tempfile::tempdir().unwrap();
+    let mut downloads = trace_downloads();
+    for d in &mut downloads {
+        d["trace"]["sessionId"] = Value::Null;
+    }
+    let one_line = dir.path().join("traces.json");
+    std::fs::write(&one_line, Value::Array(downloads.clone()).to_string()).unwrap();
+    let pretty = dir.path().join("pretty.json");
+    std::fs::write(
+        &pretty,
+        serde_json::to_string_pretty(&Value::Array(downloads.clone())).unwrap(),
+    )
+    .unwrap();
+    for file in [&one_line, &pretty] {
+        let out = run(&[
+            "--rubric",
+            "claude-code-v1",
+            "--source",
+            file.to_str().unwrap(),
+            "--all",
+            "--format",
+            "jsonl",
+            "--no-record",
+        ]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        let ids: Vec<String> = json_lines(&stdout(&out))
+            .iter()
+            .map(|r| r["sessionId"].as_str().unwrap().to_owned())
+            .collect();
+        let mut expected: Vec<String> = downloads
+            .iter()
+            .map(|d| d["trace"]["id"].as_str().unwrap().to_owned())
+            .collect();
+        expected.sort();
+        let mut sorted = ids.clone();
+        sorted.sort();
+        assert_eq!(sorted, expected, "each trace without a session is one");
+    }
+
+    let page = dir.path().join("list.json");
+    let traces: Vec<Value> = downloads.iter().map(|d| d["trace"].clone()).collect();
+    std::fs::write(
+        &page,
+        json!({"data": traces, "meta": {"page": 1, "limit": 50, "totalItems": 3, "totalPages": 1}})
+            .to_string(),
+    )
+    .unwrap();
+    let session = dir.path().join("session.json");
+    std::fs::write(
+        &session,
+        json!({"id": "s1", "createdAt": "2025-12-22T10:46:15.528Z", "projectId": "p", "traces": traces}).to_string(),
+    )
+    .unwrap();
+    for (file, why) in [
+        (&page, "it is a page of a Langfuse API list (`{\"data\": [...], \"meta\": {...}}`, as `GET /api/public/traces` returns), whose traces name their observations by id only: fetch each trace with `GET /api/public/traces/{id}` and pass the response, or a JSON array of those responses (`--source langfuse:trace/ID` fetches one)"),
+        (&session, "it is a Langfuse session (`GET /api/public/sessions/{id}`), whose traces come without their observations: fetch each trace with `GET /api/public/traces/{id}` and pass a JSON array of the responses, or use `--source langfuse:session/ID`, which does"),
+    ] {
+        let out = run(&["--rubric", "claude-code-v1", "--source", file.to_str().unwrap(), "--all"]);
+        assert_eq!(code(&out), 2);
+        assert_eq!(
+            stderr(&out),
+            format!("error: `{}` is not a Langfuse trace: {why}\n", file.display())
+        );
+    }
 }

@@ -13,14 +13,17 @@ use super::common::{Input, ReadOptions, SessionFilter, SourceError, SourceRead};
 use super::stream::{Progress, Stream};
 
 /// What detection shows a format, in this order: the first bytes, then each of the first
-/// non-blank lines that is a JSON object, then (when the first line is not JSON on its own)
-/// the whole file as one JSON document.
+/// non-blank lines that is a JSON object (or array), then (when the first line is not JSON
+/// on its own) the whole file as one JSON document.
 #[derive(Debug, Clone, Copy)]
 pub enum Evidence<'a> {
     /// The first bytes of the input (16, or fewer when it is shorter).
     Head(&'a [u8]),
     /// A top-level JSON object: one line, or the whole input read as one document.
     Object(&'a Map<String, Value>),
+    /// A top-level JSON array: one line, or the whole input read as one document (a JSON
+    /// array of Langfuse traces).
+    Array(&'a [Value]),
     /// The input has no non-blank line at all.
     Empty,
 }

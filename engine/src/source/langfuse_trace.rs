@@ -8,9 +8,13 @@
 //! its level is `ERROR`; its status message is then the entry's error. The session is the
 //! trace's `sessionId`, else the trace id. A JSON array of such documents (a session's
 //! traces, as `--source langfuse:session/ID` fetches them) is read as one source, the
-//! traces of a session joined in time order. `docs/sources.md` has the full mapping.
+//! traces of a session joined in time order. Prompts and replies (the trace's input and
+//! output, generations' inputs and outputs) also become `message` entries, and calls of one
+//! model turn share a `messageId`, as in a Claude Code transcript. The API's trace list and
+//! session responses are refused: their traces lack observations. `docs/sources.md` has the
+//! full mapping.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use serde_json::{Map, Value};
@@ -20,7 +24,7 @@ use super::common::{
     SourceError, SourceRead, SourceWarning,
 };
 use super::format::{Evidence, Sniff, SourceFormat};
-use crate::entry::{Entry, MetaValue, Metadata, Outcome, Params, Session};
+use crate::entry::{Entry, MetaRef, MetaValue, Metadata, Outcome, Params, Session};
 use crate::time::InstantMs;
 
 /// `metadata.source` of every entry read from a trace.
@@ -48,10 +52,10 @@ impl SourceFormat for LangfuseTrace {
 
     fn sniff(&self, evidence: &Evidence<'_>) -> Sniff {
         match evidence {
-            Evidence::Object(map)
-                if map.get("observations").is_some_and(Value::is_array)
-                    && (map.get("trace").is_some_and(Value::is_object)
-                        || map.contains_key("id")) =>
+            Evidence::Object(map) if is_trace(map) || refusal(map).is_some() => Sniff::Certain,
+            Evidence::Array(items)
+                if !items.is_empty()
+                    && items.iter().all(|i| i.as_object().is_some_and(is_trace)) =>
             {
                 Sniff::Certain
             }
@@ -86,9 +90,44 @@ impl SourceFormat for LangfuseTrace {
                 reason: "it is an empty array, with no trace in it".to_owned(),
             }),
             Value::Array(docs) => LangfuseTrace::read_documents(path, docs, filter),
+            Value::Object(map) => match refusal(&map) {
+                Some(why) => Err(SourceError::NotLangfuse {
+                    path: path.to_owned(),
+                    reason: why.to_owned(),
+                }),
+                None => LangfuseTrace::read_document(path, Value::Object(map), filter),
+            },
             doc => LangfuseTrace::read_document(path, doc, filter),
         }
     }
+}
+
+/// Whether `map` is a trace document: the UI's download, or the API's trace response.
+fn is_trace(map: &Map<String, Value>) -> bool {
+    map.get("observations").is_some_and(Value::is_array)
+        && (map.get("trace").is_some_and(Value::is_object) || map.contains_key("id"))
+}
+
+/// Why a Langfuse API response that holds traces without their observations is refused,
+/// when `map` is one: a page of the trace list names observations by id only, and a session
+/// response has its traces without observations. Read as they are, their sessions would
+/// have no tool call and no message, and grade as sessions that did nothing.
+fn refusal(map: &Map<String, Value>) -> Option<&'static str> {
+    if map.get("data").is_some_and(Value::is_array)
+        && map
+            .get("meta")
+            .and_then(Value::as_object)
+            .is_some_and(|meta| meta.contains_key("totalItems"))
+    {
+        return Some("it is a page of a Langfuse API list (`{\"data\": [...], \"meta\": {...}}`, as `GET /api/public/traces` returns), whose traces name their observations by id only: fetch each trace with `GET /api/public/traces/{id}` and pass the response, or a JSON array of those responses (`--source langfuse:trace/ID` fetches one)");
+    }
+    if map.get("traces").is_some_and(Value::is_array)
+        && map.contains_key("id")
+        && !map.contains_key("observations")
+    {
+        return Some("it is a Langfuse session (`GET /api/public/sessions/{id}`), whose traces come without their observations: fetch each trace with `GET /api/public/traces/{id}` and pass a JSON array of the responses, or use `--source langfuse:session/ID`, which does");
+    }
+    None
 }
 
 impl LangfuseTrace {
@@ -112,8 +151,15 @@ impl LangfuseTrace {
     ) -> Result<SourceRead, SourceError> {
         let mut traces = Vec::with_capacity(docs.len());
         let mut warnings = Vec::new();
-        for doc in docs {
-            let read = read_trace(path, doc, filter)?;
+        let several = docs.len() > 1;
+        for (i, doc) in docs.into_iter().enumerate() {
+            let read = read_trace(path, doc, filter).map_err(|err| match err {
+                SourceError::NotLangfuse { path, reason } if several => SourceError::NotLangfuse {
+                    path,
+                    reason: format!("item {i} of the array: {reason}"),
+                },
+                other => other,
+            })?;
             warnings.extend(read.warnings);
             traces.extend(read.sessions);
         }
@@ -197,6 +243,9 @@ fn read_trace(path: &Path, doc: Value, filter: &SessionFilter) -> Result<SourceR
         .cloned()
         .map(MetaValue::from);
     let mut entries = Vec::with_capacity(observations.len() + 1);
+    // The texts of the messages made so far: a generation's input repeats the conversation
+    // before it, and the trace's output the last reply.
+    let mut said = Said::default();
 
     match timestamp_field(&trace, "timestamp") {
         Ok(Some((text, instant))) => {
@@ -240,6 +289,18 @@ fn read_trace(path: &Path, doc: Value, filter: &SessionFilter) -> Result<SourceR
                 error: None,
                 origin: crate::entry::Origin::UNKNOWN,
             });
+            if let Some(first) = entries.last().cloned() {
+                for text in trace
+                    .get("input")
+                    .map(decoded)
+                    .map(|v| user_texts(&v))
+                    .unwrap_or_default()
+                {
+                    if said.users.insert(text.clone()) {
+                        entries.push(message(&first, "user", text, None));
+                    }
+                }
+            }
         }
         Err(why) => warnings.push(SourceWarning {
             path: path.to_owned(),
@@ -276,7 +337,9 @@ fn read_trace(path: &Path, doc: Value, filter: &SessionFilter) -> Result<SourceR
         depth
     };
 
-    let mut ordered: Vec<(InstantMs, usize, usize, Entry)> = Vec::with_capacity(observations.len());
+    let message_ids = message_ids(&observations, &parent_of, &trace_id);
+    let mut ordered: Vec<(InstantMs, usize, usize, Entry, Option<Talk>)> =
+        Vec::with_capacity(observations.len());
     for (i, observation) in observations.iter().enumerate() {
         let place = Place::Item(format!("{prefix}[{i}]"));
         let mut warn = |message: String| {
@@ -328,6 +391,10 @@ fn read_trace(path: &Path, doc: Value, filter: &SessionFilter) -> Result<SourceR
         if let Some(id) = id {
             extra.insert("observationId".into(), id.into());
         }
+        let message_id = message_ids.get(&i).cloned();
+        if let Some(message_id) = &message_id {
+            extra.insert("messageId".into(), message_id.as_str().into());
+        }
         extra.insert("type".into(), kind.into());
         extra.insert("level".into(), level.into());
         for key in [
@@ -374,10 +441,55 @@ fn read_trace(path: &Path, doc: Value, filter: &SessionFilter) -> Result<SourceR
             error: failed.then(|| status.unwrap_or("level ERROR").into()),
             origin: crate::entry::Origin::UNKNOWN,
         };
-        ordered.push((instant, depth(id), i, entry));
+        let talk = kind.eq_ignore_ascii_case("GENERATION").then(|| Talk {
+            users: o
+                .get("input")
+                .map(|v| user_texts(&decoded(v)))
+                .unwrap_or_default(),
+            replies: o
+                .get("output")
+                .map(|v| assistant_texts(&decoded(v)))
+                .unwrap_or_default(),
+            message_id,
+        });
+        ordered.push((instant, depth(id), i, entry, talk));
     }
-    ordered.sort_by_key(|(instant, depth, i, _)| (*instant, *depth, *i));
-    entries.extend(ordered.into_iter().map(|(_, _, _, e)| e));
+    ordered.sort_by_key(|(instant, depth, i, _, _)| (*instant, *depth, *i));
+    for (_, _, _, entry, talk) in ordered {
+        let Some(talk) = talk else {
+            entries.push(entry);
+            continue;
+        };
+        // The user's new messages just before the generation that read them (its input
+        // repeats the conversation so far), its replies just after it, as in a transcript.
+        for text in talk.users {
+            if said.users.insert(text.clone()) {
+                entries.push(message(&entry, "user", text, None));
+            }
+        }
+        let replies: Vec<Entry> = talk
+            .replies
+            .into_iter()
+            .map(|text| {
+                said.replies.insert(text.clone());
+                message(&entry, "assistant", text, talk.message_id.as_deref())
+            })
+            .collect();
+        entries.push(entry);
+        entries.extend(replies);
+    }
+    // The trace's output is the last reply; one no generation gave is added at the end.
+    if let Some(last) = entries.last().cloned() {
+        let output = trace
+            .get("output")
+            .map(decoded)
+            .map(|v| assistant_texts(&v));
+        for text in output.unwrap_or_default() {
+            if said.replies.insert(text.clone()) {
+                entries.push(message(&last, "assistant", text, None));
+            }
+        }
+    }
     Ok(SourceRead {
         sessions: vec![Session {
             id: session_id,
@@ -387,6 +499,250 @@ fn read_trace(path: &Path, doc: Value, filter: &SessionFilter) -> Result<SourceR
         warnings,
         ..SourceRead::default()
     })
+}
+
+/// What a generation read from the user and replied, to become `message` entries once the
+/// observations are in time order (a generation's input repeats the conversation before it,
+/// so which of its user messages are new depends on the order).
+struct Talk {
+    users: Vec<String>,
+    replies: Vec<String>,
+    message_id: Option<String>,
+}
+
+/// The texts of the messages made from a trace so far.
+#[derive(Default)]
+struct Said {
+    users: HashSet<String>,
+    replies: HashSet<String>,
+}
+
+fn decoded(value: &Value) -> Value {
+    decode(value.clone())
+}
+
+/// A `message` entry (operation `user` or `assistant`, `params.text`) at `at`'s time, of
+/// its trace and observation: the entries a Claude Code transcript has for a prompt and a
+/// reply, so that rules reading replies judge a trace as they judge a transcript.
+fn message(at: &Entry, operation: &str, text: String, message_id: Option<&str>) -> Entry {
+    let mut extra = Map::new();
+    for key in ["traceId", "observationId"] {
+        if let Some(MetaRef::Json(v)) = at.metadata.get(key) {
+            extra.insert(key.into(), v.clone());
+        }
+    }
+    if let Some(id) = message_id {
+        extra.insert("messageId".into(), id.into());
+    }
+    Entry {
+        timestamp: at.timestamp.clone(),
+        instant: at.instant,
+        session_id: at.session_id.clone(),
+        domain: "message".into(),
+        operation: operation.into(),
+        params: Params::from_iter([("text", Value::String(text))]),
+        result: Outcome {
+            success: true,
+            exit_code: 0,
+            duration: 0.0,
+        },
+        metadata: Metadata {
+            user_id: at.metadata.user_id.clone(),
+            extra,
+            ..Metadata::with_source(SOURCE)
+        },
+        error: None,
+        origin: crate::entry::Origin::UNKNOWN,
+    }
+}
+
+/// The text of a message's content: a string, or its text blocks (`text`, `input_text`,
+/// pydantic-ai's `parts` with `content`) joined by a blank line, as a transcript joins a
+/// prompt's blocks. Tool calls, tool results and images are no text.
+fn content_text(content: Option<&Value>) -> Option<String> {
+    let text = match content? {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(block_text)
+            .collect::<Vec<_>>()
+            .join("\n\n"),
+        _ => return None,
+    };
+    Some(text).filter(|t| !t.trim().is_empty())
+}
+
+/// The text of one content block: `{"type": "text" | "input_text" | "output_text",
+/// "text": …}`, or a part `{"type": "text", "content": …}`.
+fn block_text(block: &Value) -> Option<String> {
+    let kind = block.get("type").and_then(Value::as_str)?;
+    if !matches!(kind, "text" | "input_text" | "output_text") {
+        return None;
+    }
+    block
+        .get("text")
+        .or_else(|| block.get("content"))
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+}
+
+/// What the user wrote, in a trace's or a generation's input: a text; a message with role
+/// `user`; a list of messages (or `{"messages": […]}`), of which the user's; or
+/// `{"prompt": "…"}` (the Claude Agent SDK's trace input). Anything else (a function's
+/// arguments, a system prompt) is not the user speaking.
+fn user_texts(input: &Value) -> Vec<String> {
+    match input {
+        Value::String(s) if !s.trim().is_empty() => vec![s.clone()],
+        Value::Array(items) => items.iter().filter_map(user_message).collect(),
+        Value::Object(map) => {
+            if let Some(Value::Array(items)) = map.get("messages") {
+                return items.iter().filter_map(user_message).collect();
+            }
+            if let Some(text) = user_message(input) {
+                return vec![text];
+            }
+            match map.get("prompt") {
+                Some(Value::String(s)) if !s.trim().is_empty() => vec![s.clone()],
+                _ => Vec::new(),
+            }
+        }
+        _ => Vec::new(),
+    }
+}
+
+fn user_message(message: &Value) -> Option<String> {
+    if message.get("role").and_then(Value::as_str) != Some("user") {
+        return None;
+    }
+    content_text(message.get("content").or_else(|| message.get("parts")))
+}
+
+/// The assistant's replies in a generation's (or the trace's) output, one per text block as
+/// a transcript has them: a text; a message with role `assistant` (Anthropic's content
+/// blocks, OpenAI's text, pydantic-ai's parts); OpenAI's `choices[].message`; the
+/// Responses API's `output[]` messages; a list of messages, of which the assistant's.
+fn assistant_texts(output: &Value) -> Vec<String> {
+    match output {
+        Value::String(s) if !s.trim().is_empty() => vec![s.clone()],
+        Value::Array(items) => items.iter().flat_map(assistant_message).collect(),
+        Value::Object(map) => {
+            if let Some(Value::Array(choices)) = map.get("choices") {
+                return choices
+                    .iter()
+                    .filter_map(|c| c.get("message"))
+                    .flat_map(assistant_message)
+                    .collect();
+            }
+            if let Some(Value::Array(items)) = map.get("output") {
+                return items.iter().flat_map(assistant_message).collect();
+            }
+            assistant_message(output)
+        }
+        _ => Vec::new(),
+    }
+}
+
+fn assistant_message(message: &Value) -> Vec<String> {
+    match message.get("role").and_then(Value::as_str) {
+        Some("assistant") => {}
+        // Anthropic's content blocks without a role are the assistant's; any other role
+        // (the user's turn of a history, a tool's) is not a reply.
+        None if message.get("content").is_some_and(Value::is_array) => {}
+        _ => return Vec::new(),
+    }
+    match message.get("content").or_else(|| message.get("parts")) {
+        Some(Value::String(s)) if !s.trim().is_empty() => vec![s.clone()],
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .filter_map(block_text)
+            .filter(|t| !t.trim().is_empty())
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The message each generation and tool call belongs to, by observation index. A trace
+/// records no API message ids, and the Claude Agent SDK records each block of a message
+/// (a text, each tool call) as a generation of its own; so generations are one message
+/// while no tool ran between their starts (a generation that started before any tool of
+/// the previous one ran cannot have read a result: the calls are independent, and ran
+/// together), and a tool call belongs to the message of the last generation that started
+/// before it under one of its ancestors (the generation that asked for it). A message is
+/// named by its first generation's id. Without this every call stood alone, and calls made
+/// together counted as made one after the other (`sequential-lookups`, `failure-streak`).
+fn message_ids(
+    observations: &[Value],
+    parent_of: &HashMap<&str, &str>,
+    trace_id: &str,
+) -> HashMap<usize, String> {
+    let start = |o: &Value| {
+        o.get("startTime")
+            .and_then(Value::as_str)
+            .and_then(|t| crate::time::parse_timestamp(t).ok())
+    };
+    let is = |o: &Value, kind: &str| {
+        o.get("type")
+            .and_then(Value::as_str)
+            .is_some_and(|t| t.eq_ignore_ascii_case(kind))
+    };
+    let mut generations: Vec<(InstantMs, usize)> = Vec::new();
+    let mut tools: Vec<(InstantMs, usize)> = Vec::new();
+    for (i, o) in observations.iter().enumerate() {
+        match start(o) {
+            Some(at) if is(o, "GENERATION") => generations.push((at, i)),
+            Some(at) if is(o, "TOOL") => tools.push((at, i)),
+            _ => {}
+        }
+    }
+    generations.sort_unstable();
+    tools.sort_unstable();
+    let id_of = |i: usize| {
+        observations[i]
+            .get("id")
+            .and_then(Value::as_str)
+            .map_or_else(|| format!("{trace_id}:observations[{i}]"), str::to_owned)
+    };
+    let mut out = HashMap::new();
+    let mut current: Option<(InstantMs, String)> = None;
+    for &(at, i) in &generations {
+        let joined = current.as_ref().filter(|(previous, _)| {
+            !tools
+                .iter()
+                .any(|&(tool, _)| *previous <= tool && tool < at)
+        });
+        let id = match joined {
+            Some((_, id)) => id.clone(),
+            None => id_of(i),
+        };
+        out.insert(i, id.clone());
+        current = Some((at, id));
+    }
+    let parent = |i: usize| {
+        observations[i]
+            .get("parentObservationId")
+            .and_then(Value::as_str)
+    };
+    for &(at, t) in &tools {
+        let mut ancestors: HashSet<&str> = HashSet::new();
+        let mut up = parent(t);
+        while let Some(p) = up {
+            if !ancestors.insert(p) {
+                break; // a cycle
+            }
+            up = parent_of.get(p).copied();
+        }
+        let asked = generations
+            .iter()
+            .rev()
+            .filter(|&&(g, _)| g <= at)
+            .find(|&&(_, g)| parent(g).is_none_or(|p| ancestors.contains(p)));
+        if let Some(&(_, g)) = asked {
+            if let Some(id) = out.get(&g).cloned() {
+                out.insert(t, id);
+            }
+        }
+    }
+    out
 }
 
 /// A value with JSON texts nested in strings decoded (only strings that look like a JSON

@@ -249,6 +249,11 @@ impl Registry {
                     });
                 }
                 Ok(other) => {
+                    if let Value::Array(items) = &other {
+                        if let Some(format) = self.pick(&Evidence::Array(items)) {
+                            return Ok(format.clone());
+                        }
+                    }
                     first_problem.get_or_insert_with(|| {
                         format!(
                             "line {line_no} is a JSON {}, not an object",
@@ -331,6 +336,10 @@ impl Registry {
                         format!("it is one JSON object, but without {}", keys.join(" or ")),
                     ))
                 }
+            }),
+            Ok(Value::Array(items)) => Some(match self.pick(&Evidence::Array(&items)) {
+                Some(format) => Ok(format.clone()),
+                None => Err(self.unknown(input, "it is one JSON array, not an object".to_owned())),
             }),
             Ok(other) => Some(Err(self.unknown(
                 input,
