@@ -361,6 +361,48 @@ fn rubric_path_folders_are_listed_and_found_by_id() {
     assert_eq!(json_lines(&stdout(&by_env))[0]["rubric"]["id"], "tutorial");
 }
 
+/// `rubric list` names a pack by the id its `rubric.yaml` declares; a folder named otherwise
+/// was listed as `other-id` and then "unknown rubric `other-id`" to `--rubric other-id`.
+#[test]
+fn a_pack_is_found_by_the_id_rubric_list_shows_whatever_its_folder_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("my-folder");
+    std::fs::create_dir(&folder).unwrap();
+    let text = std::fs::read_to_string(repo_root().join("tests/packs/tutorial/rubric.yaml"))
+        .unwrap()
+        .replacen("id: tutorial", "id: other-id", 1);
+    assert!(text.contains("id: other-id"));
+    std::fs::write(folder.join("rubric.yaml"), text).unwrap();
+    for entry in std::fs::read_dir(repo_root().join("tests/packs/tutorial")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() && path.file_name().is_some_and(|n| n != "rubric.yaml") {
+            std::fs::copy(&path, folder.join(path.file_name().unwrap())).unwrap();
+        }
+    }
+    let path = dir.path().to_str().unwrap();
+    let listed = stdout(&run(&["rubric", "list", "--rubric-path", path]));
+    assert!(
+        listed.lines().any(|l| l.starts_with("other-id ")),
+        "{listed}"
+    );
+    for spec in ["other-id", "my-folder"] {
+        let out = run(&[
+            "--rubric-path",
+            path,
+            "--rubric",
+            spec,
+            "--source",
+            "examples/cleo-audit.jsonl",
+            "--all",
+            "--no-record",
+            "--format",
+            "jsonl",
+        ]);
+        assert_eq!(code(&out), 0, "{spec}: {}", stderr(&out));
+        assert_eq!(json_lines(&stdout(&out))[0]["rubric"]["id"], "other-id");
+    }
+}
+
 /// The `text` block that follows `marker` in the tutorial.
 fn tutorial_block(marker: &str) -> String {
     let doc =

@@ -166,6 +166,11 @@ pub fn locate_pack(spec: &str, search_path: &[PathBuf]) -> Result<PackFiles, Pac
         if candidate.join("rubric.yaml").is_file() {
             return PackFiles::read_folder(&candidate);
         }
+        // `grade rubric list` shows a pack by the id its `rubric.yaml` declares, which need
+        // not be its folder's name: that id finds it too.
+        if let Some(folder) = folder_declaring(dir, spec) {
+            return PackFiles::read_folder(&folder);
+        }
     }
     if let Some(files) = builtin_pack(spec) {
         return Ok(files);
@@ -180,6 +185,28 @@ pub fn locate_pack(spec: &str, search_path: &[PathBuf]) -> Result<PackFiles, Pac
             .map(|id| format!("`{id}`"))
             .collect::<Vec<_>>()
             .join(", "),
+    })
+}
+
+/// The pack folder in `dir` whose `rubric.yaml` declares `id`, the first by name; `None`
+/// when none does, or `dir` cannot be read (a folder lookup reports that).
+fn folder_declaring(dir: &Path, id: &str) -> Option<PathBuf> {
+    let mut folders: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.join("rubric.yaml").is_file())
+        .collect();
+    folders.sort();
+    folders.into_iter().find(|folder| {
+        std::fs::read_to_string(folder.join("rubric.yaml"))
+            .ok()
+            .and_then(|text| {
+                serde_yaml::from_str::<serde_yaml::Value>(text.trim_start_matches('\u{feff}')).ok()
+            })
+            .is_some_and(|manifest| {
+                manifest.get("id").and_then(serde_yaml::Value::as_str) == Some(id)
+            })
     })
 }
 
