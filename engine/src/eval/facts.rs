@@ -48,14 +48,21 @@ impl CompiledPack {
             metrics: Vec::with_capacity(self.metrics.len()),
             metric_witnesses: Vec::new(),
             native_failure: std::cell::RefCell::new(None),
+            failed_metric: None,
         };
         let mut native_witnesses = vec![Vec::new(); self.metrics.len()];
         for (i, m) in self.metrics.iter().enumerate() {
             let value = match m {
-                Metric::Native(native) => facts.call_native(native, None, 0.0).and_then(|r| {
-                    native_witnesses[i] = r.entries;
-                    r.value
-                }),
+                Metric::Native(native) => {
+                    let value = facts.call_native(native, None, 0.0).and_then(|r| {
+                        native_witnesses[i] = r.entries;
+                        r.value
+                    });
+                    if facts.failed_metric.is_none() && facts.native_failure.borrow().is_some() {
+                        facts.failed_metric = Some(i);
+                    }
+                    value
+                }
                 _ => metric_value(m, entries, &facts.hits),
             };
             facts.metrics.push(value);

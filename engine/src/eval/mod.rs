@@ -20,7 +20,7 @@ use indexmap::IndexMap;
 use crate::entry::{Entry, Session};
 use crate::judgment::Judgment;
 use crate::pack::condition::{Ctx, Facts, Witnesses};
-use crate::pack::{CompiledPack, Metric, Scoring};
+use crate::pack::{CompiledPack, Scoring};
 use crate::result::{percent_of, DimensionScore, GradeResult, RubricRef, RuleTrace, Score};
 use crate::script::SessionData;
 use crate::time::{format_iso_millis, InstantMs};
@@ -196,13 +196,7 @@ impl CompiledPack {
         self.check_judgment(session_id, judgment)?;
         let facts = self.facts(session_id, entries, trace == Trace::Entries);
         if let Some(failure) = facts.native_failure.borrow_mut().take() {
-            let name = self
-                .metrics
-                .iter()
-                .position(
-                    |m| matches!(m, Metric::Native(n) if n.qualified_name() == failure.function),
-                )
-                .and_then(|i| self.metric_names.get(i));
+            let name = facts.failed_metric.and_then(|i| self.metric_names.get(i));
             let at = name.map(|name| format!("metrics.{name}"));
             return Err(EvalError::Plugin {
                 pack: self.id.clone(),

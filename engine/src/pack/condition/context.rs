@@ -29,6 +29,9 @@ pub(crate) struct Facts<'s> {
     /// A plugin call that failed: the session fails with it (conditions and metrics have
     /// no other way to say so, and a false or undefined in its place would grade wrong).
     pub(crate) native_failure: std::cell::RefCell<Option<NativeFailure>>,
+    /// The metric whose native call failed first, when one did: two metrics may call one
+    /// function, and the error names the one that failed, not the first that calls it.
+    pub(crate) failed_metric: Option<usize>,
 }
 
 impl Facts<'_> {
