@@ -92,6 +92,20 @@ pub enum EvalError {
         /// What the script engine said.
         message: String,
     },
+    /// The rules of a dimension added up to a number no grade can hold (a `times` so large
+    /// that a metric's value times it overflows): clamped, it would be the dimension's floor
+    /// or cap without a word.
+    #[error("rubric `{pack}`, dimension `{dimension}`, session `{session}`: its rules add up to {points} points, which no grade can hold (a rule's `times` too large for its metric's value?)")]
+    NotFinite {
+        /// The pack's id.
+        pack: String,
+        /// The dimension.
+        dimension: String,
+        /// The session.
+        session: String,
+        /// The sum, as JavaScript prints it (`Infinity`, `NaN`).
+        points: String,
+    },
     /// A plugin function failed (returned an error or panicked) for this session.
     #[error("rubric `{pack}`, {place}, session `{session}`: plugin function `{function}` failed: {message}")]
     Plugin {
@@ -400,6 +414,14 @@ impl CompiledPack {
                             .collect(),
                     });
                 }
+            }
+            if !score.is_finite() {
+                return Err(EvalError::NotFinite {
+                    pack: self.id.clone(),
+                    dimension: dimension.id.clone(),
+                    session: session_id.to_owned(),
+                    points: crate::entry::js_number(score),
+                });
             }
             let clamped = score.max(dimension.floor).min(dimension.cap);
             let mut scored = DimensionScore {

@@ -166,6 +166,25 @@ mod tests {
         assert_eq!(positions, [1, 3]);
     }
 
+    /// A finite metric times a finite `times` can overflow: clamped, the infinite sum was the
+    /// dimension's cap (or floor) without a word.
+    #[test]
+    fn points_that_overflow_fail_the_session_naming_the_dimension() {
+        let pack = pack("      - { id: r, doc: d, points: { metric: share, times: 1e308 } }\n");
+        let session =
+            crate::pack::testing::session(&[("tasks", "a"), ("tasks", "b"), ("session", "s")]);
+        match pack.grade(&session, &crate::eval::GradeOptions::default()) {
+            Ok(result) => panic!("graded: {:?}", result.dimensions),
+            Err(err) => assert_eq!(
+                err.to_string(),
+                "rubric `t`, dimension `d`, session `s`: its rules add up to Infinity points, which no grade can hold (a rule's `times` too large for its metric's value?)"
+            ),
+        }
+        // One task per session: 1e308 points, finite, clamped to the cap as any score is.
+        let result = grade(&pack, &[("tasks", "a"), ("session", "s")]);
+        assert_eq!(result.dimensions["d"].score.0, 100.0);
+    }
+
     #[test]
     fn a_script_rule_adds_its_points_and_words() {
         let yaml = "id: t\nversion: '1'\nname: T\nselectors:\n  tasks: { domain: tasks }\ndimensions:\n  - id: d\n    max: 10\n    rules: [ { id: r, doc: d, script: r.rhai } ]\n";
