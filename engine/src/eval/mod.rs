@@ -65,8 +65,10 @@ impl Trace {
     }
 }
 
-/// Why a session could not be graded (other sessions of a run still can be).
+/// Why a session could not be graded (other sessions of a run still can be). More reasons
+/// may come: an embedder matches with a catch-all arm.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum EvalError {
     /// The pack has judged dimensions and the session no judgment.
     #[error(

@@ -16,6 +16,7 @@ use super::stream::{Progress, Stream};
 /// non-blank lines that is a JSON object (or array), then (when the first line is not JSON
 /// on its own) the whole file as one JSON document.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub enum Evidence<'a> {
     /// The first bytes of the input (16, or fewer when it is shorter).
     Head(&'a [u8]),
