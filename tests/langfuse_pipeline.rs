@@ -368,6 +368,15 @@ fn replies_without_a_valid_judgment_and_refused_keys_are_clear_errors() {
             vec!["307 Temporary Redirect to `http://127.0.0.1:1/elsewhere` (redirects are not followed)"],
         ),
         (
+            "the server's answer cut off on its way",
+            Response {
+                status: 200,
+                headers: vec![("content-type".to_owned(), "application/json".to_owned())],
+                body: "{\"id\": \"msg_test\", \"type\": \"message\", \"content\": [{\"type\": \"te".to_owned(),
+            },
+            vec!["answered with JSON that ends before it closes (EOF while parsing a string at line 1 column ", "): the answer was cut off on its way; grade again: `{\"id\": \"msg_test\""],
+        ),
+        (
             "server errors to the end",
             Response::json(500, &json!({"error": "boom"})),
             vec!["500 Internal Server Error: {\"error\":\"boom\"} (after 2 attempts)"],

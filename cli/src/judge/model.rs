@@ -161,11 +161,20 @@ impl ModelJudge {
             }
         })?;
         let value: Value = serde_json::from_str(&reply.body).map_err(|e| {
-            format!(
-                "`{}` answered with something that is not JSON ({e}): `{}`",
-                self.url,
-                grade_engine::judgment::quote_start(&reply.body, 120)
-            )
+            let start = grade_engine::judgment::quote_start(&reply.body, 120);
+            if e.is_eof() {
+                // The server's own envelope ends early: the answer was cut off on its way (a
+                // proxy, a dropped connection), not written wrong by the model.
+                format!(
+                    "`{}` answered with JSON that ends before it closes ({e}): the answer was cut off on its way; grade again: `{start}`",
+                    self.url
+                )
+            } else {
+                format!(
+                    "`{}` answered with something that is not JSON ({e}): `{start}`",
+                    self.url
+                )
+            }
         })?;
         self.read_reply(&value).ok_or_else(|| {
             format!(
