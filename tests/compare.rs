@@ -183,14 +183,21 @@ fn results_written_by_cleos_own_grader_compare_without_a_rubric() {
     assert_eq!(r["summary"]["improved"], regraded["summary"]["improved"]);
 }
 
+/// Two arms made of the corpus's first 3000 lines and the rest, as `a.jsonl` and `b.jsonl`
+/// in `dir` (sessions split across the halves appear in both).
+fn corpus_halves(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let text = std::fs::read_to_string(common::repo_root().join(CORPUS)).expect("corpus");
+    let lines: Vec<&str> = text.lines().collect();
+    let (a, b) = (dir.join("a.jsonl"), dir.join("b.jsonl"));
+    std::fs::write(&a, lines[..3000].join("\n")).expect("written");
+    std::fs::write(&b, lines[3000..].join("\n")).expect("written");
+    (a, b)
+}
+
 #[test]
 fn arms_are_unpaired_unless_paired_by_a_key() {
     let dir = tempfile::tempdir().expect("a temp dir");
-    let text = std::fs::read_to_string(common::repo_root().join(CORPUS)).expect("corpus");
-    let lines: Vec<&str> = text.lines().collect();
-    let (a, b) = (dir.path().join("a.jsonl"), dir.path().join("b.jsonl"));
-    std::fs::write(&a, lines[..3000].join("\n")).expect("written");
-    std::fs::write(&b, lines[3000..].join("\n")).expect("written");
+    let (a, b) = corpus_halves(dir.path());
     let (arm_a, arm_b) = (
         format!("old={}", a.display()),
         format!("new={}", b.display()),
@@ -771,11 +778,7 @@ fn arms_whose_sessions_share_a_key_are_warned_of_and_nothing_paired_says_why() {
 #[test]
 fn the_html_footer_names_the_bootstrap_that_made_the_intervals() {
     let dir = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(common::repo_root().join(CORPUS)).unwrap();
-    let lines: Vec<&str> = text.lines().collect();
-    let (a, b) = (dir.path().join("a.jsonl"), dir.path().join("b.jsonl"));
-    std::fs::write(&a, lines[..3000].join("\n")).unwrap();
-    std::fs::write(&b, lines[3000..].join("\n")).unwrap();
+    let (a, b) = corpus_halves(dir.path());
     let page = dir.path().join("page.html");
     let out = run(&[
         "compare",

@@ -244,7 +244,7 @@ fn all_over_a_source_without_sessions_says_nothing_was_graded() {
     std::fs::write(&empty, "\n").unwrap();
     let source = empty.to_str().unwrap();
     for format in ["human", "json", "jsonl"] {
-        let out = run(&[
+        let args = [
             "--rubric",
             "cleo-v1",
             "--source",
@@ -253,25 +253,15 @@ fn all_over_a_source_without_sessions_says_nothing_was_graded() {
             "--no-record",
             "--format",
             format,
-            "--fail-under",
-            "50",
-        ]);
+        ];
+        let out = run(&[&args[..], &["--fail-under", "50"]].concat());
         assert_eq!(code(&out), 1, "{format}: {}", stderr(&out));
         assert_eq!(
             stderr(&out),
             format!("error: `--fail-under` checked no session: `{source}` holds no sessions\n"),
             "{format}"
         );
-        let out = run(&[
-            "--rubric",
-            "cleo-v1",
-            "--source",
-            source,
-            "--all",
-            "--no-record",
-            "--format",
-            format,
-        ]);
+        let out = run(&args);
         assert_eq!(code(&out), 0, "{format}: {}", stderr(&out));
         assert_eq!(
             stderr(&out),

@@ -20,6 +20,8 @@ pub fn man(path: &[String]) -> Result<(), CliError> {
     let mut command = Cli::command();
     command.build();
     let mut name = command.get_name().to_owned();
+    // A subcommand has no version of its own: its page's footer names the program's.
+    let version = command.get_version().unwrap_or_default().to_owned();
     for (depth, sub) in path.iter().enumerate() {
         let Some(found) = command.find_subcommand(sub).cloned() else {
             let known: Vec<String> = command
@@ -44,8 +46,6 @@ pub fn man(path: &[String]) -> Result<(), CliError> {
         name = format!("{name}-{}", found.get_name());
         command = found;
     }
-    // A subcommand has no version of its own: its page's footer names the program's.
-    let version = Cli::command().get_version().unwrap_or_default().to_owned();
     let command = command.name(name).version(version);
     let mut out = Vec::new();
     clap_mangen::Man::new(command)
