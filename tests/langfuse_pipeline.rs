@@ -238,7 +238,7 @@ fn a_judgment_cache_file_that_does_not_read_is_named_in_a_warning_and_asked_agai
     assert_eq!(
         stderr(&again),
         format!(
-            "warning: judgment cache file `{}` is not a kept judgment (EOF while parsing a string at line 1 column 41); the judgment was asked again\n",
+            "warning: judgment cache file `{}` is not a kept judgment (EOF while parsing a string at line 1 column 41); the judge is asked again\n",
             files[0].display()
         )
     );

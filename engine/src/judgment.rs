@@ -288,15 +288,18 @@ pub fn find_judgment_json(reply: &str) -> Result<&str, ReplyError> {
     // wrong better than "no JSON" would, or than an inner object read as the judgment.
     if let Some(start) = first_object_start(trimmed) {
         let broken = broken_json(&trimmed[start..]);
-        let inside = object_end(trimmed.as_bytes(), start).is_none();
+        let end = object_end(trimmed.as_bytes(), start);
+        // Objects that lie within a closed but malformed outer object are parts of it (a
+        // dimension's `{"score": …}`), not the judgment.
+        let only_parts = end.is_some_and(|end| objects.iter().all(|o| o.start < end));
         match broken {
-            Some(ReplyError::CutShort) if inside => return Err(ReplyError::CutShort),
-            Some(why) if objects.is_empty() => return Err(why),
+            Some(ReplyError::CutShort) if end.is_none() => return Err(ReplyError::CutShort),
+            Some(why) if objects.is_empty() || only_parts => return Err(why),
             _ => {}
         }
     }
     match objects.as_slice() {
-        [one] => Ok(one),
+        [one] => Ok(&trimmed[one.clone()]),
         [] => Err(ReplyError::NoJson),
         many => Err(ReplyError::Ambiguous(many.len())),
     }
@@ -351,9 +354,9 @@ pub enum ReplyError {
     Malformed(String),
 }
 
-/// The outermost JSON objects written in a text's prose, in order (strings inside them may
-/// hold braces, and fenced code blocks hold code; neither counts).
-fn json_objects_in(text: &str) -> Vec<&str> {
+/// Where the outermost JSON objects written in a text's prose are, in order (strings inside
+/// them may hold braces, and fenced code blocks hold code; neither counts).
+fn json_objects_in(text: &str) -> Vec<std::ops::Range<usize>> {
     let bytes = text.as_bytes();
     let mut fenced = Vec::new();
     let mut at = 0;
@@ -382,7 +385,7 @@ fn json_objects_in(text: &str) -> Vec<&str> {
                 if serde_json::from_str::<serde_json::Map<String, Value>>(&text[i..end])
                     .is_ok() =>
             {
-                found.push(&text[i..end]);
+                found.push(i..end);
                 i = end;
             }
             _ => i += 1,
@@ -724,12 +727,33 @@ mod tests {
         );
         // A stray brace in prose before a whole object leaves the object readable.
         assert_eq!(
+            find_judgment_json("The score is {good}. Here: {\"a\": 1}"),
+            Ok("{\"a\": 1}")
+        );
+        assert_eq!(
             find_judgment_json("I think {maybe. Anyway: {\"a\": 1}"),
             Ok("{\"a\": 1}")
         );
         assert!(ReplyError::CutShort
             .to_string()
             .contains("raise `max_tokens`"));
+    }
+
+    /// A judgment missing one comma was read as its one well-formed dimension, and the
+    /// pack's schema then complained of missing dimensions instead of the malformed reply.
+    #[test]
+    fn a_malformed_judgment_is_not_read_as_the_one_dimension_inside_it_that_parses() {
+        let reply = "{\"accuracy\": {\"score\": 3, \"evidence\": \"x\"}, \"clarity\": {\"score\": 4 \"evidence\": \"y\"}}";
+        assert!(
+            matches!(find_judgment_json(reply), Err(ReplyError::Malformed(m)) if m.contains("expected `,` or `}`")),
+            "{:?}",
+            find_judgment_json(reply)
+        );
+        let prose = format!("Here is my judgment:\n{reply}\nThanks.");
+        assert!(matches!(
+            find_judgment_json(&prose),
+            Err(ReplyError::Malformed(_))
+        ));
     }
 
     #[test]

@@ -79,14 +79,14 @@ impl Cache {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => {
                 return Err(format!(
-                    "judgment cache file `{}` cannot be read ({e}); the judgment was asked again",
+                    "judgment cache file `{}` cannot be read ({e}); the judge is asked again",
                     path.display()
                 ))
             }
         };
         serde_json::from_slice(&text).map(Some).map_err(|e| {
             format!(
-                "judgment cache file `{}` is not a kept judgment ({e}); the judgment was asked again",
+                "judgment cache file `{}` is not a kept judgment ({e}); the judge is asked again",
                 path.display()
             )
         })
@@ -161,7 +161,7 @@ mod tests {
         assert_eq!(
             cache.get(&key).unwrap_err(),
             format!(
-                "judgment cache file `{}` is not a kept judgment (EOF while parsing a string at line 1 column 27); the judgment was asked again",
+                "judgment cache file `{}` is not a kept judgment (EOF while parsing a string at line 1 column 27); the judge is asked again",
                 path.display()
             )
         );
