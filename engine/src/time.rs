@@ -116,6 +116,13 @@ pub fn parse_timestamp(text: &str) -> Result<InstantMs, TimestampError> {
     if cur.pos != b.len() {
         return Err(fail("unexpected text after the time"));
     }
+    // A second of 60 is a leap second, which only ever ends a UTC day; at any other minute
+    // it names no instant, and reading it as the next minute would be a guess.
+    if second == 60 && (hour * 60 + minute - offset_minutes).rem_euclid(1_440) != 1_439 {
+        return Err(fail(
+            "a second of 60 is a leap second, which only ends a UTC day (`23:59:60Z`)",
+        ));
+    }
     let days = days_from_civil(year, month, day);
     let seconds = days * 86_400 + hour * 3_600 + minute * 60 + second - offset_minutes * 60;
     Ok(seconds * 1_000 + millis)
@@ -248,6 +255,30 @@ mod tests {
             "2026-03-01T10:00:00.Z",
         ] {
             assert!(parse_timestamp(bad).is_err(), "{bad:?} was accepted");
+        }
+    }
+
+    /// `10:00:60Z` was read as `10:01:00Z`: a second of 60 that is no leap second named an
+    /// instant nobody wrote.
+    #[test]
+    fn a_second_of_60_is_read_only_where_a_leap_second_can_be() {
+        let next_day = parse_timestamp("2027-01-01T00:00:00Z").unwrap();
+        for leap in [
+            "2026-12-31T23:59:60Z",
+            "2027-01-01T01:59:60+02:00",
+            "2026-12-31T18:29:60-0530",
+            "2026-12-31 23:59:60",
+        ] {
+            assert_eq!(parse_timestamp(leap), Ok(next_day), "{leap}");
+        }
+        for bad in [
+            "2026-03-01T10:00:60Z",
+            "2026-12-31T23:58:60Z",
+            "2026-12-31T23:59:60+01:00",
+            "2026-03-01 10:00:60",
+        ] {
+            let err = parse_timestamp(bad).unwrap_err();
+            assert!(err.reason.contains("leap second"), "{bad}: {err}");
         }
     }
 
