@@ -14,6 +14,8 @@
 //! session responses are refused: their traces lack observations. `docs/sources.md` has the
 //! full mapping.
 
+mod tree;
+
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
@@ -26,6 +28,7 @@ use super::common::{
 use super::format::{Evidence, Sniff, SourceFormat};
 use crate::entry::{Entry, MetaRef, MetaValue, Metadata, Outcome, Params, Session};
 use crate::time::InstantMs;
+use tree::{Highest, Tree};
 
 /// `metadata.source` of every entry read from a trace.
 pub const SOURCE: &str = "langfuse";
@@ -315,29 +318,26 @@ fn read_trace(path: &Path, doc: Value, filter: &SessionFilter) -> Result<SourceR
     }
 
     // Depth in the observation tree, so a parent starting with its child comes first.
-    let parent_of: HashMap<&str, &str> = observations
+    let links: Vec<(Option<&str>, Option<&str>)> = observations
         .iter()
-        .filter_map(|o| {
-            Some((
-                o.get("id")?.as_str()?,
-                o.get("parentObservationId")?.as_str()?,
-            ))
+        .map(|o| {
+            let text = |key| o.get(key).and_then(Value::as_str);
+            (text("id"), text("parentObservationId"))
         })
         .collect();
-    let depth = |id: Option<&str>| {
-        let mut depth = 0usize;
-        let mut at = id;
-        while let Some(parent) = at.and_then(|a| parent_of.get(a)) {
-            depth += 1;
-            if depth > parent_of.len() {
-                break; // a cycle
-            }
-            at = Some(parent);
-        }
-        depth
-    };
+    let (tree, cut) = Tree::new(&links);
+    for i in cut {
+        warnings.push(SourceWarning {
+            path: path.to_owned(),
+            place: Place::Item(format!("{prefix}[{i}]")),
+            message: format!(
+                "its `parentObservationId` `{}` leads back to it (a cycle), so it is read as having no parent",
+                links[i].1.unwrap_or_default()
+            ),
+        });
+    }
 
-    let message_ids = message_ids(&observations, &parent_of, &trace_id);
+    let message_ids = message_ids(&observations, &tree, &trace_id);
     let mut ordered: Vec<(InstantMs, usize, usize, Entry, Option<Talk>)> =
         Vec::with_capacity(observations.len());
     for (i, observation) in observations.iter().enumerate() {
@@ -452,7 +452,7 @@ fn read_trace(path: &Path, doc: Value, filter: &SessionFilter) -> Result<SourceR
                 .unwrap_or_default(),
             message_id,
         });
-        ordered.push((instant, depth(id), i, entry, talk));
+        ordered.push((instant, tree.depth(id), i, entry, talk));
     }
     ordered.sort_by_key(|(instant, depth, i, _, _)| (*instant, *depth, *i));
     for (_, _, _, entry, talk) in ordered {
@@ -670,11 +670,7 @@ fn assistant_message(message: &Value) -> Vec<String> {
 /// before it under one of its ancestors (the generation that asked for it). A message is
 /// named by its first generation's id. Without this every call stood alone, and calls made
 /// together counted as made one after the other (`sequential-lookups`, `failure-streak`).
-fn message_ids(
-    observations: &[Value],
-    parent_of: &HashMap<&str, &str>,
-    trace_id: &str,
-) -> HashMap<usize, String> {
+fn message_ids(observations: &[Value], tree: &Tree<'_>, trace_id: &str) -> HashMap<usize, String> {
     let start = |o: &Value| {
         o.get("startTime")
             .and_then(Value::as_str)
@@ -705,10 +701,10 @@ fn message_ids(
     let mut out = HashMap::new();
     let mut current: Option<(InstantMs, String)> = None;
     for &(at, i) in &generations {
+        // Tools are sorted: the first that started at or after `previous` tells.
         let joined = current.as_ref().filter(|(previous, _)| {
-            !tools
-                .iter()
-                .any(|&(tool, _)| *previous <= tool && tool < at)
+            let next = tools.partition_point(|&(tool, _)| tool < *previous);
+            tools.get(next).is_none_or(|&(tool, _)| tool >= at)
         });
         let id = match joined {
             Some((_, id)) => id.clone(),
@@ -722,21 +718,29 @@ fn message_ids(
             .get("parentObservationId")
             .and_then(Value::as_str)
     };
+    // Tools in start order, each after every generation that started by then: the latest
+    // at the top, and the latest under each observation (as a key raised over the places
+    // of its subtree), tell the tool's in one look (a scan of the generations per tool was
+    // n² for a deep trace).
+    let mut under = Highest::new(tree.len());
+    let mut top: Option<usize> = None;
+    let mut started = 0;
     for &(at, t) in &tools {
-        let mut ancestors: HashSet<&str> = HashSet::new();
-        let mut up = parent(t);
-        while let Some(p) = up {
-            if !ancestors.insert(p) {
-                break; // a cycle
+        while let Some(&(_, g)) = generations.get(started).filter(|&&(g_at, _)| g_at <= at) {
+            match parent(g) {
+                None => top = Some(started),
+                Some(p) => {
+                    if let Some(span) = tree.span(p) {
+                        under.raise(span, started);
+                    }
+                }
             }
-            up = parent_of.get(p).copied();
+            started += 1;
         }
-        let asked = generations
-            .iter()
-            .rev()
-            .filter(|&&(g, _)| g <= at)
-            .find(|&&(_, g)| parent(g).is_none_or(|p| ancestors.contains(p)));
-        if let Some(&(_, g)) = asked {
+        let under_ancestor = parent(t)
+            .and_then(|up| tree.span(up))
+            .and_then(|(place, _)| under.at(place));
+        if let Some(&(_, g)) = top.max(under_ancestor).and_then(|k| generations.get(k)) {
             if let Some(id) = out.get(&g).cloned() {
                 out.insert(t, id);
             }
@@ -894,6 +898,71 @@ mod tests {
             read.warnings[0].to_string().contains("`observations[3]`"),
             "{}",
             read.warnings[0]
+        );
+    }
+
+    /// Each observation's depth and each tool's generation were found by walking up its
+    /// parents: n² steps for a chain of n, and a trace of 50,000 ran for minutes.
+    #[test]
+    fn a_trace_nested_as_deep_as_it_is_long_puts_each_tool_in_its_generation_s_message() {
+        let n = 50_000;
+        let observations: Vec<Value> = (0..n)
+            .map(|i| {
+                serde_json::json!({
+                    "id": format!("o{i}"),
+                    "type": if i % 2 == 0 { "GENERATION" } else { "TOOL" },
+                    "name": "step",
+                    "parentObservationId": (i > 0).then(|| format!("o{}", i - 1)),
+                    "startTime": crate::time::format_iso_millis(1_765_000_000_000 + i),
+                })
+            })
+            .collect();
+        let doc = serde_json::json!({"trace": {"id": "t", "timestamp": "2025-12-06T05:46:40Z"},
+            "observations": observations});
+        let read = read(&doc.to_string()).unwrap();
+        assert!(read.warnings.is_empty(), "{:?}", read.warnings);
+        let entries = &read.sessions[0].entries;
+        assert_eq!(entries.len(), 50_001);
+        for (i, e) in entries[1..].iter().enumerate() {
+            let generation = format!("o{}", i - i % 2);
+            assert_eq!(
+                e.metadata.get("messageId"),
+                Some(MetaRef::Json(&Value::from(generation))),
+                "observation {i}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_cycle_of_parents_is_reported_and_cut_at_its_first_observation() {
+        let read = read(
+            r#"{"trace": {"id": "t", "timestamp": "2025-12-04T14:51:00Z"}, "observations": [
+                {"id": "a", "type": "TOOL", "name": "Bash", "parentObservationId": "b", "startTime": "2025-12-04T14:51:01Z"},
+                {"id": "b", "type": "SPAN", "name": "s", "parentObservationId": "a", "startTime": "2025-12-04T14:51:01Z"},
+                {"id": "g", "type": "GENERATION", "name": "chat", "startTime": "2025-12-04T14:51:00.500Z"}]}"#,
+        )
+        .unwrap();
+        let warnings: Vec<String> = read.warnings.iter().map(ToString::to_string).collect();
+        assert_eq!(warnings.len(), 1);
+        assert!(
+            warnings[0].ends_with(": `observations[0]`: its `parentObservationId` `b` leads back to it (a cycle), so it is read as having no parent"),
+            "{}",
+            warnings[0]
+        );
+        let ops: Vec<_> = read.sessions[0]
+            .entries
+            .iter()
+            .map(|e| e.operation.as_str())
+            .collect();
+        assert_eq!(
+            ops,
+            ["trace", "chat", "Bash", "s"],
+            "`a` before its child `b`"
+        );
+        assert_eq!(
+            read.sessions[0].entries[2].metadata.get("messageId"),
+            Some(MetaRef::Json(&Value::from("g"))),
+            "the call of the generation at the top"
         );
     }
 
