@@ -86,6 +86,8 @@ struct Pending {
     /// A tool call whose result was found (in its file): of two copies of a call, the one
     /// with the result is kept.
     resolved: bool,
+    /// Where its record is in its file.
+    place: Place,
     entry: Entry,
 }
 
@@ -141,7 +143,7 @@ impl SourceFormat for ClaudeCode {
         let bytes = input.bytes()?;
         let (records, damaged) = records_of(input.name(), &bytes, &mut warnings);
         let per_file = vec![entries_of(input.name(), records, damaged, &mut warnings)];
-        Ok(read_of(group(per_file, filter), warnings))
+        Ok(read_of(group(per_file, filter, &mut warnings), warnings))
     }
 
     fn folder_extension(&self) -> Option<&str> {
@@ -162,7 +164,7 @@ impl SourceFormat for ClaudeCode {
             let (records, damaged) = records_of(path, &bytes, &mut warnings);
             per_file.push(entries_of(path, records, damaged, &mut warnings));
         }
-        Ok(read_of(group(per_file, filter), warnings))
+        Ok(read_of(group(per_file, filter, &mut warnings), warnings))
     }
 }
 
@@ -230,6 +232,17 @@ fn records_of(path: &Path, text: &[u8], warnings: &mut Vec<SourceWarning>) -> (V
     (records, damaged)
 }
 
+/// ` (FILE:LINE)`: where an entry's record is, as its metadata says; empty if it does not.
+fn where_is(entry: &Entry) -> String {
+    use crate::entry::MetaRef;
+    match (entry.metadata.get("file"), entry.metadata.get("line")) {
+        (Some(MetaRef::Json(Value::String(file))), Some(MetaRef::Json(line))) => {
+            format!(" ({file}:{line})")
+        }
+        _ => String::new(),
+    }
+}
+
 /// The text of a `tool_result`'s content: a string, or its text blocks joined.
 fn result_text(content: Option<&Value>) -> String {
     match content {
@@ -253,14 +266,22 @@ fn result_text(content: Option<&Value>) -> String {
 /// result was written), which then takes the first copy's place. When a session's entries
 /// come from several files they are merged by time, file order breaking ties.
 /// A session that lost lines (see [`FileEntries::lost`]) counts them in `skipped_lines`,
-/// and one whose every line was lost is still there, without entries.
-fn group(per_file: Vec<FileEntries>, filter: &SessionFilter) -> Vec<Session> {
+/// and one whose every line was lost is still there, without entries. A tool call with the
+/// id of a kept one but another name or input is no copy: which of the two a result
+/// answers cannot be told, so it is skipped with a warning, and its session counts the line.
+fn group(
+    per_file: Vec<FileEntries>,
+    filter: &SessionFilter,
+    warnings: &mut Vec<SourceWarning>,
+) -> Vec<Session> {
     let mut sessions: Vec<Session> = Vec::new();
     let mut index_of: HashMap<String, usize> = HashMap::new();
     // Per session: key -> (index of the kept copy in its entries, whether it has a result).
     let mut seen: Vec<HashMap<String, (usize, bool)>> = Vec::new();
     let mut files_of: Vec<usize> = Vec::new();
-    for file in per_file {
+    // The lines (file, place) that lost a call whose id was taken, counted once each.
+    let mut conflicted: HashSet<(usize, Place)> = HashSet::new();
+    for (file_index, file) in per_file.into_iter().enumerate() {
         let mut touched: HashSet<usize> = HashSet::new();
         let mut slot_of = |id: &str| -> Option<usize> {
             if !filter.wants(id) {
@@ -298,6 +319,26 @@ fn group(per_file: Vec<FileEntries>, filter: &SessionFilter) -> Vec<Session> {
                 match seen[slot].entry(key) {
                     hash_map::Entry::Occupied(mut kept) => {
                         let (index, resolved) = *kept.get();
+                        let earlier = &sessions[slot].entries[index];
+                        if earlier.operation != pending.entry.operation
+                            || earlier.params != pending.entry.params
+                        {
+                            warnings.push(SourceWarning {
+                                path: file.path.clone(),
+                                place: pending.place.clone(),
+                                message: format!(
+                                    "skipped: `{}` call `{}` has the id of an earlier `{}` call{} with other input: which of them a result answers cannot be told",
+                                    pending.entry.operation,
+                                    kept.key().trim_start_matches("tool:"),
+                                    earlier.operation,
+                                    where_is(earlier),
+                                ),
+                            });
+                            if conflicted.insert((file_index, pending.place)) {
+                                sessions[slot].skipped_lines += 1;
+                            }
+                            continue;
+                        }
                         if pending.resolved && !resolved {
                             sessions[slot].entries[index] = pending.entry;
                             kept.insert((index, true));
@@ -518,6 +559,44 @@ mod tests {
             assert_eq!(bash[0].error.as_deref(), Some("exit 1"));
             assert_eq!(session.entries.len(), 2);
         }
+    }
+
+    /// Only a copy of a call was meant to be kept once: another call under the same id was
+    /// dropped without a word, and the session graded as if it had never been made.
+    #[test]
+    fn a_tool_id_reused_by_another_call_is_skipped_naming_both_calls() {
+        const OTHER: &str = r#"{"type":"assistant","sessionId":"s1","uuid":"a3","timestamp":"2025-09-03T00:00:03Z","message":{"id":"msg_2","role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"Edit","input":{"file_path":"/a.rs"}}]}}"#;
+        let f = transcript(&[USER, CALLS_1, CALLS_1, OTHER, RESULTS]);
+        let read = ClaudeCode
+            .read_files(
+                &[f.path().to_owned()],
+                &SessionFilter::All,
+                &ReadOptions::default(),
+            )
+            .unwrap();
+        let [session] = read.sessions.as_slice() else {
+            panic!("one session")
+        };
+        let ops: Vec<_> = session
+            .entries
+            .iter()
+            .map(|e| e.operation.as_str())
+            .collect();
+        assert_eq!(
+            ops,
+            ["user", "Read"],
+            "the copy kept once, the other call skipped"
+        );
+        let path = f.path().display();
+        assert_eq!(
+            read.warnings,
+            [SourceWarning {
+                path: f.path().to_owned(),
+                place: Place::Line(4),
+                message: format!("skipped: `Edit` call `toolu_1` has the id of an earlier `Read` call ({path}:2) with other input: which of them a result answers cannot be told"),
+            }]
+        );
+        assert_eq!((session.skipped_lines, read.skipped_lines), (1, 1));
     }
 
     #[test]

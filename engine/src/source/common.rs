@@ -228,7 +228,7 @@ pub struct SourceWarning {
 }
 
 /// Where in a file a warning points.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Place {
     /// The whole file.
     File,

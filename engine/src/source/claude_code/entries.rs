@@ -50,6 +50,8 @@ impl Warn<'_> {
 
 /// The entries of one file and what it lost.
 pub(super) struct FileEntries {
+    /// The file.
+    pub(super) path: std::path::PathBuf,
     pub(super) pending: Vec<Pending>,
     /// Per session, the lines of the file that were skipped in whole or part: lines that
     /// are not JSON count for the file's session.
@@ -91,6 +93,7 @@ pub(super) fn entries_of(
         record_entries(&context, &results, &mut warn, &mut out);
     }
     FileEntries {
+        path: path.to_owned(),
         pending: out,
         lost: warn.lost,
     }
@@ -442,6 +445,7 @@ fn record_entries(
             out.push(Pending {
                 key: context.uuid.map(|u| format!("message:{u}")),
                 resolved: false,
+                place: context.record.place.clone(),
                 entry: context.message_entry(
                     "assistant",
                     Value::String(s.clone()),
@@ -476,6 +480,7 @@ fn record_entries(
                 out.push(Pending {
                     key: context.uuid.map(|u| format!("message:{u}:{i}")),
                     resolved: false,
+                    place: context.record.place.clone(),
                     entry: context.message_entry(
                         "assistant",
                         text.into(),
@@ -539,6 +544,7 @@ fn user_entry(
     Some(Pending {
         key: context.uuid.map(|u| format!("message:{u}")),
         resolved: false,
+        place: context.record.place.clone(),
         entry: context.message_entry("user", Value::String(text), extra),
     })
 }
@@ -600,6 +606,7 @@ fn tool_call(
     Some(Pending {
         key: Some(format!("tool:{id}")),
         resolved,
+        place: context.record.place.clone(),
         entry: context.entry("tool", name, params, extra, outcome, error),
     })
 }
