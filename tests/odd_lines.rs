@@ -549,3 +549,49 @@ fn a_byte_order_mark_is_named_whichever_json_source_starts_with_it() {
         "{err}"
     );
 }
+
+/// Windows PowerShell 5 redirects output (`> audit.jsonl`) as UTF-16: serde_json said only
+/// "expected value (column 1)", which does not say what to fix.
+#[test]
+fn a_utf16_source_is_named_as_such_whichever_format_reads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = common::repo_root();
+    let text = std::fs::read_to_string(root.join("examples/cleo-audit.jsonl")).unwrap();
+    let mut bytes = vec![0xFF, 0xFE];
+    bytes.extend(text.encode_utf16().flat_map(u16::to_le_bytes));
+    let marked = dir.path().join("audit.jsonl");
+    std::fs::write(&marked, &bytes).unwrap();
+    let bare = dir.path().join("bare.jsonl");
+    std::fs::write(&bare, &bytes[2..]).unwrap();
+    let run = |source: &Path, extra: &[&str]| {
+        let out = grade_bin()
+            .args(["--rubric", "cleo-v1", "--no-record", "--all"])
+            .args(extra)
+            .arg("--source")
+            .arg(source)
+            .output()
+            .unwrap();
+        (code(&out), stderr(&out))
+    };
+    let utf16 = "is UTF-16 (its first bytes are the byte order mark `FF FE`), and JSON sources are read as UTF-8 (save the file as UTF-8)";
+    let (status, err) = run(&marked, &[]);
+    assert_eq!(status, 2, "{err}");
+    assert!(
+        err.contains(&format!(
+            "it has no SQLite header, and line 1 is not valid JSON: it {utf16}"
+        )),
+        "{err}"
+    );
+    let (status, err) = run(&marked, &["--source-format", "cleo-jsonl"]);
+    assert_eq!(status, 2, "{err}");
+    assert!(
+        err.contains(&format!("audit.jsonl:1: not valid JSON: it {utf16}")),
+        "{err}"
+    );
+    let (status, err) = run(&bare, &[]);
+    assert_eq!(status, 2, "{err}");
+    assert!(
+        err.contains("line 1 is not valid JSON: it is UTF-16 (a NUL byte is beside its first character), and JSON sources are read as UTF-8"),
+        "{err}"
+    );
+}

@@ -375,6 +375,13 @@ pub(crate) fn describe_json_error(err: &serde_json::Error, text: &[u8]) -> Strin
     if text.starts_with(BYTE_ORDER_MARK) && err.line() == 1 && err.column() == 1 {
         return "it starts with a byte order mark (U+FEFF), which JSON does not allow (save the file as UTF-8 without one)".to_owned();
     }
+    // Windows PowerShell 5 redirects output as UTF-16 (with its mark, `FF FE`), which
+    // serde_json reports as "expected value (column 1)" too.
+    if err.line() == 1 && err.column() <= 2 {
+        if let Some(order) = utf16_order(text) {
+            return format!("it is UTF-16 ({order}), and JSON sources are read as UTF-8 (save the file as UTF-8)");
+        }
+    }
     let text = err.to_string();
     let message = match text.rfind(" at line ") {
         Some(cut) => &text[..cut],
@@ -385,6 +392,19 @@ pub(crate) fn describe_json_error(err: &serde_json::Error, text: &[u8]) -> Strin
 
 /// UTF-8's byte order mark.
 const BYTE_ORDER_MARK: &[u8] = b"\xEF\xBB\xBF";
+
+/// How a text in UTF-16 shows it: its byte order mark, or a NUL beside its first character
+/// (`{` or `[` in a JSON source); `None` for anything else.
+fn utf16_order(text: &[u8]) -> Option<&'static str> {
+    match text {
+        [0xFF, 0xFE, ..] => Some("its first bytes are the byte order mark `FF FE`"),
+        [0xFE, 0xFF, ..] => Some("its first bytes are the byte order mark `FE FF`"),
+        [b'{' | b'[', 0, ..] | [0, b'{' | b'[', ..] => {
+            Some("a NUL byte is beside its first character")
+        }
+        _ => None,
+    }
+}
 
 /// Entries grouped by session, sessions in the order of their first entry (or skipped
 /// line) and each session's entries in the order they were added.
