@@ -298,6 +298,41 @@ fn quote_list(items: &[&str]) -> String {
 
 type RowError = (Option<String>, String);
 
+/// The columns [`entry_columns`] selects, by index, as messages name them.
+const ENTRY_COLUMNS: [&str; 15] = [
+    "rowid",
+    "id",
+    "timestamp",
+    "action",
+    "task_id",
+    "actor",
+    "details_json",
+    "domain",
+    "operation",
+    "session_id",
+    "duration_ms",
+    "success",
+    "source",
+    "gateway",
+    "error_message",
+];
+
+/// A value SQLite holds where another kind was expected, for messages: its storage class
+/// and, when short, the value.
+fn sql_kind(value: rusqlite::types::ValueRef<'_>) -> String {
+    use rusqlite::types::ValueRef;
+    match value {
+        ValueRef::Null => "NULL".to_owned(),
+        ValueRef::Integer(n) => format!("the integer `{n}`"),
+        ValueRef::Real(x) => format!("the real `{x}`"),
+        ValueRef::Text(t) if t.len() <= 40 => {
+            format!("the text `{}`", String::from_utf8_lossy(t))
+        }
+        ValueRef::Text(t) => format!("a text of {} bytes", t.len()),
+        ValueRef::Blob(b) => format!("a BLOB of {} bytes", b.len()),
+    }
+}
+
 /// The columns `map_row` reads, in its order, after `rowid`.
 fn entry_columns(has_actor: bool) -> String {
     let actor = if has_actor { "actor" } else { "NULL" };
@@ -334,18 +369,22 @@ fn map_row(row: &rusqlite::Row<'_>, file: SourceFile) -> Result<Entry, RowError>
         }
     };
     let fail = |message: String| (id(), message);
+    let name = |i: usize| ENTRY_COLUMNS.get(i).copied().unwrap_or("?");
+    let kind_error = |i: usize, value: ValueRef<'_>, wanted: &str| {
+        fail(format!(
+            "`{}` is {}, not {wanted}",
+            name(i),
+            sql_kind(value)
+        ))
+    };
     let text = |i: usize| -> Result<Option<&str>, RowError> {
         match row.get_ref(i) {
             Ok(ValueRef::Null) => Ok(None),
             Ok(ValueRef::Text(t)) => std::str::from_utf8(t)
                 .map(Some)
-                .map_err(|e| fail(format!("column {i}: {e}"))),
-            Ok(other) => Err(fail(format!(
-                "column {i}: Invalid column type {} at index: {i}, name: {}",
-                other.data_type(),
-                row.as_ref().column_name(i).unwrap_or("?")
-            ))),
-            Err(e) => Err(fail(format!("column {i}: {e}"))),
+                .map_err(|e| fail(format!("`{}` is not UTF-8 text: {e}", name(i)))),
+            Ok(other) => Err(kind_error(i, other, "text")),
+            Err(e) => Err(fail(format!("`{}`: {e}", name(i)))),
         }
     };
     let owned = |i: usize| -> Result<Option<Text>, RowError> { Ok(text(i)?.map(Text::from)) };
@@ -362,10 +401,20 @@ fn map_row(row: &rusqlite::Row<'_>, file: SourceFile) -> Result<Entry, RowError>
         }
     };
     let session_id = owned(9)?.ok_or_else(|| fail("`session_id` is NULL".to_owned()))?;
-    let duration: Option<f64> = row
-        .get(10)
-        .map_err(|e| fail(format!("`duration_ms`: {e}")))?;
-    let success: Option<i64> = row.get(11).map_err(|e| fail(format!("`success`: {e}")))?;
+    // As `rusqlite` reads an `Option<f64>` and an `Option<i64>`.
+    let duration = match row.get_ref(10) {
+        Ok(ValueRef::Null) => None,
+        Ok(ValueRef::Integer(n)) => Some(n as f64),
+        Ok(ValueRef::Real(x)) => Some(x),
+        Ok(other) => return Err(kind_error(10, other, "a number")),
+        Err(e) => return Err(fail(format!("`duration_ms`: {e}"))),
+    };
+    let success = match row.get_ref(11) {
+        Ok(ValueRef::Null) => None,
+        Ok(ValueRef::Integer(n)) => Some(n),
+        Ok(other) => return Err(kind_error(11, other, "an integer")),
+        Err(e) => return Err(fail(format!("`success`: {e}"))),
+    };
     let source = text(12)?;
     let gateway = text(13)?;
     let error = owned(14)?;

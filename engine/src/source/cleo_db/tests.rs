@@ -226,3 +226,52 @@ fn a_view_or_a_without_rowid_audit_log_is_refused_in_one_line() {
         }
     }
 }
+
+/// SQLite keeps any value in any column: a value of the wrong kind was named by its index
+/// in rusqlite's words (`column 6: Invalid column type Blob at index: 6, name: …`).
+#[test]
+fn a_value_of_the_wrong_kind_is_named_by_its_column_and_value() {
+    for (set, message) in [
+        (
+            "details_json = X'7B7D00'",
+            "`details_json` is a BLOB of 3 bytes, not text",
+        ),
+        (
+            "session_id = X'7331'",
+            "`session_id` is a BLOB of 2 bytes, not text",
+        ),
+        (
+            "operation = CAST(X'66FF' AS TEXT)",
+            "`operation` is not UTF-8 text: invalid utf-8 sequence of 1 bytes from index 1",
+        ),
+        (
+            "duration_ms = 'fast'",
+            "`duration_ms` is the text `fast`, not a number",
+        ),
+        (
+            "success = 'yes'",
+            "`success` is the text `yes`, not an integer",
+        ),
+        (
+            "success = 1.5",
+            "`success` is the real `1.5`, not an integer",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = database(dir.path(), &[(1, "s")]);
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch(&format!("UPDATE audit_log SET {set} WHERE rowid = 1"))
+            .unwrap();
+        for err in [
+            read_whole(&path, &SessionFilter::All).unwrap_err(),
+            read_streamed(&path).unwrap_err(),
+        ] {
+            assert_eq!(
+                err.to_string(),
+                format!("`{}`: audit_log row `r0`: {message}", path.display()),
+                "{set}"
+            );
+        }
+    }
+}
