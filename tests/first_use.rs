@@ -1,0 +1,58 @@
+//! A new user's walk through `grade`: what the tutorial and the reference show is what the
+//! commands print, help and explanations promise only what the binary does, and plausible
+//! mistakes (the wrong file given, a file that is not there) get a message in words.
+
+mod common;
+
+use common::*;
+
+const EXAMPLE: &str = "examples/cleo-audit.jsonl";
+
+/// The first fenced block of kind `kind` after `marker` in a page of `docs/`.
+fn doc_block(page: &str, marker: &str, kind: &str) -> String {
+    let doc = std::fs::read_to_string(repo_root().join("docs").join(page)).expect("the page");
+    let after = &doc[doc
+        .find(marker)
+        .unwrap_or_else(|| panic!("{page} has `{marker}`"))..];
+    let fence = format!("```{kind}\n");
+    let start = after.find(&fence).expect("a block follows") + fence.len();
+    let body = &after[start..];
+    body[..body.find("```").expect("the block ends")].to_owned()
+}
+
+#[test]
+fn the_tutorials_validate_output_and_expected_line_are_what_grade_writes() {
+    let out = run(&["rubric", "validate", "tests/packs/tutorial"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        doc_block(
+            "tutorial.md",
+            "```sh\ngrade rubric validate tests/packs/tutorial\n```",
+            "text"
+        )
+    );
+
+    // The line is shown as `--update` writes it, so a reader can find it in the file.
+    let dir = tempfile::tempdir().unwrap();
+    let pack = dir.path().join("tutorial");
+    std::fs::create_dir_all(pack.join("tests")).unwrap();
+    for file in ["rubric.yaml", "failure_streak.rhai", "tests/sessions.jsonl"] {
+        std::fs::copy(
+            repo_root().join("tests/packs/tutorial").join(file),
+            pack.join(file),
+        )
+        .unwrap();
+    }
+    let out = run(&["rubric", "test", pack.to_str().unwrap(), "--update"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let written = std::fs::read_to_string(pack.join("tests/sessions.expected.jsonl")).unwrap();
+    let sloppy = written
+        .lines()
+        .find(|l| l.contains("\"tut-sloppy\""))
+        .expect("a line for tut-sloppy");
+    assert_eq!(
+        doc_block("tutorial.md", "The line of `tut-sloppy`", "json").trim_end(),
+        sloppy
+    );
+}
