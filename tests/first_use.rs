@@ -56,3 +56,33 @@ fn the_tutorials_validate_output_and_expected_line_are_what_grade_writes() {
         sloppy
     );
 }
+
+/// An audit log given to `--list --grades` has a `sessionId` on every line; it was listed as
+/// one grade per entry, each with no rubric and no score.
+#[test]
+fn list_refuses_an_audit_log_given_as_the_grades_file() {
+    let out = run(&["--list", "--grades", EXAMPLE]);
+    assert_eq!(code(&out), 2);
+    assert_eq!(stdout(&out), "");
+    assert_eq!(
+        stderr(&out),
+        "error: examples/cleo-audit.jsonl:1: not a grade result: missing fields `totalScore`, `maxScore`\n"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let grades = dir.path().join("GRADES.jsonl");
+    std::fs::write(
+        &grades,
+        "{\"sessionId\":\"s1\",\"totalScore\":5,\"maxScore\":10}\n{\"sessionId\":\"s2\",\"maxScore\":10}\n",
+    )
+    .unwrap();
+    let out = run(&["--list", "--grades", grades.to_str().unwrap()]);
+    assert_eq!(code(&out), 2);
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "error: {}:2: not a grade result: missing field `totalScore`\n",
+            grades.display()
+        )
+    );
+}

@@ -130,14 +130,33 @@ pub fn read(path: &Path) -> Result<Vec<Value>, CliError> {
     };
     let mut out = Vec::with_capacity(lines.len());
     for (line, value) in lines {
-        if !value.is_object() || value.get("sessionId").is_none() {
+        if let Some(message) = not_a_grade(&value) {
             return Err(CliError::GradesLine {
                 path: path.to_owned(),
                 line,
-                message: "an object with a `sessionId` was expected".to_owned(),
+                message,
             });
         }
         out.push(value);
     }
     Ok(out)
+}
+
+/// Why a recorded line is no grade, if it is not. A `sessionId` alone does not make one: an
+/// audit log's entries have it too, and `--grades` given the log instead of the grades file
+/// would list every entry as a grade with no score.
+fn not_a_grade(value: &Value) -> Option<String> {
+    let Some(obj) = value.as_object() else {
+        return Some("an object with a `sessionId` was expected".to_owned());
+    };
+    let missing: Vec<String> = ["sessionId", "totalScore", "maxScore"]
+        .into_iter()
+        .filter(|k| !obj.contains_key(*k))
+        .map(|k| format!("`{k}`"))
+        .collect();
+    match missing.as_slice() {
+        [] => None,
+        [one] => Some(format!("missing field {one}")),
+        _ => Some(format!("missing fields {}", missing.join(", "))),
+    }
 }
