@@ -86,3 +86,61 @@ fn list_refuses_an_audit_log_given_as_the_grades_file() {
         )
     );
 }
+
+/// A judgment, a config-ids file or a file of score bodies that is not there said
+/// `entity not found` or `no such file or directory`, where a missing `--source` is named
+/// in words.
+#[test]
+fn a_missing_judgment_config_ids_or_score_bodies_file_is_named_as_not_existing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_in(
+        dir.path(),
+        &["--rubric", "langfuse-v1", "--judgment", "nope.json", "s1"],
+    );
+    assert_eq!(code(&out), 2);
+    assert_eq!(stderr(&out), "error: judgment `nope.json` does not exist\n");
+
+    let out = run_in(dir.path(), &["push", "--langfuse", "nope.jsonl"]);
+    assert_eq!(code(&out), 2);
+    assert_eq!(
+        stderr(&out),
+        "error: file of score bodies `nope.jsonl` does not exist\n"
+    );
+
+    // Standard input is named as a grading run names it, not by the `-` typed for it.
+    let out = run_in(dir.path(), &["push", "--langfuse", "-"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "warning: `<stdin>` holds no score bodies: nothing was pushed\n"
+    );
+
+    let judgments: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            repo_root().join("rubrics/langfuse-v1/tests/category-edges.judgments.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let (session, judgment) = judgments.as_object().unwrap().iter().next().unwrap();
+    std::fs::write(dir.path().join("j.json"), judgment.to_string()).unwrap();
+    let out = run_in(
+        dir.path(),
+        &[
+            "--rubric",
+            "langfuse-v1",
+            "--judgment",
+            "j.json",
+            "--emit",
+            "langfuse",
+            "--config-ids",
+            "nope.json",
+            session,
+        ],
+    );
+    assert_eq!(code(&out), 2);
+    assert_eq!(
+        stderr(&out),
+        "error: config ids file `nope.json` does not exist\n"
+    );
+}

@@ -632,7 +632,7 @@ fn judgments(
         };
         let text = input::read_text(path, input::MAX_DOCUMENT, "judgment")
             .map_err(io)?
-            .ok_or_else(|| io(std::io::ErrorKind::NotFound.into()))?;
+            .ok_or_else(|| input::missing("judgment", path))?;
         let origin = if path.as_os_str() == "-" {
             "stdin".to_owned()
         } else {

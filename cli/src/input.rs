@@ -138,6 +138,12 @@ fn spool(from: &mut dyn Read, given: &Path) -> Result<Source, CliError> {
     })
 }
 
+/// The error for a file the user named that is not there, in the words `--source` uses
+/// (`judgment `j.json` does not exist`), not the system's (`entity not found`).
+pub fn missing(what: &str, path: &Path) -> CliError {
+    CliError::Usage(format!("{what} `{}` does not exist", path.display()))
+}
+
 /// Reads a file the user named, whole, as text: `-` is standard input; a device that is
 /// not `/dev/null` is refused; more than `cap` bytes is an error, not an endless read.
 /// `Ok(None)` when the file does not exist.

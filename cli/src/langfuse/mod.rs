@@ -19,15 +19,11 @@ use server::Server;
 /// Reads `{"score name": "config id"}`.
 pub fn read_config_ids(path: &Path) -> Result<HashMap<String, String>, CliError> {
     let text = crate::input::read_text(path, crate::input::MAX_DOCUMENT, "config ids file")
-        .and_then(|text| {
-            text.ok_or_else(|| {
-                std::io::Error::new(std::io::ErrorKind::NotFound, "no such file or directory")
-            })
-        })
         .map_err(|source| CliError::Io {
             path: path.to_owned(),
             source,
-        })?;
+        })?
+        .ok_or_else(|| crate::input::missing("config ids file", path))?;
     let value: Value = serde_json::from_str(&text).map_err(|e| {
         CliError::Usage(format!("config ids `{}` are not JSON: {e}", path.display()))
     })?;
@@ -52,11 +48,6 @@ pub fn read_config_ids(path: &Path) -> Result<HashMap<String, String>, CliError>
 fn read_bodies(path: &Path) -> Result<Vec<Value>, CliError> {
     // `-` is standard input; a device is refused and a file past the cap is not read.
     let text = crate::input::read_text(path, crate::input::MAX_DOCUMENT, "file of score bodies")
-        .and_then(|text| {
-            text.ok_or_else(|| {
-                std::io::Error::new(std::io::ErrorKind::NotFound, "no such file or directory")
-            })
-        })
         .map_err(|source| match source.kind() {
             // Its content, not access to it, is what is wrong.
             std::io::ErrorKind::InvalidData => {
@@ -66,7 +57,8 @@ fn read_bodies(path: &Path) -> Result<Vec<Value>, CliError> {
                 path: path.to_owned(),
                 source,
             },
-        })?;
+        })?
+        .ok_or_else(|| crate::input::missing("file of score bodies", path))?;
     let shown = if path.as_os_str() == "-" {
         "stdin".to_owned()
     } else {
@@ -134,10 +126,13 @@ pub fn push(args: &PushArgs) -> Result<(), CliError> {
     let bodies = read_bodies(&args.langfuse)?;
     if bodies.is_empty() {
         // Nothing to send is not a failure (a batch with no new sessions), but it is said.
-        eprintln!(
-            "warning: `{}` holds no score bodies: nothing was pushed",
-            args.langfuse.display()
-        );
+        // `-` is what was typed, not what was read: a grading run names it `<stdin>` too.
+        let shown = if args.langfuse.as_os_str() == "-" {
+            "<stdin>".to_owned()
+        } else {
+            args.langfuse.display().to_string()
+        };
+        eprintln!("warning: `{shown}` holds no score bodies: nothing was pushed");
         return Ok(());
     }
     let server = Server::from_env(
