@@ -144,3 +144,32 @@ fn a_missing_judgment_config_ids_or_score_bodies_file_is_named_as_not_existing()
         "error: config ids file `nope.json` does not exist\n"
     );
 }
+
+/// `rubric explain E022` listed the placeholders without `{percent.NAME}` and the fallback
+/// form, so a pack author reading it would think them unknown.
+#[test]
+fn the_placeholder_explanation_names_every_placeholder_of_the_reference() {
+    let out = run(&["rubric", "explain", "E022"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let explained = stdout(&out).replace('\n', " ");
+    let doc = std::fs::read_to_string(repo_root().join("docs/rubric-packs.md")).unwrap();
+    let table = &doc[doc.find("| Placeholder | Prints |").expect("the table")..];
+    let rows: Vec<&str> = table
+        .lines()
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    assert_eq!(rows.len(), 7, "{rows:?}");
+    for row in rows {
+        let placeholder = row.split('`').nth(1).expect("a placeholder");
+        // `{entry.PATH}` is `{entry.FIELD}` in the explanation: the kind is what must match.
+        let kind = match placeholder.find('.') {
+            Some(dot) if !placeholder.ends_with(".position}") => &placeholder[..=dot],
+            _ => placeholder,
+        };
+        assert!(explained.contains(kind), "{kind} missing from: {explained}");
+        if placeholder.contains("\\|fallback") {
+            assert!(explained.contains("|fallback}"), "{explained}");
+        }
+    }
+}

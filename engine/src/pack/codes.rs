@@ -168,9 +168,10 @@ be empty.";
 
     Placeholder "E022" "placeholder" Error Value
         "a placeholder in evidence, a flag or `not_applicable` that names nothing"
-        "Placeholders are `{count.SELECTOR}`, `{metric.NAME}`, `{score}`, and in `for_each` rules \
-`{entry.FIELD}` and `{entry.position}`; each must name a declared selector, metric or field. \
-Write `{{` and `}}` for literal braces.";
+        "Placeholders are `{count.SELECTOR}`, `{metric.NAME}`, `{percent.NAME}`, `{score}`, and in \
+`for_each` rules `{entry.FIELD}` (`{entry.FIELD|fallback}` for a text when it is missing) and \
+`{entry.position}`; each must name a declared selector, metric or field. Write `{{` and `}}` \
+for literal braces.";
 
     DimensionShape "E023" "dimension-shape" Error Value
         "a dimension whose range or parts do not fit together"
