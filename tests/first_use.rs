@@ -173,3 +173,34 @@ fn the_placeholder_explanation_names_every_placeholder_of_the_reference() {
         }
     }
 }
+
+/// `rubric pin` and `rubric judgment-schema` took `--format` and printed the same text
+/// whatever it said.
+#[test]
+fn pin_and_judgment_schema_take_no_format_they_would_ignore() {
+    for args in [
+        ["rubric", "pin", "cleo-v1", "--format", "json"],
+        [
+            "rubric",
+            "judgment-schema",
+            "langfuse-v1",
+            "--format",
+            "jsonl",
+        ],
+    ] {
+        let out = run(&args);
+        assert_eq!(code(&out), 2, "{args:?}");
+        assert!(
+            stderr(&out).starts_with("error: unexpected argument '--format' found"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    let out = run(&["rubric", "judgment-schema", "langfuse-v1"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let schema: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(
+        schema["$schema"],
+        "https://json-schema.org/draft/2020-12/schema"
+    );
+}

@@ -335,9 +335,9 @@ pub enum RubricCommand {
     /// Print the Langfuse score-config bodies of a weighted pack (`POST /api/public/score-configs`)
     ScoreConfigs(RubricShowArgs),
     /// Print the JSON Schema a judgment for a pack must satisfy
-    JudgmentSchema(RubricShowArgs),
+    JudgmentSchema(RubricPackArgs),
     /// Record the sha256 of each plugin library the pack declares in its `rubric.yaml` (after you built them and trust the build)
-    Pin(RubricShowArgs),
+    Pin(RubricPackArgs),
     /// Explain a diagnostic code of `validate` (`E012`, `W103`), or list every code
     Explain(crate::explain::RubricExplainArgs),
 }
@@ -385,8 +385,17 @@ pub struct RubricNewArgs {
 
 #[derive(Debug, Args)]
 pub struct RubricListArgs {
+    /// Output format
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
+}
+
+/// A command that prints one thing in one form: it takes no `--format` it would ignore.
+#[derive(Debug, Args)]
+pub struct RubricPackArgs {
+    /// A pack id or folder
+    #[arg(value_name = "ID|PATH")]
+    pub pack: String,
 }
 
 #[derive(Debug, Args)]
@@ -394,6 +403,7 @@ pub struct RubricShowArgs {
     /// A pack id or folder
     #[arg(value_name = "ID|PATH")]
     pub pack: String,
+    /// Output format
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
 }
@@ -457,6 +467,7 @@ pub struct RubricValidateArgs {
     /// A pack id or folder
     #[arg(value_name = "ID|PATH", default_value = ".")]
     pub pack: String,
+    /// Output format
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
 }
