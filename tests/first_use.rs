@@ -204,3 +204,66 @@ fn pin_and_judgment_schema_take_no_format_they_would_ignore() {
         "https://json-schema.org/draft/2020-12/schema"
     );
 }
+
+/// `--output` naming the grades file truncated the recorded history and wrote the report
+/// there, then appended this run's grades after it: in human form the file no longer
+/// listed. Refused before anything is written, also when neither file exists yet.
+#[test]
+fn output_into_the_grades_file_is_refused_before_the_history_is_touched() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = repo_root().join(EXAMPLE);
+    let grade_to = |extra: &[&str]| {
+        let mut args = vec![
+            "--rubric",
+            "cleo-v1",
+            "--source",
+            source.to_str().unwrap(),
+            "--all",
+            "--grades",
+            "G.jsonl",
+        ];
+        args.extend_from_slice(extra);
+        run_in(dir.path(), &args)
+    };
+    let out = grade_to(&["--format", "jsonl"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let history = std::fs::read_to_string(dir.path().join("G.jsonl")).unwrap();
+
+    for output in ["G.jsonl", "./G.jsonl"] {
+        let out = grade_to(&["--output", output]);
+        assert_eq!(code(&out), 2);
+        assert_eq!(stdout(&out), "");
+        assert_eq!(
+            stderr(&out),
+            format!("error: `--output {output}` is the grades file this run records to: results written there would replace its history (write them elsewhere, or give `--no-record`)\n")
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("G.jsonl")).unwrap(),
+            history
+        );
+    }
+
+    let out = run_in(
+        dir.path(),
+        &[
+            "--rubric",
+            "cleo-v1",
+            "--source",
+            source.to_str().unwrap(),
+            "--all",
+            "--grades",
+            "new.jsonl",
+            "-o",
+            "new.jsonl",
+        ],
+    );
+    assert_eq!(code(&out), 2);
+    assert!(!dir.path().join("new.jsonl").exists());
+
+    // Elsewhere, the two are written as asked.
+    let out = grade_to(&["--output", "report.txt"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(std::fs::read_to_string(dir.path().join("report.txt"))
+        .unwrap()
+        .starts_with("session-demo-good  100/100 (100%)"));
+}

@@ -20,6 +20,24 @@ pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
+/// Whether two paths name one file, also when it is not written yet (then by its folder and
+/// name).
+fn same_target(a: &Path, b: &Path) -> bool {
+    fn resolved(path: &Path) -> Option<PathBuf> {
+        std::fs::canonicalize(path).ok().or_else(|| {
+            let parent = match path.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            };
+            Some(std::fs::canonicalize(parent).ok()?.join(path.file_name()?))
+        })
+    }
+    match (resolved(a), resolved(b)) {
+        (Some(a), Some(b)) => a == b,
+        _ => false,
+    }
+}
+
 /// A grading run as the command line asks for it, once its flags are known to fit together.
 pub struct GradePlan {
     pub(crate) pack: CompiledPack,
@@ -77,6 +95,16 @@ impl GradePlan {
                 return Err(CliError::Usage(format!(
                     "`{flag} {}` is the source being graded: results written there would destroy it",
                     target.display()
+                )));
+            }
+        }
+        // The output replaces the file it is written to: over the grades file it would wipe
+        // the history, and in human form leave a file that no longer lists.
+        if let (Some(output), Some(grades)) = (cli.output.as_deref(), record_to.as_deref()) {
+            if same_target(output, grades) {
+                return Err(CliError::Usage(format!(
+                    "`--output {}` is the grades file this run records to: results written there would replace its history (write them elsewhere, or give `--no-record`)",
+                    output.display()
                 )));
             }
         }
