@@ -267,3 +267,46 @@ fn output_into_the_grades_file_is_refused_before_the_history_is_touched() {
         .unwrap()
         .starts_with("session-demo-good  100/100 (100%)"));
 }
+
+/// `--source -` (and an arm's `NAME=-`) reads standard input, and a device's error tells
+/// the user to give `-`, but no help text or page said that `-` works.
+#[test]
+fn help_says_a_source_of_dash_reads_standard_input() {
+    let option = |help: &str, name: &str| -> String {
+        let at = help
+            .find(&format!("      {name} <"))
+            .unwrap_or_else(|| panic!("{name} in {help}"));
+        let rest = &help[at..];
+        let end = rest[1..].find("\n      -").map_or(rest.len(), |e| e + 1);
+        rest[..end].to_owned()
+    };
+    let grade_help = stdout(&run(&["--help"]));
+    assert!(
+        option(&grade_help, "--source").contains("`-` for standard input"),
+        "{grade_help}"
+    );
+    let compare_help = stdout(&run(&["compare", "--help"]));
+    for name in ["--source", "--arm"] {
+        assert!(
+            option(&compare_help, name).contains("`-` for standard input"),
+            "{name}: {compare_help}"
+        );
+    }
+    let sources = std::fs::read_to_string(repo_root().join("docs/sources.md")).unwrap();
+    assert!(sources.contains("`--source -` reads standard input"));
+
+    let out = run(&[
+        "--rubric",
+        "cleo-v1",
+        "--source",
+        "/dev/null",
+        "--all",
+        "--no-record",
+    ]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).ends_with("give `-` to read standard input\n"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -33,7 +33,7 @@ pub struct Cli {
     #[arg(long, value_name = "ID|PATH")]
     pub rubric: Option<String>,
 
-    /// Source: a CLEO audit log or tasks.db, a Claude Code transcript or project folder, a Langfuse trace file, or `langfuse:session/ID` / `langfuse:trace/ID` read from the Langfuse API (LANGFUSE_BASE_URL, LANGFUSE_PUBLIC_KEY, LANGFUSE_SECRET_KEY) [default: .cleo/tasks.db]
+    /// Source: a CLEO audit log or tasks.db, a Claude Code transcript or project folder, a Langfuse trace file, `-` for standard input, or `langfuse:session/ID` / `langfuse:trace/ID` read from the Langfuse API (LANGFUSE_BASE_URL, LANGFUSE_PUBLIC_KEY, LANGFUSE_SECRET_KEY) [default: .cleo/tasks.db]
     #[arg(long, value_name = "FILE|DIR")]
     pub source: Option<PathBuf>,
 
@@ -418,7 +418,7 @@ pub struct CompareArgs {
     /// The baseline rubric, then the candidate (twice); or the one rubric of two arms
     #[arg(long, value_name = "ID|PATH")]
     pub rubric: Vec<String>,
-    /// The source both rubrics grade [default: .cleo/tasks.db]
+    /// The source both rubrics grade (`-` for standard input) [default: .cleo/tasks.db]
     #[arg(long, value_name = "FILE|DIR")]
     pub source: Option<PathBuf>,
     /// Read sources as this built-in format instead of detecting it
@@ -427,7 +427,7 @@ pub struct CompareArgs {
     /// Compare every session of the source
     #[arg(long)]
     pub all: bool,
-    /// An agent arm and its source; give two (the first is the baseline)
+    /// An agent arm and its source (`-` for standard input); give two (the first is the baseline)
     #[arg(long = "arm", value_name = "NAME=SOURCE")]
     pub arms: Vec<String>,
     /// Pair the sessions of two arms by this field (for example `metadata.taskId`); unpaired without it
