@@ -310,3 +310,54 @@ fn help_says_a_source_of_dash_reads_standard_input() {
         stderr(&out)
     );
 }
+
+/// A judge command that failed was reported as `it exited with exit status: 1; it said ``` (the
+/// standard library's words and an empty quote), and an empty `--judge-cmd` (an unset
+/// variable) ran `sh -c ''` and blamed the judge's reply.
+#[test]
+fn a_failing_or_empty_judge_command_is_reported_in_words() {
+    let judged = |cmd: &str| {
+        run(&[
+            "--rubric",
+            "langfuse-v1",
+            "--source",
+            EXAMPLE,
+            "--no-record",
+            "--judge-cmd",
+            cmd,
+            "session-demo-good",
+        ])
+    };
+    let out = judged("exit 7");
+    assert_eq!(code(&out), 2);
+    assert_eq!(
+        stderr(&out),
+        "error: judge `exit 7` for session `session-demo-good`, chunk 1 of 1: it exited with code 7; it printed nothing\n"
+    );
+    let out = judged("echo overloaded >&2; exit 3");
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).ends_with(": it exited with code 3; it said `overloaded`\n"),
+        "{}",
+        stderr(&out)
+    );
+    let out = judged("kill -9 $$");
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).ends_with(": it was killed by signal 9; it printed nothing\n"),
+        "{}",
+        stderr(&out)
+    );
+
+    for empty in ["", "  "] {
+        let out = judged(empty);
+        assert_eq!(code(&out), 2);
+        assert!(
+            stderr(&out).starts_with(&format!(
+                "error: invalid value '{empty}' for '--judge-cmd <CMD>': the command is empty: give the program that prints a judgment\n"
+            )),
+            "{}",
+            stderr(&out)
+        );
+    }
+}

@@ -433,7 +433,7 @@ fn a_judge_that_fails_is_an_error_quoting_what_came_back() {
         (
             "fail",
             vec![],
-            "exited with exit status: 3; it said `model overloaded, try later`",
+            "exited with code 3; it said `model overloaded, try later`",
         ),
         ("garbage", vec![], "the reply is not JSON"),
         ("invalid", vec![], "dimension `goal_achievement`"),

@@ -90,7 +90,7 @@ pub struct Cli {
     pub judgment: Option<PathBuf>,
 
     /// Ask this command for the judgment: it gets each chunk's scorer prompt on stdin and prints a judgment
-    #[arg(long, value_name = "CMD", conflicts_with = "judge")]
+    #[arg(long, value_name = "CMD", conflicts_with = "judge", value_parser = command_line)]
     pub judge_cmd: Option<String>,
 
     /// Ask a model for the judgment: `anthropic:MODEL` (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL) or `openai:MODEL` (OPENAI_API_KEY, OPENAI_BASE_URL; any compatible server)
@@ -359,6 +359,15 @@ pub struct RubricTestArgs {
 }
 
 /// A percentage from 0 to 100: `NaN` would pass every comparison, so it is refused.
+/// A `--judge-cmd`: `sh -c ''` runs nothing and answers nothing, which would surface as a
+/// judge whose reply is not JSON rather than as the empty (often unset) variable it was.
+fn command_line(text: &str) -> Result<String, String> {
+    if text.trim().is_empty() {
+        return Err("the command is empty: give the program that prints a judgment".to_owned());
+    }
+    Ok(text.to_owned())
+}
+
 fn percent(text: &str) -> Result<f64, String> {
     let value: f64 = text
         .trim()

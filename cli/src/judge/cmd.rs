@@ -97,12 +97,27 @@ pub fn run(cmd: &str, input: &str, timeout: Duration) -> Result<String, String> 
     let err = String::from_utf8_lossy(&err.unwrap_or_default()).into_owned();
     if !status.success() {
         let said = if err.trim().is_empty() { &out } else { &err };
-        return Err(format!(
-            "it exited with {status}; it said `{}`",
-            quote_start(said, 200)
-        ));
+        let said = if said.trim().is_empty() {
+            "it printed nothing".to_owned()
+        } else {
+            format!("it said `{}`", quote_start(said, 200))
+        };
+        return Err(format!("it {}; {said}", ended(status)));
     }
     Ok(out)
+}
+
+/// How a judge that failed ended, in words: the standard library's own `exit status: 3`
+/// reads as a Rust value inside a sentence.
+fn ended(status: std::process::ExitStatus) -> String {
+    if let Some(code) = status.code() {
+        return format!("exited with code {code}");
+    }
+    #[cfg(unix)]
+    if let Some(signal) = std::os::unix::process::ExitStatusExt::signal(&status) {
+        return format!("was killed by signal {signal}");
+    }
+    format!("ended with {status}")
 }
 
 /// Kills the judge and everything it started in its process group, and reaps the judge.
