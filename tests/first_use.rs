@@ -361,3 +361,20 @@ fn a_failing_or_empty_judge_command_is_reported_in_words() {
         );
     }
 }
+
+/// The README asked for Rust 1.82 while the workspace declares (and its code needs) a later
+/// one: a user on 1.82 met a build error the setup said they would not.
+#[test]
+fn the_readme_asks_for_the_rust_version_the_workspace_declares() {
+    let manifest = std::fs::read_to_string(repo_root().join("Cargo.toml")).unwrap();
+    let declared = manifest
+        .lines()
+        .find_map(|l| l.strip_prefix("rust-version = \""))
+        .and_then(|v| v.strip_suffix('"'))
+        .expect("the workspace declares a rust-version");
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+    assert!(
+        readme.contains(&format!("a Rust toolchain ({declared} or newer)")),
+        "README does not ask for Rust {declared}"
+    );
+}
