@@ -378,3 +378,34 @@ fn the_readme_asks_for_the_rust_version_the_workspace_declares() {
         "README does not ask for Rust {declared}"
     );
 }
+
+/// `--grades -` recorded into a new file named `-` (as `-o -` once wrote one), while
+/// `--list --grades -` reads standard input.
+#[test]
+fn recording_to_grades_dash_is_refused_and_makes_no_file_named_dash() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_in(
+        dir.path(),
+        &[
+            "--rubric",
+            "cleo-v1",
+            "--source",
+            repo_root().join(EXAMPLE).to_str().unwrap(),
+            "--all",
+            "--grades",
+            "-",
+        ],
+    );
+    assert_eq!(code(&out), 2);
+    assert_eq!(stdout(&out), "");
+    assert_eq!(
+        stderr(&out),
+        "error: `--grades -` would record to a file named `-`: grades are appended to a file (`--format jsonl` prints the results, `--no-record` records none)\n"
+    );
+    assert!(!dir.path().join("-").exists());
+
+    // Listing from standard input still works: nothing on it is no grades.
+    let out = run_in(dir.path(), &["--list", "--grades", "-"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "no grades recorded\n");
+}

@@ -81,6 +81,13 @@ impl GradePlan {
             && cli.push.is_none();
         // Only a CLEO source records by default (CLEO's history file); others with `--grades`.
         let record_to = grades::destination(cli, format.as_deref().is_some_and(grades::is_cleo));
+        // `-` reads standard input for `--list --grades -`, but grades are appended to a file:
+        // recording to `-` made a file of that name.
+        if record_to.as_deref() == Some(Path::new("-")) {
+            return Err(CliError::Usage(
+                "`--grades -` would record to a file named `-`: grades are appended to a file (`--format jsonl` prints the results, `--no-record` records none)".to_owned(),
+            ));
+        }
         let lines_only = cli.format == Format::Jsonl
             && record_to.is_none()
             && cli.output.is_none()
