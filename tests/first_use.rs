@@ -409,3 +409,50 @@ fn recording_to_grades_dash_is_refused_and_makes_no_file_named_dash() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(stdout(&out), "no grades recorded\n");
 }
+
+/// `compare --html -` and `--agreement -` wrote a file named `-`.
+#[test]
+fn html_and_agreement_to_dash_are_refused_and_make_no_file_named_dash() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = repo_root().join(EXAMPLE);
+    let source = source.to_str().unwrap();
+    let out = run_in(
+        dir.path(),
+        &[
+            "compare", "--rubric", "cleo-v1", "--rubric", "cleo-v2", "--source", source, "--all",
+            "--html", "-",
+        ],
+    );
+    assert_eq!(code(&out), 2);
+    assert_eq!(stdout(&out), "");
+    assert_eq!(
+        stderr(&out),
+        "error: `--html -` would write a file named `-`: give the page a file name (the report on standard output is `--format`'s)\n"
+    );
+
+    let judge = repo_root().join("tests/fixtures/judge/judge.sh");
+    let out = run_in(
+        dir.path(),
+        &[
+            "--rubric",
+            "langfuse-v1",
+            "--source",
+            source,
+            "--all",
+            "--no-record",
+            "--judge-cmd",
+            &format!("sh {}", judge.display()),
+            "--judge-runs",
+            "2",
+            "--agreement",
+            "-",
+        ],
+    );
+    assert_eq!(code(&out), 2);
+    assert_eq!(stdout(&out), "");
+    assert_eq!(
+        stderr(&out),
+        "error: `--agreement -` would write a file named `-`: give the report a file name (the agreement is printed on standard error anyway)\n"
+    );
+    assert!(!dir.path().join("-").exists());
+}

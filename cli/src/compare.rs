@@ -203,6 +203,12 @@ fn html_clear_of_inputs(form: &Form, html: Option<&Path>) -> Result<(), CliError
     let Some(html) = html else {
         return Ok(());
     };
+    // `-` is standard input or output elsewhere; here it made a file of that name.
+    if html.as_os_str() == "-" {
+        return Err(usage(
+            "`--html -` would write a file named `-`: give the page a file name (the report on standard output is `--format`'s)",
+        ));
+    }
     let inputs: Vec<&Path> = match form {
         Form::Rubrics { source, .. } => vec![&source.path],
         Form::Recorded { base, cand } => vec![base, cand],

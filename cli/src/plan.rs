@@ -260,6 +260,12 @@ fn grading_spec(cli: &Cli) -> Result<&str, CliError> {
             "a `--judgment` judges one session: name exactly one".to_owned(),
         ));
     }
+    if cli.agreement.as_deref() == Some(Path::new("-")) {
+        // `-` is standard input or output elsewhere; here it made a file of that name.
+        return Err(CliError::Usage(
+            "`--agreement -` would write a file named `-`: give the report a file name (the agreement is printed on standard error anyway)".to_owned(),
+        ));
+    }
     let unused = unused_flags(cli);
     if !unused.is_empty() {
         // Every flag that would do nothing at once, each on its own `error:` line.
