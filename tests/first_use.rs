@@ -456,3 +456,43 @@ fn html_and_agreement_to_dash_are_refused_and_make_no_file_named_dash() {
     );
     assert!(!dir.path().join("-").exists());
 }
+
+/// `--output` and `--agreement` into a folder that is not there failed only at the end of
+/// the run, after every judge call was made and paid for; the agreement's error said
+/// `cannot access`, of a file it was writing.
+#[test]
+fn output_and_agreement_into_a_missing_folder_are_refused_before_any_judge_is_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let asked = dir.path().join("asked");
+    // A judge that leaves a mark when asked, and then fails.
+    let judge = format!("touch {}; exit 1", asked.display());
+    let source = repo_root().join(EXAMPLE);
+    for (flag, what) in [
+        ("--output", "output file"),
+        ("--agreement", "agreement file"),
+    ] {
+        let out = run_in(
+            dir.path(),
+            &[
+                "--rubric",
+                "langfuse-v1",
+                "--source",
+                source.to_str().unwrap(),
+                "--all",
+                "--no-record",
+                "--judge-cmd",
+                &judge,
+                "--judge-runs",
+                "2",
+                flag,
+                "nodir/file.json",
+            ],
+        );
+        assert_eq!(code(&out), 2);
+        assert_eq!(
+            stderr(&out),
+            format!("error: cannot write {what} `nodir/file.json`: there is no folder `nodir` to write it in\n")
+        );
+        assert!(!asked.exists(), "{flag}: the judge was asked");
+    }
+}

@@ -105,6 +105,26 @@ impl GradePlan {
                 )));
             }
         }
+        // Files written at the end of the run, after every session was graded (and every
+        // judge asked, at its cost): a folder that is not there is found out now, not then.
+        for (what, target) in [
+            ("output file", cli.output.as_deref()),
+            ("agreement file", cli.agreement.as_deref()),
+        ] {
+            if let Some(target) = target {
+                let folder = match target.parent() {
+                    Some(p) if !p.as_os_str().is_empty() => p,
+                    _ => Path::new("."),
+                };
+                if !folder.is_dir() {
+                    return Err(CliError::Usage(format!(
+                        "cannot write {what} `{}`: there is no folder `{}` to write it in",
+                        target.display(),
+                        folder.display()
+                    )));
+                }
+            }
+        }
         // The output replaces the file it is written to: over the grades file it would wipe
         // the history, and in human form leave a file that no longer lists.
         if let (Some(output), Some(grades)) = (cli.output.as_deref(), record_to.as_deref()) {

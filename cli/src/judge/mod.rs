@@ -235,9 +235,11 @@ pub fn report_agreement(
         });
         let mut out = serde_json::to_vec_pretty(&doc).map_err(CliError::Json)?;
         out.push(b'\n');
-        std::fs::write(path, out).map_err(|source| CliError::Io {
-            path: path.to_owned(),
-            source,
+        std::fs::write(path, out).map_err(|e| {
+            CliError::Usage(format!(
+                "cannot write agreement file `{}`: {e}",
+                path.display()
+            ))
         })?;
     }
     Ok(())
