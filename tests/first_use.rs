@@ -496,3 +496,53 @@ fn output_and_agreement_into_a_missing_folder_are_refused_before_any_judge_is_as
         assert!(!asked.exists(), "{flag}: the judge was asked");
     }
 }
+
+/// `--list` said it takes only `--rubric`, `--session`, `--grades` and `--format`, yet ran
+/// with any grading flag beside them and dropped it: `--list --output FILE` printed the
+/// list and wrote no file, `--list --fail-under 50` gated nothing.
+#[test]
+fn list_refuses_grading_flags_it_would_drop() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_in(
+        dir.path(),
+        &[
+            "--list",
+            "--output",
+            "list.txt",
+            "--fail-under",
+            "50",
+            "--explain",
+        ],
+    );
+    assert_eq!(code(&out), 2);
+    assert_eq!(stdout(&out), "");
+    assert_eq!(
+        stderr(&out),
+        "error: `--list` shows recorded grades; it takes only `--rubric`, `--session`, `--grades` and `--format`: drop `--fail-under`, `--output`, `--explain`\n"
+    );
+    assert!(!dir.path().join("list.txt").exists());
+
+    let out = run_in(dir.path(), &["--list", "--source", EXAMPLE, "--no-record"]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).ends_with(": drop `--source`, `--no-record`\n"),
+        "{}",
+        stderr(&out)
+    );
+
+    // What it takes still lists.
+    let out = run_in(
+        dir.path(),
+        &[
+            "--list",
+            "--rubric",
+            "cleo-v1",
+            "--session",
+            "s",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "[]\n");
+}

@@ -171,11 +171,43 @@ pub(crate) fn recorded_grades(cli: &Cli) -> Result<Vec<serde_json::Value>, CliEr
 }
 
 fn list_grades(cli: &Cli) -> Result<(), CliError> {
+    const TAKES: &str =
+        "`--list` shows recorded grades; it takes only `--rubric`, `--session`, `--grades` and `--format`";
     if !cli.sessions.is_empty() || cli.all {
-        return Err(CliError::Usage(
-            "`--list` shows recorded grades; it takes only `--rubric`, `--session`, `--grades` and `--format`"
-                .to_owned(),
-        ));
+        return Err(CliError::Usage(TAKES.to_owned()));
+    }
+    // A grading flag beside `--list` did nothing without a word: `--output` left the list on
+    // the terminal and no file, `--fail-under` gated nothing.
+    let given: Vec<&str> = [
+        ("`--source`", cli.source.is_some()),
+        ("`--source-format`", cli.source_format != args::AUTO_FORMAT),
+        ("`--skip-bad-lines`", cli.skip_bad_lines),
+        ("`--no-record`", cli.no_record),
+        ("`--allow-empty`", cli.allow_empty),
+        ("`--fail-under`", cli.fail_under.is_some()),
+        ("`--output`", cli.output.is_some()),
+        ("`--jobs`", cli.jobs.is_some()),
+        ("`--explain`", cli.explain),
+        ("`--judgment`", cli.judgment.is_some()),
+        ("`--judge-cmd`", cli.judge_cmd.is_some()),
+        ("`--judge`", cli.judge.is_some()),
+        ("`--judge-runs`", cli.judge_runs > 1),
+        ("`--judge-jobs`", cli.judge_jobs > 1),
+        ("`--no-judge-cache`", cli.no_judge_cache),
+        ("`--agreement`", cli.agreement.is_some()),
+        ("`--print-prompt`", cli.print_prompt),
+        ("`--emit`", cli.emit.is_some()),
+        ("`--push`", cli.push.is_some()),
+        ("`--config-ids`", cli.config_ids.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(flag, on)| on.then_some(flag))
+    .collect();
+    if !given.is_empty() {
+        return Err(CliError::Usage(format!(
+            "{TAKES}: drop {}",
+            given.join(", ")
+        )));
     }
     let recorded = recorded_grades(cli)?;
     let out = match cli.format {
