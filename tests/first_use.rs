@@ -546,3 +546,54 @@ fn list_refuses_grading_flags_it_would_drop() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(stdout(&out), "[]\n");
 }
+
+/// Flags about a model judge's requests, a judge's timeout, or sessions without entries
+/// were taken and dropped where nothing could use them, while `--judge-runs` and
+/// `--judge-jobs` were refused there.
+#[test]
+fn judge_and_allow_empty_flags_with_nothing_to_act_on_are_refused() {
+    let graded = |extra: &[&str]| {
+        let mut args = vec![
+            "--rubric",
+            "cleo-v1",
+            "--source",
+            EXAMPLE,
+            "--all",
+            "--no-record",
+        ];
+        args.extend_from_slice(extra);
+        run(&args)
+    };
+    let out = graded(&["--judge-timeout", "5", "--no-judge-cache"]);
+    assert_eq!(code(&out), 2);
+    assert_eq!(stdout(&out), "");
+    assert_eq!(
+        stderr(&out),
+        "error: `--judge-timeout` is about asking a judge, and no judge is asked: give `--judge PROVIDER:MODEL` or `--judge-cmd CMD`\n\
+         error: `--no-judge-cache` is about asking a judge, and no judge is asked: give `--judge PROVIDER:MODEL` or `--judge-cmd CMD`\n"
+    );
+    let out = graded(&["--allow-empty"]);
+    assert_eq!(code(&out), 2);
+    assert_eq!(
+        stderr(&out),
+        "error: `--allow-empty` grades a named session the source has no entries for, and `--all` names none: drop `--allow-empty`\n"
+    );
+
+    let out = run(&[
+        "--rubric",
+        "langfuse-v1",
+        "--source",
+        EXAMPLE,
+        "--all",
+        "--no-record",
+        "--judge-cmd",
+        "true",
+        "--judge-attempts",
+        "5",
+    ]);
+    assert_eq!(code(&out), 2);
+    assert_eq!(
+        stderr(&out),
+        "error: `--judge-attempts` is about the requests of `--judge PROVIDER:MODEL`; a `--judge-cmd` is run once per chunk, and its replies are never cached\n"
+    );
+}

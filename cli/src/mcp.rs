@@ -358,8 +358,9 @@ impl Inner {
         }
         cli.explain = params.explain.unwrap_or(false);
         cli.judge = params.judge;
-        // The judgment cache lives outside the folders this server may touch.
-        cli.no_judge_cache = true;
+        // The judgment cache lives outside the folders this server may touch (and without a
+        // judge there is no cache to pass over: the flag would be refused as doing nothing).
+        cli.no_judge_cache = cli.judge.is_some();
         if let Some(record) = params.record {
             cli.no_record = !record;
         }

@@ -330,13 +330,39 @@ fn unused_flags(cli: &Cli) -> Vec<String> {
                 .to_owned(),
         );
     }
+    if cli.allow_empty && cli.all {
+        unused.push(
+            "`--allow-empty` grades a named session the source has no entries for, and `--all` names none: drop `--allow-empty`"
+                .to_owned(),
+        );
+    }
+    // Defaults cannot be told from values given, so only a value other than the default
+    // counts as given.
+    let model_only = [
+        ("--no-judge-cache", cli.no_judge_cache),
+        ("--judge-attempts", cli.judge_attempts != 3),
+        ("--judge-backoff-ms", cli.judge_backoff_ms != 500),
+    ];
+    if cli.judge_cmd.is_some() {
+        for (flag, given) in model_only {
+            if given {
+                unused.push(format!(
+                    "`{flag}` is about the requests of `--judge PROVIDER:MODEL`; a `--judge-cmd` is run once per chunk, and its replies are never cached"
+                ));
+            }
+        }
+    }
     let asks_a_judge = cli.judge.is_some() || cli.judge_cmd.is_some();
     if !asks_a_judge {
         for (flag, given) in [
             ("--judge-runs", cli.judge_runs > 1),
             ("--judge-jobs", cli.judge_jobs > 1),
             ("--agreement", cli.agreement.is_some()),
-        ] {
+            ("--judge-timeout", cli.judge_timeout != 300),
+        ]
+        .into_iter()
+        .chain(model_only)
+        {
             if given {
                 unused.push(format!(
                     "`{flag}` is about asking a judge, and no judge is asked: give `--judge PROVIDER:MODEL` or `--judge-cmd CMD`{}",
