@@ -268,17 +268,26 @@ fn output_into_the_grades_file_is_refused_before_the_history_is_touched() {
         .starts_with("session-demo-good  100/100 (100%)"));
 }
 
-/// `--source -` (and an arm's `NAME=-`) reads standard input, and a device's error tells
-/// the user to give `-`, but no help text or page said that `-` works.
+/// `--source -` (and an arm's `NAME=-`) reads standard input, `-o -` writes standard output
+/// and `--list --grades -` reads standard input, and a device's error tells the user to give
+/// `-`, but no help text or page said that `-` works.
 #[test]
-fn help_says_a_source_of_dash_reads_standard_input() {
+fn help_says_where_dash_means_standard_input_or_output() {
+    // An option's help: its line and those after it, up to the next option's.
     let option = |help: &str, name: &str| -> String {
-        let at = help
-            .find(&format!("      {name} <"))
-            .unwrap_or_else(|| panic!("{name} in {help}"));
-        let rest = &help[at..];
-        let end = rest[1..].find("\n      -").map_or(rest.len(), |e| e + 1);
-        rest[..end].to_owned()
+        let mut lines = help.lines().skip_while(|l| {
+            !l.trim_start()
+                .split(", ")
+                .any(|part| part.starts_with(&format!("{name} <")))
+        });
+        let first = lines
+            .next()
+            .unwrap_or_else(|| panic!("{name} in {help}"))
+            .to_owned();
+        let rest: Vec<&str> = lines
+            .take_while(|l| !l.trim_start().starts_with('-'))
+            .collect();
+        format!("{first}\n{}", rest.join("\n"))
     };
     let grade_help = stdout(&run(&["--help"]));
     assert!(
@@ -292,6 +301,14 @@ fn help_says_a_source_of_dash_reads_standard_input() {
             "{name}: {compare_help}"
         );
     }
+    assert!(
+        option(&grade_help, "--output").contains("(`-` is standard output)"),
+        "{grade_help}"
+    );
+    assert!(
+        option(&grade_help, "--grades").contains("`-`: standard input, for `--list` only"),
+        "{grade_help}"
+    );
     let sources = std::fs::read_to_string(repo_root().join("docs/sources.md")).unwrap();
     assert!(sources.contains("`--source -` reads standard input"));
 

@@ -53,7 +53,7 @@ pub struct Cli {
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
 
-    /// Grades file to append each result to [default: .cleo/metrics/GRADES.jsonl for a CLEO source; other sources record only with this flag]
+    /// Grades file to append each result to, and that `--list` reads (`-`: standard input, for `--list` only) [default: .cleo/metrics/GRADES.jsonl for a CLEO source; other sources record only with this flag]
     #[arg(long, value_name = "FILE")]
     pub grades: Option<PathBuf>,
 
@@ -71,7 +71,7 @@ pub struct Cli {
     #[arg(long, value_name = "PERCENT", value_parser = percent)]
     pub fail_under: Option<f64>,
 
-    /// Write the results to FILE instead of standard output
+    /// Write the results to FILE instead of standard output (`-` is standard output)
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
 
