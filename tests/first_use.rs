@@ -614,3 +614,30 @@ fn judge_and_allow_empty_flags_with_nothing_to_act_on_are_refused() {
         "error: `--judge-attempts` is about the requests of `--judge PROVIDER:MODEL`; a `--judge-cmd` is run once per chunk, and its replies are never cached\n"
     );
 }
+
+/// A folder in the current directory is found by its bare name, but one without a
+/// `rubric.yaml` was reported as `unknown rubric`, as though the folder were not there.
+#[test]
+fn a_folder_named_as_a_rubric_that_is_no_pack_says_it_has_no_rubric_yaml() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("notapack")).unwrap();
+    for args in [
+        vec!["rubric", "validate", "notapack"],
+        vec!["--rubric", "notapack", "--all", "--no-record"],
+    ] {
+        let out = run_in(dir.path(), &args);
+        assert_eq!(code(&out), 2, "{args:?}");
+        assert_eq!(
+            stderr(&out),
+            "error: `notapack` has no `rubric.yaml`, so it is not a rubric pack\n",
+            "{args:?}"
+        );
+    }
+    let out = run_in(dir.path(), &["rubric", "validate", "nothing-here"]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).starts_with("error: unknown rubric `nothing-here`"),
+        "{}",
+        stderr(&out)
+    );
+}

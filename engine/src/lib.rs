@@ -175,7 +175,9 @@ pub fn locate_pack(spec: &str, search_path: &[PathBuf]) -> Result<PackFiles, Pac
     if let Some(files) = builtin_pack(spec) {
         return Ok(files);
     }
-    if as_path.join("rubric.yaml").is_file() {
+    // A folder of that name that is no pack says so, rather than "unknown rubric" of a
+    // folder the user can see.
+    if as_path.is_dir() {
         return PackFiles::read_folder(as_path);
     }
     Err(PackError::Unknown {
