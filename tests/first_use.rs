@@ -641,3 +641,47 @@ fn a_folder_named_as_a_rubric_that_is_no_pack_says_it_has_no_rubric_yaml() {
         stderr(&out)
     );
 }
+
+/// `GRADE_HELD_OUTPUT_BUDGET=64M` was ignored without a word: the run held the default 64 MiB
+/// in memory while its user believed they had set the limit.
+#[test]
+fn a_held_output_budget_that_is_no_number_of_bytes_is_refused() {
+    let source = repo_root().join(EXAMPLE);
+    let source = source.to_str().unwrap();
+    for bad in ["64M", "abc", "-1"] {
+        let out = grade_bin()
+            .env("GRADE_HELD_OUTPUT_BUDGET", bad)
+            .args([
+                "--rubric",
+                "cleo-v1",
+                "--source",
+                source,
+                "--all",
+                "--no-record",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 2, "{bad}: {}", stderr(&out));
+        assert_eq!(
+            stderr(&out),
+            format!("error: `GRADE_HELD_OUTPUT_BUDGET` must be a number of bytes, not `{bad}`\n")
+        );
+        assert!(stdout(&out).is_empty());
+    }
+    let out = grade_bin()
+        .env("GRADE_HELD_OUTPUT_BUDGET", "0")
+        .args([
+            "--rubric",
+            "cleo-v1",
+            "--source",
+            source,
+            "--all",
+            "--no-record",
+            "--format",
+            "jsonl",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(!stdout(&out).is_empty());
+}

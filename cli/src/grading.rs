@@ -341,7 +341,7 @@ struct Delivery {
 impl Delivery {
     fn new(cli: &Cli, plan: &GradePlan) -> Self {
         Delivery {
-            held: HeldOutput::new(crate::held::budget()),
+            held: HeldOutput::new(plan.held_budget),
             format: cli.format,
             document: JsonDocument::new(Vec::new()),
             reports: 0,

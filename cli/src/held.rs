@@ -12,12 +12,23 @@ use std::io::{self, BufWriter, Read, Seek, Write};
 /// sets it for a machine with little memory or room on disk.
 pub(crate) const BUDGET: usize = 64 << 20;
 
-/// The budget for this run: [`BUDGET`], or `GRADE_HELD_OUTPUT_BUDGET` when it is a number.
-pub(crate) fn budget() -> usize {
-    std::env::var("GRADE_HELD_OUTPUT_BUDGET")
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(BUDGET)
+/// The budget for this run: [`BUDGET`], or `GRADE_HELD_OUTPUT_BUDGET` when it is set. A value
+/// that is no number of bytes is refused: ignored, it would leave a user who set it to keep
+/// memory low with the default in silence.
+pub(crate) fn budget() -> Result<usize, crate::error::CliError> {
+    const VAR: &str = "GRADE_HELD_OUTPUT_BUDGET";
+    match std::env::var_os(VAR) {
+        None => Ok(BUDGET),
+        Some(value) => value
+            .to_str()
+            .and_then(|v| v.trim().parse().ok())
+            .ok_or_else(|| {
+                crate::error::CliError::Usage(format!(
+                    "`{VAR}` must be a number of bytes, not `{}`",
+                    value.to_string_lossy()
+                ))
+            }),
+    }
 }
 
 /// Lines written in order and copied out once, at the end.

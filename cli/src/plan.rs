@@ -49,6 +49,8 @@ pub struct GradePlan {
     pub(crate) lines_only: bool,
     /// The grades file the results are recorded in, if any.
     pub(crate) record_to: Option<PathBuf>,
+    /// Bytes of output held in memory before the rest waits on disk.
+    pub(crate) held_budget: usize,
 }
 
 impl GradePlan {
@@ -142,6 +144,7 @@ impl GradePlan {
             stream_as: format.filter(|_| streamable),
             lines_only,
             record_to,
+            held_budget: crate::held::budget()?,
         })
     }
 }
