@@ -388,7 +388,10 @@ pub fn run(
                         );
                     }
                     if let Some(warning) = shared_keys_warning(name, key, &side.keys) {
-                        eprintln!("warning: {warning}");
+                        eprintln!(
+                            "warning: {}",
+                            crate::render::for_stderr(&warning.to_string())
+                        );
                     }
                 }
                 sides.push(side);

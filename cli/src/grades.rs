@@ -71,7 +71,10 @@ impl Recorder {
     pub fn finish(mut self) -> Result<usize, CliError> {
         let written = sink::Sink::finish(&mut self.0);
         for warning in self.0.warnings() {
-            eprintln!("warning: {warning}");
+            eprintln!(
+                "warning: {}",
+                crate::render::for_stderr(&warning.to_string())
+            );
         }
         written?;
         Ok(self.0.recorded())

@@ -334,10 +334,48 @@ pub fn escape_controls_keep_lines(text: &str) -> Cow<'_, str> {
     escape_controls_but(text, true)
 }
 
-/// A message for stderr: controls escaped (lines kept), and a source read from a pipe or
-/// standard input named as the user gave it, not by its private copy.
+/// A message for stderr: controls escaped (lines kept), a source read from a pipe or
+/// standard input named as the user gave it, not by its private copy, and the system's error
+/// texts in the words of the rest of the message.
 pub fn for_stderr(text: &str) -> String {
-    escape_controls_keep_lines(&crate::input::as_given(text)).into_owned()
+    let given = crate::input::as_given(text);
+    escape_controls_keep_lines(&system_errors_in_words(&given)).into_owned()
+}
+
+/// The system's error texts as our messages word theirs: `Is a directory (os error 21)`, as
+/// the standard library prints an OS error, becomes `is a directory`. A message that reaches
+/// the system's text through several layers cannot word it itself.
+fn system_errors_in_words(text: &str) -> Cow<'_, str> {
+    const MARK: &str = " (os error ";
+    if !text.contains(MARK) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(MARK) {
+        let after = &rest[at + MARK.len()..];
+        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 || after.as_bytes().get(digits) != Some(&b')') {
+            out.push_str(&rest[..at + MARK.len()]);
+            rest = after;
+            continue;
+        }
+        // The system's phrase: letters, spaces, `-` and `/` (`Input/output error`).
+        let before = &rest[..at];
+        let phrase = before
+            .rfind(|c: char| !(c.is_ascii_alphabetic() || matches!(c, ' ' | '-' | '/')))
+            .map_or(0, |i| i + 1);
+        let phrase = phrase + (before[phrase..].len() - before[phrase..].trim_start().len());
+        out.push_str(&before[..phrase]);
+        let mut words = before[phrase..].chars();
+        if let Some(first) = words.next() {
+            out.push(first.to_ascii_lowercase());
+            out.push_str(words.as_str());
+        }
+        rest = &after[digits + 1..];
+    }
+    out.push_str(rest);
+    Cow::Owned(out)
 }
 
 fn escape_controls_but(text: &str, keep_lines: bool) -> Cow<'_, str> {
@@ -354,4 +392,28 @@ fn escape_controls_but(text: &str, keep_lines: bool) -> Cow<'_, str> {
         }
     }
     Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `cannot write grades file `g`: Is a directory (os error 21)` broke the rule that
+    /// messages are lowercase, with an error number no user needs.
+    #[test]
+    fn system_error_texts_are_worded_as_the_message_around_them() {
+        assert_eq!(
+            for_stderr("cannot write grades file `blocker`: Is a directory (os error 21)"),
+            "cannot write grades file `blocker`: is a directory"
+        );
+        assert_eq!(
+            for_stderr(
+                "cannot read `a`: Input/output error (os error 5); cannot read `b`: Permission denied (os error 13)"
+            ),
+            "cannot read `a`: input/output error; cannot read `b`: permission denied"
+        );
+        for kept in ["`x (os error 2` is not a pack", "no system error here"] {
+            assert_eq!(for_stderr(kept), kept);
+        }
+    }
 }

@@ -152,11 +152,17 @@ pub fn judge_sessions(
     let mut unreadable = unreadable.into_inner().unwrap_or_default();
     unreadable.sort();
     for warning in unreadable {
-        eprintln!("warning: {warning}");
+        eprintln!(
+            "warning: {}",
+            crate::render::for_stderr(&warning.to_string())
+        );
     }
     let answers = answers.map_err(CliError::Judge)?;
     if let Some(warning) = cache_warning.into_inner().ok().flatten() {
-        eprintln!("warning: the judgment cache is not kept: {warning}");
+        eprintln!(
+            "warning: the judgment cache is not kept: {}",
+            crate::render::for_stderr(&warning.to_string())
+        );
     }
 
     // Tasks are in order session → run → chunk, so each session's answers are together.
