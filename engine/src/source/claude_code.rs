@@ -386,13 +386,22 @@ mod tests {
 
     fn read(lines: &[&str]) -> SourceRead {
         let f = transcript(lines);
+        read_paths(&[f.path().to_owned()])
+    }
+
+    fn read_paths(paths: &[PathBuf]) -> SourceRead {
         ClaudeCode
-            .read_files(
-                &[f.path().to_owned()],
-                &SessionFilter::All,
-                &ReadOptions::default(),
-            )
+            .read_files(paths, &SessionFilter::All, &ReadOptions::default())
             .unwrap()
+    }
+
+    /// The operations of a session's entries, in order.
+    fn operations(session: &Session) -> Vec<&str> {
+        session
+            .entries
+            .iter()
+            .map(|e| e.operation.as_str())
+            .collect()
     }
 
     const USER: &str = r#"{"type":"user","sessionId":"s1","uuid":"u1","timestamp":"2025-09-03T00:00:00Z","message":{"role":"user","content":"fix the bug"}}"#;
@@ -478,21 +487,11 @@ mod tests {
             // A copy of a main-session record, as a resumed session writes it.
             CALLS_1,
         ]);
-        let read = ClaudeCode
-            .read_files(
-                &[main.path().to_owned(), agent.path().to_owned()],
-                &SessionFilter::All,
-                &ReadOptions::default(),
-            )
-            .unwrap();
+        let read = read_paths(&[main.path().to_owned(), agent.path().to_owned()]);
         let [session] = read.sessions.as_slice() else {
             panic!("one session")
         };
-        let ops: Vec<_> = session
-            .entries
-            .iter()
-            .map(|e| e.operation.as_str())
-            .collect();
+        let ops = operations(session);
         assert_eq!(
             ops,
             ["user", "Grep", "Read"],
@@ -539,13 +538,7 @@ mod tests {
         let first = transcript(&[USER, CALLS_2]);
         let resumed = transcript(&[USER, CALLS_2, RESULTS]);
         for files in [[&first, &resumed], [&resumed, &first]] {
-            let read = ClaudeCode
-                .read_files(
-                    &files.map(|f| f.path().to_owned()),
-                    &SessionFilter::All,
-                    &ReadOptions::default(),
-                )
-                .unwrap();
+            let read = read_paths(&files.map(|f| f.path().to_owned()));
             let [session] = read.sessions.as_slice() else {
                 panic!("one session")
             };
@@ -567,21 +560,11 @@ mod tests {
     fn a_tool_id_reused_by_another_call_is_skipped_naming_both_calls() {
         const OTHER: &str = r#"{"type":"assistant","sessionId":"s1","uuid":"a3","timestamp":"2025-09-03T00:00:03Z","message":{"id":"msg_2","role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"Edit","input":{"file_path":"/a.rs"}}]}}"#;
         let f = transcript(&[USER, CALLS_1, CALLS_1, OTHER, RESULTS]);
-        let read = ClaudeCode
-            .read_files(
-                &[f.path().to_owned()],
-                &SessionFilter::All,
-                &ReadOptions::default(),
-            )
-            .unwrap();
+        let read = read_paths(&[f.path().to_owned()]);
         let [session] = read.sessions.as_slice() else {
             panic!("one session")
         };
-        let ops: Vec<_> = session
-            .entries
-            .iter()
-            .map(|e| e.operation.as_str())
-            .collect();
+        let ops = operations(session);
         assert_eq!(
             ops,
             ["user", "Read"],
@@ -611,13 +594,7 @@ mod tests {
             "{{\n  \"loglines\": [\n    {{\"type\": \"user\", \"timestamp\": \"2025-12-24T10:00:00Z\", \"message\": {{\"role\": \"user\", \"content\": \"hi\"}}}},\n    7\n  ]\n}}\n"
         )
         .unwrap();
-        let read = ClaudeCode
-            .read_files(
-                &[f.path().to_owned()],
-                &SessionFilter::All,
-                &ReadOptions::default(),
-            )
-            .unwrap();
+        let read = read_paths(&[f.path().to_owned()]);
         let stem = f.path().file_stem().unwrap().to_string_lossy().into_owned();
         assert_eq!(read.sessions[0].id, stem);
         assert_eq!(read.warnings.len(), 1);

@@ -21,17 +21,9 @@ use crate::entry::{
 };
 use crate::time::parse_timestamp;
 
-/// Columns the reader needs; `id`, `timestamp`, `action` and `task_id` predate the migration.
-const DISPATCH_COLUMNS: [&str; 8] = [
-    "domain",
-    "operation",
-    "session_id",
-    "duration_ms",
-    "success",
-    "source",
-    "gateway",
-    "error_message",
-];
+/// Columns the reader needs (those of [`ENTRY_COLUMNS`] from `domain` on, which the
+/// migration added); `id`, `timestamp`, `action` and `task_id` predate it.
+const DISPATCH_COLUMNS: &[&str] = ENTRY_COLUMNS.as_slice().split_at(7).1;
 const BASE_COLUMNS: [&str; 5] = ["id", "timestamp", "action", "task_id", "details_json"];
 
 /// CLEO's exit code for E_NOT_FOUND.
@@ -298,7 +290,8 @@ fn quote_list(items: &[&str]) -> String {
 
 type RowError = (Option<String>, String);
 
-/// The columns [`entry_columns`] selects, by index, as messages name them.
+/// The columns [`entry_columns`] selects, in the order `map_row` reads them: messages name a
+/// column by its index here.
 const ENTRY_COLUMNS: [&str; 15] = [
     "rowid",
     "id",
@@ -333,13 +326,18 @@ fn sql_kind(value: rusqlite::types::ValueRef<'_>) -> String {
     }
 }
 
-/// The columns `map_row` reads, in its order, after `rowid`.
+/// The columns `map_row` reads, in its order ([`ENTRY_COLUMNS`]); `actor` is `NULL` in a
+/// table written before CLEO had it.
 fn entry_columns(has_actor: bool) -> String {
-    let actor = if has_actor { "actor" } else { "NULL" };
-    format!(
-        "rowid, id, timestamp, action, task_id, {actor}, details_json, domain, operation, \
-         session_id, duration_ms, success, source, gateway, error_message"
-    )
+    ENTRY_COLUMNS
+        .map(|c| {
+            if c == "actor" && !has_actor {
+                "NULL"
+            } else {
+                c
+            }
+        })
+        .join(", ")
 }
 
 /// `details_json` as serde reads it: a params object, or `null` for none; the message says
