@@ -799,3 +799,81 @@ fn the_html_footer_names_the_bootstrap_that_made_the_intervals() {
     );
     assert!(!html.contains("__INTERVALS__"));
 }
+
+/// The sessions of the example log, one file each.
+fn one_session_files(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let log = std::fs::read_to_string(common::repo_root().join("examples/cleo-audit.jsonl"))
+        .expect("the example log");
+    let of = |id: &str| -> String {
+        log.lines()
+            .filter(|l| l.contains(&format!("\"sessionId\": \"{id}\"")))
+            .map(|l| format!("{l}\n"))
+            .collect()
+    };
+    let (good, sloppy) = (dir.join("good.jsonl"), dir.join("sloppy.jsonl"));
+    std::fs::write(&good, of("session-demo-good")).unwrap();
+    std::fs::write(&sloppy, of("session-demo-sloppy")).unwrap();
+    (good, sloppy)
+}
+
+/// One session an arm made a 95% interval of width 0 ([-80, -80]): a certainty one session
+/// cannot give, on which `--fail-on regression` failed the run.
+#[test]
+fn one_session_a_side_gives_no_interval_and_the_regression_gate_says_it_is_not_judged() {
+    let dir = tempfile::tempdir().unwrap();
+    let (good, sloppy) = one_session_files(dir.path());
+    let (a, b) = (
+        format!("good={}", good.display()),
+        format!("sloppy={}", sloppy.display()),
+    );
+    let args = [
+        "compare",
+        "--rubric",
+        "cleo-v1",
+        "--arm",
+        &a,
+        "--arm",
+        &b,
+        "--fail-on",
+        "regression",
+    ];
+    let report = json(&[&args[..], &["--format", "json"]].concat());
+    assert_valid(&report);
+    assert_eq!(report["summary"]["meanDelta"], -80.0);
+    assert_eq!(report["summary"]["ci95"], Value::Null);
+    for d in report["dimensions"].as_array().expect("dimensions") {
+        assert_eq!(d["ci95"], Value::Null, "{d}");
+    }
+    let out = run(&args);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("change -80.00  95% CI -\n"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(
+        stderr(&out),
+        "warning: `--fail-on regression` is not judged: the mean change has no 95% interval with 1 and 1 sessions in the arms (it needs 2 or more in each)\n"
+    );
+
+    // Paired, one session: the same.
+    let same = format!("again={}", good.display());
+    let out = run(&[
+        "compare",
+        "--rubric",
+        "cleo-v1",
+        "--arm",
+        &a,
+        "--arm",
+        &same,
+        "--pair-by",
+        "sessionId",
+        "--fail-on",
+        "regression",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "warning: `--fail-on regression` is not judged: the mean change has no 95% interval with 1 paired session (it needs 2 or more)\n"
+    );
+}

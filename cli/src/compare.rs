@@ -465,6 +465,22 @@ pub fn run(
         }
     }
 
+    // One session (or one on a side) gives no interval: the gate has nothing to judge, and
+    // passing it without a word would read as "no regression".
+    if rules.contains(&FailOn::Regression) && report.summary.ci95.is_none() {
+        let s = &report.summary;
+        eprintln!(
+            "warning: `--fail-on regression` is not judged: the mean change has no 95% interval with {}",
+            if report.paired {
+                format!("{} paired session{} (it needs 2 or more)", s.n, if s.n == 1 { "" } else { "s" })
+            } else {
+                format!(
+                    "{} and {} sessions in the arms (it needs 2 or more in each)",
+                    s.n_baseline, s.n_candidate
+                )
+            }
+        );
+    }
     let reasons: Vec<String> = rules.iter().filter_map(|r| report.fails(*r)).collect();
     if !reasons.is_empty() {
         return Err(CliError::CheckFailed(format!(

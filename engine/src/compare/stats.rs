@@ -397,6 +397,9 @@ fn resampled(
     out
 }
 
+/// The fewest values a sample needs for a bootstrap interval.
+const MIN_BOOTSTRAP: usize = 2;
+
 /// numpy's default (linear) percentile of sorted values.
 fn percentile(sorted: &[f64], q: f64) -> f64 {
     let h = (sorted.len() - 1) as f64 * q;
@@ -406,9 +409,11 @@ fn percentile(sorted: &[f64], q: f64) -> f64 {
 }
 
 /// The 95% percentile interval of the mean of `d` over `resamples` bootstrap resamples (pairs
-/// resampled with replacement), seeded. `None` for an empty sample.
+/// resampled with replacement), seeded. `None` for fewer than two values: every resample of
+/// one value is that value, and an interval of width 0 would claim a certainty one session
+/// cannot give (SciPy's `bootstrap` refuses such a sample too).
 pub fn bootstrap_mean_ci(d: &[f64], resamples: usize, seed: u64) -> Option<[f64; 2]> {
-    if d.is_empty() || resamples == 0 {
+    if d.len() < MIN_BOOTSTRAP || resamples == 0 {
         return None;
     }
     let counted = Counted::new(d);
@@ -417,8 +422,9 @@ pub fn bootstrap_mean_ci(d: &[f64], resamples: usize, seed: u64) -> Option<[f64;
 }
 
 /// The 95% percentile interval of `mean(y) − mean(x)`, each sample resampled on its own.
+/// `None` when either sample has fewer than two values: that side's spread is unknown.
 pub fn bootstrap_diff_ci(x: &[f64], y: &[f64], resamples: usize, seed: u64) -> Option<[f64; 2]> {
-    if x.is_empty() || y.is_empty() || resamples == 0 {
+    if x.len() < MIN_BOOTSTRAP || y.len() < MIN_BOOTSTRAP || resamples == 0 {
         return None;
     }
     let (cx, cy) = (Counted::new(x), Counted::new(y));
@@ -483,6 +489,14 @@ mod tests {
             bootstrap_diff_ci(&[2.0; 5], &[3.0; 9], 100, 1),
             Some([1.0, 1.0])
         );
+    }
+
+    #[test]
+    fn one_session_gives_no_bootstrap_interval_rather_than_one_of_width_zero() {
+        assert_eq!(bootstrap_mean_ci(&[-80.0], 100, 1), None);
+        assert_eq!(bootstrap_diff_ci(&[100.0], &[20.0, 30.0], 100, 1), None);
+        assert_eq!(bootstrap_diff_ci(&[100.0, 90.0], &[20.0], 100, 1), None);
+        assert!(bootstrap_mean_ci(&[-80.0, -70.0], 100, 1).is_some());
     }
 
     #[test]
