@@ -877,3 +877,27 @@ fn one_session_a_side_gives_no_interval_and_the_regression_gate_says_it_is_not_j
         "warning: `--fail-on regression` is not judged: the mean change has no 95% interval with 1 paired session (it needs 2 or more)\n"
     );
 }
+
+/// Two files of results with no session in common were said to have "no session graded on
+/// both sides", as if grading had failed.
+#[test]
+fn recorded_results_with_no_session_in_common_say_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines = graded_lines("cleo-v1", false);
+    let mut halves = lines.lines();
+    let (a, b) = (dir.path().join("a.jsonl"), dir.path().join("b.jsonl"));
+    std::fs::write(&a, format!("{}\n", halves.next().expect("a result"))).unwrap();
+    std::fs::write(&b, format!("{}\n", halves.next().expect("another result"))).unwrap();
+    let out = run(&[
+        "compare",
+        a.to_str().expect("utf-8"),
+        b.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out)
+            .ends_with("error: nothing to compare: the two sides have no session id in common\n"),
+        "{}",
+        stderr(&out)
+    );
+}

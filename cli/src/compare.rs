@@ -431,6 +431,13 @@ pub fn run(
     if report.summary.mean_baseline.is_none() || report.summary.mean_candidate.is_none() {
         let why = if report.paired && report.pair_by.as_deref() != Some("sessionId") {
             "no session could be paired: each arm needs a session with the same key, graded, that no other session of the arm shares"
+        } else if report.paired
+            && !report.unmatched.baseline.is_empty()
+            && !report.unmatched.candidate.is_empty()
+            && report.unmatched.nothing_to_grade.is_empty()
+        {
+            // Both sides were graded; what is missing is a session they share.
+            "the two sides have no session id in common"
         } else if report.paired {
             "no session is graded on both sides"
         } else if report.summary.mean_baseline.is_none() {
