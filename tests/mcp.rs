@@ -1024,3 +1024,31 @@ fn a_session_with_nothing_to_grade_says_so_as_the_cli_does() {
     assert!(!said.contains("0/0"), "{said}");
     client.close();
 }
+
+#[test]
+fn methods_of_capabilities_the_server_does_not_declare_are_method_not_found_naming_them() {
+    let mut client = Client::start(&repo_root(), &[]);
+    for (id, method, params) in [
+        (60, "prompts/list", json!({})),
+        (61, "resources/list", json!({})),
+        (62, "logging/setLevel", json!({ "level": "debug" })),
+        // Params that would not fit do not make it a method to call with other params.
+        (63, "completion/complete", json!({})),
+        (64, "resources/read", json!({ "uri": "file:///etc/passwd" })),
+    ] {
+        let answer = client.answer_to(
+            &json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }).to_string(),
+        );
+        let (code, message) = error_of(&answer, json!(id));
+        assert_eq!(code, -32601, "{method}: {answer}");
+        assert_eq!(
+            message,
+            format!(
+                "method `{method}` is not offered: this server has tools only (`tools/list`, `tools/call`)"
+            )
+        );
+    }
+    still_serves(&mut client);
+    let (code, stderr) = client.close();
+    assert_eq!(code, 0, "{stderr}");
+}

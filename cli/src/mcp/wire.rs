@@ -34,6 +34,27 @@ pub const INTERNAL_ERROR: i32 = -32603;
 /// The longest line (one message) the server reads, as rmcp's transport allows.
 const MAX_LINE: usize = 16 * 1024 * 1024;
 
+/// The MCP methods of capabilities this server does not declare (it declares `tools` only).
+/// rmcp answers them with the bare method name as the message, or, when their params do not
+/// fit, with a params error, as if the method were there to call.
+const NOT_OFFERED: &[&str] = &[
+    "completion/complete",
+    "logging/setLevel",
+    "prompts/get",
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "resources/directory/read",
+    "tasks/get",
+    "tasks/update",
+    "tasks/cancel",
+    "skills/list",
+    "skills/get",
+];
+
 /// Why a batch gets errors: the protocol versions from 2025-06-18 on have no batches.
 const NO_BATCHES: &str =
     "batches are not supported (MCP 2025-06-18 removed them): send one message per line";
@@ -293,6 +314,12 @@ impl<R: AsyncRead + Unpin> Wire<R> {
             Some(Value::Number(n)) if n.is_i64() || n.is_u64() => {
                 self.request(&method, id, message)
             }
+            // An integer beyond 64 bits is read as a float: "not a number" would be untrue.
+            Some(Value::Number(n)) => Action::Reply(error(
+                id,
+                INVALID_REQUEST,
+                format!("`id` must be a string or an integer (of 64 bits at most), not `{n}`"),
+            )),
             Some(other) => Action::Reply(error(
                 id,
                 INVALID_REQUEST,
