@@ -1052,3 +1052,24 @@ fn methods_of_capabilities_the_server_does_not_declare_are_method_not_found_nami
     let (code, stderr) = client.close();
     assert_eq!(code, 0, "{stderr}");
 }
+
+#[test]
+fn a_tools_list_cursor_the_server_never_gave_is_invalid_params() {
+    let mut client = Client::start(&repo_root(), &[]);
+    let listed = client.request("tools/list", json!({}));
+    assert!(
+        listed["result"].get("nextCursor").is_none(),
+        "one page: {listed}"
+    );
+    let answer = client.answer_to(
+        r#"{"jsonrpc":"2.0","id":"page-2","method":"tools/list","params":{"cursor":"zzz"}}"#,
+    );
+    let (code, message) = error_of(&answer, json!("page-2"));
+    assert_eq!(code, -32602, "{answer}");
+    assert_eq!(
+        message,
+        "invalid cursor `zzz`: the tool list is one page and has no next one"
+    );
+    still_serves(&mut client);
+    client.close();
+}

@@ -247,9 +247,20 @@ impl ServerHandler for GradeServer {
 
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        // The list is one page and gives no `nextCursor`, so any cursor is one this server never
+        // gave: answering it with the first page again would make a paging client loop.
+        if let Some(cursor) = request.and_then(|r| r.cursor) {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "invalid cursor `{}`: the tool list is one page and has no next one",
+                    crate::render::escape_controls(&cursor)
+                ),
+                None,
+            ));
+        }
         Ok(ListToolsResult::with_all_items(self.inner.tools.clone()))
     }
 
