@@ -1073,3 +1073,18 @@ fn a_tools_list_cursor_the_server_never_gave_is_invalid_params() {
     still_serves(&mut client);
     client.close();
 }
+
+#[test]
+fn an_id_that_is_an_integer_beyond_64_bits_is_not_called_no_number() {
+    let mut client = Client::start(&repo_root(), &[]);
+    let answer =
+        client.answer_to(r#"{"jsonrpc":"2.0","id":1180591620717411303424,"method":"ping"}"#);
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    assert_eq!(
+        message,
+        "`id` must be a string or an integer (of 64 bits at most), not `1.1805916207174113e+21`"
+    );
+    still_serves(&mut client);
+    client.close();
+}

@@ -342,6 +342,15 @@ impl<R: AsyncRead + Unpin> Wire<R> {
                 ))
             }
         }
+        if NOT_OFFERED.contains(&method) {
+            return Action::Reply(error(
+                id,
+                METHOD_NOT_FOUND,
+                format!(
+                    "method `{method}` is not offered: this server has tools only (`tools/list`, `tools/call`)"
+                ),
+            ));
+        }
         let shape = json!({ "method": method, "params": message.get("params") });
         let parsed = match serde_json::from_value::<ClientJsonRpcMessage>(Value::Object(message)) {
             Ok(parsed) => parsed,
