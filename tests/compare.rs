@@ -901,3 +901,26 @@ fn recorded_results_with_no_session_in_common_say_so() {
         stderr(&out)
     );
 }
+
+/// The same file as both sides was named twice in the warning ("`a` and `a` hold"), as if
+/// two files lacked traces.
+#[test]
+fn the_same_results_file_as_both_sides_is_named_once_and_compares_as_no_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a.jsonl");
+    std::fs::write(&file, graded_lines("cleo-v1", false)).unwrap();
+    let path = file.to_str().expect("utf-8");
+    let out = run(&["compare", path, path, "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "warning: `{path}` holds results without rule traces: changes are put down to dimensions, not rules (a grades file never keeps traces; write results with `grade … --all --explain --format jsonl -o FILE`)\n"
+        )
+    );
+    let report: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    assert_valid(&report);
+    assert_eq!(report["summary"]["meanDelta"], 0.0);
+    assert_eq!(report["summary"]["improved"], 0);
+    assert_eq!(report["summary"]["regressed"], 0);
+}

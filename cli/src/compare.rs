@@ -326,6 +326,9 @@ pub fn run(
                 .filter(|(_, rs)| !traced(rs))
                 .map(|(path, _)| format!("`{}`", path.display()))
                 .collect();
+            // The same file as both sides is one file ("`a` and `a` hold" reads as two).
+            let mut untraced = untraced;
+            untraced.dedup();
             if !untraced.is_empty() {
                 eprintln!(
                     "warning: {} {} results without rule traces: changes are put down to dimensions, not rules (a grades file never keeps traces; write results with `grade … --all --explain --format jsonl -o FILE`)",
