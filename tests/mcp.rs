@@ -1088,3 +1088,34 @@ fn an_id_that_is_an_integer_beyond_64_bits_is_not_called_no_number() {
     still_serves(&mut client);
     client.close();
 }
+
+/// A call naming a FIFO nobody writes to blocked its thread for good: cancelling it did
+/// nothing, and when the client closed stdin the server waited for that thread and never
+/// exited.
+#[cfg(unix)]
+#[test]
+fn a_source_that_is_a_named_pipe_is_a_tool_error_and_the_server_still_exits() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("source.jsonl");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    let mut client = Client::start(&repo_root(), &[]);
+    let result = client.call(
+        "grade",
+        json!({ "sessionId": "s", "source": fifo.to_str().expect("utf-8") }),
+    );
+    assert!(is_error(&result), "{result}");
+    assert_eq!(
+        text(&result),
+        format!(
+            "error: source `{}` is a named pipe, which this server would wait on until something writes to it: name a file",
+            fifo.display()
+        )
+    );
+    still_serves(&mut client);
+    let (code, stderr) = client.close();
+    assert_eq!(code, 0, "{stderr}");
+}

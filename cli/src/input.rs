@@ -70,6 +70,11 @@ fn kind(meta: &std::fs::Metadata) -> Kind {
     Kind::FileOrFolder
 }
 
+/// Whether `path` is a named pipe (after links): reading one waits until something writes.
+pub fn is_pipe(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|meta| matches!(kind(&meta), Kind::Pipe))
+}
+
 /// Resolves `--source`: `-` is standard input; a FIFO (or `/dev/stdin`, `<(…)`) is read to
 /// its end into a private file; a device is refused.
 pub fn source(given: &Path) -> Result<Source, CliError> {

@@ -364,6 +364,14 @@ impl Inner {
                     .to_owned(),
             ));
         }
+        // A read of a pipe blocks its thread until something writes, and neither a client's
+        // cancellation nor the end of the connection ends it: the server would never exit.
+        if let Some(source) = cli.source.as_deref().filter(|s| crate::input::is_pipe(s)) {
+            return Err(CliError::Usage(format!(
+                "source `{}` is a named pipe, which this server would wait on until something writes to it: name a file",
+                source.display()
+            )));
+        }
         if let Some(format) = params.source_format {
             cli.source_format = format;
         }
