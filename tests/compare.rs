@@ -923,4 +923,10 @@ fn the_same_results_file_as_both_sides_is_named_once_and_compares_as_no_change()
     assert_eq!(report["summary"]["meanDelta"], 0.0);
     assert_eq!(report["summary"]["improved"], 0);
     assert_eq!(report["summary"]["regressed"], 0);
+    // The human report said "most changed sessions (0 of 0 changed)" over nothing.
+    let out = run(&["compare", path, path]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let human = stdout(&out);
+    assert!(human.contains("\nno session changed\n"), "{human}");
+    assert!(!human.contains("most changed sessions"), "{human}");
 }

@@ -998,7 +998,11 @@ pub fn human(c: &Comparison, top: usize, color: bool) -> String {
     }
 
     let changed: Vec<_> = c.sessions.iter().filter(|s| s.delta != 0.0).collect();
-    if c.paired {
+    if c.paired && changed.is_empty() {
+        // A heading with nothing under it reads as a list that failed to print.
+        out.push('\n');
+        let _ = writeln!(out, "{}", p.bold("no session changed"));
+    } else if c.paired {
         out.push('\n');
         let _ = writeln!(
             out,
