@@ -12,29 +12,29 @@ use crate::args::{self, Cli, Format, SourceFormatChoice};
 use crate::error::CliError;
 use crate::{grades, input, langfuse, DEFAULT_SOURCE};
 
-/// Whether `a` and `b` name the same existing file (through links, or two spellings).
+/// Whether `a` and `b` name one file (through links, or two spellings), also when one is
+/// not written yet: then by its folder and name.
 pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    }
-}
-
-/// Whether two paths name one file, also when it is not written yet (then by its folder and
-/// name).
-fn same_target(a: &Path, b: &Path) -> bool {
     fn resolved(path: &Path) -> Option<PathBuf> {
         std::fs::canonicalize(path).ok().or_else(|| {
-            let parent = match path.parent() {
-                Some(p) if !p.as_os_str().is_empty() => p,
-                _ => Path::new("."),
-            };
-            Some(std::fs::canonicalize(parent).ok()?.join(path.file_name()?))
+            Some(
+                std::fs::canonicalize(folder_of(path))
+                    .ok()?
+                    .join(path.file_name()?),
+            )
         })
     }
     match (resolved(a), resolved(b)) {
         (Some(a), Some(b)) => a == b,
         _ => false,
+    }
+}
+
+/// The folder a file is (or would be) written in: `.` for a bare name.
+fn folder_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
     }
 }
 
@@ -114,10 +114,7 @@ impl GradePlan {
             ("agreement file", cli.agreement.as_deref()),
         ] {
             if let Some(target) = target {
-                let folder = match target.parent() {
-                    Some(p) if !p.as_os_str().is_empty() => p,
-                    _ => Path::new("."),
-                };
+                let folder = folder_of(target);
                 if !folder.is_dir() {
                     return Err(CliError::Usage(format!(
                         "cannot write {what} `{}`: there is no folder `{}` to write it in",
@@ -130,7 +127,7 @@ impl GradePlan {
         // The output replaces the file it is written to: over the grades file it would wipe
         // the history, and in human form leave a file that no longer lists.
         if let (Some(output), Some(grades)) = (cli.output.as_deref(), record_to.as_deref()) {
-            if same_target(output, grades) {
+            if same_file(output, grades) {
                 return Err(CliError::Usage(format!(
                     "`--output {}` is the grades file this run records to: results written there would replace its history (write them elsewhere, or give `--no-record`)",
                     output.display()
