@@ -1081,15 +1081,35 @@ fn a_tools_list_cursor_the_server_never_gave_is_invalid_params() {
 }
 
 #[test]
-fn an_id_that_is_an_integer_beyond_64_bits_is_not_called_no_number() {
+fn an_id_that_is_an_integer_beyond_64_bits_is_answered_with_the_id_as_written() {
     let mut client = Client::start(&repo_root(), &[]);
-    let answer =
-        client.answer_to(r#"{"jsonrpc":"2.0","id":1180591620717411303424,"method":"ping"}"#);
-    let message = answer["error"]["message"].as_str().unwrap_or_default();
-    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    client.send_line(r#"{"jsonrpc":"2.0","id":1180591620717411303424,"method":"ping"}"#);
+    // Read as text: a JSON reader would turn the id into a float, the very thing guarded.
+    let mut line = String::new();
+    client.stdout.read_line(&mut line).expect("read a line");
+    assert_eq!(
+        line,
+        concat!(
+            r#"{"error":{"code":-32600,"message":"`id` must be a string or an integer (of 64 bits at most), "#,
+            r#"not `1180591620717411303424`"},"id":1180591620717411303424,"jsonrpc":"2.0"}"#,
+            "\n"
+        )
+    );
+    still_serves(&mut client);
+    client.close();
+}
+
+#[test]
+fn a_second_initialize_is_refused_and_the_session_goes_on() {
+    let mut client = Client::start(&repo_root(), &[]);
+    let answer = client.answer_to(
+        r#"{"jsonrpc":"2.0","id":"again","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"grade-tests","version":"0"}}}"#,
+    );
+    let (code, message) = error_of(&answer, json!("again"));
+    assert_eq!(code, -32600, "{answer}");
     assert_eq!(
         message,
-        "`id` must be a string or an integer (of 64 bits at most), not `1.1805916207174113e+21`"
+        "`initialize` again: this connection is initialized already, and a new session needs a new connection"
     );
     still_serves(&mut client);
     client.close();

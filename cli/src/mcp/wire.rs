@@ -108,6 +108,8 @@ pub struct Wire<R> {
     /// An `initialize` request (or a request that names its protocol version, as from
     /// 2026-07-28) has gone to rmcp: the session is under way.
     started: bool,
+    /// An `initialize` request has gone to rmcp; MCP has one per connection.
+    initialized: bool,
 }
 
 impl<R: AsyncRead + Unpin> Wire<R> {
@@ -119,17 +121,25 @@ impl<R: AsyncRead + Unpin> Wire<R> {
             out: Some(out),
             closed,
             started: false,
+            initialized: false,
         }
     }
 
     /// Queues a line for the client; false once the connection is over.
     fn queue(&self, message: &Value) -> bool {
-        match (&self.out, serde_json::to_vec(message)) {
-            (Some(out), Ok(mut line)) => {
+        match serde_json::to_vec(message) {
+            Ok(line) => self.queue_line(line),
+            Err(_) => false,
+        }
+    }
+
+    fn queue_line(&self, mut line: Vec<u8>) -> bool {
+        match &self.out {
+            Some(out) => {
                 line.push(b'\n');
                 out.send(line).is_ok() && !self.closed.is_set()
             }
-            _ => false,
+            None => false,
         }
     }
 }
@@ -190,6 +200,8 @@ enum Action {
     Forward(Box<ClientJsonRpcMessage>),
     /// Answer it here.
     Reply(Value),
+    /// Answer it here with a line already written out: for an id a `Value` cannot hold.
+    ReplyLine(Vec<u8>),
     /// Nothing: a notification or a response nobody waits for.
     Ignore,
 }
@@ -197,6 +209,22 @@ enum Action {
 /// A JSON-RPC error response.
 pub fn error(id: Value, code: i32, message: impl Into<String>) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message.into() } })
+}
+
+/// A message's `id` as its line spells it, when the line has exactly one.
+fn id_as_written(line: &[u8]) -> Option<&str> {
+    #[derive(serde::Deserialize)]
+    struct Id<'a> {
+        #[serde(borrow)]
+        id: &'a serde_json::value::RawValue,
+    }
+    serde_json::from_slice::<Id>(line).ok().map(|m| m.id.get())
+}
+
+/// [`error`] written out with `id` as the JSON text given, in the same order of keys.
+fn error_line(id: &str, code: i32, message: &str) -> Option<Vec<u8>> {
+    let body = serde_json::to_string(&json!({ "code": code, "message": message })).ok()?;
+    Some(format!(r#"{{"error":{body},"id":{id},"jsonrpc":"2.0"}}"#).into_bytes())
 }
 
 /// The id to answer with: the request's if JSON-RPC allows it (a string or a number), else null.
@@ -244,7 +272,7 @@ impl<R: AsyncRead + Unpin> Wire<R> {
             }
         };
         match value {
-            Value::Object(message) => self.classify_object(message),
+            Value::Object(message) => self.classify_object(message, line),
             Value::Array(members) if members.is_empty() => Action::Reply(error(
                 Value::Null,
                 INVALID_REQUEST,
@@ -274,7 +302,7 @@ impl<R: AsyncRead + Unpin> Wire<R> {
         }
     }
 
-    fn classify_object(&mut self, message: Map<String, Value>) -> Action {
+    fn classify_object(&mut self, message: Map<String, Value>, line: &[u8]) -> Action {
         let id = reply_id(&message);
         let version_ok = message.get("jsonrpc").and_then(Value::as_str) == Some("2.0");
         let method = match message.get("method") {
@@ -314,12 +342,19 @@ impl<R: AsyncRead + Unpin> Wire<R> {
             Some(Value::Number(n)) if n.is_i64() || n.is_u64() => {
                 self.request(&method, id, message)
             }
-            // An integer beyond 64 bits is read as a float: "not a number" would be untrue.
-            Some(Value::Number(n)) => Action::Reply(error(
-                id,
-                INVALID_REQUEST,
-                format!("`id` must be a string or an integer (of 64 bits at most), not `{n}`"),
-            )),
+            // An integer beyond 64 bits is read as a float: "not a number" would be untrue,
+            // and the float is not what the client wrote, so the answer carries its text.
+            Some(Value::Number(n)) => {
+                let written = id_as_written(line);
+                let why = format!(
+                    "`id` must be a string or an integer (of 64 bits at most), not `{}`",
+                    written.unwrap_or(&n.to_string())
+                );
+                match written.and_then(|text| error_line(text, INVALID_REQUEST, &why)) {
+                    Some(line) => Action::ReplyLine(line),
+                    None => Action::Reply(error(id, INVALID_REQUEST, why)),
+                }
+            }
             Some(other) => Action::Reply(error(
                 id,
                 INVALID_REQUEST,
@@ -371,6 +406,16 @@ impl<R: AsyncRead + Unpin> Wire<R> {
                 ),
                 None => error(id, METHOD_NOT_FOUND, format!("unknown method `{method}`")),
             });
+        }
+        if let ClientRequest::InitializeRequest(_) = request.request {
+            if self.initialized {
+                return Action::Reply(error(
+                    id,
+                    INVALID_REQUEST,
+                    "`initialize` again: this connection is initialized already, and a new session needs a new connection",
+                ));
+            }
+            self.initialized = true;
         }
         if !self.started {
             match &request.request {
@@ -528,6 +573,11 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for Wire<R> {
                 Action::Forward(message) => return Some(*message),
                 Action::Reply(reply) => {
                     if !self.queue(&reply) {
+                        return None;
+                    }
+                }
+                Action::ReplyLine(line) => {
+                    if !self.queue_line(line) {
                         return None;
                     }
                 }
