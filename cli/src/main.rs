@@ -91,8 +91,9 @@ fn main() -> ExitCode {
                 // Help that could not be written (`grade --help > /dev/full`) is no success;
                 // a reader that closed the pipe (`grade --help | head`) is.
                 Err(e) if code == 0 && e.kind() != std::io::ErrorKind::BrokenPipe => {
-                    eprintln!("error: cannot write to standard output: {e}");
-                    ExitCode::from(2)
+                    let err = CliError::Stdout(e);
+                    eprintln!("error: {}", render::for_stderr(&err.to_string()));
+                    ExitCode::from(err.exit_code())
                 }
                 _ => ExitCode::from(code),
             };
