@@ -1529,3 +1529,96 @@ fn a_folder_source_does_not_follow_links_and_warns_about_deeper_files() {
         "{stderr}"
     );
 }
+
+/// The output and the one JSON result of grading the transcript `records` written as `name`.
+fn graded_with_stderr(name: &str, records: &[Value]) -> (Output, Value) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    write_transcript(dir.path(), name, records);
+    // Run in the folder so that messages name the file as given.
+    let out = Command::new(env!("CARGO_BIN_EXE_grade"))
+        .args([
+            "--rubric",
+            PACK,
+            "--source",
+            name,
+            "--all",
+            "--format",
+            "json",
+            "--no-record",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .expect("the grade binary runs");
+    let results = results_of(serde_json::from_slice(&out.stdout).expect("JSON output"));
+    let [result] = results.as_slice() else {
+        panic!("one session: {}", text(&out.stderr))
+    };
+    (out, result.clone())
+}
+
+/// A `tool_result` whose `tool_use_id` no call of the transcript has was read past without a
+/// word, even with `is_error: true`: an error the agent hit vanished from its grade.
+#[test]
+fn a_tool_result_answering_no_call_is_reported_with_its_line_and_id_and_counted_as_lost() {
+    let records = [
+        record(1, "user", "fix the bug".into()),
+        record(
+            2,
+            "assistant",
+            tool_use(
+                "toolu_1",
+                "Read",
+                serde_json::json!({"file_path": "/p/a.rs"}),
+            ),
+        ),
+        record(3, "user", tool_result("toolu_1", "fn main() {}", false)),
+        record(4, "user", tool_result("toolu_9", "exit 1", true)),
+    ];
+    let (out, result) = graded_with_stderr("orphan.jsonl", &records);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        text(&out.stderr),
+        "warning: orphan.jsonl:4: content block 0 skipped: the `tool_result` for `toolu_9` answers no `tool_use` in the file, so the error it reports is not graded\n\
+         warning: skipped 1 malformed line of `orphan.jsonl`; the results of their sessions say how many each lost\n"
+    );
+    assert_eq!(result["skippedLines"], 1);
+}
+
+/// `"is_error": "true"` (or `1`, or an object) was read as false: a failed call graded as a
+/// success. The result is not read, with a warning naming the line, the call and the value.
+#[test]
+fn an_is_error_that_is_not_a_boolean_is_reported_and_not_read_as_success() {
+    let mut result_line = record(3, "user", tool_result("toolu_1", "exit 1", false));
+    result_line["message"]["content"][0]["is_error"] = "true".into();
+    let records = [
+        record(1, "user", "run the tests".into()),
+        record(
+            2,
+            "assistant",
+            tool_use(
+                "toolu_1",
+                "Bash",
+                serde_json::json!({"command": "cargo test"}),
+            ),
+        ),
+        result_line,
+    ];
+    let (out, result) = graded_with_stderr("iserr.jsonl", &records);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        text(&out.stderr),
+        "warning: iserr.jsonl:3: content block 0 skipped: `is_error` of the `tool_result` for `toolu_1` is the string `\"true\"`, not true or false: whether the call failed cannot be told, so the result is not read\n\
+         warning: skipped 1 malformed line of `iserr.jsonl`; the results of their sessions say how many each lost\n"
+    );
+    assert_eq!(result["skippedLines"], 1);
+
+    // `null` is an unset optional field, as an absent one: a success, without a word.
+    let mut records = records;
+    records[2]["message"]["content"][0]["is_error"] = Value::Null;
+    let (out, result) = graded_with_stderr("null.jsonl", &records);
+    assert_eq!(
+        (out.status.code(), text(&out.stderr)),
+        (Some(0), String::new())
+    );
+    assert!(result.get("skippedLines").is_none(), "{result}");
+}

@@ -559,7 +559,7 @@ mod tests {
     #[test]
     fn a_tool_id_reused_by_another_call_is_skipped_naming_both_calls() {
         const OTHER: &str = r#"{"type":"assistant","sessionId":"s1","uuid":"a3","timestamp":"2025-09-03T00:00:03Z","message":{"id":"msg_2","role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"Edit","input":{"file_path":"/a.rs"}}]}}"#;
-        let f = transcript(&[USER, CALLS_1, CALLS_1, OTHER, RESULTS]);
+        let f = transcript(&[USER, CALLS_1, CALLS_1, OTHER, CALLS_2, RESULTS]);
         let read = read_paths(&[f.path().to_owned()]);
         let [session] = read.sessions.as_slice() else {
             panic!("one session")
@@ -567,7 +567,7 @@ mod tests {
         let ops = operations(session);
         assert_eq!(
             ops,
-            ["user", "Read"],
+            ["user", "Read", "Bash"],
             "the copy kept once, the other call skipped"
         );
         let path = f.path().display();

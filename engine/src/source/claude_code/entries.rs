@@ -81,7 +81,7 @@ pub(super) fn entries_of(
     }
     // Results first, from every record: a result's record without a usable timestamp still
     // tells whether the call failed.
-    let results = tool_results(&records);
+    let results = tool_results(&records, &file.session, &mut warn);
     let usable = usable_records(records, &file.session, &mut warn);
     let chains = sidechain_chains(&usable);
     let mut out = Vec::new();
@@ -219,15 +219,26 @@ fn usable_record(record: &Record) -> Result<Option<(InstantMs, String)>, Unusabl
 /// The first result of each tool call, by `tool_use` id, from the user and assistant
 /// records. Outcomes are gathered first: a result may be written before the call's other
 /// blocks. A result whose record has no readable timestamp still counts (only the call's
-/// duration needs the time).
-fn tool_results(records: &[Record]) -> HashMap<String, ToolResult> {
+/// duration needs the time). A result that cannot be given to a call (it names none, or one
+/// no `tool_use` of the file has, or its `is_error` is not a boolean) is skipped with a
+/// warning, and its line counts as lost: the grade misses what it says, an error above all.
+fn tool_results(
+    records: &[Record],
+    file_session: &str,
+    warn: &mut Warn<'_>,
+) -> HashMap<String, ToolResult> {
+    // Calls of any record count, even of one skipped for its timestamp: that call was
+    // reported already, and its result is no orphan.
+    let calls: HashSet<&str> = records
+        .iter()
+        .filter_map(message_blocks)
+        .flatten()
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
+        .filter_map(|b| b.get("id").and_then(Value::as_str))
+        .collect();
     let mut results: HashMap<String, ToolResult> = HashMap::new();
     for record in records {
-        let kind = record.value.get("type").and_then(Value::as_str);
-        if kind != Some("user") && kind != Some("assistant") {
-            continue;
-        }
-        let Some(Value::Array(blocks)) = record.value.pointer("/message/content") else {
+        let Some(blocks) = message_blocks(record) else {
             continue;
         };
         let instant = record
@@ -240,25 +251,89 @@ fn tool_results(records: &[Record]) -> HashMap<String, ToolResult> {
             .pointer("/toolUseResult/type")
             .and_then(Value::as_str)
             .map(str::to_owned);
-        for block in blocks {
+        let session = record
+            .value
+            .get("sessionId")
+            .and_then(Value::as_str)
+            .unwrap_or(file_session);
+        for (i, block) in blocks.iter().enumerate() {
             if block.get("type").and_then(Value::as_str) != Some("tool_result") {
                 continue;
             }
             let Some(id) = block.get("tool_use_id").and_then(Value::as_str) else {
+                warn.skipped(
+                    record,
+                    session,
+                    format!("content block {i} skipped: a `tool_result` without `tool_use_id`"),
+                );
                 continue;
             };
-            results.entry(id.to_owned()).or_insert_with(|| ToolResult {
-                is_error: block
-                    .get("is_error")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false),
-                text: result_text(block.get("content")),
-                instant,
-                result_type: result_type.clone(),
-            });
+            if results.contains_key(id) {
+                continue;
+            }
+            let is_error = block.get("is_error");
+            if !calls.contains(id) {
+                let lost = if is_error == Some(&Value::Bool(true)) {
+                    ", so the error it reports is not graded"
+                } else {
+                    ""
+                };
+                warn.skipped(
+                    record,
+                    session,
+                    format!("content block {i} skipped: the `tool_result` for `{id}` answers no `tool_use` in the file{lost}"),
+                );
+                continue;
+            }
+            // Absent is how Claude Code writes a success; `null` is how a serializer writes
+            // an unset optional field.
+            let is_error = match is_error {
+                None | Some(Value::Null) => false,
+                Some(Value::Bool(b)) => *b,
+                Some(other) => {
+                    warn.skipped(
+                        record,
+                        session,
+                        format!(
+                            "content block {i} skipped: `is_error` of the `tool_result` for `{id}` is {}, not true or false: whether the call failed cannot be told, so the result is not read",
+                            described(other)
+                        ),
+                    );
+                    continue;
+                }
+            };
+            results.insert(
+                id.to_owned(),
+                ToolResult {
+                    is_error,
+                    text: result_text(block.get("content")),
+                    instant,
+                    result_type: result_type.clone(),
+                },
+            );
         }
     }
     results
+}
+
+/// The content blocks of a user or assistant record's message, when they are a list.
+fn message_blocks(record: &Record) -> Option<&Vec<Value>> {
+    let kind = record.value.get("type").and_then(Value::as_str);
+    if kind != Some("user") && kind != Some("assistant") {
+        return None;
+    }
+    match record.value.pointer("/message/content") {
+        Some(Value::Array(blocks)) => Some(blocks),
+        _ => None,
+    }
+}
+
+/// A JSON value as a warning names it: a string or number with its value, else its kind.
+fn described(value: &Value) -> String {
+    match value {
+        Value::String(_) | Value::Number(_) => format!("the {} `{value}`", json_kind(value)),
+        other => format!("a JSON {}", json_kind(other)),
+    }
 }
 
 /// Older transcripts keep subagents' lines in the main file without an `agentId`: each run
@@ -675,11 +750,126 @@ mod tests {
                 ]}}),
             )
         };
-        let results = tool_results(&[result(true), result(false)]);
+        let mut warnings = Vec::new();
+        let results = tool_results(
+            &[call(0, "t1"), result(true), result(false)],
+            "s",
+            &mut warn_into(&mut warnings),
+        );
+        assert!(warnings.is_empty(), "{warnings:?}");
         assert!(results["t1"].is_error);
         assert_eq!(
             (results["t1"].text.as_str(), results["t1"].instant),
             ("out", Some(5))
+        );
+    }
+
+    /// An assistant record at `line` holding one call, `id`.
+    fn call(line: u64, id: &str) -> Record {
+        record(
+            line,
+            serde_json::json!({"type": "assistant", "sessionId": "s", "timestamp": "1970-01-01T00:00:00Z",
+                "message": {"content": [{"type": "tool_use", "id": id, "name": "Bash", "input": {}}]}}),
+        )
+    }
+
+    /// A user record at `line` holding `block`, a result.
+    fn result_block(line: u64, block: Value) -> Record {
+        record(
+            line,
+            serde_json::json!({"type": "user", "sessionId": "s", "timestamp": "1970-01-01T00:00:01Z",
+                "message": {"content": [{"type": "text", "text": "see"}, block]}}),
+        )
+    }
+
+    fn warn_into(warnings: &mut Vec<SourceWarning>) -> Warn<'_> {
+        Warn {
+            path: Path::new("t.jsonl"),
+            warnings,
+            lost_lines: HashSet::new(),
+            lost: Vec::new(),
+        }
+    }
+
+    /// A result the file has no call for was dropped without a word, even one reporting an
+    /// error: the agent's failure vanished from the grade.
+    #[test]
+    fn a_result_for_no_call_of_the_file_is_skipped_naming_its_line_and_id() {
+        let mut warnings = Vec::new();
+        let mut warn = warn_into(&mut warnings);
+        let results = tool_results(
+            &[
+                call(1, "t1"),
+                result_block(
+                    2,
+                    serde_json::json!({"type": "tool_result", "tool_use_id": "t9", "is_error": true, "content": "exit 1"}),
+                ),
+                result_block(
+                    3,
+                    serde_json::json!({"type": "tool_result", "tool_use_id": "t8", "content": "ok"}),
+                ),
+                result_block(
+                    4,
+                    serde_json::json!({"type": "tool_result", "content": "ok"}),
+                ),
+                result_block(
+                    5,
+                    serde_json::json!({"type": "tool_result", "tool_use_id": "t1", "content": "ok"}),
+                ),
+            ],
+            "s",
+            &mut warn,
+        );
+        assert_eq!(warn.lost, [("s".to_owned(), 3)]);
+        assert_eq!(results.keys().collect::<Vec<_>>(), ["t1"]);
+        assert_eq!(
+            warnings.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            [
+                "t.jsonl:2: content block 1 skipped: the `tool_result` for `t9` answers no `tool_use` in the file, so the error it reports is not graded",
+                "t.jsonl:3: content block 1 skipped: the `tool_result` for `t8` answers no `tool_use` in the file",
+                "t.jsonl:4: content block 1 skipped: a `tool_result` without `tool_use_id`",
+            ]
+        );
+    }
+
+    /// `"is_error": "true"` was read as false: a failed call counted as a success.
+    #[test]
+    fn an_is_error_that_is_not_a_boolean_skips_the_result_naming_it() {
+        let mut warnings = Vec::new();
+        let mut warn = warn_into(&mut warnings);
+        let bad = [
+            serde_json::json!("true"),
+            serde_json::json!(1),
+            serde_json::json!({"value": true}),
+        ];
+        let mut records = Vec::new();
+        for (n, is_error) in bad.iter().enumerate() {
+            let id = format!("t{n}");
+            records.push(call(1, &id));
+            records.push(result_block(
+                2 + n as u64,
+                serde_json::json!({"type": "tool_result", "tool_use_id": id, "is_error": is_error, "content": "x"}),
+            ));
+        }
+        // Absent and `null` are a success, as an unset optional field.
+        records.push(call(1, "ok1"));
+        records.push(result_block(
+            9,
+            serde_json::json!({"type": "tool_result", "tool_use_id": "ok1", "is_error": null, "content": "x"}),
+        ));
+        let results = tool_results(&records, "s", &mut warn);
+        assert_eq!(warn.lost, [("s".to_owned(), 3)]);
+        assert_eq!(results.keys().collect::<Vec<_>>(), ["ok1"]);
+        assert!(!results["ok1"].is_error);
+        let tail =
+            "not true or false: whether the call failed cannot be told, so the result is not read";
+        assert_eq!(
+            warnings.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            [
+                format!("t.jsonl:2: content block 1 skipped: `is_error` of the `tool_result` for `t0` is the string `\"true\"`, {tail}"),
+                format!("t.jsonl:3: content block 1 skipped: `is_error` of the `tool_result` for `t1` is the number `1`, {tail}"),
+                format!("t.jsonl:4: content block 1 skipped: `is_error` of the `tool_result` for `t2` is a JSON object, {tail}"),
+            ]
         );
     }
 
