@@ -1622,3 +1622,73 @@ fn an_is_error_that_is_not_a_boolean_is_reported_and_not_read_as_success() {
     );
     assert!(result.get("skippedLines").is_none(), "{result}");
 }
+
+/// A trace's `latency` of `1e308` seconds became a duration of infinity, which a pack reading
+/// durations printed as `Infinity`; a negative latency passed as it was, and an observation
+/// ending before it started got 0 without a word. Each is now named, and its duration is 0.
+#[test]
+fn a_trace_latency_or_end_time_that_is_no_duration_is_reported_and_left_at_0() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir(dir.path().join("durations")).expect("folder");
+    std::fs::write(
+        dir.path().join("durations/rubric.yaml"),
+        r#"id: durations
+version: 0.1.0
+name: Shows durations
+sources: [langfuse]
+dimensions:
+  - id: d
+    max: 10
+    start: 10
+    rules:
+      - id: show
+        doc: shows each duration
+        for_each: { domain: tool }
+        evidence: "{entry.operation} took {entry.result.duration} ms"
+      - id: show-trace
+        doc: shows the trace's duration
+        for_each: { domain: trace }
+        evidence: "the trace took {entry.result.duration} ms"
+"#,
+    )
+    .expect("writable");
+    for (latency, shown) in [("1e308", "the number `1e+308`"), ("-5", "the number `-5`")] {
+        std::fs::write(
+            dir.path().join("t.json"),
+            format!(
+                r#"{{"trace": {{"id": "t1", "timestamp": "2025-12-04T14:51:22.000Z", "latency": {latency}}}, "observations": [
+                 {{"id": "o1", "type": "TOOL", "name": "late", "startTime": "2025-12-04T14:51:23.000Z", "endTime": "2025-12-04T14:51:22.250Z"}},
+                 {{"id": "o2", "type": "TOOL", "name": "fine", "startTime": "2025-12-04T14:51:24.000Z", "endTime": "2025-12-04T14:51:24.250Z"}}]}}"#
+            ),
+        )
+        .expect("writable");
+        let out = Command::new(env!("CARGO_BIN_EXE_grade"))
+            .args([
+                "--rubric",
+                "./durations",
+                "--source",
+                "t.json",
+                "--all",
+                "--format",
+                "json",
+                "--no-record",
+            ])
+            .current_dir(dir.path())
+            .output()
+            .expect("the grade binary runs");
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        assert_eq!(
+            text(&out.stderr),
+            format!(
+                "warning: t.json: `trace`: field `latency` is {shown}, not a duration in seconds: the trace's duration is left at 0\n\
+                 warning: t.json: `observations[0]`: field `endTime` `2025-12-04T14:51:22.250Z` is before `startTime` `2025-12-04T14:51:23.000Z`: the observation's duration is left at 0\n"
+            )
+        );
+        let results = results_of(serde_json::from_slice(&out.stdout).expect("JSON output"));
+        assert_eq!(
+            results[0]["dimensions"]["d"]["evidence"],
+            serde_json::json!(["late took 0 ms", "fine took 250 ms", "the trace took 0 ms"]),
+            "{latency}"
+        );
+    }
+}

@@ -344,6 +344,15 @@ pub(crate) fn json_kind(value: &Value) -> &'static str {
     }
 }
 
+/// A JSON value as a warning names it: a string or number with its value (as JSON writes
+/// it, so `"1"` and `1` differ), else its kind.
+pub(crate) fn described(value: &Value) -> String {
+    match value {
+        Value::String(_) | Value::Number(_) => format!("the {} `{value}`", json_kind(value)),
+        other => format!("a JSON {}", json_kind(other)),
+    }
+}
+
 /// The timestamp in `field` of a JSON record: its text as written and its instant; `None`
 /// when the field is absent or null; otherwise why it cannot be read, naming the field and
 /// the value. A number is not read: epoch seconds and milliseconds look alike, and the

@@ -22,8 +22,8 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::common::{
-    describe_json_error, json_kind, timestamp_field, Input, Place, ReadOptions, SessionFilter,
-    SourceError, SourceRead, SourceWarning,
+    describe_json_error, described, json_kind, timestamp_field, Input, Place, ReadOptions,
+    SessionFilter, SourceError, SourceRead, SourceWarning,
 };
 use super::format::{Evidence, Sniff, SourceFormat};
 use crate::entry::{Entry, MetaRef, MetaValue, Metadata, Outcome, Params, Session};
@@ -265,6 +265,14 @@ fn read_trace(path: &Path, doc: Value, filter: &SessionFilter) -> Result<SourceR
             if let Some(Value::Array(scores)) = trace.get("scores") {
                 extra.insert("scores".into(), Value::Array(scores.clone()));
             }
+            let duration = latency_ms(&trace).unwrap_or_else(|why| {
+                warnings.push(SourceWarning {
+                    path: path.to_owned(),
+                    place: Place::Item("trace".to_owned()),
+                    message: format!("{why}: the trace's duration is left at 0"),
+                });
+                0.0
+            });
             entries.push(Entry {
                 timestamp: text.into(),
                 instant,
@@ -279,10 +287,7 @@ fn read_trace(path: &Path, doc: Value, filter: &SessionFilter) -> Result<SourceR
                 result: Outcome {
                     success: true,
                     exit_code: 0,
-                    duration: trace
-                        .get("latency")
-                        .and_then(Value::as_f64)
-                        .map_or(0.0, |s| s * 1000.0),
+                    duration,
                 },
                 metadata: Metadata {
                     user_id: user_id.clone(),
@@ -368,6 +373,12 @@ fn read_trace(path: &Path, doc: Value, filter: &SessionFilter) -> Result<SourceR
             }
         };
         let end = match timestamp_field(o, "endTime") {
+            Ok(Some((text, end))) if end < instant => {
+                warn(format!(
+                    "field `endTime` `{text}` is before `startTime` `{start}`: the observation's duration is left at 0"
+                ));
+                None
+            }
             Ok(end) => end.map(|(_, instant)| instant),
             Err(why) => {
                 warn(format!("{why}: the observation's duration is left at 0"));
@@ -499,6 +510,23 @@ fn read_trace(path: &Path, doc: Value, filter: &SessionFilter) -> Result<SourceR
         warnings,
         ..SourceRead::default()
     })
+}
+
+/// The trace's `latency` (seconds) in milliseconds, 0 when absent; why it is no duration
+/// otherwise. A number too large for a float once in milliseconds (`1e308`) would print as
+/// `Infinity`, and a negative one would shorten the session's time, each without a word.
+fn latency_ms(trace: &Map<String, Value>) -> Result<f64, String> {
+    let latency = match trace.get("latency") {
+        None | Some(Value::Null) => return Ok(0.0),
+        Some(latency) => latency,
+    };
+    match latency.as_f64().map(|s| s * 1000.0) {
+        Some(ms) if ms.is_finite() && ms >= 0.0 => Ok(ms),
+        _ => Err(format!(
+            "field `latency` is {}, not a duration in seconds",
+            described(latency)
+        )),
+    }
 }
 
 /// What a generation read from the user and replied, to become `message` entries once the
@@ -846,6 +874,64 @@ mod tests {
             .map(|e| format!("{}.{}", e.domain, e.operation))
             .collect();
         assert_eq!(ops, ["trace.first", "event.a", "trace.second", "event.b"]);
+    }
+
+    /// The messages of `read`'s warnings, without the file they name.
+    fn warned(read: &SourceRead) -> Vec<String> {
+        read.warnings
+            .iter()
+            .map(|w| format!("{:?}: {}", w.place, w.message))
+            .collect()
+    }
+
+    /// `"latency": 1e308` made a duration of infinity (printed `Infinity`), and a negative
+    /// or textual one passed or fell to 0 without a word.
+    #[test]
+    fn a_latency_that_is_no_duration_is_reported_and_left_at_0() {
+        let trace = |latency: &str| {
+            read(&format!(
+                r#"{{"trace": {{"id": "t1", "timestamp": "2025-12-04T14:51:22.000Z", "latency": {latency}}}, "observations": []}}"#
+            ))
+            .unwrap()
+        };
+        for (latency, shown) in [
+            ("1e308", "the number `1e+308`"),
+            ("-5", "the number `-5`"),
+            (r#""3""#, r#"the string `"3"`"#),
+            ("{}", "a JSON object"),
+        ] {
+            let read = trace(latency);
+            assert_eq!(
+                read.sessions[0].entries[0].result.duration, 0.0,
+                "{latency}"
+            );
+            assert_eq!(
+                warned(&read),
+                [format!(
+                    r#"Item("trace"): field `latency` is {shown}, not a duration in seconds: the trace's duration is left at 0"#
+                )]
+            );
+        }
+        for (latency, ms) in [("null", 0.0), ("0", 0.0), ("7.36", 7360.0)] {
+            let read = trace(latency);
+            assert!(read.warnings.is_empty(), "{latency}: {:?}", read.warnings);
+            assert_eq!(read.sessions[0].entries[0].result.duration, ms, "{latency}");
+        }
+    }
+
+    /// An observation that ended before it started was given a duration of 0 without a word.
+    #[test]
+    fn an_end_before_the_start_is_reported_naming_the_observation_and_both_times() {
+        let read = read(
+            r#"{"trace": {"id": "t1", "timestamp": "2025-12-04T14:51:22.000Z"}, "observations": [
+                 {"id": "o1", "type": "TOOL", "name": "get_weather", "startTime": "2025-12-04T14:51:23.000Z", "endTime": "2025-12-04T14:51:22.250Z"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(read.sessions[0].entries[1].result.duration, 0.0);
+        assert_eq!(
+            warned(&read),
+            ["Item(\"observations[0]\"): field `endTime` `2025-12-04T14:51:22.250Z` is before `startTime` `2025-12-04T14:51:23.000Z`: the observation's duration is left at 0"]
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use super::{result_text, Pending, Record, ToolResult, SOURCE};
 use crate::entry::{Entry, Metadata, Outcome, Text};
-use crate::source::common::{json_kind, timestamp_field, Place, SourceWarning};
+use crate::source::common::{described, json_kind, timestamp_field, Place, SourceWarning};
 use crate::time::{parse_timestamp, InstantMs};
 
 /// A record with a readable message, its instant and its timestamp as written.
@@ -325,14 +325,6 @@ fn message_blocks(record: &Record) -> Option<&Vec<Value>> {
     match record.value.pointer("/message/content") {
         Some(Value::Array(blocks)) => Some(blocks),
         _ => None,
-    }
-}
-
-/// A JSON value as a warning names it: a string or number with its value, else its kind.
-fn described(value: &Value) -> String {
-    match value {
-        Value::String(_) | Value::Number(_) => format!("the {} `{value}`", json_kind(value)),
-        other => format!("a JSON {}", json_kind(other)),
     }
 }
 
