@@ -446,6 +446,7 @@ mod tests {
                     line.as_bytes(),
                     Some(line),
                     crate::field::FieldsRead::ALL,
+                    &mut None,
                 )
                 .unwrap()
             })

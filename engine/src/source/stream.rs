@@ -139,9 +139,14 @@ pub(crate) trait Batches: Send {
     fn changed(&self) -> SourceError;
     /// The source's path, for errors.
     fn path(&self) -> &std::path::Path;
-    /// What was skipped since the last call.
+    /// What was skipped or guessed since the last call.
     fn take_warnings(&mut self) -> Vec<SourceWarning> {
         Vec::new()
+    }
+    /// The lines skipped so far; each is one of the warnings, but not every warning is a
+    /// skipped line.
+    fn skipped_lines(&self) -> u64 {
+        0
     }
 }
 
@@ -520,7 +525,7 @@ where
     }
     results.finish();
     Ok(Delivered {
-        skipped_lines: warnings.len() as u64,
+        skipped_lines: batches.skipped_lines(),
         warnings,
     })
 }

@@ -5,10 +5,12 @@
 //! in the shape CLEO writes by a reader of its own ([`fast`]), any other by serde.
 //! Grading a whole log streams in two passes (see [`super::stream`]): the first pass only
 //! finds each line's `sessionId`, mostly without parsing the rest of the line.
+//! A line that repeats a field keeps its last value, as CLEO's grader does ([`repeated`]).
 
 mod chunks;
 mod fast;
 mod raw;
+mod repeated;
 mod skim;
 
 pub(super) use fast::params_document;
@@ -19,6 +21,7 @@ use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
+use serde::de::IgnoredAny;
 use serde_json::Map;
 
 use chunks::{is_blank, lines, split_lines, Chunk, Chunks};
@@ -112,12 +115,13 @@ fn read_chunks(
     let mut groups = SessionGroups::default();
     let mut warnings = Vec::new();
     let mut skipped_lines = 0;
+    let mut repeats = Repeats::default();
     let file = SourceFile::named(path);
     while let Some(chunk) = chunks.next_chunk()? {
         let parsed = parse_chunk(&chunk, options, file, |e: &Entry| {
             filter.wants(&e.session_id).then_some(())
         });
-        let (parsed, skipped) = unwrap_pieces(parsed, path)?;
+        let (parsed, skipped) = unwrap_pieces(parsed, path, &mut repeats)?;
         chunks.recycle(chunk);
         for (entries, _) in parsed {
             entries.into_iter().for_each(|e| groups.push(e));
@@ -131,6 +135,7 @@ fn read_chunks(
             warnings.push(line.warning(path));
         }
     }
+    warnings.extend(repeats.warning(path));
     let (sessions, skipped_unattributed) = groups.into_sessions();
     Ok(SourceRead {
         sessions,
@@ -190,6 +195,8 @@ fn open_stream<'p>(
         size,
         progress,
         warnings: Vec::new(),
+        skipped_lines: 0,
+        repeats: Repeats::default(),
     };
     Ok((table, batches))
 }
@@ -203,13 +210,19 @@ struct JsonlBatches<'p> {
     file: SourceFile,
     size: u64,
     progress: Option<Progress<'p>>,
-    /// The lines skipped so far.
+    /// What was skipped or guessed since the last batch.
     warnings: Vec<SourceWarning>,
+    /// The lines skipped so far.
+    skipped_lines: u64,
+    /// The lines that repeat a field so far, said once at the end.
+    repeats: Repeats,
 }
 
 impl Batches for JsonlBatches<'_> {
     fn next_batch(&mut self, table: &SessionTable) -> Result<Option<Batch>, SourceError> {
         let Some(chunk) = self.chunks.next_chunk()? else {
+            let repeats = std::mem::take(&mut self.repeats);
+            self.warnings.extend(repeats.warning(&self.path));
             return Ok(None);
         };
         let filter = &self.filter;
@@ -220,7 +233,7 @@ impl Batches for JsonlBatches<'_> {
             }
             Some(table.lookup(&entry.session_id).unwrap_or(u32::MAX))
         });
-        let (pieces, skipped) = unwrap_pieces(parsed, &self.path)?;
+        let (pieces, skipped) = unwrap_pieces(parsed, &self.path, &mut self.repeats)?;
         self.chunks.recycle(chunk);
         // A skipped line still counts toward its session, which the first pass counted it in.
         let mut lost = Vec::new();
@@ -228,6 +241,7 @@ impl Batches for JsonlBatches<'_> {
             if let Some(id) = line.session.as_deref().filter(|id| filter.wants(id)) {
                 lost.push(table.lookup(id).unwrap_or(u32::MAX));
             }
+            self.skipped_lines += 1;
             self.warnings.push(line.warning(&self.path));
         }
         let batch = Batch { pieces, lost };
@@ -254,6 +268,10 @@ impl Batches for JsonlBatches<'_> {
     fn take_warnings(&mut self) -> Vec<SourceWarning> {
         std::mem::take(&mut self.warnings)
     }
+
+    fn skipped_lines(&self) -> u64 {
+        self.skipped_lines
+    }
 }
 
 /// A malformed line of a piece: its index within the piece, why, and the session it names.
@@ -266,13 +284,61 @@ struct BadLine {
 }
 
 /// What a piece of a chunk parsed into: the kept entries and what was kept of each (their
-/// sessions' numbers, say), the lines skipped, and the bad line that stops the read (bad
-/// lines not being skipped).
+/// sessions' numbers, say), the lines skipped, the bad line that stops the read (bad lines
+/// not being skipped), and the lines that repeat a field (the first by its index).
 struct Piece<K> {
     kept: Vec<Entry>,
     keys: Vec<K>,
     skipped: Vec<BadLine>,
     fatal: Option<BadLine>,
+    repeats: Repeats<usize>,
+}
+
+/// The lines of a log that repeat a field of the entry: the first (`P`, its place) with the
+/// field, and how many. Said once for the run, not line by line.
+#[derive(Debug, Clone, PartialEq)]
+struct Repeats<P = u64> {
+    first: Option<(P, &'static str)>,
+    lines: u64,
+}
+
+impl<P> Default for Repeats<P> {
+    fn default() -> Self {
+        Repeats {
+            first: None,
+            lines: 0,
+        }
+    }
+}
+
+impl<P> Repeats<P> {
+    fn add(&mut self, at: P, field: &'static str) {
+        self.first.get_or_insert((at, field));
+        self.lines += 1;
+    }
+}
+
+impl Repeats {
+    /// Adds the repeats of a later piece, whose lines come after these.
+    fn extend<P>(&mut self, later: Repeats<P>, line_of: impl Fn(P) -> u64) {
+        if let Some((at, field)) = later.first {
+            self.first.get_or_insert((line_of(at), field));
+        }
+        self.lines += later.lines;
+    }
+
+    fn warning(&self, path: &Path) -> Option<SourceWarning> {
+        let (line, field) = self.first?;
+        let lines = self.lines;
+        let plural = if lines == 1 { "" } else { "s" };
+        Some(SourceWarning {
+            path: path.to_owned(),
+            place: Place::Line(line),
+            message: format!(
+                "key `{field}` appears more than once; the last value is used, as CLEO's grader does ({lines} line{plural})"
+            ),
+        })
+    }
 }
 
 /// A skipped line, numbered in the file.
@@ -331,6 +397,7 @@ where
             let mut kept = Vec::with_capacity(piece.len() / 200);
             let mut keys = Vec::with_capacity(piece.len() / 200);
             let mut skipped = Vec::new();
+            let mut repeats = Repeats::default();
             // UTF-8 checked once for the piece rather than string by string in the parser;
             // a piece that fails is parsed from bytes, so the bad line is the one named.
             let text = std::str::from_utf8(piece).ok();
@@ -342,7 +409,12 @@ where
                 if is_blank(line) {
                     continue;
                 }
-                let mut entry = match parse_line(line, line_text, options.checked) {
+                let mut repeated = None;
+                let parsed = parse_line(line, line_text, options.checked, &mut repeated);
+                if let Some(field) = repeated {
+                    repeats.add(i, field);
+                }
+                let mut entry = match parsed {
                     Ok(e) => e,
                     Err(error) => {
                         // Only the file's last line can lack its newline: chunks end at one.
@@ -364,6 +436,7 @@ where
                                 keys,
                                 skipped,
                                 fatal: Some(bad),
+                                repeats,
                             },
                         );
                     }
@@ -381,6 +454,7 @@ where
                     keys,
                     skipped,
                     fatal: None,
+                    repeats,
                 },
             )
         })
@@ -391,10 +465,12 @@ where
 type Kept<K> = Vec<(Vec<Entry>, Vec<K>)>;
 
 /// The kept entries of a parsed chunk, piece by piece in file order, and the lines it
-/// skipped; or the error of its first bad line that was not skipped.
+/// skipped, its lines that repeat a field added to `repeats`; or the error of its first bad
+/// line that was not skipped.
 fn unwrap_pieces<K>(
     parsed: Vec<(u64, Piece<K>)>,
     path: &Path,
+    repeats: &mut Repeats,
 ) -> Result<(Kept<K>, Vec<SkippedLine>), SourceError> {
     let mut out = Vec::with_capacity(parsed.len());
     let mut skipped = Vec::new();
@@ -408,6 +484,7 @@ fn unwrap_pieces<K>(
             });
         }
         out.push((piece.kept, piece.keys));
+        repeats.extend(piece.repeats, line_of);
         skipped.extend(piece.skipped.into_iter().map(|bad| SkippedLine {
             line: line_of(bad.index),
             session: bad.session.clone(),
@@ -453,29 +530,67 @@ fn optional<T>(
 }
 
 /// Parses a line; `text` is the same line when it is known to be valid UTF-8. Optional
-/// fields of the wrong type are refused only if `reads` names them.
+/// fields of the wrong type are refused only if `reads` names them. A line that repeats a
+/// field is read with the field's last value, and `repeated` set to the field's name.
 pub(crate) fn parse_line(
     line: &[u8],
     text: Option<&str>,
     reads: FieldsRead,
+    repeated: &mut Option<&'static str>,
 ) -> Result<Entry, LineError> {
     let raw = match text.and_then(fast::read) {
         Some(raw) => raw,
-        None => read_raw(line, text)?,
+        None => read_raw(line, text, repeated)?,
     };
     finish_line(raw, reads)
 }
 
-/// A line read by serde, whatever its shape.
-fn read_raw(line: &[u8], text: Option<&str>) -> Result<RawEntry, LineError> {
+/// A line read by serde, whatever its shape; a repeated field keeps its last value, and
+/// `repeated` is set to its name.
+fn read_raw(
+    line: &[u8],
+    text: Option<&str>,
+    repeated: &mut Option<&'static str>,
+) -> Result<RawEntry, LineError> {
+    by_serde(line, text).or_else(|e| read_keeping_last(line, text, e, repeated))
+}
+
+fn by_serde(line: &[u8], text: Option<&str>) -> Result<RawEntry, serde_json::Error> {
     match text {
         Some(text) => serde_json::from_str(text),
         None => serde_json::from_slice(line),
     }
-    .map_err(|e| LineError {
-        not_json: is_not_json(&e),
-        message: describe_json_error(&e, line),
-    })
+}
+
+/// A line serde refused with `err`, read again with its repeated fields' earlier values
+/// blanked out, if it has any; `err` otherwise.
+#[cold]
+fn read_keeping_last(
+    line: &[u8],
+    text: Option<&str>,
+    err: serde_json::Error,
+    repeated: &mut Option<&'static str>,
+) -> Result<RawEntry, LineError> {
+    let Some((kept, field)) = repeated::keep_last(line) else {
+        // serde meets a repeat before the syntax error of a line cut off, which then
+        // would not read as a line still being written.
+        let err = match serde_json::from_slice::<IgnoredAny>(line) {
+            Err(syntax) if err.to_string().starts_with("duplicate field") => syntax,
+            _ => err,
+        };
+        return Err(line_error(&err, line));
+    };
+    *repeated = Some(field);
+    // Blanking replaced whole characters by spaces: valid UTF-8 stays so.
+    let text = text.and_then(|_| std::str::from_utf8(&kept).ok());
+    by_serde(&kept, text).map_err(|e| line_error(&e, &kept))
+}
+
+fn line_error(err: &serde_json::Error, line: &[u8]) -> LineError {
+    LineError {
+        not_json: is_not_json(err),
+        message: describe_json_error(err, line),
+    }
 }
 
 /// The entry of a line read, its optional fields checked as `reads` asks.
@@ -559,7 +674,7 @@ mod tests {
 
     #[test]
     fn a_missing_field_is_named() {
-        let err = parse_line(br#"{"timestamp":"2026-03-01T00:00:00Z","domain":"tasks","operation":"find","result":{"success":true}}"#, None, FieldsRead::ALL)
+        let err = parse_line(br#"{"timestamp":"2026-03-01T00:00:00Z","domain":"tasks","operation":"find","result":{"success":true}}"#, None, FieldsRead::ALL, &mut None)
             .unwrap_err();
         assert!(
             err.message.contains("missing field `sessionId`"),
@@ -572,7 +687,7 @@ mod tests {
     fn a_line_behind_a_byte_order_mark_says_so() {
         let line = "\u{FEFF}{\"timestamp\":\"2026-03-01T00:00:00Z\",\"sessionId\":\"s\",\"domain\":\"tasks\",\"operation\":\"find\",\"result\":{\"success\":true}}";
         for text in [Some(line), None] {
-            let err = parse_line(line.as_bytes(), text, FieldsRead::ALL).unwrap_err();
+            let err = parse_line(line.as_bytes(), text, FieldsRead::ALL, &mut None).unwrap_err();
             assert!(err.not_json);
             assert!(
                 err.message
@@ -588,7 +703,7 @@ mod tests {
     #[test]
     fn a_number_out_of_range_is_not_taken_for_a_line_still_being_written() {
         let line = br#"{"timestamp":"2026-03-01T00:00:00Z","sessionId":"s","domain":"d","operation":"o","result":{"success":true,"duration":1e400}}"#;
-        let err = parse_line(line, None, FieldsRead::NONE).unwrap_err();
+        let err = parse_line(line, None, FieldsRead::NONE, &mut None).unwrap_err();
         assert!(!err.not_json, "{err:?}");
         assert!(
             err.message.contains("beyond what a 64-bit float holds"),
@@ -597,9 +712,76 @@ mod tests {
         );
     }
 
+    /// CLEO's grader reads lines with `JSON.parse`, which keeps a repeated key's last
+    /// value whatever the earlier ones were.
+    #[test]
+    fn a_repeated_field_keeps_its_last_value_and_is_named() {
+        let head = r#"{"timestamp":"2026-03-01T00:00:00Z","domain":"d","operation":"o""#;
+        let read = |rest: &str, reads| {
+            let line = format!("{head},{rest}}}");
+            let mut repeated = None;
+            let entry = parse_line(line.as_bytes(), Some(&line), reads, &mut repeated);
+            (entry, repeated)
+        };
+        let (e, repeated) = read(
+            r#""sessionId":"a","sessionId":"b","result":{"success":true}"#,
+            FieldsRead::ALL,
+        );
+        assert_eq!(e.unwrap().session_id, "b");
+        assert_eq!(repeated, Some("sessionId"));
+        let (e, repeated) = read(
+            r#""sessionId":"s","result":{"success":true,"exitCode":3,"success":false}"#,
+            FieldsRead::ALL,
+        );
+        let e = e.unwrap();
+        assert_eq!((e.result.success, e.result.exit_code), (false, 3));
+        assert_eq!(repeated, Some("result.success"));
+        // A value of the wrong kind first is no matter; last, it is the field's value.
+        let (e, _) = read(
+            r#""sessionId":7,"sessionId":"s","params":[1],"params":{"q":1},"result":{"success":true}"#,
+            FieldsRead::ALL,
+        );
+        assert_eq!(e.unwrap().params["q"], 1);
+        let (e, repeated) = read(
+            r#""sessionId":"s","params":{"q":1},"params":[1],"result":{"success":true}"#,
+            FieldsRead::ALL,
+        );
+        assert_eq!(
+            e.unwrap_err().message,
+            "field `params` must be an object, not an array"
+        );
+        assert_eq!(repeated, Some("params"));
+        // The column of an error is the last value's (its `7`), in the line as written.
+        let (e, _) = read(
+            r#""sessionId":"s","sessionId":7,"result":{"success":true}"#,
+            FieldsRead::NONE,
+        );
+        let e = e.unwrap_err();
+        assert_eq!(
+            e.message,
+            "invalid type: integer `7`, expected a string (column 94)"
+        );
+        assert!(!e.not_json);
+    }
+
+    /// serde meets a repeated field before the end of a line cut off while it was written,
+    /// which must still read as such a line, not as one that repeats a field.
+    #[test]
+    fn a_line_cut_off_after_a_repeated_field_is_not_json() {
+        let line = br#"{"timestamp":"2026-03-01T00:00:00Z","sessionId":"a","sessionId":"b","dom"#;
+        let mut repeated = None;
+        let err = parse_line(line, None, FieldsRead::ALL, &mut repeated).unwrap_err();
+        assert!(err.not_json, "{err:?}");
+        assert_eq!(
+            err.message,
+            "not valid JSON: EOF while parsing a string (column 72)"
+        );
+        assert_eq!(repeated, None);
+    }
+
     #[test]
     fn defaults_follow_cleo() {
-        let e = parse_line(br#"{"timestamp":"2026-03-01T00:00:00Z","sessionId":"s","domain":"tasks","operation":"find","result":{"success":false}}"#, None, FieldsRead::ALL)
+        let e = parse_line(br#"{"timestamp":"2026-03-01T00:00:00Z","sessionId":"s","domain":"tasks","operation":"find","result":{"success":false}}"#, None, FieldsRead::ALL, &mut None)
             .unwrap();
         assert_eq!(e.result.exit_code, 1);
         assert_eq!(e.metadata.source, MetaValue::from("mcp"));
@@ -609,12 +791,63 @@ mod tests {
     #[test]
     fn metadata_is_read_as_from_map_reads_it() {
         let line = br#"{"timestamp":"2026-03-01T00:00:00Z","sessionId":"s","domain":"d","operation":"o","result":{"success":true},"metadata":{"source":null,"taskId":"T1","x":{"y":1},"role":null,"gateway":"a","gateway":"query","userId":7}}"#;
-        let e = parse_line(line, None, FieldsRead::ALL).unwrap();
+        let e = parse_line(line, None, FieldsRead::ALL, &mut None).unwrap();
         let v: Value = serde_json::from_slice(line).unwrap();
         let map = v["metadata"].as_object().unwrap().clone();
         assert_eq!(e.metadata, Metadata::from_map(map, "mcp"));
         assert_eq!(e.metadata.gateway, Some(MetaValue::from("query")));
     }
+    /// Lines that repeat a field, across pieces and chunks: one warning for the log, naming
+    /// the first and how many, whether the log is read whole or streamed; each entry in the
+    /// session it names last.
+    #[test]
+    fn repeated_fields_are_said_once_for_the_log_whether_read_whole_or_streamed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let pad = "p".repeat(150);
+        let mut text = String::new();
+        // About 6 MB: more than one chunk, many pieces.
+        for n in 0..30_000u64 {
+            let sessions = match n % 7_001 {
+                1_000 => r#""sessionId":"b","sessionId":"a""#,
+                _ => r#""sessionId":"a""#,
+            };
+            let success = match n % 9_001 {
+                2_000 => r#""success":false,"success":true"#,
+                _ => r#""success":true"#,
+            };
+            text.push_str(&format!(
+                "{{\"timestamp\":\"2026-03-01T00:00:00Z\",{sessions},\"domain\":\"tasks\",\"operation\":\"show\",\"params\":{{\"n\":{n},\"pad\":\"{pad}\"}},\"result\":{{{success}}}}}\n"
+            ));
+        }
+        assert!(text.len() > chunks::CHUNK_BYTES);
+        std::fs::write(&path, &text).unwrap();
+        // Lines 1,001, 8,002, 15,003, 22,004 and 29,005 repeat `sessionId`; 2,001, 11,002,
+        // 20,003 and 29,004 `result.success`.
+        let expected = vec![SourceWarning {
+            path: path.clone(),
+            place: Place::Line(1_001),
+            message: "key `sessionId` appears more than once; the last value is used, as CLEO's grader does (9 lines)".to_owned(),
+        }];
+        let options = ReadOptions::default();
+        let read = CleoJsonl
+            .read(&Input::File(&path), &SessionFilter::All, &options)
+            .unwrap();
+        assert_eq!(read.warnings, expected);
+        assert_eq!(read.skipped_lines, 0);
+        assert_eq!(read.sessions.len(), 1);
+        assert_eq!(read.sessions[0].entries.len(), 30_000);
+        assert!(read.sessions[0].entries.iter().all(|e| e.result.success));
+        let streamed = super::super::Registry::builtin()
+            .map_sessions(&path, None, &SessionFilter::All, &options, None, |s| {
+                Ok::<_, ()>(s.entries.len())
+            })
+            .unwrap();
+        assert_eq!(streamed.warnings, expected);
+        assert_eq!(streamed.skipped_lines, 0);
+        assert_eq!(streamed.results, vec![30_000]);
+    }
+
     /// Each entry's origin is its line of the log, across pieces and chunks, blank and
     /// skipped lines counted, whether the log is read whole or streamed.
     #[test]

@@ -2,9 +2,12 @@
 //! values before it rather than parsing the line.
 
 use std::borrow::Cow;
+use std::fmt;
 
 use rustc_hash::FxHashMap;
+use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
+use serde_json::Value;
 
 use super::chunks::{is_blank, lines};
 
@@ -37,61 +40,122 @@ pub(super) fn count_sessions(piece: &[u8]) -> SessionCounts<'_> {
     (out, unreadable)
 }
 
-/// The `sessionId` of a line, as the full parse will read it.
+/// The `sessionId` of a line, as the full parse will read it: the last, when the key is
+/// repeated (as JavaScript's `JSON.parse` keeps it, and [`super::repeated`] reads the line).
+/// For a line that is no JSON, the last one readable.
 pub(super) fn session_of(line: &[u8]) -> Option<Cow<'_, str>> {
-    if let Some(id) = skim_session_id(line) {
-        return Some(id);
+    let so_far = match skim_session_id(line) {
+        Ok(id) => return Some(id),
+        Err(so_far) => so_far,
+    };
+    match serde_json::from_slice::<LastSession>(line) {
+        Ok(LastSession(id)) => id.map(Cow::Owned),
+        Err(_) => so_far,
     }
-    #[derive(Deserialize)]
-    struct OnlySession<'a> {
-        #[serde(borrow, rename = "sessionId")]
-        session_id: Cow<'a, str>,
-    }
-    serde_json::from_slice::<OnlySession<'_>>(line)
-        .ok()
-        .map(|s| s.session_id)
 }
 
-/// Finds the top-level `"sessionId"` of a line by skipping the values before it, without
-/// validating the line. `None` when anything is unusual (escapes in keys, odd nesting): the
-/// caller then parses the line properly.
-fn skim_session_id(line: &[u8]) -> Option<Cow<'_, str>> {
+/// The last top-level `sessionId` of an object, when it is a string.
+struct LastSession(Option<String>);
+
+impl<'de> Deserialize<'de> for LastSession {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct LastVisitor;
+        impl<'de> Visitor<'de> for LastVisitor {
+            type Value = LastSession;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a map")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LastSession, A::Error> {
+                let mut last = None;
+                while let Some(key) = map.next_key::<String>()? {
+                    if key == "sessionId" {
+                        last = Some(map.next_value::<Value>()?);
+                    } else {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+                Ok(LastSession(match last {
+                    Some(Value::String(id)) => Some(id),
+                    _ => None,
+                }))
+            }
+        }
+        d.deserialize_map(LastVisitor)
+    }
+}
+
+/// Finds the last top-level `"sessionId"` of a line by skipping the values around it,
+/// without validating the line. When anything is unusual (escapes in keys, odd nesting, a
+/// `sessionId` that is not a string, a line cut off) the caller parses the line properly,
+/// and is given the last `sessionId` found before, for a line that does not parse.
+fn skim_session_id(line: &[u8]) -> Result<Cow<'_, str>, Option<Cow<'_, str>>> {
     let mut s = Skim { b: line, i: 0 };
-    s.ws();
-    s.eat(b'{')?;
-    loop {
+    // Where the last string value of the key starts, and its raw content.
+    let mut found: Option<(usize, &[u8])> = None;
+    let whole = (|| {
         s.ws();
-        let key = s.string()?;
-        s.ws();
-        s.eat(b':')?;
-        s.ws();
-        if key == b"sessionId" {
-            let start = s.i;
-            let raw = s.string()?;
-            return if raw.contains(&b'\\') {
-                serde_json::from_slice::<String>(&line[start..s.i])
-                    .ok()
-                    .map(Cow::Owned)
+        s.eat(b'{')?;
+        loop {
+            s.ws();
+            let key = s.string()?;
+            s.ws();
+            s.eat(b':')?;
+            s.ws();
+            if key == b"sessionId" {
+                let start = s.i;
+                let raw = s.string()?;
+                let first = found.is_none();
+                found = Some((start, raw));
+                // Nearly every line names its session once, early: the rest is skipped
+                // unless it could hold the key again.
+                if first && !may_hold_session_key(&line[s.i..]) {
+                    return Some(());
+                }
+            } else if key.contains(&b'\\') {
+                return None;
             } else {
-                std::str::from_utf8(raw).ok().map(Cow::Borrowed)
-            };
+                s.skip_value()?;
+            }
+            s.ws();
+            if s.eat(b'}').is_some() {
+                return Some(());
+            }
+            s.eat(b',')?;
         }
-        if key.contains(&b'\\') {
-            return None;
+    })();
+    let id = found.and_then(|(start, raw)| {
+        if raw.contains(&b'\\') {
+            serde_json::from_slice::<String>(&line[start..start + raw.len() + 2])
+                .ok()
+                .map(Cow::Owned)
+        } else {
+            std::str::from_utf8(raw).ok().map(Cow::Borrowed)
         }
-        s.skip_value()?;
-        s.ws();
-        s.eat(b',')?;
+    });
+    match (whole, id) {
+        (Some(()), Some(id)) => Ok(id),
+        (_, id) => Err(id),
     }
 }
 
-struct Skim<'a> {
-    b: &'a [u8],
-    i: usize,
+/// Whether `rest` of a line could hold a `sessionId` key, spelled out or with `\u` escapes.
+fn may_hold_session_key(rest: &[u8]) -> bool {
+    // One pass for both, stopping at each `I` (every `taskId` has one) and escape: as fast
+    // as a substring search here, and both cost about what the skim before them does.
+    memchr::memchr2_iter(b'I', b'\\', rest).any(|at| match rest[at] {
+        b'I' => at >= 7 && &rest[at - 7..at] == b"session" && rest.get(at + 1) == Some(&b'd'),
+        _ => rest.get(at + 1) == Some(&b'u'),
+    })
+}
+
+/// A cursor over a line's bytes that steps over JSON without checking it.
+pub(super) struct Skim<'a> {
+    pub(super) b: &'a [u8],
+    pub(super) i: usize,
 }
 
 impl<'a> Skim<'a> {
-    fn ws(&mut self) {
+    pub(super) fn ws(&mut self) {
         while self
             .b
             .get(self.i)
@@ -100,11 +164,11 @@ impl<'a> Skim<'a> {
             self.i += 1;
         }
     }
-    fn eat(&mut self, c: u8) -> Option<()> {
+    pub(super) fn eat(&mut self, c: u8) -> Option<()> {
         (self.b.get(self.i) == Some(&c)).then(|| self.i += 1)
     }
     /// A string's raw content (escapes left as they are).
-    fn string(&mut self) -> Option<&'a [u8]> {
+    pub(super) fn string(&mut self) -> Option<&'a [u8]> {
         self.eat(b'"')?;
         let start = self.i;
         loop {
@@ -120,7 +184,7 @@ impl<'a> Skim<'a> {
             }
         }
     }
-    fn skip_value(&mut self) -> Option<()> {
+    pub(super) fn skip_value(&mut self) -> Option<()> {
         match *self.b.get(self.i)? {
             b'"' => self.string().map(|_| ()),
             b'{' | b'[' => {
@@ -171,6 +235,16 @@ mod tests {
             (br#"{"session\u0049d": "escaped-key"}"#, Some("escaped-key")),
             (br#"{"timestamp": "t"}"#, None),
             (br#"not json"#, None),
+            // A repeated key: the last value, as the parse keeps it.
+            (br#"{"sessionId": "a", "domain": "d", "sessionId": "b", "x": 1}"#, Some("b")),
+            (br#"{"sessionId": "a", "session\u0049d": "b"}"#, Some("b")),
+            (br#"{"session\u0049d": "a", "sessionId": "b"}"#, Some("b")),
+            (br#"{"sessionId": "a", "params": {"q": "caf\u00e9"}, "sessionId": "b\u00e9"}"#, Some("b\u{e9}")),
+            (br#"{"sessionId": 5, "sessionId": "b"}"#, Some("b")),
+            (br#"{"sessionId": "a", "sessionId": 5}"#, None),
+            // A line cut off: the last one readable.
+            (br#"{"sessionId": "a", "params": {"q": "caf\u00e9"#, Some("a")),
+            (br#"{"sessionId": "a", "sessionId": "b", "domain": "ta"#, Some("b")),
         ];
         for (line, want) in cases {
             assert_eq!(
