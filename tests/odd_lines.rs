@@ -595,3 +595,78 @@ fn a_utf16_source_is_named_as_such_whichever_format_reads_it() {
         "{err}"
     );
 }
+
+/// CLEO's grader reads each line with `JSON.parse`, which keeps the last value of a repeated
+/// key: a line naming two sessions is graded in the one it names last, as if it named only
+/// that one, and the run says so once, naming the first such line and how many there were.
+#[test]
+fn a_repeated_session_id_grades_the_entry_in_the_last_named_session_with_one_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = log("4");
+    // Line 3 is `a`'s `tasks.find`, moved to `b` by a second `sessionId`; line 5 says
+    // `success` twice, the last time as it was.
+    let mut repeated = original.clone();
+    repeated[2] = repeated[2].replace(r#""sessionId":"a""#, r#""sessionId":"a","sessionId":"b""#);
+    repeated[4] = repeated[4].replace(r#""success":true"#, r#""success":false,"success":true"#);
+    let mut moved = original.clone();
+    moved[2] = line("b", 3, "tasks", "find", ok());
+    let original = both_ways(
+        &write(dir.path(), "original.jsonl", &(original.join("\n") + "\n")),
+        &[],
+    );
+    let moved = both_ways(
+        &write(dir.path(), "moved.jsonl", &(moved.join("\n") + "\n")),
+        &[],
+    );
+    let path = write(dir.path(), "repeated.jsonl", &(repeated.join("\n") + "\n"));
+    let out = both_ways(&path, &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        without_timestamp(&out.results),
+        without_timestamp(&moved.results)
+    );
+    assert_ne!(
+        without_timestamp(&out.results),
+        without_timestamp(&original.results)
+    );
+    let warning = format!(
+        "warning: {}:3: key `sessionId` appears more than once; the last value is used, as CLEO's grader does (2 lines)\n",
+        path.display()
+    );
+    assert_eq!(out.stderr, warning);
+
+    // `--skip-bad-lines` still skips a bad line, and only it.
+    let mut with_bad = repeated.clone();
+    with_bad.insert(5, "not json at all".to_owned());
+    let path = write(dir.path(), "with-bad.jsonl", &(with_bad.join("\n") + "\n"));
+    let out = both_ways(&path, &["--skip-bad-lines"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let lines: Vec<&str> = out.stderr.lines().collect();
+    assert_eq!(lines.len(), 3, "{}", out.stderr);
+    assert!(
+        lines[0].ends_with(
+            "with-bad.jsonl:6: skipped a malformed line: not valid JSON: expected ident (column 2)"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        lines[1].ends_with("with-bad.jsonl:3: key `sessionId` appears more than once; the last value is used, as CLEO's grader does (2 lines)"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        lines[2].starts_with("warning: skipped 1 malformed line of `"),
+        "{}",
+        out.stderr
+    );
+    let mut results = out.results.clone();
+    for r in &mut results {
+        assert_eq!(r["skippedLines"], 1, "{r}");
+        r.as_object_mut().unwrap().remove("skippedLines");
+    }
+    assert_eq!(
+        without_timestamp(&results),
+        without_timestamp(&moved.results)
+    );
+}
