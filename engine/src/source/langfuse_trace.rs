@@ -389,13 +389,22 @@ fn read_trace(path: &Path, doc: Value, filter: &SessionFilter) -> Result<SourceR
             .get("type")
             .and_then(Value::as_str)
             .unwrap_or("OBSERVATION");
-        let level = o.get("level").and_then(Value::as_str).unwrap_or("DEFAULT");
+        let id = o.get("id").and_then(Value::as_str);
+        let level = level_of(o).unwrap_or_else(|(level, why)| {
+            let observation = id.map_or_else(
+                || "the observation (it has no `id`)".to_owned(),
+                |id| format!("observation `{id}`"),
+            );
+            warn(format!(
+                "{why}: {observation} of trace `{trace_id}` {level}"
+            ));
+            level.text()
+        });
         let failed = level.eq_ignore_ascii_case("ERROR");
         let status = o
             .get("statusMessage")
             .and_then(Value::as_str)
             .filter(|s| !s.is_empty());
-        let id = o.get("id").and_then(Value::as_str);
 
         let mut extra = Map::new();
         extra.insert("traceId".into(), trace_id.as_str().into());
@@ -526,6 +535,61 @@ fn latency_ms(trace: &Map<String, Value>) -> Result<f64, String> {
             "field `latency` is {}, not a duration in seconds",
             described(latency)
         )),
+    }
+}
+
+/// Langfuse's observation levels, as its API writes them (`ObservationLevel` in its OpenAPI
+/// spec).
+const LEVELS: [&str; 4] = ["DEBUG", "DEFAULT", "WARNING", "ERROR"];
+
+/// The level an observation is read with when its `level` is none of [`LEVELS`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum OddLevel<'o> {
+    /// Text outside the enum: kept as written, so a pack reading `metadata.level` sees what
+    /// the trace says; it fails when it is `ERROR` in another case.
+    Kept(&'o str),
+    /// Not text: `DEFAULT`, the API's own default, since nothing says the call failed.
+    Default,
+}
+
+impl<'o> OddLevel<'o> {
+    fn text(self) -> &'o str {
+        match self {
+            OddLevel::Kept(level) => level,
+            OddLevel::Default => "DEFAULT",
+        }
+    }
+}
+
+impl std::fmt::Display for OddLevel<'_> {
+    /// What becomes of the observation, after its name in a warning.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OddLevel::Kept(level) if level.eq_ignore_ascii_case("ERROR") => {
+                write!(f, "keeps it as written and fails, as at level `ERROR`")
+            }
+            OddLevel::Kept(_) => write!(f, "keeps it as written and does not fail"),
+            OddLevel::Default => write!(f, "is read at level `DEFAULT` and does not fail"),
+        }
+    }
+}
+
+/// An observation's `level`; absent or `null` is `DEFAULT` (the API's own default). One
+/// outside Langfuse's enum is answered with the level it is read with and why it is odd: a
+/// level taken as `DEFAULT` without a word could hide an `ERROR`.
+fn level_of(o: &Map<String, Value>) -> Result<&str, (OddLevel<'_>, String)> {
+    let odd = |value: &Value| {
+        format!(
+            "field `level` is {}, not one of Langfuse's levels ({})",
+            described(value),
+            LEVELS.map(|l| format!("`{l}`")).join(", ")
+        )
+    };
+    match o.get("level") {
+        None | Some(Value::Null) => Ok("DEFAULT"),
+        Some(Value::String(level)) if LEVELS.contains(&level.as_str()) => Ok(level),
+        Some(value @ Value::String(level)) => Err((OddLevel::Kept(level), odd(value))),
+        Some(value) => Err((OddLevel::Default, odd(value))),
     }
 }
 
@@ -917,6 +981,108 @@ mod tests {
             assert!(read.warnings.is_empty(), "{latency}: {:?}", read.warnings);
             assert_eq!(read.sessions[0].entries[0].result.duration, ms, "{latency}");
         }
+    }
+
+    /// A `level` that was not text (`3`, `true`, `{}`) was read as `DEFAULT` without a word,
+    /// which could hide an `ERROR`, and text outside Langfuse's enum passed silently.
+    #[test]
+    fn a_level_outside_langfuses_enum_is_reported_naming_the_trace_observation_and_value() {
+        let observation = |level: &str| {
+            read(&format!(
+                r#"{{"trace": {{"id": "t1", "timestamp": "2025-12-04T14:51:22.000Z"}}, "observations": [
+                     {{"id": "o1", "type": "TOOL", "name": "get_weather", "startTime": "2025-12-04T14:51:23.000Z", "level": {level}}}]}}"#
+            ))
+            .unwrap()
+        };
+        let levels = "not one of Langfuse's levels (`DEBUG`, `DEFAULT`, `WARNING`, `ERROR`)";
+        for (level, shown, read_as, success, becomes) in [
+            (
+                "3",
+                "the number `3`",
+                "DEFAULT",
+                true,
+                "is read at level `DEFAULT` and does not fail",
+            ),
+            (
+                "true",
+                "a JSON boolean",
+                "DEFAULT",
+                true,
+                "is read at level `DEFAULT` and does not fail",
+            ),
+            (
+                r#"{"name": "ERROR"}"#,
+                "a JSON object",
+                "DEFAULT",
+                true,
+                "is read at level `DEFAULT` and does not fail",
+            ),
+            (
+                r#"["ERROR"]"#,
+                "a JSON array",
+                "DEFAULT",
+                true,
+                "is read at level `DEFAULT` and does not fail",
+            ),
+            (
+                r#""FATAL""#,
+                r#"the string `"FATAL"`"#,
+                "FATAL",
+                true,
+                "keeps it as written and does not fail",
+            ),
+            (
+                r#""error""#,
+                r#"the string `"error"`"#,
+                "error",
+                false,
+                "keeps it as written and fails, as at level `ERROR`",
+            ),
+        ] {
+            let read = observation(level);
+            let entry = &read.sessions[0].entries[1];
+            assert_eq!(entry.result.success, success, "{level}");
+            assert_eq!(
+                entry.metadata.get("level"),
+                Some(MetaRef::Json(&Value::from(read_as))),
+                "{level}"
+            );
+            assert_eq!(
+                warned(&read),
+                [format!(
+                    r#"Item("observations[0]"): field `level` is {shown}, {levels}: observation `o1` of trace `t1` {becomes}"#
+                )]
+            );
+        }
+        for (level, read_as, success) in [
+            ("null", "DEFAULT", true),
+            (r#""DEBUG""#, "DEBUG", true),
+            (r#""WARNING""#, "WARNING", true),
+            (r#""ERROR""#, "ERROR", false),
+        ] {
+            let read = observation(level);
+            assert!(read.warnings.is_empty(), "{level}: {:?}", read.warnings);
+            let entry = &read.sessions[0].entries[1];
+            assert_eq!(entry.result.success, success, "{level}");
+            assert_eq!(
+                entry.metadata.get("level"),
+                Some(MetaRef::Json(&Value::from(read_as))),
+                "{level}"
+            );
+        }
+        // Absent, and an observation without an id named by what it lacks.
+        let read = read(
+            r#"{"trace": {"id": "t1", "timestamp": "2025-12-04T14:51:22.000Z"}, "observations": [
+                 {"id": "o1", "type": "SPAN", "startTime": "2025-12-04T14:51:23.000Z"},
+                 {"type": "SPAN", "startTime": "2025-12-04T14:51:24.000Z", "level": 0}]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            warned(&read),
+            [format!(
+                r#"Item("observations[1]"): field `level` is the number `0`, {levels}: the observation (it has no `id`) of trace `t1` is read at level `DEFAULT` and does not fail"#
+            )]
+        );
     }
 
     /// An observation that ended before it started was given a duration of 0 without a word.
