@@ -1692,3 +1692,77 @@ dimensions:
         );
     }
 }
+
+/// `"isSidechain": "true"` (or `1`) was read as false without a word: a subagent's calls
+/// judged as the main agent's. It is still read as false, now with a warning naming the line
+/// and the value; absent and `null` stay false without one.
+#[test]
+fn an_is_sidechain_that_is_not_a_boolean_is_reported_naming_the_line_and_value() {
+    let mut records = [
+        record(1, "user", "run the tests".into()),
+        record(
+            2,
+            "assistant",
+            tool_use(
+                "toolu_1",
+                "Bash",
+                serde_json::json!({"command": "cargo test"}),
+            ),
+        ),
+        record(3, "user", tool_result("toolu_1", "ok", false)),
+    ];
+    records[0]["isSidechain"] = 1.into();
+    records[1]["isSidechain"] = "true".into();
+    let (out, result) = graded_with_stderr("side.jsonl", &records);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        text(&out.stderr),
+        "warning: side.jsonl:1: field `isSidechain` is the number `1`, not true or false: the record is read as the main agent's, not a subagent's\n\
+         warning: side.jsonl:2: field `isSidechain` is the string `\"true\"`, not true or false: the record is read as the main agent's, not a subagent's\n"
+    );
+    assert!(result.get("skippedLines").is_none(), "{result}");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = write_transcript(dir.path(), "side.jsonl", &records);
+    let read = read_source(Path::new(&path), None, &SessionFilter::All).expect("reads");
+    let sidechains: Vec<_> = read.sessions[0]
+        .entries
+        .iter()
+        .map(|e| (e.operation.as_str(), e.metadata.get("isSidechain")))
+        .collect();
+    let main = Some(MetaRef::Json(&Value::Bool(false)));
+    assert_eq!(sidechains, [("user", main), ("Bash", main)]);
+
+    // `null` is an unset optional field, as an absent one: the main agent's, without a word.
+    records[0]["isSidechain"] = Value::Null;
+    records[1]
+        .as_object_mut()
+        .expect("a record")
+        .remove("isSidechain");
+    let (out, _) = graded_with_stderr("null.jsonl", &records);
+    assert_eq!(
+        (out.status.code(), text(&out.stderr)),
+        (Some(0), String::new())
+    );
+}
+
+/// The real transcripts write `isSidechain` as a boolean on every record: none is reported.
+#[test]
+fn no_real_transcript_is_warned_about_its_is_sidechain() {
+    let mut read_any = 0;
+    for path in fixtures() {
+        let real = path.components().any(|c| c.as_os_str() == "real");
+        if !real || path.to_string_lossy().ends_with(".trace.json") {
+            continue;
+        }
+        let read = read_source(&path, None, &SessionFilter::All).expect("reads");
+        let odd: Vec<String> = read
+            .warnings
+            .iter()
+            .map(ToString::to_string)
+            .filter(|w| w.contains("isSidechain"))
+            .collect();
+        assert!(odd.is_empty(), "{}: {odd:?}", path.display());
+        read_any += 1;
+    }
+    assert!(read_any >= 7, "{read_any} transcripts");
+}

@@ -89,6 +89,15 @@ pub(super) fn entries_of(
         let Value::Object(map) = &record.value else {
             continue;
         };
+        if let Err(value) = sidechain_of(map) {
+            warn.at(
+                &record.place,
+                format!(
+                    "field `isSidechain` is {}, not true or false: the record is read as the main agent's, not a subagent's",
+                    described(value)
+                ),
+            );
+        }
         let context = RecordContext::new(&file, &chains, record, map, *instant, timestamp);
         record_entries(&context, &results, &mut warn, &mut out);
     }
@@ -328,6 +337,17 @@ fn message_blocks(record: &Record) -> Option<&Vec<Value>> {
     }
 }
 
+/// A record's `isSidechain`: absent or `null` is false (a record of the main agent);
+/// anything but a boolean is the value, for a warning (`"true"` or `1` cannot be read
+/// as a subagent's without guessing, and read as false it must not pass in silence).
+fn sidechain_of(map: &Map<String, Value>) -> Result<bool, &Value> {
+    match map.get("isSidechain") {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(sidechain)) => Ok(*sidechain),
+        Some(other) => Err(other),
+    }
+}
+
 /// Older transcripts keep subagents' lines in the main file without an `agentId`: each run
 /// of sidechain lines linked by `parentUuid` is one subagent, named by its first line.
 /// Record uuid → the uuid naming its chain.
@@ -337,7 +357,7 @@ fn sidechain_chains(usable: &[Usable]) -> HashMap<String, String> {
         let Value::Object(map) = &record.value else {
             continue;
         };
-        let sidechain = map.get("isSidechain").and_then(Value::as_bool) == Some(true);
+        let sidechain = sidechain_of(map) == Ok(true);
         let Some(uuid) = map.get("uuid").and_then(Value::as_str) else {
             continue;
         };
@@ -394,10 +414,7 @@ impl<'a> RecordContext<'a> {
             .map(str::to_owned)
             .or_else(|| uuid.map(str::to_owned))
             .unwrap_or_else(|| format!("{}:{}", file.text, record.line));
-        let sidechain = map
-            .get("isSidechain")
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
+        let sidechain = sidechain_of(map).unwrap_or(false);
         RecordContext {
             record,
             map,
