@@ -139,7 +139,7 @@ fn fields_no_rule_reads_are_not_type_checked() {
     assert_eq!(code(&out), 2, "{}", stderr(&out));
     assert!(
         stderr(&out)
-            .contains("odd.jsonl:1: field `result.duration` must be a number, not a string"),
+            .contains("odd.jsonl:1: field `result.duration` must be a number of milliseconds from -9007199254740991 to 9007199254740991, not a string"),
         "{}",
         stderr(&out)
     );
@@ -668,5 +668,103 @@ fn a_repeated_session_id_grades_the_entry_in_the_last_named_session_with_one_war
     assert_eq!(
         without_timestamp(&results),
         without_timestamp(&moved.results)
+    );
+}
+
+/// Two durations of `1e308` ms (finite, each) add up to infinity: a script summing them
+/// printed `total inf ms` and, since every comparison of Rhai's with infinity is false,
+/// deducted nothing for a session over its budget, without a word. A duration beyond
+/// JavaScript's largest exact integer is no duration: a pack that reads durations refuses
+/// the line, naming it; one that does not (`cleo-v1`) grades the log as before.
+#[test]
+fn a_duration_so_large_that_durations_add_up_to_infinity_is_refused_naming_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = dir.path().join("budget");
+    std::fs::create_dir(&pack).unwrap();
+    std::fs::write(
+        pack.join("rubric.yaml"),
+        "id: budget\nversion: 1.0.0\nname: Budget\nsources: [cleo-jsonl]\ndimensions:\n  - id: time\n    max: 10\n    start: 10\n    rules:\n      - id: total\n        doc: -5 over a second in all\n        script: total.rhai\n",
+    )
+    .unwrap();
+    std::fs::write(
+        pack.join("total.rhai"),
+        "let total = 0.0;\nfor e in session.entries { total += e.duration; }\nif total > 1000.0 { #{ points: -5, evidence: `${total} ms in all` } } else { #{ evidence: `${total} ms in all` } }\n",
+    )
+    .unwrap();
+    let source = |name: &str, durations: [&str; 3]| {
+        let lines: Vec<String> = durations
+            .iter()
+            .zip(1..)
+            .map(|(d, second)| {
+                line("a", second, "tasks", "find", ok())
+                    .replace("\"duration\":5", &format!("\"duration\":{d}"))
+            })
+            .collect();
+        write(dir.path(), name, &(lines.join("\n") + "\n"))
+    };
+    let graded = |source: &Path, extra: &[&str]| {
+        let source = source.display().to_string();
+        let mut args = vec!["--rubric", "./budget", "--source", &source, "--no-record"];
+        args.extend_from_slice(&["--format", "jsonl", "--all"]);
+        args.extend_from_slice(extra);
+        let out = run_in(dir.path(), &args);
+        (code(&out), json_lines(&stdout(&out)), stderr(&out))
+    };
+    let wanted = "must be a number of milliseconds from -9007199254740991 to 9007199254740991";
+
+    let huge = source("huge.jsonl", ["1e308", "-1e308", "5"]);
+    let (status, results, err) = graded(&huge, &[]);
+    assert_eq!(status, 2, "{err}");
+    assert!(results.is_empty(), "{results:?}");
+    assert!(
+        err.starts_with(&format!(
+            "error: {}:1: field `result.duration` {wanted}, not 1e+308",
+            huge.display()
+        )),
+        "{err}"
+    );
+    let (status, results, err) = graded(&huge, &["--skip-bad-lines"]);
+    assert_eq!(status, 0, "{err}");
+    assert_eq!(results[0]["dimensions"]["time"]["score"], 10);
+    assert_eq!(
+        results[0]["dimensions"]["time"]["evidence"],
+        json!(["5.0 ms in all"])
+    );
+    assert_eq!(results[0]["skippedLines"], 2);
+    for (n, value) in [(1, "1e+308"), (2, "-1e+308")] {
+        assert!(
+            err.contains(&format!(
+                "{}:{n}: skipped a malformed line: field `result.duration` {wanted}, not {value}",
+                huge.display()
+            )),
+            "{err}"
+        );
+    }
+    assert!(!err.contains("inf"), "{err}");
+
+    // The largest duration read adds up without overflowing, and is graded by its size.
+    let (status, results, err) = graded(
+        &source(
+            "largest.jsonl",
+            ["9007199254740991", "-9007199254740991", "9007199254740991"],
+        ),
+        &[],
+    );
+    assert_eq!((status, err.as_str()), (0, ""));
+    assert_eq!(results[0]["dimensions"]["time"]["score"], 5);
+    assert_eq!(
+        results[0]["dimensions"]["time"]["evidence"],
+        json!(["9.007199254740991e15 ms in all"])
+    );
+
+    // A pack that reads no durations grades the log as it always has.
+    let (run_huge, run_small) = (
+        grade(&huge, &["--all"]),
+        grade(&source("small.jsonl", ["5", "5", "5"]), &["--all"]),
+    );
+    assert_eq!((run_huge.code, run_huge.stderr.as_str()), (0, ""));
+    assert_eq!(
+        without_timestamp(&run_huge.results),
+        without_timestamp(&run_small.results)
     );
 }

@@ -74,18 +74,18 @@ impl FromJson<'_> for ExitCode {
     }
 }
 
-/// `result.duration`: any number.
+/// The largest `result.duration` read, in size: JavaScript's largest exact integer (2^53 − 1
+/// ms, some 285,000 years). A larger one is no measured duration, and a pack adding durations
+/// up would overflow to infinity (two of `1e308` do), which a script's comparisons all answer
+/// false to and its texts print as `inf`: the grade would be wrong without a word.
+pub(crate) const MAX_DURATION_MS: f64 = 9_007_199_254_740_991.0;
+
+/// `result.duration`: a number of milliseconds no larger than [`MAX_DURATION_MS`] in size.
 pub(crate) struct Duration(pub f64);
 
 impl FromJson<'_> for Duration {
-    fn from_i64(v: i64) -> Option<Self> {
-        Some(Duration(v as f64))
-    }
-    fn from_u64(v: u64) -> Option<Self> {
-        Some(Duration(v as f64))
-    }
     fn from_f64(v: f64) -> Option<Self> {
-        Some(Duration(v))
+        (v.abs() <= MAX_DURATION_MS).then_some(Duration(v))
     }
 }
 

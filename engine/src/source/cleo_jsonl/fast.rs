@@ -13,7 +13,7 @@
 
 use serde_json::{Number, Value};
 
-use super::super::lenient::{Duration, ExitCode, Lenient};
+use super::super::lenient::{Duration, ExitCode, FromJson as _, Lenient};
 use super::raw::{MetadataSlots, RawEntry, RawMetadata, RawOutcome};
 use crate::entry::{MetaValue, Params, Text};
 
@@ -305,7 +305,7 @@ impl<'a> Cursor<'a> {
                 once(&mut exit_code, value)
             }
             "duration" => {
-                let value = c.lenient_number(|n| n.as_f64().map(Duration))?;
+                let value = c.lenient_number(|n| n.as_f64().and_then(Duration::from_f64))?;
                 once(&mut duration, value)
             }
             _ => None,
