@@ -26,6 +26,7 @@ use super::common::{
     SessionFilter, SourceError, SourceRead, SourceWarning,
 };
 use super::format::{Evidence, Sniff, SourceFormat};
+use super::lenient::MAX_DURATION_MS;
 use crate::entry::{Entry, MetaRef, MetaValue, Metadata, Outcome, Params, Session};
 use crate::time::InstantMs;
 use tree::{Highest, Tree};
@@ -523,14 +524,16 @@ fn read_trace(path: &Path, doc: Value, filter: &SessionFilter) -> Result<SourceR
 
 /// The trace's `latency` (seconds) in milliseconds, 0 when absent; why it is no duration
 /// otherwise. A number too large for a float once in milliseconds (`1e308`) would print as
-/// `Infinity`, and a negative one would shorten the session's time, each without a word.
+/// `Infinity`, and a negative one would shorten the session's time, each without a word; one
+/// beyond a CLEO log's largest duration would add up to infinity with the latency of the
+/// session's next trace.
 fn latency_ms(trace: &Map<String, Value>) -> Result<f64, String> {
     let latency = match trace.get("latency") {
         None | Some(Value::Null) => return Ok(0.0),
         Some(latency) => latency,
     };
     match latency.as_f64().map(|s| s * 1000.0) {
-        Some(ms) if ms.is_finite() && ms >= 0.0 => Ok(ms),
+        Some(ms) if (0.0..=MAX_DURATION_MS).contains(&ms) => Ok(ms),
         _ => Err(format!(
             "field `latency` is {}, not a duration in seconds",
             described(latency)
@@ -1082,6 +1085,38 @@ mod tests {
             [format!(
                 r#"Item("observations[1]"): field `level` is the number `0`, {levels}: the observation (it has no `id`) of trace `t1` is read at level `DEFAULT` and does not fail"#
             )]
+        );
+    }
+
+    /// Two traces of a session with a latency of `1e305` seconds (finite, each, in
+    /// milliseconds) had durations adding up to infinity, as two CLEO durations of `1e308`
+    /// did: a latency beyond a CLEO log's largest duration is reported, as one that is none.
+    #[test]
+    fn latencies_too_large_to_add_up_are_reported_and_left_at_0() {
+        let trace = |id: &str, second: u32, latency: &str| {
+            format!(
+                r#"{{"trace": {{"id": "{id}", "sessionId": "s", "timestamp": "2025-12-04T14:51:{second:02}.000Z", "latency": {latency}}}, "observations": []}}"#
+            )
+        };
+        let read = read(&format!(
+            "[{}, {}, {}]",
+            trace("t1", 1, "1e305"),
+            trace("t2", 2, "9007199254741"),
+            trace("t3", 3, "9007199254740")
+        ))
+        .unwrap();
+        let durations: Vec<f64> = read.sessions[0]
+            .entries
+            .iter()
+            .map(|e| e.result.duration)
+            .collect();
+        assert_eq!(durations, [0.0, 0.0, 9_007_199_254_740_000.0]);
+        assert_eq!(
+            warned(&read),
+            [
+                r#"Item("trace"): field `latency` is the number `1e+305`, not a duration in seconds: the trace's duration is left at 0"#,
+                r#"Item("trace"): field `latency` is the number `9007199254741`, not a duration in seconds: the trace's duration is left at 0"#,
+            ]
         );
     }
 
