@@ -31,19 +31,21 @@ pub(super) fn read(line: &str) -> Option<RawEntry> {
     let mut result = None;
     let mut metadata = None;
     let mut error = None;
-    c.object(|c, key| {
+    c.object(ENTRY_FIELDS, |c, key| {
         // A repeated field is left to serde's reading, which keeps the last value of it
         // (`super::repeated`): `once` declines it.
-        match key {
-            "timestamp" => once(&mut timestamp, c.text()?),
-            "sessionId" => once(&mut session_id, c.text()?),
-            "domain" => once(&mut domain, c.text()?),
-            "operation" => once(&mut operation, c.text()?),
-            "params" => once(&mut params, c.params()?),
-            "result" => once(&mut result, c.outcome()?),
-            "metadata" => once(&mut metadata, c.metadata()?),
-            "error" => once(&mut error, c.error()?),
-            _ => None,
+        let Key::Known(field) = key else {
+            return None;
+        };
+        match field {
+            Field::Timestamp => once(&mut timestamp, c.text()?),
+            Field::SessionId => once(&mut session_id, c.text()?),
+            Field::Domain => once(&mut domain, c.text()?),
+            Field::Operation => once(&mut operation, c.text()?),
+            Field::Params => once(&mut params, c.params()?),
+            Field::Result => once(&mut result, c.outcome()?),
+            Field::Metadata => once(&mut metadata, c.metadata()?),
+            Field::Error => once(&mut error, c.error()?),
         }
     })?;
     c.skip_whitespace();
@@ -86,6 +88,61 @@ fn once<T>(slot: &mut Option<T>, value: T) -> Option<()> {
             Some(())
         }
     }
+}
+
+/// The fields of an entry.
+#[derive(Clone, Copy)]
+enum Field {
+    Timestamp,
+    SessionId,
+    Domain,
+    Operation,
+    Params,
+    Result,
+    Metadata,
+    Error,
+}
+
+/// The keys of an entry, of its `result` and of its `metadata`, in the order CLEO writes
+/// them: what [`Cursor::key`] matches first.
+const ENTRY_FIELDS: &[(&str, Field)] = &[
+    ("timestamp", Field::Timestamp),
+    ("sessionId", Field::SessionId),
+    ("domain", Field::Domain),
+    ("operation", Field::Operation),
+    ("params", Field::Params),
+    ("result", Field::Result),
+    ("metadata", Field::Metadata),
+    ("error", Field::Error),
+];
+
+#[derive(Clone, Copy)]
+enum OutcomeField {
+    Success,
+    ExitCode,
+    Duration,
+}
+
+const OUTCOME_FIELDS: &[(&str, OutcomeField)] = &[
+    ("success", OutcomeField::Success),
+    ("exitCode", OutcomeField::ExitCode),
+    ("duration", OutcomeField::Duration),
+];
+
+/// Each metadata key CLEO defines, and the key again for [`MetadataSlots::slot`].
+const METADATA_KEYS: &[(&str, &str)] = &[
+    ("source", "source"),
+    ("gateway", "gateway"),
+    ("taskId", "taskId"),
+    ("userId", "userId"),
+    ("role", "role"),
+];
+
+/// An object's key: one the reader knows, or another as written.
+#[derive(Clone, Copy)]
+enum Key<'a, K> {
+    Known(K),
+    Other(&'a str),
 }
 
 /// A value of `params` or `metadata` this reader takes.
@@ -174,6 +231,39 @@ impl<'a> Cursor<'a> {
             .then(|| self.at += word.len())
     }
 
+    /// An object's key. `expected` are the keys the object's reader knows, in the order
+    /// they are usually written; one of those from `*next` on is matched in place, without
+    /// a scan for its end and without comparing it with each (the keys were a third of the
+    /// strings this reader scanned, and matching them by name was as costly again).
+    #[inline(always)]
+    fn key<K: Copy>(
+        &mut self,
+        expected: &[(&'static str, K)],
+        next: &mut usize,
+    ) -> Option<Key<'a, K>> {
+        self.skip_whitespace();
+        let rest = self.text.as_bytes().get(self.at..)?;
+        if let Some((b'"', rest)) = rest.split_first() {
+            for (j, &(want, known)) in expected.iter().enumerate().skip(*next) {
+                let quoted = rest
+                    .strip_prefix(want.as_bytes())
+                    .is_some_and(|after| after.first() == Some(&b'"'));
+                if quoted {
+                    // `want` has no quote, backslash or control character: it is the key
+                    // `string` would read.
+                    self.at += want.len() + 2;
+                    *next = j + 1;
+                    return Some(Key::Known(known));
+                }
+            }
+        }
+        let key = self.string()?;
+        Some(match expected.iter().find(|(name, _)| *name == key) {
+            Some(&(_, known)) => Key::Known(known),
+            None => Key::Other(key),
+        })
+    }
+
     /// A string without escapes or control characters (serde refuses the latter).
     fn string(&mut self) -> Option<&'a str> {
         if self.next()? != b'"' {
@@ -244,8 +334,13 @@ impl<'a> Cursor<'a> {
         self.literal("null")
     }
 
-    /// An object, `field` reading each value (the cursor after the key's colon).
-    fn object(&mut self, mut field: impl FnMut(&mut Self, &'a str) -> Option<()>) -> Option<()> {
+    /// An object, `field` reading each value (the cursor after the key's colon); `expected`
+    /// as for [`Cursor::key`].
+    fn object<K: Copy>(
+        &mut self,
+        expected: &[(&'static str, K)],
+        mut field: impl FnMut(&mut Self, Key<'a, K>) -> Option<()>,
+    ) -> Option<()> {
         if self.next()? != b'{' {
             return None;
         }
@@ -254,8 +349,9 @@ impl<'a> Cursor<'a> {
             self.at += 1;
             return Some(());
         }
+        let mut next = 0;
         loop {
-            let key = self.string()?;
+            let key = self.key(expected, &mut next)?;
             if self.next()? != b':' {
                 return None;
             }
@@ -273,7 +369,8 @@ impl<'a> Cursor<'a> {
             return Some(Lenient::Null);
         }
         let mut pairs: Vec<(Text, Value)> = Vec::new();
-        self.object(|c, key| {
+        self.object(&[], |c, key: Key<'a, ()>| {
+            let Key::Other(key) = key else { return None };
             let value = c.scalar()?.into_value();
             pairs.push((Text::from(key), value));
             Some(())
@@ -292,23 +389,23 @@ impl<'a> Cursor<'a> {
 
     fn outcome(&mut self) -> Option<RawOutcome> {
         let (mut success, mut exit_code, mut duration) = (None, None, None);
-        self.object(|c, key| match key {
-            "success" => {
+        self.object(OUTCOME_FIELDS, |c, key| match key {
+            Key::Known(OutcomeField::Success) => {
                 let value = match c.scalar()? {
                     Scalar::Bool(b) => b,
                     _ => return None,
                 };
                 once(&mut success, value)
             }
-            "exitCode" => {
+            Key::Known(OutcomeField::ExitCode) => {
                 let value = c.lenient_number(|n| n.as_i64().map(ExitCode))?;
                 once(&mut exit_code, value)
             }
-            "duration" => {
+            Key::Known(OutcomeField::Duration) => {
                 let value = c.lenient_number(|n| n.as_f64().and_then(Duration::from_f64))?;
                 once(&mut duration, value)
             }
-            _ => None,
+            Key::Other(_) => None,
         })?;
         Some(RawOutcome {
             success: success?,
@@ -323,8 +420,11 @@ impl<'a> Cursor<'a> {
         }
         let mut slots = MetadataSlots::default();
         // A repeated key keeps its last value, as serde's reading does.
-        self.object(|c, key| {
+        self.object(METADATA_KEYS, |c, key| {
             let value = c.scalar()?;
+            let key = match key {
+                Key::Known(name) | Key::Other(name) => name,
+            };
             match slots.slot(key) {
                 Some(slot) => *slot = Some(value.into_meta()),
                 None => {
@@ -747,6 +847,29 @@ mod tests {
             choices in proptest::collection::vec(any::<u16>(), 40..400)
         ) {
             check_as_json_parse(&line_of(&choices))?;
+        }
+    }
+
+    /// Keys are matched in their usual order without a scan; any other order, a key that
+    /// only starts like a known one, or a known key again must read as serde reads them.
+    #[test]
+    fn keys_out_of_their_usual_order_read_as_serde_reads_them() {
+        let taken = [
+            r#"{"error":"E","metadata":{"role":"r","taskId":"T1","source":"cli"},"result":{"duration":3,"exitCode":1,"success":false},"params":{"b":1,"a":"x"},"operation":"o","domain":"d","sessionId":"s","timestamp":"2026-03-01T00:00:00Z"}"#,
+            r#"{"sessionId":"s","timestamp":"2026-03-01T00:00:00Z","domain":"d","operation":"o","result":{"success":true},"metadata":{"gateway":"g","source":"cli","userId":"u"}}"#,
+            r#"{"timestamp":"t","sessionId":"s","domain":"d","operation":"o","params":{"timestamp":"p","sessionId":"q"},"result":{"success":true},"metadata":{"sourceX":"y","source":"cli"}}"#,
+        ];
+        for line in taken {
+            assert_eq!(agrees_with_serde(line), Ok(true), "{line}");
+        }
+        let declined = [
+            r#"{"timestamp":"t","sessionIdX":"s","domain":"d","operation":"o","result":{"success":true}}"#,
+            r#"{"timestamp":"t","sessionId":"s","domain":"d","operation":"o","result":{"success":true},"timestamp":"u"}"#,
+            r#"{"timestamp":"t","sessionId":"s","domain":"d","operation":"o","result":{"success":true,"exitCodes":1}}"#,
+            r#"{"timestamp":"t","sessionId":"s","domain":"d","operation":"o","result":{"success":true},"timestamps":"u"}"#,
+        ];
+        for line in declined {
+            assert_eq!(agrees_with_serde(line), Ok(false), "{line}");
         }
     }
 
