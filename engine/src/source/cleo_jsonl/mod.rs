@@ -34,7 +34,7 @@ use super::common::{
 use super::format::{Evidence, Sniff, SourceFormat};
 use super::lenient::{Duration, ExitCode, Lenient};
 use super::stream::{Batch, Batches, Progress, SessionTable, Stream};
-use crate::entry::{Entry, Metadata, Origin, Outcome, SourceFile};
+use crate::entry::{Entry, Metadata, Origin, OriginKind, Outcome, SourceFile};
 use crate::field::FieldsRead;
 use crate::time::parse_timestamp;
 
@@ -378,22 +378,13 @@ where
     F: Fn(&Entry) -> Option<K> + Sync,
 {
     let pieces = split_lines(chunk);
-    // Pieces end at a line end, so a piece's lines are its newlines (the file's last line
-    // may lack one, and no line follows it).
-    let newlines: Vec<u64> = pieces
+    // Each piece is parsed not knowing the lines before it, which only the pieces before it
+    // can tell: its entries are numbered from the piece's start, and moved on by the lines
+    // before it once every piece has counted its own (which saves a pass over the bytes
+    // only to count newlines).
+    let mut parsed: Vec<(u64, Piece<K>)> = pieces
         .par_iter()
-        .map(|p| memchr::memchr_iter(b'\n', p).count() as u64)
-        .collect();
-    let mut lines_before = Vec::with_capacity(pieces.len());
-    let mut before = chunk.first_line;
-    for n in newlines {
-        lines_before.push(before);
-        before += n;
-    }
-    pieces
-        .par_iter()
-        .zip(lines_before)
-        .map(|(piece, before)| {
+        .map(|piece| {
             let mut kept = Vec::with_capacity(piece.len() / 200);
             let mut keys = Vec::with_capacity(piece.len() / 200);
             let mut skipped = Vec::new();
@@ -402,7 +393,11 @@ where
             // a piece that fails is parsed from bytes, so the bad line is the one named.
             let text = std::str::from_utf8(piece).ok();
             let mut at = 0;
+            // Pieces end at a line end, so a piece's lines are its newlines (the file's last
+            // line may lack one, and no line follows it).
+            let mut count = 0;
             for (i, line) in lines(piece).enumerate() {
+                count = i as u64 + 1;
                 // Lines start after a `\n`, so they start and end on character boundaries.
                 let line_text = text.map(|t| &t[at..at + line.len()]);
                 at += line.len();
@@ -429,8 +424,9 @@ where
                             skipped.push(bad);
                             continue;
                         }
+                        // The read stops here, so no later line's number is needed.
                         return (
-                            before,
+                            count,
                             Piece {
                                 kept,
                                 keys,
@@ -441,14 +437,14 @@ where
                         );
                     }
                 };
-                entry.origin = Origin::line(file, before + i as u64 + 1);
+                entry.origin = Origin::line(file, i as u64 + 1);
                 if let Some(key) = keep(&entry) {
                     kept.push(entry);
                     keys.push(key);
                 }
             }
             (
-                before,
+                count,
                 Piece {
                     kept,
                     keys,
@@ -458,7 +454,26 @@ where
                 },
             )
         })
-        .collect()
+        .collect();
+    let mut before = chunk.first_line;
+    for (lines, _) in &mut parsed {
+        let count = *lines;
+        *lines = before;
+        before += count;
+    }
+    parsed.par_iter_mut().for_each(|(before, piece)| {
+        if *before == 0 {
+            return;
+        }
+        for entry in &mut piece.kept {
+            // What `Origin::line` refused for the piece's own numbering (a file beyond what
+            // an origin can name) it refuses again.
+            if let Some(OriginKind::Line(n)) = entry.origin.kind() {
+                entry.origin = Origin::line(file, *before + n);
+            }
+        }
+    });
+    parsed
 }
 
 /// The kept entries of a parsed chunk and what was kept beside them, piece by piece.
