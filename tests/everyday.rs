@@ -205,6 +205,186 @@ fn completions_for_each_shell_and_a_man_page() {
     );
 }
 
+/// `--rubric-path` and `--allow-plugins` were global: `grade man`, `grade completions`,
+/// `grade push` and `grade rubric explain` listed them in their help and took them, meaning
+/// nothing. Only commands that find a pack take `--rubric-path`, and only those that load
+/// one take `--allow-plugins`; the environment variables stay harmless everywhere.
+#[test]
+fn pack_flags_are_refused_by_commands_that_load_no_pack() {
+    let empty = tempfile::tempdir().unwrap();
+    let dir = empty.path().to_str().unwrap();
+    let commands: [&[&str]; 4] = [
+        &["man"],
+        &["completions", "bash"],
+        &["push", "--langfuse", "-"],
+        &["rubric", "explain", "E012"],
+    ];
+    for command in commands {
+        for flag in [&["--rubric-path", dir][..], &["--allow-plugins"][..]] {
+            let out = run(&[command, flag].concat());
+            assert_eq!(code(&out), 2, "{command:?} {flag:?}: {}", stderr(&out));
+            assert!(
+                stderr(&out)
+                    .starts_with(&format!("error: unexpected argument '{}' found", flag[0])),
+                "{command:?} {flag:?}: {}",
+                stderr(&out)
+            );
+        }
+        let help = stdout(&run(&[command, &["--help"]].concat()));
+        assert!(!help.contains("--rubric-path"), "{command:?}: {help}");
+        assert!(!help.contains("--allow-plugins"), "{command:?}: {help}");
+    }
+    // `pin` and `new` find a pack by id but load none of its plugins.
+    for command in [&["rubric", "pin", "--help"], &["rubric", "new", "--help"]] {
+        let help = stdout(&run(command));
+        assert!(help.contains("--rubric-path <DIR>"), "{command:?}: {help}");
+        assert!(!help.contains("--allow-plugins"), "{command:?}: {help}");
+    }
+    let out = run(&["rubric", "pin", "--allow-plugins", "cleo-v1"]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).starts_with("error: unexpected argument '--allow-plugins' found"),
+        "{}",
+        stderr(&out)
+    );
+
+    // Before the subcommand's name the group takes them, and hands them on or refuses them.
+    let out = run(&["rubric", "--rubric-path", dir, "explain", "E012"]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).starts_with(
+            "error: `--rubric-path` is not taken by `grade rubric explain`, which finds no pack\n\nUsage: grade rubric explain"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(&["rubric", "--allow-plugins", "pin", "cleo-v1"]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).starts_with(
+            "error: `--allow-plugins` is not taken by `grade rubric pin`, which loads no plugin\n"
+        ),
+        "{}",
+        stderr(&out)
+    );
+
+    // Set in the environment, they are for the commands that use them: the others run.
+    for command in [
+        &["man"][..],
+        &["completions", "bash"],
+        &["rubric", "explain", "E012"],
+    ] {
+        let out = grade_bin()
+            .current_dir(repo_root())
+            .env("GRADE_RUBRIC_PATH", dir)
+            .env("GRADE_ALLOW_PLUGINS", "1")
+            .args(command)
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 0, "{command:?}: {}", stderr(&out));
+    }
+
+    // The manual pages and completion scripts follow the help.
+    let page = stdout(&run(&["man", "push"]));
+    assert!(!page.contains("rubric\\-path"), "{page}");
+    let page = stdout(&run(&["man", "compare"]));
+    assert!(page.contains("rubric\\-path"), "{page}");
+    assert!(page.contains("allow\\-plugins"), "{page}");
+    let fish = stdout(&run(&["completions", "fish"]));
+    for line in fish.lines().filter(|l| l.contains("-l rubric-path")) {
+        for command in ["man", "completions", "push", "explain"] {
+            assert!(
+                !line.contains(&format!("subcommand {command}"))
+                    && !line.contains(&format!("from {command}\"")),
+                "{line}"
+            );
+        }
+    }
+    assert!(
+        fish.lines()
+            .any(|l| l.contains("__fish_seen_subcommand_from validate\"")
+                && l.contains("-l allow-plugins")),
+        "{fish}"
+    );
+}
+
+/// Where the pack flags worked while they were global they still work: after a command's
+/// name (`grade rubric list --rubric-path DIR`, `grade compare … --allow-plugins`), at the
+/// top for grading, and between `rubric` and its subcommand (`grade rubric --rubric-path DIR
+/// list`). A flag on the command line beats the environment, and the subcommand's own beats
+/// the group's, as clap settled global flags.
+#[test]
+fn pack_flags_work_before_and_after_a_rubric_subcommand_name() {
+    let empty = tempfile::tempdir().unwrap();
+    let empty = empty.path().to_str().unwrap();
+    let after = run(&["rubric", "list", "--rubric-path", "tests/packs"]);
+    assert_eq!(code(&after), 0, "{}", stderr(&after));
+    assert!(
+        stdout(&after).starts_with("cleo-v1-scripted 1.0.0"),
+        "{}",
+        stdout(&after)
+    );
+    let before = run(&["rubric", "--rubric-path", "tests/packs", "list"]);
+    assert_eq!(code(&before), 0, "{}", stderr(&before));
+    assert_eq!(stdout(&before), stdout(&after));
+
+    let show = run(&["rubric", "--rubric-path", "tests/packs", "show", "tutorial"]);
+    assert_eq!(code(&show), 0, "{}", stderr(&show));
+    let leaf_wins = run(&[
+        "rubric",
+        "--rubric-path",
+        empty,
+        "list",
+        "--rubric-path",
+        "tests/packs",
+    ]);
+    assert_eq!(stdout(&leaf_wins), stdout(&after));
+
+    let with_env = |args: &[&str]| {
+        grade_bin()
+            .current_dir(repo_root())
+            .env("GRADE_RUBRIC_PATH", "tests/packs")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    assert_eq!(stdout(&with_env(&["rubric", "list"])), stdout(&after));
+    for args in [
+        &["rubric", "--rubric-path", empty, "list"][..],
+        &["rubric", "list", "--rubric-path", empty],
+    ] {
+        let out = with_env(args);
+        assert_eq!(code(&out), 0, "{args:?}: {}", stderr(&out));
+        assert!(
+            !stdout(&out).contains("tutorial"),
+            "{args:?}: {}",
+            stdout(&out)
+        );
+        assert!(
+            stdout(&out).starts_with("claude-code-v1"),
+            "{args:?}: {}",
+            stdout(&out)
+        );
+    }
+
+    let graded = run(&[
+        "--rubric-path",
+        "tests/packs",
+        "--rubric",
+        "tutorial",
+        "--source",
+        EXAMPLE,
+        "--all",
+        "--no-record",
+        "--format",
+        "jsonl",
+    ]);
+    assert_eq!(code(&graded), 0, "{}", stderr(&graded));
+    assert!(json_lines(&stdout(&graded))
+        .iter()
+        .all(|r| r["rubric"]["id"] == "tutorial"));
+}
+
 #[test]
 fn fail_under_exits_1_when_a_session_scores_below_it() {
     let args = [

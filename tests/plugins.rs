@@ -341,6 +341,37 @@ fn rubric_show_lists_plugins_with_their_functions() {
     );
 }
 
+/// `rubric score-configs` and `rubric judgment-schema` load the pack, so they take
+/// `--allow-plugins` as the other `rubric` commands do: they loaded packs with plugins
+/// refused whatever the command line said.
+#[test]
+fn score_configs_and_judgment_schema_load_plugins_when_allowed() {
+    let pack = installed_example("shell", "grade_shell_plugin");
+    let dir = pack.path().to_str().unwrap();
+    let out = run(&["rubric", "judgment-schema", "--allow-plugins", dir]);
+    assert_eq!(code(&out), 2);
+    assert_eq!(
+        stderr(&out),
+        "error: rubric `shell-discipline` has no judged dimensions, so it takes no judgment\n"
+    );
+    let out = run(&["rubric", "--allow-plugins", "score-configs", dir]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).starts_with("error: rubric `shell-discipline` is not a weighted pack;"),
+        "{}",
+        stderr(&out)
+    );
+    for command in ["judgment-schema", "score-configs"] {
+        let out = run(&["rubric", command, dir]);
+        assert_eq!(code(&out), 2);
+        assert!(
+            stderr(&out).contains("which runs with your rights: allow it with `--allow-plugins`"),
+            "{command}: {}",
+            stderr(&out)
+        );
+    }
+}
+
 #[test]
 fn the_rubric_digest_covers_the_plugin_bytes() {
     let pack = installed_example("shell", "grade_shell_plugin");

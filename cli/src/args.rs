@@ -151,25 +151,8 @@ pub struct Cli {
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
 
-    /// Folders holding rubric packs, searched before the shipped ones
-    #[arg(
-        long = "rubric-path",
-        value_name = "DIR",
-        env = "GRADE_RUBRIC_PATH",
-        value_delimiter = ':',
-        global = true
-    )]
-    pub rubric_path: Vec<PathBuf>,
-
-    /// Let packs load their native plugins (code that runs with your rights; each pinned by its sha256)
-    #[arg(
-        long,
-        env = "GRADE_ALLOW_PLUGINS",
-        global = true,
-        action = clap::ArgAction::SetTrue,
-        value_parser = clap::builder::BoolishValueParser::new()
-    )]
-    pub allow_plugins: bool,
+    #[command(flatten)]
+    pub packs: PackLoad,
 
     /// Colour in human output
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
@@ -180,17 +163,87 @@ pub struct Cli {
     pub sessions: Vec<String>,
 }
 
-impl Cli {
-    pub fn rubric_search_path(&self) -> Vec<PathBuf> {
-        self.rubric_path.clone()
-    }
+/// `--rubric-path`, for a command that finds packs by id but loads no plugins.
+#[derive(Debug, Clone, Default, Args)]
+pub struct PackSearch {
+    /// Folders holding rubric packs, searched before the shipped ones
+    #[arg(
+        long = "rubric-path",
+        value_name = "DIR",
+        env = "GRADE_RUBRIC_PATH",
+        value_delimiter = ':'
+    )]
+    pub rubric_path: Vec<PathBuf>,
+}
 
+/// `--rubric-path` and `--allow-plugins`, for a command that loads packs. Each such command
+/// declares them itself rather than inheriting them from `grade`: as global flags, `grade
+/// man`, `grade completions` and `grade push` listed and accepted them, meaning nothing.
+#[derive(Debug, Clone, Default, Args)]
+pub struct PackLoad {
+    #[command(flatten)]
+    pub search: PackSearch,
+
+    /// Let packs load their native plugins (code that runs with your rights; each pinned by its sha256)
+    #[arg(
+        long,
+        env = "GRADE_ALLOW_PLUGINS",
+        action = clap::ArgAction::SetTrue,
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    pub allow_plugins: bool,
+}
+
+impl PackLoad {
     /// The plugin policy of the command line; a refusal names the flag that allows plugins.
-    pub fn plugin_policy(&self) -> grade_engine::plugin::PluginPolicy {
+    pub fn policy(&self) -> grade_engine::plugin::PluginPolicy {
         grade_engine::plugin::PluginPolicy {
             allow: self.allow_plugins,
             how_to_allow: Some(ALLOW_PLUGINS_HINT),
         }
+    }
+}
+
+/// The argument ids of `PackLoad`'s flags, as `ArgMatches` knows them.
+const RUBRIC_PATH_ID: &str = "rubric_path";
+const ALLOW_PLUGINS_ID: &str = "allow_plugins";
+
+impl Cli {
+    /// The command line of this process. Beyond clap's parse, it settles the pack flags a
+    /// user gave between `grade rubric` and its subcommand (`grade rubric --rubric-path DIR
+    /// list`, which worked while the flags were global).
+    pub fn parse_args() -> Result<Cli, clap::Error> {
+        use clap::{CommandFactory, FromArgMatches};
+        let matches = Cli::command().try_get_matches()?;
+        let mut cli = Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut Cli::command()))?;
+        if let (Some(Command::Rubric(rubric)), Some(("rubric", group))) =
+            (&mut cli.command, matches.subcommand())
+        {
+            if let Some((name, leaf)) = group.subcommand() {
+                rubric.settle(name, group, leaf).map_err(|message| {
+                    // Formatted with the subcommand's usage, as clap's own refusals are.
+                    let mut command = Cli::command();
+                    command.build();
+                    let leaf_command = command
+                        .find_subcommand("rubric")
+                        .and_then(|c| c.find_subcommand(name))
+                        .cloned();
+                    let mut shown = leaf_command.unwrap_or(command);
+                    clap::Error::raw(clap::error::ErrorKind::ArgumentConflict, message)
+                        .format(&mut shown)
+                })?;
+            }
+        }
+        Ok(cli)
+    }
+
+    pub fn rubric_search_path(&self) -> Vec<PathBuf> {
+        self.packs.search.rubric_path.clone()
+    }
+
+    /// The plugin policy of the command line; a refusal names the flag that allows plugins.
+    pub fn plugin_policy(&self) -> grade_engine::plugin::PluginPolicy {
+        self.packs.policy()
     }
 
     /// `--source-format`: a built-in format, or the name of one a plugin reads (checked once
@@ -268,8 +321,7 @@ pub enum ColorChoice {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Work with rubric packs
-    #[command(subcommand)]
-    Rubric(RubricCommand),
+    Rubric(RubricArgs),
     /// Send score bodies (from `--emit langfuse`) to a server
     Push(PushArgs),
     /// Serve grading to agents as MCP tools over stdio (`grade`, `grade_list`, `rubric_list`, `rubric_show`)
@@ -295,6 +347,9 @@ pub struct McpArgs {
     /// Grades file the `grade` tool appends to and `grade_list` reads [default: .cleo/metrics/GRADES.jsonl]
     #[arg(long, value_name = "FILE")]
     pub grades: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub packs: PackLoad,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -320,6 +375,74 @@ pub struct PushArgs {
     pub timeout: u64,
 }
 
+/// `grade rubric`: the pack flags may come before the subcommand's name, as they did while
+/// they were global; `Cli::parse_args` hands them to the subcommand.
+#[derive(Debug, Args)]
+#[command(subcommand_required = true, arg_required_else_help = true)]
+pub struct RubricArgs {
+    #[command(flatten)]
+    pub packs: PackLoad,
+
+    #[command(subcommand)]
+    pub command: RubricCommand,
+}
+
+impl RubricArgs {
+    /// Gives the subcommand the pack flags given before its name, as clap gave global flags:
+    /// a value on the command line beats one from the environment, and the subcommand's own
+    /// beats the group's. A subcommand that loads no pack (or no plugin) refuses the flag
+    /// it would ignore.
+    fn settle(
+        &mut self,
+        name: &str,
+        group: &clap::ArgMatches,
+        leaf: &clap::ArgMatches,
+    ) -> Result<(), String> {
+        let given = |m: &clap::ArgMatches, id: &str| {
+            m.value_source(id) == Some(clap::parser::ValueSource::CommandLine)
+        };
+        let path_given = given(group, RUBRIC_PATH_ID);
+        let allow_given = given(group, ALLOW_PLUGINS_ID);
+        let (search, allow) = match &mut self.command {
+            RubricCommand::List(RubricListArgs { packs, .. })
+            | RubricCommand::Show(RubricShowArgs { packs, .. })
+            | RubricCommand::ScoreConfigs(RubricShowArgs { packs, .. })
+            | RubricCommand::Validate(RubricValidateArgs { packs, .. })
+            | RubricCommand::Test(RubricTestArgs { packs, .. })
+            | RubricCommand::JudgmentSchema(RubricPackArgs { packs, .. }) => {
+                (Some(&mut packs.search), Some(&mut packs.allow_plugins))
+            }
+            RubricCommand::Pin(RubricPinArgs { search, .. })
+            | RubricCommand::New(RubricNewArgs { search, .. }) => (Some(search), None),
+            RubricCommand::Explain(_) => (None, None),
+        };
+        match search {
+            Some(search) if path_given && !given(leaf, RUBRIC_PATH_ID) => {
+                search
+                    .rubric_path
+                    .clone_from(&self.packs.search.rubric_path);
+            }
+            Some(_) => {}
+            None if path_given => {
+                return Err(format!(
+                    "`--rubric-path` is not taken by `grade rubric {name}`, which finds no pack"
+                ))
+            }
+            None => {}
+        }
+        match allow {
+            Some(allow) => *allow |= self.packs.allow_plugins,
+            None if allow_given => {
+                return Err(format!(
+                    "`--allow-plugins` is not taken by `grade rubric {name}`, which loads no plugin"
+                ))
+            }
+            None => {}
+        }
+        Ok(())
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub enum RubricCommand {
     /// List the shipped packs and those in `--rubric-path` folders
@@ -337,7 +460,7 @@ pub enum RubricCommand {
     /// Print the JSON Schema a judgment for a pack must satisfy
     JudgmentSchema(RubricPackArgs),
     /// Record the sha256 of each plugin library the pack declares in its `rubric.yaml` (after you built them and trust the build)
-    Pin(RubricPackArgs),
+    Pin(RubricPinArgs),
     /// Explain a diagnostic code of `validate` (`E012`, `W103`), or list every code
     Explain(crate::explain::RubricExplainArgs),
 }
@@ -356,6 +479,8 @@ pub struct RubricTestArgs {
     /// Fail when fewer than this percentage of rules ever fire
     #[arg(long, value_name = "PERCENT", value_parser = percent)]
     pub min_coverage: Option<f64>,
+    #[command(flatten)]
+    pub packs: PackLoad,
 }
 
 /// A percentage from 0 to 100: `NaN` would pass every comparison, so it is refused.
@@ -390,6 +515,8 @@ pub struct RubricNewArgs {
     /// Folder to create the pack in
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub dir: PathBuf,
+    #[command(flatten)]
+    pub search: PackSearch,
 }
 
 #[derive(Debug, Args)]
@@ -397,6 +524,8 @@ pub struct RubricListArgs {
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
+    #[command(flatten)]
+    pub packs: PackLoad,
 }
 
 /// A command that prints one thing in one form: it takes no `--format` it would ignore.
@@ -405,6 +534,18 @@ pub struct RubricPackArgs {
     /// A pack id or folder
     #[arg(value_name = "ID|PATH")]
     pub pack: String,
+    #[command(flatten)]
+    pub packs: PackLoad,
+}
+
+/// `grade rubric pin` finds the pack but loads none of its plugins: it hashes them.
+#[derive(Debug, Args)]
+pub struct RubricPinArgs {
+    /// A pack id or folder
+    #[arg(value_name = "ID|PATH")]
+    pub pack: String,
+    #[command(flatten)]
+    pub search: PackSearch,
 }
 
 #[derive(Debug, Args)]
@@ -415,6 +556,8 @@ pub struct RubricShowArgs {
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
+    #[command(flatten)]
+    pub packs: PackLoad,
 }
 
 pub const COMPARE_EXAMPLES: &str = "Examples:\n  grade compare --rubric cleo-v1 --rubric cleo-v2 --source audit.jsonl --all\n  grade compare before.jsonl after.jsonl --format json\n  grade compare --rubric cleo-v2 --arm old=old.jsonl --arm new=new.jsonl --pair-by metadata.taskId\n  grade compare --rubric cleo-v1 --rubric ./my-pack --source tasks.db --all --html report.html --fail-on regression";
@@ -463,6 +606,8 @@ pub struct CompareArgs {
     /// Colour in human output
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
+    #[command(flatten)]
+    pub packs: PackLoad,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -479,4 +624,6 @@ pub struct RubricValidateArgs {
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
+    #[command(flatten)]
+    pub packs: PackLoad,
 }

@@ -33,8 +33,6 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::Parser;
-
 use args::{Cli, Command, Format};
 use error::CliError;
 pub(crate) use grading::skipped_warning;
@@ -82,7 +80,7 @@ fn tidy_environment() {
 
 fn main() -> ExitCode {
     tidy_environment();
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::parse_args() {
         Ok(cli) => cli,
         Err(err) => {
             // clap prints help and version to stdout with success; everything else is usage.
@@ -124,20 +122,18 @@ fn run(mut cli: Cli) -> Result<(), CliError> {
         pool = pool.num_threads(usize::from(jobs));
     }
     let _ = pool.build_global();
-    let search_path = cli.rubric_search_path();
     match &cli.command {
-        Some(Command::Rubric(cmd)) => {
-            return rubric_cmd::run(cmd, &search_path, cli.plugin_policy())
-        }
+        Some(Command::Rubric(rubric)) => return rubric_cmd::run(&rubric.command),
         Some(Command::Push(args)) => return langfuse::push(args),
-        Some(Command::Mcp(args)) => return mcp::serve(args, &cli),
+        Some(Command::Mcp(args)) => return mcp::serve(args),
         Some(Command::Completions { shell }) => return manual::completions(*shell),
         Some(Command::Man { command }) => return manual::man(command),
         Some(Command::Compare(args)) => {
-            return compare::run(args, &search_path, cli.plugin_policy())
+            return compare::run(args, &args.packs.search.rubric_path, args.packs.policy())
         }
         None => {}
     }
+    let search_path = cli.rubric_search_path();
     if cli.list {
         return list_grades(&cli);
     }

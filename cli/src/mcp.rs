@@ -32,11 +32,11 @@ use crate::error::CliError;
 const DEFAULT_RUBRIC: &str = "cleo-v1";
 
 /// Runs the server on stdin and stdout until the client closes the connection.
-pub fn serve(args: &McpArgs, cli: &Cli) -> Result<(), CliError> {
+pub fn serve(args: &McpArgs) -> Result<(), CliError> {
     let server = GradeServer {
         inner: Arc::new(Inner {
-            search_path: cli.rubric_search_path(),
-            allow_plugins: cli.allow_plugins,
+            search_path: args.packs.search.rubric_path.clone(),
+            allow_plugins: args.packs.allow_plugins,
             grades: args.grades.clone(),
             tools: tools()?,
         }),
@@ -348,8 +348,8 @@ impl Inner {
     fn command_line(&self) -> Result<Cli, CliError> {
         let mut cli = Cli::try_parse_from(["grade"])
             .map_err(|e| CliError::Usage(e.to_string().trim().to_owned()))?;
-        cli.rubric_path.clone_from(&self.search_path);
-        cli.allow_plugins = self.allow_plugins;
+        cli.packs.search.rubric_path.clone_from(&self.search_path);
+        cli.packs.allow_plugins = self.allow_plugins;
         cli.grades.clone_from(&self.grades);
         Ok(cli)
     }

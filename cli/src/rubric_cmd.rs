@@ -13,30 +13,51 @@ use crate::args::{Format, RubricCommand};
 use crate::error::CliError;
 use crate::write_stdout;
 
-pub fn run(
-    cmd: &RubricCommand,
-    search_path: &[PathBuf],
-    policy: PluginPolicy,
-) -> Result<(), CliError> {
+pub fn run(cmd: &RubricCommand) -> Result<(), CliError> {
     match cmd {
-        RubricCommand::List(args) => list(search_path, args.format, policy),
+        RubricCommand::List(args) => list(
+            &args.packs.search.rubric_path,
+            args.format,
+            args.packs.policy(),
+        ),
         RubricCommand::Show(args) => {
-            let pack = grade_engine::load_pack_with(&args.pack, search_path, policy)?;
+            let pack = grade_engine::load_pack_with(
+                &args.pack,
+                &args.packs.search.rubric_path,
+                args.packs.policy(),
+            )?;
             show(&pack, args.format)
         }
-        RubricCommand::Validate(args) => validate(&args.pack, search_path, args.format, policy),
-        RubricCommand::Test(args) => crate::pack_tests::run(args, search_path, policy),
-        RubricCommand::Pin(args) => pin(&args.pack, search_path),
+        RubricCommand::Validate(args) => validate(
+            &args.pack,
+            &args.packs.search.rubric_path,
+            args.format,
+            args.packs.policy(),
+        ),
+        RubricCommand::Test(args) => {
+            crate::pack_tests::run(args, &args.packs.search.rubric_path, args.packs.policy())
+        }
+        RubricCommand::Pin(args) => pin(&args.pack, &args.search.rubric_path),
         RubricCommand::Explain(args) => crate::explain::run(args),
-        RubricCommand::New(args) => crate::scaffold::run(args, search_path),
+        RubricCommand::New(args) => crate::scaffold::run(args, &args.search.rubric_path),
         RubricCommand::ScoreConfigs(args) => {
-            let pack = grade_engine::load_pack(&args.pack, search_path)?;
+            // With the command line's plugin policy, as every command that loads a pack: a
+            // pack with plugins was refused here even with `--allow-plugins`.
+            let pack = grade_engine::load_pack_with(
+                &args.pack,
+                &args.packs.search.rubric_path,
+                args.packs.policy(),
+            )?;
             let configs = grade_engine::sink::langfuse::score_configs(&pack)
                 .map_err(|e| CliError::Usage(e.to_string()))?;
             print_json_list(&configs, args.format)
         }
         RubricCommand::JudgmentSchema(args) => {
-            let pack = grade_engine::load_pack(&args.pack, search_path)?;
+            let pack = grade_engine::load_pack_with(
+                &args.pack,
+                &args.packs.search.rubric_path,
+                args.packs.policy(),
+            )?;
             if pack.judge.is_none() {
                 return Err(CliError::Usage(format!(
                     "rubric `{}` has no judged dimensions, so it takes no judgment",
