@@ -88,6 +88,8 @@ struct Pending {
     resolved: bool,
     /// Where its record is in its file.
     place: Place,
+    /// Its record's line (or `loglines` item), by which a warning about it is ordered.
+    line: u64,
     entry: Entry,
 }
 
@@ -139,10 +141,9 @@ impl SourceFormat for ClaudeCode {
         filter: &SessionFilter,
         _: &ReadOptions,
     ) -> Result<SourceRead, SourceError> {
-        let mut warnings = Vec::new();
         let bytes = input.bytes()?;
-        let (records, damaged) = records_of(input.name(), &bytes, &mut warnings);
-        let per_file = vec![entries_of(input.name(), records, damaged, &mut warnings)];
+        let per_file = vec![file_entries(input.name(), &bytes)];
+        let mut warnings = Vec::new();
         Ok(read_of(group(per_file, filter, &mut warnings), warnings))
     }
 
@@ -156,16 +157,22 @@ impl SourceFormat for ClaudeCode {
         filter: &SessionFilter,
         _: &ReadOptions,
     ) -> Result<SourceRead, SourceError> {
-        let mut warnings = Vec::new();
         let mut per_file = Vec::with_capacity(files.len());
         for path in files {
             let input = Input::File(path);
             let bytes = input.bytes()?;
-            let (records, damaged) = records_of(path, &bytes, &mut warnings);
-            per_file.push(entries_of(path, records, damaged, &mut warnings));
+            per_file.push(file_entries(path, &bytes));
         }
+        let mut warnings = Vec::new();
         Ok(read_of(group(per_file, filter, &mut warnings), warnings))
     }
+}
+
+/// The entries of the file `path` holding `bytes`, with its warnings.
+fn file_entries(path: &Path, bytes: &[u8]) -> FileEntries {
+    let mut warnings = Vec::new();
+    let (records, damaged) = records_of(path, bytes, &mut warnings);
+    entries_of(path, records, damaged, warnings)
 }
 
 /// The read of `sessions`: the lines they lost are the source's skipped lines, each counted
@@ -181,7 +188,11 @@ fn read_of(sessions: Vec<Session>, warnings: Vec<SourceWarning>) -> SourceRead {
 
 /// The records of a file: its lines, or the items of a `{"loglines": [...]}` document, and
 /// how many lines were not JSON (reported and skipped).
-fn records_of(path: &Path, text: &[u8], warnings: &mut Vec<SourceWarning>) -> (Vec<Record>, u64) {
+fn records_of(
+    path: &Path,
+    text: &[u8],
+    warnings: &mut Vec<(u64, SourceWarning)>,
+) -> (Vec<Record>, u64) {
     let first = text.iter().copied().find(|b| !b.is_ascii_whitespace());
     if first == Some(b'{') {
         // A wrapper document (possibly pretty-printed) parses whole; a JSONL file does not
@@ -218,14 +229,17 @@ fn records_of(path: &Path, text: &[u8], warnings: &mut Vec<SourceWarning>) -> (V
             }),
             Err(err) => {
                 damaged += 1;
-                warnings.push(SourceWarning {
-                    path: path.to_owned(),
-                    place: Place::Line(line_no),
-                    message: format!(
-                        "skipped: not valid JSON: {}",
-                        describe_json_error(&err, line)
-                    ),
-                });
+                warnings.push((
+                    line_no,
+                    SourceWarning {
+                        path: path.to_owned(),
+                        place: Place::Line(line_no),
+                        message: format!(
+                            "skipped: not valid JSON: {}",
+                            describe_json_error(&err, line)
+                        ),
+                    },
+                ));
             }
         }
     }
@@ -281,7 +295,11 @@ fn group(
     let mut files_of: Vec<usize> = Vec::new();
     // The lines (file, place) that lost a call whose id was taken, counted once each.
     let mut conflicted: HashSet<(usize, Place)> = HashSet::new();
-    for (file_index, file) in per_file.into_iter().enumerate() {
+    for (file_index, mut file) in per_file.into_iter().enumerate() {
+        // Each step of the reading (lines, tool results, records, entries, the calls here)
+        // found its warnings in turn; put together, a file's warnings read in line order,
+        // those of one line in the order they were found.
+        let mut file_warnings = std::mem::take(&mut file.warnings);
         let mut touched: HashSet<usize> = HashSet::new();
         let mut slot_of = |id: &str| -> Option<usize> {
             if !filter.wants(id) {
@@ -323,17 +341,20 @@ fn group(
                         if earlier.operation != pending.entry.operation
                             || earlier.params != pending.entry.params
                         {
-                            warnings.push(SourceWarning {
-                                path: file.path.clone(),
-                                place: pending.place.clone(),
-                                message: format!(
-                                    "skipped: `{}` call `{}` has the id of an earlier `{}` call{} with other input: which of them a result answers cannot be told",
-                                    pending.entry.operation,
-                                    kept.key().trim_start_matches("tool:"),
-                                    earlier.operation,
-                                    where_is(earlier),
-                                ),
-                            });
+                            file_warnings.push((
+                                pending.line,
+                                SourceWarning {
+                                    path: file.path.clone(),
+                                    place: pending.place.clone(),
+                                    message: format!(
+                                        "skipped: `{}` call `{}` has the id of an earlier `{}` call{} with other input: which of them a result answers cannot be told",
+                                        pending.entry.operation,
+                                        kept.key().trim_start_matches("tool:"),
+                                        earlier.operation,
+                                        where_is(earlier),
+                                    ),
+                                },
+                            ));
                             if conflicted.insert((file_index, pending.place)) {
                                 sessions[slot].skipped_lines += 1;
                             }
@@ -358,6 +379,9 @@ fn group(
             }
             sessions[slot].entries.push(pending.entry);
         }
+        // A stable sort: warnings of one line keep the order they were found in.
+        file_warnings.sort_by_key(|(line, _)| *line);
+        warnings.extend(file_warnings.into_iter().map(|(_, warning)| warning));
     }
     for (slot, session) in sessions.iter_mut().enumerate() {
         if files_of[slot] > 1 {
@@ -580,6 +604,65 @@ mod tests {
             }]
         );
         assert_eq!((session.skipped_lines, read.skipped_lines), (1, 1));
+    }
+
+    /// The warnings about tool results were found (and printed) before the reader's others,
+    /// and those about a reused call id after every file's: a file's warnings did not read
+    /// in line order. Those of one line keep the order they were found in.
+    #[test]
+    fn a_files_warnings_come_in_line_order_results_among_the_others() {
+        const ORPHAN: &str = r#"{"type":"user","sessionId":"s1","uuid":"u4","timestamp":"2025-09-03T00:00:04Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_9","content":"exit 1","is_error":true}]}}"#;
+        const NO_TYPE: &str = r#"{"sessionId":"s1","uuid":"x5"}"#;
+        const BAD_BLOCK: &str = r#"{"type":"assistant","sessionId":"s1","uuid":"a6","timestamp":"2025-09-03T00:00:06Z","message":{"id":"msg_6","role":"assistant","content":[7]}}"#;
+        const ORPHAN_NO_TIME: &str = r#"{"type":"user","sessionId":"s1","uuid":"u7","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_8","content":"ok"}]}}"#;
+        const OTHER: &str = r#"{"type":"assistant","sessionId":"s1","uuid":"a8","timestamp":"2025-09-03T00:00:08Z","message":{"id":"msg_8","role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"Edit","input":{"file_path":"/a.rs"}}]}}"#;
+        let f = transcript(&[
+            USER,
+            CALLS_1,
+            "{not json",
+            ORPHAN,
+            NO_TYPE,
+            BAD_BLOCK,
+            ORPHAN_NO_TIME,
+            OTHER,
+        ]);
+        let read = read_paths(&[f.path().to_owned()]);
+        let path = f.path().display();
+        let shown: Vec<String> = read.warnings.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            shown,
+            [
+                format!("{path}:3: skipped: not valid JSON: key must be a string (column 2)"),
+                format!("{path}:4: content block 0 skipped: the `tool_result` for `toolu_9` answers no `tool_use` in the file, so the error it reports is not graded"),
+                format!("{path}:5: skipped: the record has no `type`"),
+                format!("{path}:6: content block 0 skipped: a JSON number, not an object"),
+                format!("{path}:7: content block 0 skipped: the `tool_result` for `toolu_8` answers no `tool_use` in the file"),
+                format!("{path}:7: the record has no `timestamp`: its tool results count, without a duration"),
+                format!("{path}:8: skipped: `Edit` call `toolu_1` has the id of an earlier `Read` call ({path}:2) with other input: which of them a result answers cannot be told"),
+            ]
+        );
+    }
+
+    /// Each file's warnings come together, in line order, in the order the files were read.
+    #[test]
+    fn warnings_of_several_files_come_file_by_file() {
+        const OTHER: &str = r#"{"type":"assistant","sessionId":"s1","uuid":"a3","timestamp":"2025-09-03T00:00:03Z","message":{"id":"msg_2","role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"Edit","input":{"file_path":"/a.rs"}}]}}"#;
+        let first = transcript(&[USER, CALLS_1, OTHER, "{not json"]);
+        let second = transcript(&["[]", USER]);
+        let read = read_paths(&[first.path().to_owned(), second.path().to_owned()]);
+        let places: Vec<(PathBuf, Place)> = read
+            .warnings
+            .iter()
+            .map(|w| (w.path.clone(), w.place.clone()))
+            .collect();
+        assert_eq!(
+            places,
+            [
+                (first.path().to_owned(), Place::Line(3)),
+                (first.path().to_owned(), Place::Line(4)),
+                (second.path().to_owned(), Place::Line(1)),
+            ]
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use super::{result_text, Pending, Record, ToolResult, SOURCE};
 use crate::entry::{Entry, Metadata, Outcome, Text};
-use crate::source::common::{described, json_kind, timestamp_field, Place, SourceWarning};
+use crate::source::common::{described, json_kind, timestamp_field, SourceWarning};
 use crate::time::{parse_timestamp, InstantMs};
 
 /// A record with a readable message, its instant and its timestamp as written.
@@ -18,7 +18,9 @@ type Usable = (Record, InstantMs, String);
 /// Warnings about the file being read, and the records that lost something by session.
 struct Warn<'w> {
     path: &'w Path,
-    warnings: &'w mut Vec<SourceWarning>,
+    /// Each with the line (or `loglines` item) it is about: the steps that find them take
+    /// the file in turn, and the file's warnings are put back in line order (`super::group`).
+    warnings: Vec<(u64, SourceWarning)>,
     /// The lines (or `loglines` items) that lost a record or a block, counted once each.
     lost_lines: HashSet<u64>,
     /// Per session, how many of them were its own.
@@ -27,18 +29,21 @@ struct Warn<'w> {
 
 impl Warn<'_> {
     /// A warning that loses nothing (a result read without its timestamp).
-    fn at(&mut self, place: &Place, message: String) {
-        self.warnings.push(SourceWarning {
-            path: self.path.to_owned(),
-            place: place.clone(),
-            message,
-        });
+    fn at(&mut self, record: &Record, message: String) {
+        self.warnings.push((
+            record.line,
+            SourceWarning {
+                path: self.path.to_owned(),
+                place: record.place.clone(),
+                message,
+            },
+        ));
     }
 
     /// A warning about something skipped in `record` of `session`: the session's grade may
     /// miss it, and says so (once per line).
     fn skipped(&mut self, record: &Record, session: &str, message: String) {
-        self.at(&record.place, message);
+        self.at(record, message);
         if self.lost_lines.insert(record.line) {
             match self.lost.iter_mut().find(|(s, _)| s == session) {
                 Some((_, n)) => *n += 1,
@@ -56,15 +61,18 @@ pub(super) struct FileEntries {
     /// Per session, the lines of the file that were skipped in whole or part: lines that
     /// are not JSON count for the file's session.
     pub(super) lost: Vec<(String, u64)>,
+    /// The file's warnings, each with its line, in the order they were found.
+    pub(super) warnings: Vec<(u64, SourceWarning)>,
 }
 
 /// The entries of one file, in record order, with tool outcomes filled in. `damaged` is the
-/// number of lines of the file that were not JSON (reported already).
+/// number of lines of the file that were not JSON, which `warnings` (the file's so far)
+/// report.
 pub(super) fn entries_of(
     path: &Path,
     records: Vec<Record>,
     damaged: u64,
-    warnings: &mut Vec<SourceWarning>,
+    warnings: Vec<(u64, SourceWarning)>,
 ) -> FileEntries {
     let mut warn = Warn {
         path,
@@ -91,7 +99,7 @@ pub(super) fn entries_of(
         };
         if let Err(value) = sidechain_of(map) {
             warn.at(
-                &record.place,
+                record,
                 format!(
                     "field `isSidechain` is {}, not true or false: the record is read as the main agent's, not a subagent's",
                     described(value)
@@ -105,6 +113,7 @@ pub(super) fn entries_of(
         path: path.to_owned(),
         pending: out,
         lost: warn.lost,
+        warnings: warn.warnings,
     }
 }
 
@@ -144,7 +153,7 @@ fn usable_records(records: Vec<Record>, file_session: &str, warn: &mut Warn<'_>)
             Ok(Some((instant, timestamp))) => usable.push((record, instant, timestamp)),
             Ok(None) => {}
             Err(Unusable::NoTime(why)) if only_results(&record.value) => warn.at(
-                &record.place,
+                &record,
                 format!("{why}: its tool results count, without a duration"),
             ),
             Err(Unusable::NoTime(message) | Unusable::Broken(message)) => {
@@ -530,6 +539,7 @@ fn record_entries(
                 key: context.uuid.map(|u| format!("message:{u}")),
                 resolved: false,
                 place: context.record.place.clone(),
+                line: context.record.line,
                 entry: context.message_entry(
                     "assistant",
                     Value::String(s.clone()),
@@ -565,6 +575,7 @@ fn record_entries(
                     key: context.uuid.map(|u| format!("message:{u}:{i}")),
                     resolved: false,
                     place: context.record.place.clone(),
+                    line: context.record.line,
                     entry: context.message_entry(
                         "assistant",
                         text.into(),
@@ -629,6 +640,7 @@ fn user_entry(
         key: context.uuid.map(|u| format!("message:{u}")),
         resolved: false,
         place: context.record.place.clone(),
+        line: context.record.line,
         entry: context.message_entry("user", Value::String(text), extra),
     })
 }
@@ -691,6 +703,7 @@ fn tool_call(
         key: Some(format!("tool:{id}")),
         resolved,
         place: context.record.place.clone(),
+        line: context.record.line,
         entry: context.entry("tool", name, params, extra, outcome, error),
     })
 }
@@ -698,6 +711,7 @@ fn tool_call(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::source::common::Place;
 
     fn record(line: u64, value: Value) -> Record {
         Record {
@@ -759,13 +773,13 @@ mod tests {
                 ]}}),
             )
         };
-        let mut warnings = Vec::new();
+        let mut warn = warn_into();
         let results = tool_results(
             &[call(0, "t1"), result(true), result(false)],
             "s",
-            &mut warn_into(&mut warnings),
+            &mut warn,
         );
-        assert!(warnings.is_empty(), "{warnings:?}");
+        assert!(warn.warnings.is_empty(), "{:?}", warn.warnings);
         assert!(results["t1"].is_error);
         assert_eq!(
             (results["t1"].text.as_str(), results["t1"].instant),
@@ -791,10 +805,10 @@ mod tests {
         )
     }
 
-    fn warn_into(warnings: &mut Vec<SourceWarning>) -> Warn<'_> {
+    fn warn_into() -> Warn<'static> {
         Warn {
             path: Path::new("t.jsonl"),
-            warnings,
+            warnings: Vec::new(),
             lost_lines: HashSet::new(),
             lost: Vec::new(),
         }
@@ -804,8 +818,7 @@ mod tests {
     /// error: the agent's failure vanished from the grade.
     #[test]
     fn a_result_for_no_call_of_the_file_is_skipped_naming_its_line_and_id() {
-        let mut warnings = Vec::new();
-        let mut warn = warn_into(&mut warnings);
+        let mut warn = warn_into();
         let results = tool_results(
             &[
                 call(1, "t1"),
@@ -832,7 +845,10 @@ mod tests {
         assert_eq!(warn.lost, [("s".to_owned(), 3)]);
         assert_eq!(results.keys().collect::<Vec<_>>(), ["t1"]);
         assert_eq!(
-            warnings.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            warn.warnings
+                .iter()
+                .map(|(_, w)| w.to_string())
+                .collect::<Vec<_>>(),
             [
                 "t.jsonl:2: content block 1 skipped: the `tool_result` for `t9` answers no `tool_use` in the file, so the error it reports is not graded",
                 "t.jsonl:3: content block 1 skipped: the `tool_result` for `t8` answers no `tool_use` in the file",
@@ -844,8 +860,7 @@ mod tests {
     /// `"is_error": "true"` was read as false: a failed call counted as a success.
     #[test]
     fn an_is_error_that_is_not_a_boolean_skips_the_result_naming_it() {
-        let mut warnings = Vec::new();
-        let mut warn = warn_into(&mut warnings);
+        let mut warn = warn_into();
         let bad = [
             serde_json::json!("true"),
             serde_json::json!(1),
@@ -873,7 +888,10 @@ mod tests {
         let tail =
             "not true or false: whether the call failed cannot be told, so the result is not read";
         assert_eq!(
-            warnings.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            warn.warnings
+                .iter()
+                .map(|(_, w)| w.to_string())
+                .collect::<Vec<_>>(),
             [
                 format!("t.jsonl:2: content block 1 skipped: `is_error` of the `tool_result` for `t0` is the string `\"true\"`, {tail}"),
                 format!("t.jsonl:3: content block 1 skipped: `is_error` of the `tool_result` for `t1` is the number `1`, {tail}"),
@@ -884,7 +902,6 @@ mod tests {
 
     #[test]
     fn a_result_without_timestamp_still_fails_its_call() {
-        let mut warnings = Vec::new();
         let call = serde_json::json!({"type": "assistant", "sessionId": "s", "uuid": "a", "timestamp": "2025-09-03T00:00:01Z",
             "message": {"id": "m", "content": [{"type": "tool_use", "id": "t1", "name": "Write", "input": {}}]}});
         let result = serde_json::json!({"type": "user", "sessionId": "s", "uuid": "b",
@@ -894,7 +911,7 @@ mod tests {
             Path::new("t.jsonl"),
             vec![record(1, call), record(2, result), record(3, prompt)],
             1,
-            &mut warnings,
+            Vec::new(),
         );
         let [call] = file.pending.as_slice() else {
             panic!("one entry: {}", file.pending.len())
@@ -904,7 +921,11 @@ mod tests {
         assert_eq!(call.entry.error.as_deref(), Some("denied"));
         // The result's record lost nothing; the prompt's did, and so did a line not JSON.
         assert_eq!(file.lost, [("s".to_owned(), 2)]);
-        let messages: Vec<_> = warnings.iter().map(|w| w.message.as_str()).collect();
+        let messages: Vec<_> = file
+            .warnings
+            .iter()
+            .map(|(_, w)| w.message.as_str())
+            .collect();
         assert_eq!(
             messages,
             [
