@@ -113,6 +113,13 @@ pub mod fuzzing {
     pub fn params_agree_with_serde(text: &str) -> Result<bool, String> {
         crate::source::params_agree_with_serde(text)
     }
+
+    /// Whether the full parse of a CLEO audit line took `line` (`Ok(false)`: it refused
+    /// it), and the first pass's skim found the session its entry lands in (`Err` says how
+    /// they differ).
+    pub fn cleo_skim_agrees_with_parse(line: &str) -> Result<bool, String> {
+        crate::source::cleo_skim_agrees_with_parse(line)
+    }
 }
 
 mod builtin {

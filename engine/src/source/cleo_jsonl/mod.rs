@@ -16,6 +16,8 @@ mod skim;
 pub(super) use fast::params_document;
 #[cfg(feature = "fuzzing")]
 pub(crate) use fast::{agrees_with_serde, params_agree_with_serde};
+#[cfg(feature = "fuzzing")]
+pub(crate) use skim::skim_agrees_with_parse;
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};

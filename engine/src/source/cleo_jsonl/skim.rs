@@ -54,6 +54,30 @@ pub(super) fn session_of(line: &[u8]) -> Option<Cow<'_, str>> {
     }
 }
 
+/// Whether the full parse takes `line` (`Ok(false)` when it refuses it, whichever fields a
+/// pack reads), and, when it does, that the first pass found the session its entry lands
+/// in (`Err` says how they differ): a line counted in one session and graded in another is
+/// lost from both. What the property tests and the `cleo_line` fuzz target check.
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) fn skim_agrees_with_parse(line: &str) -> Result<bool, String> {
+    use crate::field::FieldsRead;
+    let skimmed = session_of(line.as_bytes());
+    let mut parsed = false;
+    for reads in [FieldsRead::ALL, FieldsRead::NONE] {
+        let Ok(entry) = super::parse_line(line.as_bytes(), Some(line), reads, &mut None) else {
+            continue;
+        };
+        parsed = true;
+        if skimmed.as_deref() != Some(&*entry.session_id) {
+            return Err(format!(
+                "{line:?}\nskim:  {skimmed:?}\nparse: {:?}",
+                entry.session_id
+            ));
+        }
+    }
+    Ok(parsed)
+}
+
 /// The last top-level `sessionId` of an object, when it is a string.
 struct LastSession(Option<String>);
 
@@ -223,6 +247,29 @@ impl<'a> Skim<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The session check of the `cleo_line` fuzz target: it holds on the lines the parse
+    /// takes, a repeated or escaped key included, and passes over those it refuses.
+    #[test]
+    fn the_skim_and_the_parse_agree_on_the_session_of_each_line_the_parse_takes() {
+        let rest = r#""timestamp": "2026-03-01T09:00:00.000Z", "domain": "tasks", "operation": "add", "params": {"title": "a"}, "result": {"success": true, "exitCode": 0, "duration": 20}, "metadata": {"source": "mcp"}"#;
+        for line in [
+            format!(r#"{{"sessionId": "s1", {rest}}}"#),
+            format!(r#"{{{rest}, "sessionId": "s1"}}"#),
+            format!(r#"{{"sessionId": "s0", {rest}, "sessionId": "s1"}}"#),
+            format!(r#"{{"session\u0049d": "s1", {rest}}}"#),
+            format!(r#"{{"sessionId": "s\u00e91", {rest}}}"#),
+        ] {
+            assert_eq!(skim_agrees_with_parse(&line), Ok(true), "{line}");
+        }
+        for line in [
+            "not json".to_owned(),
+            format!(r#"{{"sessionId": 5, {rest}}}"#),
+            format!(r#"{{"sessionId": "s1", {rest}"#),
+        ] {
+            assert_eq!(skim_agrees_with_parse(&line), Ok(false), "{line}");
+        }
+    }
 
     #[test]
     fn the_skim_finds_the_session_the_parse_reads() {
