@@ -323,9 +323,12 @@ struct Held {
 }
 
 impl Held {
-    /// Holds `entry` of session `s`, which has `left` entries still to come after it.
+    /// Holds the next of `entries`, of session `s`, which has `left` entries still to come
+    /// after it. Taken from the iterator rather than by value so that the entry is copied
+    /// once, from its piece into its session's storage (by value, it went through the stack
+    /// first).
     #[inline(always)]
-    fn hold(&mut self, s: u32, entry: entry::Entry, left: u32) {
+    fn hold(&mut self, s: u32, entries: &mut std::vec::IntoIter<entry::Entry>, left: u32) {
         let waiting = match self.open.entry(s) {
             hash_map::Entry::Occupied(o) => o.into_mut(),
             hash_map::Entry::Vacant(v) => {
@@ -340,8 +343,8 @@ impl Held {
             }
         };
         if waiting.parsed.capacity() > 0 {
-            waiting.parsed.push(entry);
-        } else {
+            waiting.parsed.extend(entries.take(1));
+        } else if let Some(entry) = entries.next() {
             waiting.packed.push(&entry, &mut self.dictionary, left);
         }
     }
@@ -465,13 +468,14 @@ where
         // Plain loops and an inlined `hold`: an entry is then copied from its piece straight
         // into its session's storage, not through copies on the stack.
         for (entries, sessions) in batch.pieces {
-            for (entry, s) in entries.into_iter().zip(sessions) {
+            let mut entries = entries.into_iter();
+            for s in sessions {
                 match count_down(remaining, s)? {
                     0 => {
                         let waited = held.release(s);
-                        complete.push(ready(&table, s, waited, Some(entry), skipped));
+                        complete.push(ready(&table, s, waited, entries.next(), skipped));
                     }
-                    left => held.hold(s, entry, left),
+                    left => held.hold(s, &mut entries, left),
                 }
             }
         }
