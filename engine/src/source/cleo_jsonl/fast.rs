@@ -105,15 +105,15 @@ enum Field {
 
 /// The keys of an entry, of its `result` and of its `metadata`, in the order CLEO writes
 /// them: what [`Cursor::key`] matches first.
-const ENTRY_FIELDS: &[(&str, Field)] = &[
-    ("timestamp", Field::Timestamp),
-    ("sessionId", Field::SessionId),
-    ("domain", Field::Domain),
-    ("operation", Field::Operation),
-    ("params", Field::Params),
-    ("result", Field::Result),
-    ("metadata", Field::Metadata),
-    ("error", Field::Error),
+const ENTRY_FIELDS: &[(KeyName, Field)] = &[
+    (KeyName::new("timestamp"), Field::Timestamp),
+    (KeyName::new("sessionId"), Field::SessionId),
+    (KeyName::new("domain"), Field::Domain),
+    (KeyName::new("operation"), Field::Operation),
+    (KeyName::new("params"), Field::Params),
+    (KeyName::new("result"), Field::Result),
+    (KeyName::new("metadata"), Field::Metadata),
+    (KeyName::new("error"), Field::Error),
 ];
 
 #[derive(Clone, Copy)]
@@ -123,20 +123,71 @@ enum OutcomeField {
     Duration,
 }
 
-const OUTCOME_FIELDS: &[(&str, OutcomeField)] = &[
-    ("success", OutcomeField::Success),
-    ("exitCode", OutcomeField::ExitCode),
-    ("duration", OutcomeField::Duration),
+const OUTCOME_FIELDS: &[(KeyName, OutcomeField)] = &[
+    (KeyName::new("success"), OutcomeField::Success),
+    (KeyName::new("exitCode"), OutcomeField::ExitCode),
+    (KeyName::new("duration"), OutcomeField::Duration),
 ];
 
 /// Each metadata key CLEO defines, and the key again for [`MetadataSlots::slot`].
-const METADATA_KEYS: &[(&str, &str)] = &[
-    ("source", "source"),
-    ("gateway", "gateway"),
-    ("taskId", "taskId"),
-    ("userId", "userId"),
-    ("role", "role"),
+const METADATA_KEYS: &[(KeyName, &str)] = &[
+    (KeyName::new("source"), "source"),
+    (KeyName::new("gateway"), "gateway"),
+    (KeyName::new("taskId"), "taskId"),
+    (KeyName::new("userId"), "userId"),
+    (KeyName::new("role"), "role"),
 ];
+
+/// A key the reader knows, with itself and its closing quote as two little-endian words and
+/// their masks: compared with a line's next sixteen bytes in two steps, without a call to
+/// `memcmp` (which the slices' comparison made, 4% of a run).
+#[derive(Clone, Copy)]
+struct KeyName {
+    name: &'static str,
+    words: [u64; 2],
+    masks: [u64; 2],
+}
+
+impl KeyName {
+    const fn new(name: &'static str) -> KeyName {
+        let bytes = name.as_bytes();
+        let mut words = [0; 2];
+        let mut masks = [0; 2];
+        // A name of 16 bytes or more has no room for its quote in the words: its masks stay
+        // 0 and `starts` never takes it, leaving it to the scan.
+        if bytes.len() < 16 {
+            let mut i = 0;
+            while i <= bytes.len() {
+                let byte = if i < bytes.len() { bytes[i] } else { b'"' };
+                words[i / 8] |= (byte as u64) << (8 * (i % 8));
+                masks[i / 8] |= 0xff << (8 * (i % 8));
+                i += 1;
+            }
+        }
+        KeyName { name, words, masks }
+    }
+
+    /// Whether `rest` starts with the name and its closing quote.
+    #[inline(always)]
+    fn starts(&self, rest: &[u8]) -> bool {
+        if self.masks[0] == 0 {
+            return false;
+        }
+        let Some(sixteen) = rest.get(..16) else {
+            // Near the end of a line.
+            return rest
+                .strip_prefix(self.name.as_bytes())
+                .is_some_and(|after| after.first() == Some(&b'"'));
+        };
+        let mut low = [0; 8];
+        let mut high = [0; 8];
+        low.copy_from_slice(&sixteen[..8]);
+        high.copy_from_slice(&sixteen[8..]);
+        let differ = (u64::from_le_bytes(low) ^ self.words[0]) & self.masks[0]
+            | (u64::from_le_bytes(high) ^ self.words[1]) & self.masks[1];
+        differ == 0
+    }
+}
 
 /// An object's key: one the reader knows, or another as written.
 #[derive(Clone, Copy)]
@@ -236,29 +287,22 @@ impl<'a> Cursor<'a> {
     /// a scan for its end and without comparing it with each (the keys were a third of the
     /// strings this reader scanned, and matching them by name was as costly again).
     #[inline(always)]
-    fn key<K: Copy>(
-        &mut self,
-        expected: &[(&'static str, K)],
-        next: &mut usize,
-    ) -> Option<Key<'a, K>> {
+    fn key<K: Copy>(&mut self, expected: &[(KeyName, K)], next: &mut usize) -> Option<Key<'a, K>> {
         self.skip_whitespace();
         let rest = self.text.as_bytes().get(self.at..)?;
         if let Some((b'"', rest)) = rest.split_first() {
             for (j, &(want, known)) in expected.iter().enumerate().skip(*next) {
-                let quoted = rest
-                    .strip_prefix(want.as_bytes())
-                    .is_some_and(|after| after.first() == Some(&b'"'));
-                if quoted {
-                    // `want` has no quote, backslash or control character: it is the key
+                if want.starts(rest) {
+                    // The name has no quote, backslash or control character: it is the key
                     // `string` would read.
-                    self.at += want.len() + 2;
+                    self.at += want.name.len() + 2;
                     *next = j + 1;
                     return Some(Key::Known(known));
                 }
             }
         }
         let key = self.string()?;
-        Some(match expected.iter().find(|(name, _)| *name == key) {
+        Some(match expected.iter().find(|(want, _)| want.name == key) {
             Some(&(_, known)) => Key::Known(known),
             None => Key::Other(key),
         })
@@ -338,7 +382,7 @@ impl<'a> Cursor<'a> {
     /// as for [`Cursor::key`].
     fn object<K: Copy>(
         &mut self,
-        expected: &[(&'static str, K)],
+        expected: &[(KeyName, K)],
         mut field: impl FnMut(&mut Self, Key<'a, K>) -> Option<()>,
     ) -> Option<()> {
         if self.next()? != b'{' {
