@@ -891,6 +891,27 @@ mod tests {
         }
     }
 
+    /// A known key is matched with its quote whether sixteen bytes follow or the line ends
+    /// sooner, and a name too long for the words is left to the scan.
+    #[test]
+    fn a_known_key_matches_only_itself_with_its_quote() {
+        let key = KeyName::new("timestamp");
+        assert!(key.starts(b"timestamp\": \"2026-03-01T00:00:00Z\""));
+        assert!(key.starts(b"timestamp\":1}"));
+        assert!(key.starts(b"timestamp\""));
+        for other in [
+            &b"timestamp"[..],
+            b"timestamps\": 1, \"padding\": 2",
+            b"timestamP\": 1, \"padding\": 2",
+            b"timestam\": 1, \"padding\": 22",
+            b"",
+        ] {
+            assert!(!key.starts(other), "{}", String::from_utf8_lossy(other));
+        }
+        let long = KeyName::new("a_key_of_sixteen");
+        assert!(!long.starts(b"a_key_of_sixteen\": 1, \"x\": 2"));
+    }
+
     /// Keys are matched in their usual order without a scan; any other order, a key that
     /// only starts like a known one, or a known key again must read as serde reads them.
     #[test]
