@@ -131,11 +131,11 @@ const OUTCOME_FIELDS: &[(KeyName, OutcomeField)] = &[
 
 /// Each metadata key CLEO defines, and the key again for [`MetadataSlots::slot`].
 const METADATA_KEYS: &[(KeyName, &str)] = &[
-    (KeyName::new("source"), "source"),
-    (KeyName::new("gateway"), "gateway"),
-    (KeyName::new("taskId"), "taskId"),
-    (KeyName::new("userId"), "userId"),
-    (KeyName::new("role"), "role"),
+    KeyName::named("source"),
+    KeyName::named("gateway"),
+    KeyName::named("taskId"),
+    KeyName::named("userId"),
+    KeyName::named("role"),
 ];
 
 /// A key the reader knows, with itself and its closing quote as two little-endian words and
@@ -165,6 +165,11 @@ impl KeyName {
             }
         }
         KeyName { name, words, masks }
+    }
+
+    /// A key whose reader is given the key itself.
+    const fn named(name: &'static str) -> (KeyName, &'static str) {
+        (KeyName::new(name), name)
     }
 
     /// Whether `rest` starts with the name and its closing quote.
