@@ -14,13 +14,39 @@ pub const MAX_LINE_BYTES: usize = 64 << 20;
 /// Lines per parallel task within a chunk.
 const PIECE_BYTES: usize = 256 << 10;
 
-/// A chunk of whole lines and the number of lines before it.
+/// A chunk of whole lines. Its lines are numbered by whoever walks them: they count its
+/// lines as they go, where a count here would be one more pass over the bytes.
 pub(super) struct Chunk {
     /// A buffer of which the first `len` bytes are the chunk (the rest is kept initialised
     /// so that a recycled buffer is read into without zeroing it again).
     pub(super) bytes: Vec<u8>,
     pub(super) len: usize,
-    pub(super) first_line: u64,
+}
+
+/// Why [`Chunks::next_chunk`] gave no chunk.
+#[derive(Debug)]
+pub(super) enum ChunkError {
+    /// Reading failed.
+    Read(SourceError),
+    /// The line after the chunks handed out so far is [`MAX_LINE_BYTES`] or longer.
+    LongLine,
+}
+
+impl ChunkError {
+    /// The error, for a read whose chunks so far held `lines` lines.
+    pub(super) fn named(self, path: &Path, lines: u64) -> SourceError {
+        match self {
+            ChunkError::Read(e) => e,
+            ChunkError::LongLine => SourceError::Format {
+                path: path.to_owned(),
+                message: format!(
+                    "line {} is {} MiB or longer",
+                    lines + 1,
+                    MAX_LINE_BYTES >> 20
+                ),
+            },
+        }
+    }
 }
 
 impl std::ops::Deref for Chunk {
@@ -39,7 +65,6 @@ pub(super) struct Chunks<'r> {
     left: Option<u64>,
     /// Bytes handed out in chunks so far.
     pub(super) consumed: u64,
-    lines: u64,
     eof: bool,
     /// A buffer handed back, to read the next chunk into without faulting in new pages.
     spare: Option<Vec<u8>>,
@@ -65,7 +90,6 @@ impl<'r> Chunks<'r> {
             carry: Vec::new(),
             left: limit,
             consumed: 0,
-            lines: 0,
             eof: false,
             spare: None,
         }
@@ -79,7 +103,7 @@ impl<'r> Chunks<'r> {
     /// Reads into `buf[len..target]` until it is full or the file (or the bound) ends, and
     /// returns the new length. One `read` of all that is wanted: `read_to_end` probes with
     /// reads of 8 KiB doubling up to the size, ten system calls a chunk instead of one.
-    fn fill(&mut self, buf: &mut [u8], mut len: usize) -> Result<usize, SourceError> {
+    fn fill(&mut self, buf: &mut [u8], mut len: usize) -> Result<usize, ChunkError> {
         while !self.eof && len < buf.len() {
             let want = match self.left {
                 Some(left) => (buf.len() - len).min(usize::try_from(left).unwrap_or(usize::MAX)),
@@ -93,10 +117,10 @@ impl<'r> Chunks<'r> {
                 Ok(n) => n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(source) => {
-                    return Err(SourceError::Io {
+                    return Err(ChunkError::Read(SourceError::Io {
                         path: self.path.clone(),
                         source,
-                    })
+                    }))
                 }
             };
             if n == 0 {
@@ -110,7 +134,7 @@ impl<'r> Chunks<'r> {
         Ok(len)
     }
 
-    pub(super) fn next_chunk(&mut self) -> Result<Option<Chunk>, SourceError> {
+    pub(super) fn next_chunk(&mut self) -> Result<Option<Chunk>, ChunkError> {
         let mut buf = self.spare.take().unwrap_or_default();
         let mut target = CHUNK_BYTES.max(self.carry.len());
         if buf.len() < target {
@@ -132,14 +156,7 @@ impl<'r> Chunks<'r> {
                     None => {
                         // A line longer than a chunk: read on, up to the longest line.
                         if len >= MAX_LINE_BYTES {
-                            return Err(SourceError::Format {
-                                path: self.path.clone(),
-                                message: format!(
-                                    "line {} is {} MiB or longer",
-                                    self.lines + 1,
-                                    MAX_LINE_BYTES >> 20
-                                ),
-                            });
+                            return Err(ChunkError::LongLine);
                         }
                         target *= 2;
                         buf.resize(target, 0);
@@ -149,18 +166,8 @@ impl<'r> Chunks<'r> {
             };
             self.carry.extend_from_slice(&buf[cut..len]);
             len = cut;
-            let chunk = &buf[..len];
-            let first_line = self.lines;
-            self.lines += memchr::memchr_iter(b'\n', chunk).count() as u64;
-            if self.eof && chunk.last() != Some(&b'\n') {
-                self.lines += 1;
-            }
             self.consumed += len as u64;
-            return Ok(Some(Chunk {
-                bytes: buf,
-                len,
-                first_line,
-            }));
+            return Ok(Some(Chunk { bytes: buf, len }));
         }
     }
 }
@@ -206,7 +213,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn chunks_split_at_line_ends_and_count_lines() {
+    fn chunks_split_at_line_ends() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("a.jsonl");
         let mut text = String::new();
@@ -217,15 +224,14 @@ mod tests {
         std::fs::write(&path, &text).unwrap();
         let mut chunks = Chunks::open(&path, None).unwrap();
         let mut all = Vec::new();
-        let mut expected_line = 0;
+        let mut count = 0;
         while let Some(c) = chunks.next_chunk().unwrap() {
-            assert_eq!(c.first_line, expected_line);
-            expected_line += lines(&c).count() as u64;
+            count += lines(&c).count();
             assert!(c.ends_with(b"\n") || c.ends_with(b"last"));
             all.extend_from_slice(&c);
         }
         assert_eq!(all, text.as_bytes());
-        assert_eq!(chunks.lines, 200_001);
+        assert_eq!(count, 200_001);
     }
 
     /// Recycled buffers keep bytes of earlier chunks past a chunk's end: none may show.
@@ -247,13 +253,15 @@ mod tests {
             let mut chunks = Chunks::open(&path, limit).unwrap();
             let mut all = Vec::new();
             let mut count = 0;
+            let mut lines_read = 0;
             while let Some(c) = chunks.next_chunk().unwrap() {
                 assert!(c.ends_with(b"\n"));
                 all.extend_from_slice(&c);
                 count += 1;
+                lines_read += lines(&c).count() as u64;
                 chunks.recycle(c);
             }
-            (all, count, chunks.lines)
+            (all, count, lines_read)
         };
         let (all, count, lines) = read(None);
         assert_eq!(all, text.as_bytes());

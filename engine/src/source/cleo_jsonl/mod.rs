@@ -119,8 +119,9 @@ fn read_chunks(
     let mut skipped_lines = 0;
     let mut repeats = Repeats::default();
     let file = SourceFile::named(path);
-    while let Some(chunk) = chunks.next_chunk()? {
-        let parsed = parse_chunk(&chunk, options, file, |e: &Entry| {
+    let mut lines = 0;
+    while let Some(chunk) = chunks.next_chunk().map_err(|e| e.named(path, lines))? {
+        let parsed = parse_chunk(&chunk, &mut lines, options, file, |e: &Entry| {
             filter.wants(&e.session_id).then_some(())
         });
         let (parsed, skipped) = unwrap_pieces(parsed, path, &mut repeats)?;
@@ -161,7 +162,8 @@ fn open_stream<'p>(
     let size = std::fs::metadata(path).map_err(io)?.len();
     let mut chunks = Chunks::open(path, None)?;
     let mut table = SessionTable::default();
-    let mut next = chunks.next_chunk()?;
+    let mut lines = 0;
+    let mut next = chunks.next_chunk().map_err(|e| e.named(path, lines))?;
     while let Some(chunk) = next {
         // The next chunk is read while this one is counted.
         let (read, pieces) = rayon::join(
@@ -173,15 +175,21 @@ fn open_stream<'p>(
                     .collect()
             },
         );
-        for (counts, unreadable) in pieces {
-            for (id, n) in counts {
+        for SessionCounts {
+            sessions,
+            unreadable,
+            lines: piece_lines,
+        } in pieces
+        {
+            lines += piece_lines;
+            for (id, n) in sessions {
                 if filter.wants(&id) {
                     table.add(&id, n);
                 }
             }
             table.unattributed += unreadable;
         }
-        next = read?;
+        next = read.map_err(|e| e.named(path, lines))?;
         chunks.recycle(chunk);
         if let Some(p) = progress {
             p(chunks.consumed, 2 * size);
@@ -196,6 +204,7 @@ fn open_stream<'p>(
         file: SourceFile::named(path),
         size,
         progress,
+        lines: 0,
         warnings: Vec::new(),
         skipped_lines: 0,
         repeats: Repeats::default(),
@@ -212,6 +221,8 @@ struct JsonlBatches<'p> {
     file: SourceFile,
     size: u64,
     progress: Option<Progress<'p>>,
+    /// The lines of the chunks read so far.
+    lines: u64,
     /// What was skipped or guessed since the last batch.
     warnings: Vec<SourceWarning>,
     /// The lines skipped so far.
@@ -222,19 +233,26 @@ struct JsonlBatches<'p> {
 
 impl Batches for JsonlBatches<'_> {
     fn next_batch(&mut self, table: &SessionTable) -> Result<Option<Batch>, SourceError> {
-        let Some(chunk) = self.chunks.next_chunk()? else {
+        let next = self.chunks.next_chunk();
+        let Some(chunk) = next.map_err(|e| e.named(&self.path, self.lines))? else {
             let repeats = std::mem::take(&mut self.repeats);
             self.warnings.extend(repeats.warning(&self.path));
             return Ok(None);
         };
         let filter = &self.filter;
         // A wanted session the first pass did not see gets `u32::MAX`: the log changed.
-        let parsed = parse_chunk(&chunk, &self.options, self.file, |entry: &Entry| {
-            if !filter.wants(&entry.session_id) {
-                return None;
-            }
-            Some(table.lookup(&entry.session_id).unwrap_or(u32::MAX))
-        });
+        let parsed = parse_chunk(
+            &chunk,
+            &mut self.lines,
+            &self.options,
+            self.file,
+            |entry: &Entry| {
+                if !filter.wants(&entry.session_id) {
+                    return None;
+                }
+                Some(table.lookup(&entry.session_id).unwrap_or(u32::MAX))
+            },
+        );
         let (pieces, skipped) = unwrap_pieces(parsed, &self.path, &mut self.repeats)?;
         self.chunks.recycle(chunk);
         // A skipped line still counts toward its session, which the first pass counted it in.
@@ -368,9 +386,11 @@ impl SkippedLine {
 /// Parses the lines of a chunk in parallel; `keep` decides which entries to keep and what
 /// to keep with each (kept beside the entry, so that an entry is moved once, into its
 /// piece). Each piece comes with the number of the file's lines before it; each entry with
-/// its line of `file` as its origin.
+/// its line of `file` as its origin. `lines` counts the file's lines before the chunk, and
+/// after it on return (up to the bad line that stops the read, if one does).
 fn parse_chunk<K, F>(
     chunk: &Chunk,
+    lines_before: &mut u64,
     options: &ReadOptions,
     file: SourceFile,
     keep: F,
@@ -457,11 +477,10 @@ where
             )
         })
         .collect();
-    let mut before = chunk.first_line;
     for (lines, _) in &mut parsed {
         let count = *lines;
-        *lines = before;
-        before += count;
+        *lines = *lines_before;
+        *lines_before += count;
     }
     parsed.par_iter_mut().for_each(|(before, piece)| {
         if *before == 0 {
@@ -924,5 +943,44 @@ mod tests {
             })
             .unwrap();
         assert_eq!(lines_of(streamed.results), expected);
+    }
+
+    /// Chunks no longer count their lines; the reads that walk them do, and a line too long
+    /// to read, found after several chunks, is still named by its line.
+    #[test]
+    fn a_line_too_long_after_several_chunks_is_named_by_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let entry = format!(
+            "{{\"timestamp\":\"2026-03-01T00:00:00Z\",\"sessionId\":\"a\",\"domain\":\"tasks\",\"operation\":\"show\",\"params\":{{\"pad\":\"{}\"}},\"result\":{{\"success\":true}}}}\n",
+            "p".repeat(200)
+        );
+        let mut text = entry.repeat(40_000);
+        text.push_str("\n  \n");
+        assert!(text.len() > 2 * chunks::CHUNK_BYTES);
+        text.push_str(&"x".repeat(chunks::MAX_LINE_BYTES + 1));
+        std::fs::write(&path, &text).unwrap();
+        let expected = "line 40003 is 64 MiB or longer";
+        let whole = CleoJsonl
+            .read(
+                &Input::File(&path),
+                &SessionFilter::All,
+                &ReadOptions::default(),
+            )
+            .map(|_| ())
+            .unwrap_err();
+        assert!(whole.to_string().contains(expected), "{whole}");
+        let streamed = super::super::Registry::builtin()
+            .map_sessions(
+                &path,
+                None,
+                &SessionFilter::All,
+                &ReadOptions::default(),
+                None,
+                |s| Ok::<_, ()>(s.entries.len()),
+            )
+            .map(|_| ())
+            .unwrap_err();
+        assert!(format!("{streamed:?}").contains(expected), "{streamed:?}");
     }
 }

@@ -11,17 +11,23 @@ use serde_json::Value;
 
 use super::chunks::{is_blank, lines};
 
-/// The sessions of some lines with their number of lines, in order of first line, and the
-/// number of lines whose session cannot be read.
-pub(super) type SessionCounts<'a> = (Vec<(Cow<'a, str>, u32)>, u64);
+/// The sessions of some lines with their number of lines, in order of first line.
+pub(super) struct SessionCounts<'a> {
+    pub sessions: Vec<(Cow<'a, str>, u32)>,
+    /// The lines whose session cannot be read (the second pass reports or skips them).
+    pub unreadable: u64,
+    /// All the lines, blank ones too.
+    pub lines: u64,
+}
 
-/// The sessions of a piece's lines with their number of lines, in order of first line, and
-/// the number of lines whose session cannot be read (the second pass reports or skips them).
+/// The sessions of a piece's lines with their number of lines, in order of first line.
 pub(super) fn count_sessions(piece: &[u8]) -> SessionCounts<'_> {
     let mut out: Vec<(Cow<'_, str>, u32)> = Vec::new();
     let mut unreadable = 0;
+    let mut count = 0;
     let mut index: FxHashMap<Cow<'_, str>, usize> = FxHashMap::default();
     for line in lines(piece) {
+        count += 1;
         if is_blank(line) {
             continue;
         }
@@ -37,7 +43,11 @@ pub(super) fn count_sessions(piece: &[u8]) -> SessionCounts<'_> {
             }
         }
     }
-    (out, unreadable)
+    SessionCounts {
+        sessions: out,
+        unreadable,
+        lines: count,
+    }
 }
 
 /// The `sessionId` of a line, as the full parse will read it: the last, when the key is
