@@ -1019,6 +1019,71 @@ fn plugin_text_that_is_not_utf8_is_refused_naming_the_function_or_the_format() {
     );
 }
 
+/// Grades `durations` (one per line) read by the `odd` plugin's `odd-durations` source with
+/// a pack of the `odd` plugin whose one rule is `script`, a script summing durations.
+fn grade_durations(script: &str, durations: &str) -> (tempfile::TempDir, std::process::Output) {
+    let pack = odd_pack(&dimension(
+        "10",
+        "      - { id: fast, doc: d, script: s.rhai }\n",
+    ));
+    std::fs::write(pack.path().join("s.rhai"), script).unwrap();
+    let source = pack.path().join("durations.log");
+    std::fs::write(&source, durations).unwrap();
+    let out = run(&[
+        "--allow-plugins",
+        "--rubric",
+        pack.path().to_str().unwrap(),
+        "--source",
+        source.to_str().unwrap(),
+        "--source-format",
+        "odd-durations",
+        "--all",
+        "--no-record",
+        "--format",
+        "jsonl",
+    ]);
+    (pack, out)
+}
+
+/// A plugin source's durations were taken unchecked: two of `1e308` added up to infinity, and
+/// a script summing them compared it false with its budget and gave full marks, without a
+/// word. They are held to a CLEO log's bound, refused (naming the line, the format and the
+/// plugin) when the pack reads durations.
+#[test]
+fn a_plugin_source_duration_no_session_can_have_is_refused_when_the_pack_reads_durations() {
+    const SUM: &str = "let total = 0.0;\nfor e in session.entries { total += e.duration; }\nif total > 1000.0 { #{ points: 0, evidence: `slow: ${total} ms` } } else { #{ points: 10, evidence: `fast: ${total} ms` } }\n";
+    for (line, shown) in [
+        ("NaN", "NaN"),
+        ("inf", "Infinity"),
+        ("-inf", "-Infinity"),
+        ("1e308", "1e+308"),
+        ("9007199254740992", "9007199254740992"),
+        ("-9007199254740992", "-9007199254740992"),
+    ] {
+        let (pack, out) = grade_durations(SUM, &format!("12\n{line}\n{line}\n"));
+        assert_eq!(code(&out), 2, "{line}: {}", stderr(&out));
+        assert_eq!(
+            stderr(&out),
+            format!(
+                "error: {}:2: format `odd-durations` (plugin `odd`): the entry's `duration_ms` is {shown}, not a number of milliseconds from -9007199254740991 to 9007199254740991\n",
+                pack.path().join("durations.log").display()
+            ),
+            "{line}"
+        );
+        assert_eq!(stdout(&out), "", "{line}");
+    }
+    // Within the bound, negative ones too (as in a CLEO log), durations are read as given.
+    let (_pack, out) = grade_durations(SUM, "12\n-5\n9007199254740991\n");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let results = json_lines(&stdout(&out));
+    assert_eq!(
+        results[0]["dimensions"]["d"]["evidence"],
+        serde_json::json!(["slow: 9.007199254740998e15 ms"])
+    );
+    // A pack with plugins reads every field (its plugin functions are handed durations), so
+    // the branch for a pack that reads none is tested in the engine (`native::tests`).
+}
+
 #[test]
 fn a_name_given_twice_is_refused_at_load_naming_both() {
     let pack = odd_pack(&dimension("10", ONE_POINT));

@@ -23,8 +23,8 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::entry::{Entry, Metadata, Outcome, Params, Session};
-use crate::field::Field;
-use crate::source::{Place, SessionFilter, SourceError, SourceRead, SourceWarning};
+use crate::field::{Field, FieldsRead};
+use crate::source::{Place, ReadOptions, SessionFilter, SourceError, SourceRead, SourceWarning};
 
 pub use grade_plugin::abi::ABI_VERSION;
 
@@ -385,17 +385,20 @@ impl PluginSource {
         host::detect(self.info().detect, &head[..head.len().min(DETECT_BYTES)])
     }
 
-    /// Reads a file's content into sessions, in order of first appearance.
+    /// Reads a file's content into sessions, in order of first appearance; an entry's
+    /// duration is checked only when `options` checks durations, as a CLEO log's is.
     pub fn read(
         &self,
         path: &Path,
         content: &[u8],
         filter: &SessionFilter,
+        options: &ReadOptions,
     ) -> Result<SourceRead, SourceError> {
         let format = self.name().to_owned();
+        let durations_read = options.checked.contains(FieldsRead::DURATION);
         let mut sessions: indexmap::IndexMap<String, Vec<Entry>> = indexmap::IndexMap::new();
         let mut accept = |read: host::ReadEntry| -> Result<(), String> {
-            let entry = to_entry(read, &format)?;
+            let entry = to_entry(read, &format, durations_read)?;
             if filter.wants(&entry.session_id) {
                 sessions
                     .entry(entry.session_id.to_string())
@@ -456,8 +459,22 @@ impl PluginSource {
     }
 }
 
-/// An entry a plugin read, checked as the built-in sources check theirs.
-fn to_entry(read: host::ReadEntry, format: &str) -> Result<Entry, String> {
+/// An entry a plugin read, checked as the built-in sources check theirs. Its duration is
+/// held to a CLEO log's bound: NaN and infinities compare false with any budget, and larger
+/// durations add up to infinity, so a pack reading durations would grade the session wrong
+/// without a word. One that nothing reads is left at 0, as a CLEO log's of the wrong type is.
+fn to_entry(read: host::ReadEntry, format: &str, durations_read: bool) -> Result<Entry, String> {
+    let duration = match read.duration_ms {
+        ms if crate::source::is_duration(ms) => ms,
+        ms if durations_read => {
+            return Err(format!(
+                "the entry's `duration_ms` is {}, not {}",
+                crate::entry::js_number(ms),
+                crate::source::DURATION_WANTED
+            ))
+        }
+        _ => 0.0,
+    };
     let instant = crate::time::parse_timestamp(&read.timestamp)
         .map_err(|e| format!("timestamp `{}`: {e}", read.timestamp))?;
     let object = |text: &str, what: &str| -> Result<serde_json::Map<String, Value>, String> {
@@ -485,7 +502,7 @@ fn to_entry(read: host::ReadEntry, format: &str) -> Result<Entry, String> {
         result: Outcome {
             success: read.success,
             exit_code: read.exit_code,
-            duration: read.duration_ms,
+            duration,
         },
         metadata: Metadata::from_map(metadata, format),
         error: read.error.map(Into::into),
@@ -525,6 +542,54 @@ mod tests {
         assert_eq!(parse_pin(&hex[1..]), None);
         assert_eq!(parse_pin(&"g".repeat(64)), None);
         assert_eq!(parse_pin(""), None);
+    }
+
+    fn entry_lasting(duration_ms: f64) -> host::ReadEntry {
+        host::ReadEntry {
+            session_id: "s".to_owned(),
+            timestamp: "2026-03-01T09:00:00Z".to_owned(),
+            domain: "tasks".to_owned(),
+            operation: "find".to_owned(),
+            success: true,
+            exit_code: 0,
+            duration_ms,
+            error: None,
+            params_json: String::new(),
+            metadata_json: String::new(),
+        }
+    }
+
+    /// As a CLEO log's `result.duration` of the wrong type: a plugin entry's duration that no
+    /// session can have is refused only for a pack that reads durations, and left at 0 for
+    /// one that reads none.
+    #[test]
+    fn a_plugin_source_duration_no_session_can_have_is_left_at_0_when_no_duration_is_read() {
+        for (ms, shown) in [
+            (f64::NAN, "NaN"),
+            (f64::INFINITY, "Infinity"),
+            (-1e308, "-1e+308"),
+            (9_007_199_254_740_992.0, "9007199254740992"),
+        ] {
+            let refused = to_entry(entry_lasting(ms), "f", true).map(|e| e.result.duration);
+            assert_eq!(
+                refused,
+                Err(format!("the entry's `duration_ms` is {shown}, not a number of milliseconds from -9007199254740991 to 9007199254740991"))
+            );
+            let kept = to_entry(entry_lasting(ms), "f", false).map(|e| e.result.duration);
+            assert_eq!(kept, Ok(0.0), "{shown}");
+        }
+        for ms in [
+            -9_007_199_254_740_991.0,
+            -5.0,
+            0.0,
+            12.5,
+            9_007_199_254_740_991.0,
+        ] {
+            for read in [true, false] {
+                let duration = to_entry(entry_lasting(ms), "f", read).map(|e| e.result.duration);
+                assert_eq!(duration, Ok(ms), "{ms} read: {read}");
+            }
+        }
     }
 
     #[test]

@@ -50,10 +50,10 @@ impl SourceFormat for PluginFormat {
         &self,
         input: &Input<'_>,
         filter: &SessionFilter,
-        _options: &ReadOptions,
+        options: &ReadOptions,
     ) -> Result<SourceRead, SourceError> {
         let content = input.bytes()?;
-        self.source.read(input.name(), &content, filter)
+        self.source.read(input.name(), &content, filter, options)
     }
 }
 

@@ -80,12 +80,23 @@ impl FromJson<'_> for ExitCode {
 /// false to and its texts print as `inf`: the grade would be wrong without a word.
 pub(crate) const MAX_DURATION_MS: f64 = 9_007_199_254_740_991.0;
 
+/// What a duration must be, as a refusal names it (every source words it alike).
+pub(crate) const DURATION_WANTED: &str =
+    "a number of milliseconds from -9007199254740991 to 9007199254740991";
+
+/// Whether `ms` is a duration a pack may read: no larger than [`MAX_DURATION_MS`] in size
+/// (so neither NaN nor infinite).
+#[inline]
+pub(crate) fn is_duration(ms: f64) -> bool {
+    ms.abs() <= MAX_DURATION_MS
+}
+
 /// `result.duration`: a number of milliseconds no larger than [`MAX_DURATION_MS`] in size.
 pub(crate) struct Duration(pub f64);
 
 impl FromJson<'_> for Duration {
     fn from_f64(v: f64) -> Option<Self> {
-        (v.abs() <= MAX_DURATION_MS).then_some(Duration(v))
+        is_duration(v).then_some(Duration(v))
     }
 }
 

@@ -19,6 +19,8 @@ mod readonly_db;
 mod registry;
 mod stream;
 
+pub(crate) use lenient::{is_duration, DURATION_WANTED};
+
 #[cfg(feature = "fuzzing")]
 pub(crate) use cleo_jsonl::agrees_with_serde as cleo_line_agrees_with_serde;
 #[cfg(feature = "fuzzing")]

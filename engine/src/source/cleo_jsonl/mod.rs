@@ -646,7 +646,7 @@ fn finish_line(raw: RawEntry, reads: FieldsRead) -> Result<Entry, LineError> {
         raw.result.duration,
         read(FieldsRead::DURATION),
         "result.duration",
-        "a number of milliseconds from -9007199254740991 to 9007199254740991",
+        super::lenient::DURATION_WANTED,
     )?
     .map_or(0.0, |Duration(d)| d);
     let params = optional(raw.params, read(FieldsRead::PARAMS), "params", "an object")?;

@@ -1,6 +1,7 @@
 //! A plugin that gives the host what it must refuse: NaN and infinite values, half a point,
-//! text that is not UTF-8, and (when `GRADE_TEST_ODD_TWICE` is set when it is loaded) a
-//! description naming a function or a source format twice. It is written against the raw
+//! text that is not UTF-8, entries with durations no session can have, and (when
+//! `GRADE_TEST_ODD_TWICE` is set when it is loaded) a description naming a function or a
+//! source format twice. It is written against the raw
 //! ABI, since the SDK can give none of these.
 #![allow(unsafe_code)]
 
@@ -72,6 +73,41 @@ extern "C" fn read_bad_entry(_: GradeStr, _: GradeStr, out: *const GradeSourceOu
     (out.entry)(out.host, &entry)
 }
 
+/// Reads one entry of session `s` per line of the file, whose `duration_ms` is the line as
+/// Rust parses a float (`12`, `NaN`, `inf`, `1e308`).
+extern "C" fn read_durations(_: GradeStr, content: GradeStr, out: *const GradeSourceOutput) -> i32 {
+    // SAFETY: the host passes a valid output for the duration of the call.
+    let out = unsafe { &*out };
+    let content: &[u8] = if content.ptr.is_null() {
+        &[]
+    } else {
+        // SAFETY: and content of `len` bytes at `ptr`, alive as long.
+        unsafe { std::slice::from_raw_parts(content.ptr, content.len) }
+    };
+    let text = String::from_utf8_lossy(content);
+    for (n, line) in text.lines().enumerate() {
+        let timestamp = format!("2026-03-01T09:00:{:02}.000Z", n % 60);
+        let entry = GradeNewEntry {
+            session_id: GradeStr::new("s"),
+            timestamp: GradeStr::new(&timestamp),
+            domain: GradeStr::new("tasks"),
+            operation: GradeStr::new("find"),
+            success: 1,
+            exit_code: 0,
+            duration_ms: line.trim().parse().unwrap_or(0.0),
+            error: GradeStr::EMPTY,
+            params_json: GradeStr::EMPTY,
+            metadata_json: GradeStr::EMPTY,
+            line: n as u64 + 1,
+        };
+        let status = (out.entry)(out.host, &entry);
+        if status != STATUS_OK {
+            return status;
+        }
+    }
+    STATUS_OK
+}
+
 const fn function(
     name: &'static str,
     kind: u32,
@@ -96,6 +132,13 @@ const fn source(name: &'static str) -> GradeSource {
     }
 }
 
+const DURATIONS: GradeSource = GradeSource {
+    name: GradeStr::new("odd-durations"),
+    doc: GradeStr::new("an entry per line, its duration the line (`NaN`, `inf`, `1e308`)"),
+    detect: claims_nothing,
+    read: read_durations,
+};
+
 struct Table<T: 'static>(&'static [T]);
 // SAFETY: the tables hold pointers to `'static` strings and functions only, never written.
 unsafe impl<T> Sync for Table<T> {}
@@ -115,7 +158,7 @@ static FUNCTIONS_TWICE: Table<GradeFunction> = Table(&[
     function("one_point", KIND_METRIC, nan_metric),
 ]);
 
-static SOURCES: Table<GradeSource> = Table(&[source("odd-bytes")]);
+static SOURCES: Table<GradeSource> = Table(&[source("odd-bytes"), DURATIONS]);
 static SOURCES_TWICE: Table<GradeSource> = Table(&[source("odd-bytes"), source("odd-bytes")]);
 
 struct Described(GradePlugin);
