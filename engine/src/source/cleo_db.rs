@@ -19,12 +19,17 @@ use super::stream::{Batch, Batches, Progress, SessionTable, Stream};
 use crate::entry::{
     Entry, MetaValue, Metadata, Origin, Outcome, Params, Session, SourceFile, Text,
 };
+use crate::field::FieldsRead;
 use crate::time::parse_timestamp;
 
 /// Columns the reader needs (those of [`ENTRY_COLUMNS`] from `domain` on, which the
 /// migration added); `id`, `timestamp`, `action` and `task_id` predate it.
 const DISPATCH_COLUMNS: &[&str] = ENTRY_COLUMNS.as_slice().split_at(7).1;
 const BASE_COLUMNS: [&str; 5] = ["id", "timestamp", "action", "task_id", "details_json"];
+
+/// The largest `duration_ms` read as an integer, in size: 2^53 - 1, the bound of
+/// [`super::is_duration`], below which an integer converts to a float exactly.
+const MAX_EXACT_MS: u64 = (1 << 53) - 1;
 
 /// CLEO's exit code for E_NOT_FOUND.
 const EXIT_NOT_FOUND: i64 = 4;
@@ -64,14 +69,15 @@ impl SourceFormat for CleoDb {
         &self,
         input: &Input<'_>,
         filter: &SessionFilter,
-        _: &ReadOptions,
+        options: &ReadOptions,
     ) -> Result<SourceRead, SourceError> {
+        let checked = options.checked;
         let sessions = match input {
-            Input::File(path) => read_cleo_db(path, path, filter)?,
+            Input::File(path) => read_cleo_db(path, path, filter, checked)?,
             // SQLite reads files: bytes from a pipe are kept in a temporary one meanwhile.
             Input::Bytes { name, bytes } => {
                 let spooled = Spooled::write(name, bytes)?;
-                read_cleo_db(&spooled.path, name, filter).map_err(|e| e.at_path(name))?
+                read_cleo_db(&spooled.path, name, filter, checked).map_err(|e| e.at_path(name))?
             }
         };
         Ok(SourceRead {
@@ -88,14 +94,14 @@ impl SourceFormat for CleoDb {
         &self,
         path: &Path,
         filter: &SessionFilter,
-        _: &ReadOptions,
+        options: &ReadOptions,
         progress: Option<Progress<'p>>,
     ) -> Result<Option<Stream<'p>>, SourceError> {
         match filter {
             // Named sessions: one filtered scan holds just those sessions.
             SessionFilter::Only(_) => Ok(None),
             SessionFilter::All => {
-                let (table, batches) = open_stream(path, progress)?;
+                let (table, batches) = open_stream(path, options.checked, progress)?;
                 // Instant order, ties in rowid order, as the whole read orders them.
                 Ok(Some(Stream::new(table, batches, true)))
             }
@@ -137,11 +143,12 @@ impl Drop for Spooled {
 }
 
 /// Reads the database at `path`; entries name `name` (the path, or what a spooled copy
-/// was given as) as the file they are in.
+/// was given as) as the file they are in. Optional values are checked as `checked` asks.
 fn read_cleo_db(
     path: &Path,
     name: &Path,
     filter: &SessionFilter,
+    checked: FieldsRead,
 ) -> Result<Vec<Session>, SourceError> {
     let sql_err = |source| explain(path, source);
     let db = ReadOnlyDb::new(path)?;
@@ -179,7 +186,7 @@ fn read_cleo_db(
     let file = SourceFile::named(name);
     while let Some(row) = rows.next().map_err(sql_err)? {
         let rowid: i64 = row.get(0).map_err(sql_err)?;
-        let entry = map_row(row, file).map_err(|(id, message)| SourceError::BadRow {
+        let entry = map_row(row, file, checked).map_err(|(id, message)| SourceError::BadRow {
             path: path.to_owned(),
             row: id.unwrap_or_else(|| format!("rowid {rowid}")),
             message,
@@ -317,7 +324,8 @@ fn sql_kind(value: rusqlite::types::ValueRef<'_>) -> String {
     match value {
         ValueRef::Null => "NULL".to_owned(),
         ValueRef::Integer(n) => format!("the integer `{n}`"),
-        ValueRef::Real(x) => format!("the real `{x}`"),
+        // As JavaScript prints it: Rust's `{}` spells `1e308` in 309 digits.
+        ValueRef::Real(x) => format!("the real `{}`", crate::entry::js_number(x)),
         ValueRef::Text(t) if t.len() <= 40 => {
             format!("the text `{}`", String::from_utf8_lossy(t))
         }
@@ -355,8 +363,13 @@ fn params_by_serde(json: &str) -> Result<Params, String> {
 
 /// Maps a row (columns as [`entry_columns`] lists them) to an entry, as CLEO's
 /// `queryAudit` does. Only the texts an entry keeps are copied; `id` and `action` are read
-/// only when needed.
-fn map_row(row: &rusqlite::Row<'_>, file: SourceFile) -> Result<Entry, RowError> {
+/// only when needed. `duration_ms` is checked only when `checked` names durations, as a
+/// CLEO log's `result.duration` is.
+fn map_row(
+    row: &rusqlite::Row<'_>,
+    file: SourceFile,
+    checked: FieldsRead,
+) -> Result<Entry, RowError> {
     use rusqlite::types::ValueRef;
     // The row's `id`, for messages.
     let id = || -> Option<String> {
@@ -399,12 +412,18 @@ fn map_row(row: &rusqlite::Row<'_>, file: SourceFile) -> Result<Entry, RowError>
         }
     };
     let session_id = owned(9)?.ok_or_else(|| fail("`session_id` is NULL".to_owned()))?;
-    // As `rusqlite` reads an `Option<f64>` and an `Option<i64>`.
+    // Read as the JSONL log of the same entries reads `result.duration`: NULL is none, and a
+    // value that is no duration (text, a BLOB, beyond 2^53 - 1 ms, where an integer no longer
+    // converts exactly and durations can add up to infinity) is refused only by a pack that
+    // reads durations, and left at 0 for one that does not (`cleo-v1`, `cleo-v2`).
     let duration = match row.get_ref(10) {
-        Ok(ValueRef::Null) => None,
-        Ok(ValueRef::Integer(n)) => Some(n as f64),
-        Ok(ValueRef::Real(x)) => Some(x),
-        Ok(other) => return Err(kind_error(10, other, "a number")),
+        Ok(ValueRef::Null) => 0.0,
+        Ok(ValueRef::Integer(n)) if n.unsigned_abs() <= MAX_EXACT_MS => n as f64,
+        Ok(ValueRef::Real(x)) if super::is_duration(x) => x,
+        Ok(other) if checked.contains(FieldsRead::DURATION) => {
+            return Err(kind_error(10, other, super::DURATION_WANTED))
+        }
+        Ok(_) => 0.0,
         Err(e) => return Err(fail(format!("`duration_ms`: {e}"))),
     };
     let success = match row.get_ref(11) {
@@ -453,7 +472,7 @@ fn map_row(row: &rusqlite::Row<'_>, file: SourceFile) -> Result<Entry, RowError>
         result: Outcome {
             success,
             exit_code,
-            duration: duration.unwrap_or(0.0),
+            duration,
         },
         metadata,
         error,
@@ -549,6 +568,7 @@ type Counted = (Vec<(String, u32)>, Vec<Chunk>);
 /// `rowid` ranges, and the rows cut into chunks that the second pass's batches read again.
 fn open_stream<'p>(
     path: &Path,
+    checked: FieldsRead,
     progress: Option<Progress<'p>>,
 ) -> Result<(SessionTable, DbBatches<'p>), SourceError> {
     let sql_err = |source| explain(path, source);
@@ -639,6 +659,7 @@ fn open_stream<'p>(
         DbBatches {
             path: path.to_owned(),
             file: SourceFile::named(path),
+            checked,
             pool,
             _db: db,
             sql,
@@ -655,6 +676,8 @@ struct DbBatches<'p> {
     path: PathBuf,
     /// The database, as entries' origins name it.
     file: SourceFile,
+    /// The optional values to check ([`ReadOptions::checked`]).
+    checked: FieldsRead,
     /// One connection per thread.
     pool: Vec<Mutex<Connection>>,
     /// Keeps a private copy of a WAL database alive while it is read.
@@ -694,12 +717,14 @@ impl Batches for DbBatches<'_> {
                 let mut sessions = Vec::with_capacity(chunk.rows as usize);
                 while let Some(row) = rows.next().map_err(sql_err)? {
                     let entry =
-                        map_row(row, self.file).map_err(|(id, message)| SourceError::BadRow {
-                            path: path.clone(),
-                            row: id.unwrap_or_else(|| {
-                                format!("rowid {}", row.get::<_, i64>(0).unwrap_or_default())
-                            }),
-                            message,
+                        map_row(row, self.file, self.checked).map_err(|(id, message)| {
+                            SourceError::BadRow {
+                                path: path.clone(),
+                                row: id.unwrap_or_else(|| {
+                                    format!("rowid {}", row.get::<_, i64>(0).unwrap_or_default())
+                                }),
+                                message,
+                            }
                         })?;
                     let Some(session) = table.lookup(&entry.session_id) else {
                         return Err(self.changed());

@@ -246,7 +246,7 @@ fn a_value_of_the_wrong_kind_is_named_by_its_column_and_value() {
         ),
         (
             "duration_ms = 'fast'",
-            "`duration_ms` is the text `fast`, not a number",
+            "`duration_ms` is the text `fast`, not a number of milliseconds from -9007199254740991 to 9007199254740991",
         ),
         (
             "success = 'yes'",
@@ -273,5 +273,95 @@ fn a_value_of_the_wrong_kind_is_named_by_its_column_and_value() {
                 "{set}"
             );
         }
+    }
+}
+
+/// The durations of a read with `checked`, whole and streamed, or the read's error.
+fn durations(path: &Path, checked: FieldsRead) -> [Result<Vec<f64>, String>; 2] {
+    let options = ReadOptions {
+        checked,
+        ..ReadOptions::default()
+    };
+    let of = |read: Result<Vec<Session>, SourceError>| {
+        read.map(|sessions| {
+            sessions
+                .iter()
+                .flat_map(|s| s.entries.iter().map(|e| e.result.duration))
+                .collect()
+        })
+        .map_err(|e| e.to_string())
+    };
+    let whole = CleoDb
+        .read(&Input::File(path), &SessionFilter::All, &options)
+        .map(|read| read.sessions);
+    let streamed = CleoDb
+        .open_stream(path, &SessionFilter::All, &options, None)
+        .and_then(|stream| drain(stream.expect("`--all` streams")));
+    [of(whole), of(streamed)]
+}
+
+/// A `duration_ms` of 1e308 was read as given, and two of them added up to infinity for a
+/// script totalling a session's durations (which then compared it false with any budget);
+/// one beyond 2^53 - 1 was rounded without a word; and a text one was refused even by
+/// `cleo-v1`, which reads no duration. The column is now read as the JSONL log of the same
+/// entries reads `result.duration`.
+#[test]
+fn a_duration_that_is_no_duration_is_refused_only_by_a_pack_that_reads_durations() {
+    let wanted = "not a number of milliseconds from -9007199254740991 to 9007199254740991";
+    let all_but_durations = FieldsRead::PARAMS
+        .with(FieldsRead::EXIT_CODE)
+        .with(FieldsRead::ERROR)
+        .with(FieldsRead::METADATA);
+    for (value, found) in [
+        ("9007199254740993", "the integer `9007199254740993`"),
+        ("9007199254740992", "the integer `9007199254740992`"),
+        ("-9007199254740992", "the integer `-9007199254740992`"),
+        ("1e308", "the real `1e+308`"),
+        ("9e999", "the real `Infinity`"),
+        ("-9e999", "the real `-Infinity`"),
+        ("'fast'", "the text `fast`"),
+        ("X'00'", "a BLOB of 1 bytes"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = database(dir.path(), &[(1, "s"), (2, "s")]);
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch(&format!(
+                "UPDATE audit_log SET duration_ms = 7 WHERE rowid = 1; \
+                 UPDATE audit_log SET duration_ms = {value} WHERE rowid = 2"
+            ))
+            .unwrap();
+        let refused = Err(format!(
+            "`{}`: audit_log row `r1`: `duration_ms` is {found}, {wanted}",
+            path.display()
+        ));
+        assert_eq!(
+            durations(&path, FieldsRead::DURATION),
+            [refused.clone(), refused],
+            "{value}"
+        );
+        assert_eq!(
+            durations(&path, all_but_durations),
+            [Ok(vec![7.0, 0.0]), Ok(vec![7.0, 0.0])],
+            "{value}"
+        );
+    }
+    // Up to the bound, negative, fractional or none, durations are read as they are.
+    let dir = tempfile::tempdir().unwrap();
+    let path = database(dir.path(), &[(1, "s"), (2, "s"), (3, "s"), (4, "s")]);
+    Connection::open(&path)
+        .unwrap()
+        .execute_batch(
+            "UPDATE audit_log SET duration_ms = 9007199254740991 WHERE rowid = 1; \
+             UPDATE audit_log SET duration_ms = -9007199254740991 WHERE rowid = 2; \
+             UPDATE audit_log SET duration_ms = 1.5 WHERE rowid = 3",
+        )
+        .unwrap();
+    let read = vec![9_007_199_254_740_991.0, -9_007_199_254_740_991.0, 1.5, 0.0];
+    for checked in [FieldsRead::ALL, FieldsRead::NONE] {
+        assert_eq!(
+            durations(&path, checked),
+            [Ok(read.clone()), Ok(read.clone())]
+        );
     }
 }
