@@ -564,6 +564,41 @@ fn list_refuses_grading_flags_it_would_drop() {
     assert_eq!(stdout(&out), "[]\n");
 }
 
+/// `--list` loads no pack (its `--rubric` names the recorded grades' pack by id), yet took
+/// `--rubric-path` and `--allow-plugins` and ignored them, as commands that load no pack did
+/// before they refused them. Set in the environment, they stay harmless.
+#[test]
+fn list_refuses_the_pack_flags_of_commands_that_load_a_pack() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().to_str().unwrap();
+    for (flags, dropped) in [
+        (&["--rubric-path", folder][..], "`--rubric-path`"),
+        (&["--allow-plugins"][..], "`--allow-plugins`"),
+        (
+            &["--allow-plugins", "--rubric-path", folder, "--explain"][..],
+            "`--explain`, `--rubric-path`, `--allow-plugins`",
+        ),
+    ] {
+        let out = run_in(dir.path(), &[&["--list"][..], flags].concat());
+        assert_eq!(code(&out), 2, "{flags:?}");
+        assert_eq!(stdout(&out), "", "{flags:?}");
+        assert_eq!(
+            stderr(&out),
+            format!("error: `--list` shows recorded grades; it takes only `--rubric`, `--session`, `--grades` and `--format`: drop {dropped}\n"),
+            "{flags:?}"
+        );
+    }
+    let out = grade_bin()
+        .current_dir(dir.path())
+        .env("GRADE_RUBRIC_PATH", folder)
+        .env("GRADE_ALLOW_PLUGINS", "1")
+        .args(["--list", "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "[]\n");
+}
+
 /// Flags about a model judge's requests, a judge's timeout, or sessions without entries
 /// were taken and dropped where nothing could use them, while `--judge-runs` and
 /// `--judge-jobs` were refused there.

@@ -161,6 +161,11 @@ pub struct Cli {
     /// Sessions to grade, in the order their results are printed
     #[arg(value_name = "SESSION")]
     pub sessions: Vec<String>,
+
+    /// The pack flags given on the command line (not from the environment), which a mode
+    /// that loads no pack (`--list`) refuses rather than ignores.
+    #[arg(skip)]
+    pub pack_flags_given: Vec<&'static str>,
 }
 
 /// `--rubric-path`, for a command that finds packs by id but loads no plugins.
@@ -216,6 +221,18 @@ impl Cli {
         use clap::{CommandFactory, FromArgMatches};
         let matches = Cli::command().try_get_matches()?;
         let mut cli = Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut Cli::command()))?;
+        if cli.command.is_none() {
+            cli.pack_flags_given = [
+                ("`--rubric-path`", RUBRIC_PATH_ID),
+                ("`--allow-plugins`", ALLOW_PLUGINS_ID),
+            ]
+            .into_iter()
+            .filter(|(_, id)| {
+                matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine)
+            })
+            .map(|(flag, _)| flag)
+            .collect();
+        }
         if let (Some(Command::Rubric(rubric)), Some(("rubric", group))) =
             (&mut cli.command, matches.subcommand())
         {

@@ -199,6 +199,8 @@ fn list_grades(cli: &Cli) -> Result<(), CliError> {
     ]
     .into_iter()
     .filter_map(|(flag, on)| on.then_some(flag))
+    // `--list` loads no pack: `--rubric` names the recorded grades' pack by id.
+    .chain(cli.pack_flags_given.iter().copied())
     .collect();
     if !given.is_empty() {
         return Err(CliError::Usage(format!(
