@@ -171,6 +171,89 @@ fn the_codex_example_pack_passes_its_tests_with_plugins_allowed() {
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
 }
 
+/// `grade rubric new --from PACK` of a pack with plugins wrote a copy and then refused it:
+/// it loaded the copy without the plugins it took no `--allow-plugins` for, and the copy's
+/// relative `path` named no library from its new folder. It now takes `--allow-plugins` and
+/// the copy declares the same library, pinned alike; without the flag, nothing is written.
+#[test]
+fn a_copy_of_a_pack_with_plugins_loads_its_plugins_with_allow_plugins() {
+    let pack = installed_example("codex", "grade_codex_plugin");
+    // The library beside the pack, named by a relative path as an author keeps it.
+    let library = built("grade_codex_plugin");
+    std::fs::create_dir(pack.path().join("lib")).unwrap();
+    std::fs::copy(
+        &library,
+        pack.path().join("lib").join(library.file_name().unwrap()),
+    )
+    .unwrap();
+    let manifest = pack.path().join("rubric.yaml");
+    let yaml = std::fs::read_to_string(&manifest).unwrap();
+    let declared = format!("    path: {}\n", library.display());
+    assert!(yaml.contains(&declared), "{yaml}");
+    std::fs::write(
+        &manifest,
+        yaml.replace(&declared, "    path: lib/grade_codex_plugin\n"),
+    )
+    .unwrap();
+    let original = pack.path().to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let new = |extra: &[&str]| {
+        let mut args = vec![
+            "rubric",
+            "new",
+            "copy",
+            "--from",
+            original,
+            "--dir",
+            dir.path().to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        common::grade_bin()
+            .env("GRADE_ALLOW_PLUGINS", "0")
+            .args(&args)
+            .output()
+            .unwrap()
+    };
+
+    let out = new(&[]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "error: {}:17:5: `plugins[0]`: plugin `codex`: the pack loads native code from `{}`, which runs with your rights: allow it with `--allow-plugins` (or `GRADE_ALLOW_PLUGINS=1`) [E033]\n",
+            manifest.display(),
+            pack.path().join("lib").join(library.file_name().unwrap()).display()
+        )
+    );
+    assert!(!dir.path().join("copy").exists(), "nothing is written");
+
+    let out = new(&["--allow-plugins"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let copy = dir.path().join("copy");
+    assert_eq!(
+        stdout(&out),
+        format!(
+            "created pack `copy` in `{0}`\nnext: grade rubric validate --allow-plugins {0} && grade rubric test --allow-plugins {0} --coverage\n",
+            copy.display()
+        )
+    );
+    let copied = std::fs::read_to_string(copy.join("rubric.yaml")).unwrap();
+    let absolute = std::fs::canonicalize(pack.path().join("lib"))
+        .unwrap()
+        .join("grade_codex_plugin");
+    assert!(
+        copied.contains(&format!("    path: \"{}\"\n", absolute.display())),
+        "{copied}"
+    );
+    assert!(
+        copied.contains(&format!("    sha256: \"{}\"", sha256_of(&library))),
+        "{copied}"
+    );
+    let tested = run(&["rubric", "test", "--allow-plugins", copy.to_str().unwrap()]);
+    assert_eq!(code(&tested), 0, "{}{}", stdout(&tested), stderr(&tested));
+    assert!(stdout(&tested).contains(" 0 failed"), "{}", stdout(&tested));
+}
+
 #[test]
 fn example_packs_are_refused_without_allow_plugins() {
     for (example, library) in [

@@ -426,11 +426,11 @@ impl RubricArgs {
             | RubricCommand::ScoreConfigs(RubricShowArgs { packs, .. })
             | RubricCommand::Validate(RubricValidateArgs { packs, .. })
             | RubricCommand::Test(RubricTestArgs { packs, .. })
-            | RubricCommand::JudgmentSchema(RubricPackArgs { packs, .. }) => {
+            | RubricCommand::JudgmentSchema(RubricPackArgs { packs, .. })
+            | RubricCommand::New(RubricNewArgs { packs, .. }) => {
                 (Some(&mut packs.search), Some(&mut packs.allow_plugins))
             }
-            RubricCommand::Pin(RubricPinArgs { search, .. })
-            | RubricCommand::New(RubricNewArgs { search, .. }) => (Some(search), None),
+            RubricCommand::Pin(RubricPinArgs { search, .. }) => (Some(search), None),
             RubricCommand::Explain(_) => (None, None),
         };
         match search {
@@ -532,8 +532,9 @@ pub struct RubricNewArgs {
     /// Folder to create the pack in
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub dir: PathBuf,
+    // A copy of a pack with plugins loads them to write its tests' expectations.
     #[command(flatten)]
-    pub search: PackSearch,
+    pub packs: PackLoad,
 }
 
 #[derive(Debug, Args)]

@@ -39,7 +39,7 @@ pub fn run(cmd: &RubricCommand) -> Result<(), CliError> {
         }
         RubricCommand::Pin(args) => pin(&args.pack, &args.search.rubric_path),
         RubricCommand::Explain(args) => crate::explain::run(args),
-        RubricCommand::New(args) => crate::scaffold::run(args, &args.search.rubric_path),
+        RubricCommand::New(args) => crate::scaffold::run(args),
         RubricCommand::ScoreConfigs(args) => {
             // With the command line's plugin policy, as every command that loads a pack: a
             // pack with plugins was refused here even with `--allow-plugins`.

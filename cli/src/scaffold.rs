@@ -4,7 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use grade_engine::pack_test;
-use grade_engine::{PackOrigin, Registry};
+use grade_engine::plugin::PluginPolicy;
+use grade_engine::{PackFiles, PackOrigin, Registry};
 
 use crate::args::RubricNewArgs;
 use crate::error::CliError;
@@ -100,8 +101,9 @@ Work on it with:
     grade --rubric ./{{NAME}} --source audit.jsonl --explain SESSION
 "#;
 
-pub fn run(args: &RubricNewArgs, search_path: &[PathBuf]) -> Result<(), CliError> {
+pub fn run(args: &RubricNewArgs) -> Result<(), CliError> {
     let name = args.name.as_str();
+    let policy = args.packs.policy();
     if name.is_empty()
         || !name
             .chars()
@@ -118,12 +120,18 @@ pub fn run(args: &RubricNewArgs, search_path: &[PathBuf]) -> Result<(), CliError
             dir.display()
         )));
     }
+    // The original is checked before anything is written: a pack that does not load (its
+    // plugins refused without `--allow-plugins`) makes a copy that does not either.
+    let from = match &args.from {
+        Some(spec) => Some(original(spec, &args.packs.search.rubric_path, policy)?),
+        None => None,
+    };
     std::fs::create_dir_all(dir.join("tests")).map_err(|source| CliError::Io {
         path: dir.clone(),
         source,
     })?;
     // A pack that cannot be made whole is not left half made: the folder did not exist.
-    match scaffold(args, name, &dir, search_path) {
+    match scaffold(from.as_ref(), name, &dir, policy) {
         Ok(()) => {}
         Err(err) => {
             let _ = std::fs::remove_dir_all(&dir);
@@ -131,21 +139,62 @@ pub fn run(args: &RubricNewArgs, search_path: &[PathBuf]) -> Result<(), CliError
         }
     }
     let shown = dir.display();
+    let allow = if from.is_some_and(|f| f.has_plugins) {
+        " --allow-plugins"
+    } else {
+        ""
+    };
     write_stdout(
         format!(
-            "created pack `{name}` in `{shown}`\nnext: grade rubric validate {shown} && grade rubric test {shown} --coverage\n"
+            "created pack `{name}` in `{shown}`\nnext: grade rubric validate{allow} {shown} && grade rubric test{allow} {shown} --coverage\n"
         )
         .as_bytes(),
     )
 }
 
+/// The pack a copy starts from (`--from`), as the copy writes it.
+struct Original {
+    files: PackFiles,
+    /// Its `rubric.yaml`, each plugin's `path` rewritten to name the same library from the
+    /// copy's folder.
+    rubric: String,
+    has_plugins: bool,
+}
+
+/// Finds and loads the pack `spec` names with `policy`, as grading with it would.
+fn original(
+    spec: &str,
+    search_path: &[PathBuf],
+    policy: PluginPolicy,
+) -> Result<Original, CliError> {
+    let files = grade_engine::locate_pack(spec, search_path)?;
+    let pack = grade_engine::pack::compile_pack_with(&files, policy)?;
+    let rubric = files.files.get("rubric.yaml").cloned().unwrap_or_default();
+    let rubric = match &files.origin {
+        // A plugin's `path` is relative to its pack's folder, which the copy is not in.
+        PackOrigin::Folder(src) if !pack.plugins.is_empty() => {
+            grade_engine::plugin::relocate(&rubric, src)
+                .map_err(|message| {
+                    CliError::Usage(format!("{}: {message}", src.join("rubric.yaml").display()))
+                })?
+                .0
+        }
+        _ => rubric,
+    };
+    Ok(Original {
+        files,
+        rubric,
+        has_plugins: !pack.plugins.is_empty(),
+    })
+}
+
 /// Writes the pack's files into `dir` (which exists, empty but for `tests/`) and its tests'
-/// expectations.
+/// expectations, loading its plugins (if any) with `policy`.
 fn scaffold(
-    args: &RubricNewArgs,
+    from: Option<&Original>,
     name: &str,
     dir: &Path,
-    search_path: &[PathBuf],
+    policy: PluginPolicy,
 ) -> Result<(), CliError> {
     let io = |path: &Path, source| CliError::Io {
         path: path.to_owned(),
@@ -159,17 +208,16 @@ fn scaffold(
         std::fs::write(&path, text).map_err(|e| io(&path, e))
     };
 
-    match &args.from {
+    match from {
         None => {
             write("rubric.yaml", &TEMPLATE_RUBRIC.replace("{{NAME}}", name))?;
             write("failed_calls.rhai", TEMPLATE_SCRIPT)?;
             write("tests/basic.jsonl", TEMPLATE_FIXTURE)?;
         }
-        Some(from) => {
-            let files = grade_engine::locate_pack(from, search_path)?;
+        Some(Original { files, rubric, .. }) => {
             for (file, text) in &files.files {
                 let text = if file == "rubric.yaml" {
-                    retitle(text, name)
+                    retitle(rubric, name)
                 } else {
                     text.clone()
                 };
@@ -200,7 +248,7 @@ fn scaffold(
     // The expectations are the new pack's own results, so it passes its test at once and
     // an author's later change shows up as a readable diff. Written as `rubric test
     // --update` writes them: fixtures in subfolders and of any format, with their judgments.
-    let pack = grade_engine::compile_pack(&grade_engine::PackFiles::read_folder(dir)?)?;
+    let pack = grade_engine::pack::compile_pack_with(&PackFiles::read_folder(dir)?, policy)?;
     let fixtures = pack_test::discover(&dir.join("tests"))?;
     let registry = Registry::with_plugins_of(&pack)
         .map_err(|e| CliError::Usage(format!("rubric `{}`: {e}", pack.id)))?;

@@ -7,8 +7,8 @@
 //! symbol.
 //!
 //! This module is the public face of plugins, above the pack: the types of the host (which
-//! lives below the pack, in `native`, since packs and scripts call plugins), [`pin`] (which
-//! rewrites a pack's `rubric.yaml`) and
+//! lives below the pack, in `native`, since packs and scripts call plugins), [`pin`] and
+//! [`relocate`] (which rewrite a pack's `rubric.yaml`) and
 //! [`Registry::with_plugins_of`](crate::source::Registry::with_plugins_of) (a pack's formats).
 
 mod source_format;
@@ -73,41 +73,16 @@ pub fn pin(text: &str, pack_dir: &Path) -> Result<(String, Vec<Pinned>), String>
                 )
             })?;
         let sha256 = sha256_hex(&bytes);
-        // A block scalar (`sha256: |`) keeps its value on the lines below: not rewritable in place.
-        let key_line = places
-            .find(&format!("plugins[{i}].sha256"), true)
-            .and_then(|key| text.split('\n').nth(key.line - 1));
-        if let Some(indicator) = key_line
-            .and_then(|l| l.split_once("sha256:"))
-            .map(|(_, after)| after.trim())
-            .filter(|after| after.starts_with(['|', '>']))
-        {
-            return Err(format!(
-                "`plugins[{i}].sha256` is a block scalar (`{indicator}`); write it on one line \
-                 (`sha256: \"\"`) to have it pinned"
-            ));
-        }
-        let place = places
-            .find(&format!("plugins[{i}].sha256"), false)
-            .ok_or_else(|| format!("cannot find where `plugins[{i}].sha256` is written"))?;
-        let line = lines
-            .get_mut(place.line - 1)
-            .ok_or_else(|| format!("`plugins[{i}].sha256` is past the end of the file"))?;
-        let start = line
-            .char_indices()
-            .nth(place.column - 1)
-            .map_or(line.len(), |(at, _)| at);
-        // The value is a scalar on its line (hex digits, maybe quoted): it ends at a comment,
-        // at the `,` or `}` of a flow mapping, or at the end of the line.
-        let rest = &line[start..];
-        let cut = [" #", ",", "}"]
-            .iter()
-            .filter_map(|t| rest.find(t))
-            .min()
-            .unwrap_or(rest.len());
-        let end = start + rest[..cut].trim_end().len();
         let changed = parse_pin(&declared.sha256).as_deref() != Some(sha256.as_str());
-        line.replace_range(start..end, &format!("\"{sha256}\""));
+        replace_scalar(
+            text,
+            &places,
+            &mut lines,
+            i,
+            "sha256",
+            &format!("\"{sha256}\""),
+            " (`sha256: \"\"`) to have it pinned",
+        )?;
         pinned.push(Pinned {
             name: declared.name.clone(),
             path,
@@ -137,6 +112,132 @@ pub fn pin(text: &str, pack_dir: &Path) -> Result<(String, Vec<Pinned>), String>
     Ok((pinned_text, pinned))
 }
 
+/// A plugin whose `path` [`relocate`] rewrote, or kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Relocated {
+    /// The plugin's name in the pack.
+    pub name: String,
+    /// The `path` the copy declares.
+    pub path: String,
+}
+
+/// `rubric.yaml` (`text`) of the pack in `pack_dir`, with each plugin's relative `path`
+/// rewritten as the absolute path of the same library, so that a copy of the pack in any
+/// other folder (`grade rubric new --from`) loads the libraries the original loads, pinned to
+/// the same hashes; an absolute `path` is kept. The rest of the text is kept byte for byte.
+pub fn relocate(text: &str, pack_dir: &Path) -> Result<(String, Vec<Relocated>), String> {
+    use crate::pack::raw::{Lenient, RawPack};
+    let (raw, _) = RawPack::read(text).map_err(|e| e.to_string())?;
+    let places = crate::pack::locate::Places::read(text);
+    let mut lines: Vec<String> = text.split('\n').map(str::to_owned).collect();
+    let mut relocated = Vec::new();
+    for (i, item) in raw.plugins.iter().enumerate() {
+        let Lenient::Ok(declared) = item else {
+            return Err(format!("`plugins[{i}]` needs `name`, `path` and `sha256`"));
+        };
+        let given = Path::new(&declared.path);
+        if given.is_absolute() {
+            relocated.push(Relocated {
+                name: declared.name.clone(),
+                path: declared.path.clone(),
+            });
+            continue;
+        }
+        let declared_at = pack_dir.join(given);
+        // The folder resolved, the file name kept as declared: the platform's prefix and
+        // suffix are then added to it as they were to the original's.
+        let (Some(folder), Some(file)) = (declared_at.parent(), declared_at.file_name()) else {
+            return Err(format!(
+                "plugin `{}`: `path` `{}` names no library file",
+                declared.name, declared.path
+            ));
+        };
+        let folder = std::fs::canonicalize(folder).map_err(|e| {
+            format!(
+                "plugin `{}`: cannot find the folder of library `{}`: {e}",
+                declared.name,
+                library_path(pack_dir, &declared.path).display()
+            )
+        })?;
+        let absolute = folder.join(file);
+        let Some(path) = absolute.to_str() else {
+            return Err(format!(
+                "plugin `{}`: library path `{}` is not UTF-8, and `rubric.yaml` is",
+                declared.name,
+                absolute.display()
+            ));
+        };
+        // A JSON string is a YAML double-quoted scalar, backslashes and quotes escaped.
+        let quoted = serde_json::to_string(path).map_err(|e| e.to_string())?;
+        replace_scalar(text, &places, &mut lines, i, "path", &quoted, "")?;
+        relocated.push(Relocated {
+            name: declared.name.clone(),
+            path: path.to_owned(),
+        });
+    }
+    let relocated_text = lines.join("\n");
+    // Only a value written on its own line can be replaced in place: the rewrite must read
+    // back as the new paths.
+    let (reread, _) = RawPack::read(&relocated_text).map_err(|e| {
+        format!("rewriting `plugins[…].path` in place would break `rubric.yaml` ({e}); write each `path` on one line")
+    })?;
+    for (i, (item, done)) in reread.plugins.iter().zip(&relocated).enumerate() {
+        if !matches!(item, Lenient::Ok(declared) if declared.path == done.path) {
+            return Err(format!(
+                "`plugins[{i}].path` could not be rewritten in place; write it on one line, quoted"
+            ));
+        }
+    }
+    Ok((relocated_text, relocated))
+}
+
+/// Replaces the value of `plugins[i].KEY` in `lines` (of `text`) with `value`: a scalar
+/// written on the key's line, which ends at a comment, at the `,` or `}` of a flow mapping,
+/// or at the end of the line. `hint` ends the refusal of a value on several lines.
+fn replace_scalar(
+    text: &str,
+    places: &crate::pack::locate::Places,
+    lines: &mut [String],
+    i: usize,
+    key: &str,
+    value: &str,
+    hint: &str,
+) -> Result<(), String> {
+    let at = format!("plugins[{i}].{key}");
+    // A block scalar (`KEY: |`) keeps its value on the lines below: not rewritable in place.
+    let key_line = places
+        .find(&at, true)
+        .and_then(|k| text.split('\n').nth(k.line - 1));
+    if let Some(indicator) = key_line
+        .and_then(|l| l.split_once(&format!("{key}:")))
+        .map(|(_, after)| after.trim())
+        .filter(|after| after.starts_with(['|', '>']))
+    {
+        return Err(format!(
+            "`{at}` is a block scalar (`{indicator}`); write it on one line{hint}"
+        ));
+    }
+    let place = places
+        .find(&at, false)
+        .ok_or_else(|| format!("cannot find where `{at}` is written"))?;
+    let line = lines
+        .get_mut(place.line - 1)
+        .ok_or_else(|| format!("`{at}` is past the end of the file"))?;
+    let start = line
+        .char_indices()
+        .nth(place.column - 1)
+        .map_or(line.len(), |(at, _)| at);
+    let rest = &line[start..];
+    let cut = [" #", ",", "}"]
+        .iter()
+        .filter_map(|t| rest.find(t))
+        .min()
+        .unwrap_or(rest.len());
+    let end = start + rest[..cut].trim_end().len();
+    line.replace_range(start..end, value);
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,6 +264,43 @@ mod tests {
         let (again, changes) = pin(&pinned, dir.path()).unwrap();
         assert_eq!(again, pinned, "pinning twice changes nothing");
         assert!(changes.iter().all(|c| !c.changed));
+    }
+
+    /// A copy of a pack in another folder (`grade rubric new --from`) named no library: a
+    /// relative `path` is relative to the pack's folder.
+    #[test]
+    fn relocate_names_each_relative_library_from_anywhere_and_keeps_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let pack = dir.path().join("pack");
+        std::fs::create_dir_all(pack.join("lib")).unwrap();
+        let lib = std::fs::canonicalize(pack.join("lib")).unwrap();
+        let text = "id: p # the pack\nplugins:\n  - name: a\n    path: lib/a # built here\n    sha256: \"x\"\n  - { name: b, path: ../pack/lib/b.so, sha256: y }\n  - { name: c, path: /opt/c.so, sha256: z }\ndimensions: []\n";
+        let (relocated, plugins) = relocate(text, &pack).unwrap();
+        let (a, b) = (lib.join("a"), lib.join("b.so"));
+        assert_eq!(
+            relocated,
+            format!(
+                "id: p # the pack\nplugins:\n  - name: a\n    path: \"{}\" # built here\n    sha256: \"x\"\n  - {{ name: b, path: \"{}\", sha256: y }}\n  - {{ name: c, path: /opt/c.so, sha256: z }}\ndimensions: []\n",
+                a.display(),
+                b.display()
+            )
+        );
+        let paths: Vec<&str> = plugins.iter().map(|p| p.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [a.to_str().unwrap(), b.to_str().unwrap(), "/opt/c.so"]
+        );
+        // A value it cannot replace in place is refused, not half rewritten.
+        let text =
+            "id: p\nplugins:\n  - { name: a, path: \"lib/a, b\", sha256: x }\ndimensions: []\n";
+        let err = relocate(text, &pack).unwrap_err();
+        assert!(err.contains("path") && err.contains("on one line"), "{err}");
+        let text = "id: p\nplugins:\n  - name: a\n    path: |\n      lib/a\n    sha256: x\ndimensions: []\n";
+        let err = relocate(text, &pack).unwrap_err();
+        assert_eq!(
+            err,
+            "`plugins[0].path` is a block scalar (`|`); write it on one line"
+        );
     }
 
     #[test]
