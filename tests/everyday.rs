@@ -205,6 +205,40 @@ fn completions_for_each_shell_and_a_man_page() {
     );
 }
 
+/// `grade --rubric-path DIR rubric list` reads `rubric` as a session to grade (the flag
+/// belongs to the grading command), and said only that `--rubric` was missing.
+#[test]
+fn a_command_after_a_grading_flag_is_named_with_where_it_goes() {
+    let empty = tempfile::tempdir().unwrap();
+    let dir = empty.path().to_str().unwrap();
+    for (args, command) in [
+        (&["--rubric-path", dir, "rubric", "list"][..], "rubric"),
+        (&["--format", "json", "compare", "a", "b"][..], "compare"),
+    ] {
+        let out = run(args);
+        assert_eq!(code(&out), 2, "{args:?}: {}", stderr(&out));
+        assert_eq!(
+            stderr(&out),
+            format!(
+                "error: `{command}` is a command, and a flag before it makes it read as a session to grade: write the command first (`grade {command} …` with its flags after it)\n"
+            ),
+            "{args:?}"
+        );
+    }
+    // The command first works.
+    let out = run(&["rubric", "--rubric-path", dir, "list"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // With a rubric, a session that happens to be named like a command is graded as asked.
+    let out = run(&[
+        "--rubric",
+        "cleo-v1",
+        "--source",
+        "/nonexistent/x.jsonl",
+        "rubric",
+    ]);
+    assert!(!stderr(&out).contains("is a command"), "{}", stderr(&out));
+}
+
 /// `--rubric-path` and `--allow-plugins` were global: `grade man`, `grade completions`,
 /// `grade push` and `grade rubric explain` listed them in their help and took them, meaning
 /// nothing. Only commands that find a pack take `--rubric-path`, and only those that load

@@ -254,6 +254,13 @@ pub(crate) fn source_plan(cli: &Cli, pack: &CompiledPack) -> Result<SourcePlan, 
 /// The rubric to grade with, once the grading flags are known to fit together.
 fn grading_spec(cli: &Cli) -> Result<&str, CliError> {
     let Some(spec) = cli.rubric.as_deref() else {
+        // `grade --rubric-path DIR rubric list`: a flag before a command makes clap read the
+        // command as a session to grade; say where the command goes instead.
+        if let Some(command) = cli.sessions.first().filter(|s| is_command(s)) {
+            return Err(CliError::Usage(format!(
+                "`{command}` is a command, and a flag before it makes it read as a session to grade: write the command first (`grade {command} …` with its flags after it)"
+            )));
+        }
         return Err(CliError::Usage(
             "`--rubric ID|PATH` is required to grade (or use `--list` to show recorded grades)"
                 .to_owned(),
@@ -292,6 +299,14 @@ fn grading_spec(cli: &Cli) -> Result<&str, CliError> {
         return Err(CliError::Usage(unused.join("\nerror: ")));
     }
     Ok(spec)
+}
+
+/// Whether `word` names one of `grade`'s commands (`rubric`, `compare`, …).
+fn is_command(word: &str) -> bool {
+    use clap::CommandFactory;
+    Cli::command()
+        .get_subcommands()
+        .any(|c| c.get_name() == word || c.get_all_aliases().any(|a| a == word))
 }
 
 /// Flags the rest of the command line leaves with nothing to act on: dropped without a word,
