@@ -48,6 +48,27 @@ fn explain_prints_what_a_code_means() {
 }
 
 #[test]
+fn explain_of_a_session_error_says_the_pack_stays_valid() {
+    let out = run(&["rubric", "explain", "not-text"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.starts_with(
+            "E040 not-text (error): a session where a test of text meets a value that is not text\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.ends_with(
+            "It is an error of one session, not of the pack: the pack stays valid, and the other\n\
+             sessions of a run are graded.\n"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("makes the pack invalid"), "{text}");
+}
+
+#[test]
 fn explain_without_a_code_lists_every_code() {
     let out = run(&["rubric", "explain"]);
     assert_eq!(code(&out), 0);

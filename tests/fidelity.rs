@@ -170,58 +170,109 @@ fn iso_timestamps_v8_cannot_parse_are_read_as_the_instants_they_name() {
     }
 }
 
-/// A deliberate difference: CLEO's grader calls `.trim()` on a description and
-/// `.toLowerCase()` on a title and throws on any other type, losing the whole grade.
-/// `grade` grades them: a description is missing when it is falsy (0, false, null) or a
-/// blank string, so any other number, array or object counts as given; a title is compared
-/// as JavaScript's `String(title)` spells it (7 and "7" are the same title).
+fn add_line(session: &str, at: &str, success: bool, params: Value) -> String {
+    serde_json::json!({
+        "timestamp": at, "sessionId": session, "domain": "tasks", "operation": "add",
+        "params": params, "result": {"success": success, "exitCode": if success { 0 } else { 6 }, "duration": 5},
+        "metadata": {"source": "mcp", "gateway": "cleo_query"}
+    })
+    .to_string()
+}
+
+/// CLEO's grader calls `.trim()` on a successful `tasks.add`'s description and
+/// `.toLowerCase()` on its title, and throws a `TypeError` on any other kind of value, so the
+/// session gets no grade: `grade` gives none either, names the entry, field and value, and
+/// grades the other sessions (exit 1). Entries CLEO does not read there (a failed add, another
+/// operation) are not read either.
 #[test]
-fn descriptions_and_titles_that_are_not_strings_are_graded_as_javascript_values() {
-    let add = |at: &str, params: Value| entry("s", at, "tasks", "add", params);
+fn a_description_or_title_that_is_not_text_leaves_the_session_not_graded_naming_the_entry() {
     let lines = [
-        add(
+        add_line(
+            "ok",
             "2026-03-01T12:00:01Z",
-            serde_json::json!({"title": 7, "description": 42}),
+            true,
+            serde_json::json!({"title": "x", "description": "d"}),
         ),
-        add(
+        add_line(
+            "desc",
             "2026-03-01T12:00:02Z",
-            serde_json::json!({"title": "7 ", "description": ["why"]}),
+            true,
+            serde_json::json!({"title": "x", "description": 7}),
         ),
-        add(
+        add_line(
+            "title",
             "2026-03-01T12:00:03Z",
-            serde_json::json!({"title": {"a": 1}, "description": {"a": 1}}),
+            true,
+            serde_json::json!({"title": 3, "description": "d"}),
         ),
-        add(
+        add_line(
+            "unread",
             "2026-03-01T12:00:04Z",
-            serde_json::json!({"title": "[object Object]", "description": 0}),
+            false,
+            serde_json::json!({"title": 3, "description": true}),
         ),
-        add(
+        entry(
+            "unread",
             "2026-03-01T12:00:05Z",
-            serde_json::json!({"title": ["Fix", "it"], "description": false}),
-        ),
-        add(
-            "2026-03-01T12:00:06Z",
-            serde_json::json!({"title": "fix,it", "description": true}),
+            "tasks",
+            "find",
+            serde_json::json!({"title": [], "description": {"a": 1}}),
         ),
     ];
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("audit.jsonl");
+    std::fs::write(&log, lines.join("\n") + "\n").unwrap();
+    let log = log.display().to_string();
     for pack in ["cleo-v1", "cleo-v2"] {
-        let result = &grade_lines(pack, &lines, &["s"])[0];
-        let flags: Vec<&str> = result["flags"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| f.as_str().unwrap())
-            .collect();
-        let undescribed = flags
-            .iter()
-            .filter(|f| f.starts_with("tasks.add without description"))
-            .count();
-        assert_eq!(undescribed, 2, "{pack}: {flags:?}");
-        assert!(
-            evidence(result, "errorProtocol")
-                .contains(&"3 potentially duplicate task create(s) detected".to_owned()),
-            "{pack}: {result}"
+        let expected = format!(
+            "error: rubric `{pack}` cannot grade session `desc`: `blank` of selector `task_added_without_description` tests text, and `params.description` of the entry at `audit.jsonl:2` is a number (`7`) [E040]\n\
+             error: rubric `{pack}` cannot grade session `title`: `normalize` of metric `duplicate_titles` reads text, and `params.title` of the entry at `audit.jsonl:3` is a number (`3`) [E040]\n"
         );
+        let named = run(&[
+            "--rubric",
+            pack,
+            "--source",
+            &log,
+            "--no-record",
+            "--format",
+            "jsonl",
+            "ok",
+            "desc",
+            "title",
+            "unread",
+        ]);
+        assert_eq!(code(&named), 1, "{pack}: {}", stderr(&named));
+        assert_eq!(
+            stderr(&named),
+            format!("{expected}error: 2 of 4 sessions could not be graded\n"),
+            "{pack}"
+        );
+        let graded: Vec<Value> = json_lines(&stdout(&named))
+            .into_iter()
+            .map(|r| r["sessionId"].clone())
+            .collect();
+        assert_eq!(graded, ["ok", "unread"], "{pack}");
+        // Every way of grading a whole log says the same.
+        for format in ["jsonl", "json", "human"] {
+            let all = run(&[
+                "--rubric",
+                pack,
+                "--source",
+                &log,
+                "--no-record",
+                "--format",
+                format,
+                "--all",
+            ]);
+            assert_eq!(code(&all), 1, "{pack} {format}: {}", stderr(&all));
+            let err = stderr(&all);
+            assert!(
+                err.starts_with(&expected) && err.contains("2 of 4 sessions could not be graded"),
+                "{pack} {format}: {err}"
+            );
+            assert!(stdout(&all).contains("unread"), "{pack} {format}");
+            assert!(!stdout(&all).contains("\"desc\""), "{pack} {format}");
+        }
     }
 }
 

@@ -562,6 +562,41 @@ fn errors_are_tool_errors_with_the_cli_message_and_the_server_keeps_serving() {
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
+/// A session the pack cannot grade (CLEO's grader throws on it) is a tool error with the
+/// message the CLI prints for it.
+#[test]
+fn a_session_cleo_cannot_grade_is_a_tool_error_naming_the_entry() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("audit.jsonl");
+    let line = json!({
+        "timestamp": "2026-03-01T12:00:01Z", "sessionId": "s1", "domain": "tasks",
+        "operation": "add", "params": { "title": "x", "description": 7 },
+        "result": { "success": true, "exitCode": 0, "duration": 5 },
+        "metadata": { "source": "mcp" }
+    });
+    std::fs::write(&log, format!("{line}\n")).expect("log written");
+    let log = log.to_str().expect("utf-8 path");
+    let mut client = Client::start(dir.path(), &[]);
+    let result = client.call(
+        "grade",
+        json!({ "sessionId": "s1", "source": log, "record": false }),
+    );
+    assert!(is_error(&result), "{result}");
+    let message = "error: rubric `cleo-v1` cannot grade session `s1`: `blank` of selector `task_added_without_description` tests text, and `params.description` of the entry at `audit.jsonl:1` is a number (`7`) [E040]";
+    assert_eq!(text(&result), message);
+    let out = run_in(
+        dir.path(),
+        &["--rubric", "cleo-v1", "--source", log, "--no-record", "s1"],
+    );
+    assert_eq!(code(&out), 1);
+    assert_eq!(
+        stderr(&out),
+        format!("{message}\nerror: 1 of 1 session could not be graded\n")
+    );
+    let (code, stderr) = client.close();
+    assert_eq!(code, 0, "{stderr}");
+}
+
 #[test]
 fn unknown_session_id_is_answered_as_the_cli_answers_it() {
     let root = repo_root();

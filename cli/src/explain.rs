@@ -44,6 +44,11 @@ pub fn run(args: &RubricExplainArgs) -> Result<(), CliError> {
 pub fn explain(code: Code) -> String {
     let info = code.info();
     let (kind, allow) = match info.severity {
+        Severity::Error if code.is_session_error() => (
+            "error",
+            "It is an error of one session, not of the pack: the pack stays valid, and the other \
+sessions of a run are graded.",
+        ),
         Severity::Error => (
             "error",
             "An error makes the pack invalid; it cannot be allowed.",
@@ -59,7 +64,7 @@ pub fn explain(code: Code) -> String {
         info.name,
         info.summary,
         wrap(info.doc, 88),
-        allow.replace("CODE", info.id)
+        wrap(&allow.replace("CODE", info.id), 88)
     )
 }
 

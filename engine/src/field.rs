@@ -116,6 +116,35 @@ impl Field {
     }
 }
 
+impl std::fmt::Display for Field {
+    /// The path as a pack writes it (`params.title`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (root, rest): (&str, &[String]) = match self {
+            Field::Timestamp => ("timestamp", &[]),
+            Field::SessionId => ("sessionId", &[]),
+            Field::Domain => ("domain", &[]),
+            Field::Operation => ("operation", &[]),
+            Field::Success => ("result.success", &[]),
+            Field::ExitCode => ("result.exitCode", &[]),
+            Field::Duration => ("result.duration", &[]),
+            Field::Error => ("error", &[]),
+            Field::Params(path) => ("params", path),
+            Field::Metadata(key, path) => {
+                write!(f, "metadata.{key}")?;
+                for part in path {
+                    write!(f, ".{part}")?;
+                }
+                return Ok(());
+            }
+        };
+        f.write_str(root)?;
+        for part in rest {
+            write!(f, ".{part}")?;
+        }
+        Ok(())
+    }
+}
+
 fn descend<'e, 'p>(
     mut value: Option<&'e Value>,
     path: impl Iterator<Item = &'p String>,
@@ -185,9 +214,33 @@ impl<'a> FieldValue<'a> {
         }
     }
 
-    /// Falsy, or a string that is empty once trimmed (CLEO's "without description").
-    pub fn blank(self) -> bool {
-        !self.truthy() || self.as_str().is_some_and(|s| js_trim(s).is_empty())
+    /// Falsy, or a string that is empty once trimmed (CLEO's "without description"); `None`
+    /// for a truthy value that is not text (a number, `true`, an array, an object), on which
+    /// CLEO's `desc.trim()` throws, so that no answer is taken for one.
+    pub fn blank(self) -> Option<bool> {
+        match self.as_str() {
+            Some(s) => Some(js_trim(s).is_empty()),
+            None if !self.truthy() => Some(true),
+            None => None,
+        }
+    }
+
+    /// What kind of value this is, in words (`a number`), for a message.
+    pub fn kind_phrase(self) -> &'static str {
+        match self {
+            FieldValue::Missing => "missing",
+            FieldValue::Str(_) => "a string",
+            FieldValue::Bool(_) => "a boolean",
+            FieldValue::Int(_) | FieldValue::Float(_) => "a number",
+            FieldValue::Json(v) => match v {
+                Value::Null => "null",
+                Value::Bool(_) => "a boolean",
+                Value::Number(_) => "a number",
+                Value::String(_) => "a string",
+                Value::Array(_) => "an array",
+                Value::Object(_) => "an object",
+            },
+        }
     }
 
     pub fn equals(self, expected: &Value) -> bool {
@@ -287,6 +340,57 @@ impl Default for FieldsRead {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn blank_decides_text_and_falsy_values_and_no_other_truthy_value() {
+        use serde_json::json;
+        let decided = [
+            (FieldValue::Missing, Some(true)),
+            (FieldValue::Str(""), Some(true)),
+            (FieldValue::Str(" \u{a0}\n"), Some(true)),
+            (FieldValue::Str(" d "), Some(false)),
+            (FieldValue::Bool(false), Some(true)),
+            (FieldValue::Bool(true), None),
+            (FieldValue::Int(0), Some(true)),
+            (FieldValue::Int(4), None),
+            (FieldValue::Float(0.0), Some(true)),
+            (FieldValue::Float(f64::NAN), Some(true)),
+            (FieldValue::Float(0.5), None),
+        ];
+        for (value, blank) in decided {
+            assert_eq!(value.blank(), blank, "{value:?}");
+        }
+        let json = [
+            (json!(null), Some(true)),
+            (json!(""), Some(true)),
+            (json!("  "), Some(true)),
+            (json!("d"), Some(false)),
+            (json!(false), Some(true)),
+            (json!(0), Some(true)),
+            (json!(-0.0), Some(true)),
+            (json!(true), None),
+            (json!(7), None),
+            (json!([]), None),
+            (json!({}), None),
+        ];
+        for (value, blank) in &json {
+            assert_eq!(FieldValue::Json(value).blank(), *blank, "{value}");
+        }
+    }
+
+    #[test]
+    fn a_field_prints_as_the_path_a_pack_writes() {
+        for path in [
+            "params.description",
+            "params.a.b",
+            "metadata.taskId",
+            "metadata.x.y",
+            "result.exitCode",
+            "sessionId",
+        ] {
+            assert_eq!(Field::parse(path).unwrap().to_string(), path);
+        }
+    }
 
     #[test]
     fn paths_resolve_or_explain_why_not() {

@@ -2,6 +2,7 @@
 //! value (with, when explained, the entries that moved it). What it fills, [`Facts`], lives
 //! with the conditions that read it (`pack/condition/context.rs`).
 
+use std::cell::Cell;
 use std::collections::HashSet;
 
 use crate::entry::Entry;
@@ -9,19 +10,40 @@ use crate::field::Field;
 use crate::pack::condition::Facts;
 use crate::pack::{CompiledPack, EntryKeys, Metric, Normalize, Selector};
 
+/// A test that reads text met, in the entry at position `at`, a value it cannot read as
+/// text: CLEO's grader throws there (`desc.trim is not a function`), so the session gets
+/// no grade rather than an answer guessed for it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct NotText<'p> {
+    pub test: TextTest,
+    pub field: &'p Field,
+    pub at: u32,
+}
+
+/// Which test of text [`NotText`] names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TextTest {
+    /// A `blank` test in the selector with this id.
+    Blank { selector: usize },
+    /// The `normalize` steps of the metric with this id.
+    Normalize { metric: usize },
+}
+
 impl CompiledPack {
-    pub(super) fn facts<'s>(
-        &self,
+    pub(super) fn facts<'s, 'p>(
+        &'p self,
         session_id: &'s str,
         entries: &'s [Entry],
         explain: bool,
-    ) -> Facts<'s> {
+    ) -> Result<Facts<'s>, NotText<'p>> {
         let mut hits: Vec<Vec<u32>> = vec![Vec::new(); self.selectors.len()];
         // Per entry, what the selectors already evaluated decided: a reference to one
         // (`all: [task_added, …]`) reads it instead of matching again. Referenced selectors
         // are evaluated first, so a graph that doubles per level costs one match per selector.
         let order = evaluation_order(&self.selectors);
         let mut matched = vec![None; self.selectors.len()];
+        // Set by a `blank` test that met a value it cannot decide; read once per entry.
+        let undecided = Cell::new(None);
         for (i, entry) in entries.iter().enumerate() {
             matched.fill(None);
             let keys = self.vocabulary.keys(entry);
@@ -33,12 +55,21 @@ impl CompiledPack {
             for &s in &order {
                 let hit = match row {
                     Some((decided, bits)) if decided[s] => bits[s / 64] >> (s % 64) & 1 == 1,
-                    _ => self.matches(&self.selectors[s], entry, keys, &matched),
+                    _ => self.matches(&self.selectors[s], entry, keys, &matched, &undecided),
                 };
                 matched[s] = Some(hit);
                 if hit {
                     hits[s].push(i as u32);
                 }
+            }
+            if let Some(field) = undecided.get() {
+                return Err(NotText {
+                    test: TextTest::Blank {
+                        selector: self.undecided_selector(entry, keys, &order, &matched),
+                    },
+                    field,
+                    at: i as u32,
+                });
             }
         }
         let mut facts = Facts {
@@ -63,7 +94,11 @@ impl CompiledPack {
                     }
                     value
                 }
-                _ => metric_value(m, entries, &facts.hits),
+                _ => metric_value(m, entries, &facts.hits).map_err(|(field, at)| NotText {
+                    test: TextTest::Normalize { metric: i },
+                    field,
+                    at,
+                })?,
             };
             facts.metrics.push(value);
         }
@@ -78,23 +113,51 @@ impl CompiledPack {
                 })
                 .collect();
         }
-        facts
+        Ok(facts)
+    }
+
+    /// The first selector, in evaluation order, whose own tests (not those it reads from a
+    /// referenced selector) cannot decide `entry`: found again only once a session fails, so
+    /// that the pass itself checks one cell per entry.
+    #[cold]
+    fn undecided_selector(
+        &self,
+        entry: &Entry,
+        keys: EntryKeys,
+        order: &[usize],
+        matched: &[Option<bool>],
+    ) -> usize {
+        order
+            .iter()
+            .copied()
+            .find(|&s| {
+                let undecided = Cell::new(None);
+                self.matches(&self.selectors[s], entry, keys, matched, &undecided);
+                undecided.get().is_some()
+            })
+            .unwrap_or_default()
     }
 
     /// Whether `e` (whose domain, operation and exit code ids are `keys`) matches `selector`. A
     /// reference to a selector in `known` (the decisions already taken for this entry)
-    /// reads that decision instead of matching again.
-    pub(crate) fn matches(
-        &self,
-        selector: &Selector,
+    /// reads that decision instead of matching again. A test that cannot decide (`blank` on
+    /// a number) puts its field in `undecided`, unless one is there already, and counts as
+    /// not matching: the caller fails the session. Tests are evaluated as written, `all`
+    /// stopping at its first false and `any` at its first true, so a test after one that
+    /// failed is never evaluated.
+    pub(crate) fn matches<'p>(
+        &'p self,
+        selector: &'p Selector,
         e: &Entry,
         keys: EntryKeys,
         known: &[Option<bool>],
+        undecided: &Cell<Option<&'p Field>>,
     ) -> bool {
         // Leaves are decided inline: most selectors are `all` of a domain, an operation and
         // a result, and a call per leaf cost more than the comparisons.
-        let each = |s: &Selector| {
-            quick_match(s, e, keys, known).unwrap_or_else(|| self.matches(s, e, keys, known))
+        let each = |s: &'p Selector| {
+            quick_match(s, e, keys, known)
+                .unwrap_or_else(|| self.matches(s, e, keys, known, undecided))
         };
         match selector {
             Selector::Domain(_)
@@ -107,7 +170,10 @@ impl CompiledPack {
                 values.iter().any(|x| v.equals(x))
             }
             Selector::Truthy(field, want) => field.get(e).truthy() == *want,
-            Selector::Blank(field, want) => field.get(e).blank() == *want,
+            Selector::Blank(field, want) => match field.get(e).blank() {
+                Some(blank) => blank == *want,
+                None => not_decided(field, undecided),
+            },
             Selector::Present(field, want) => field.get(e).is_missing() != *want,
             Selector::Contains(field, text) => field
                 .get(e)
@@ -119,7 +185,7 @@ impl CompiledPack {
                 _ => self
                     .selectors
                     .get(*id)
-                    .is_some_and(|s| self.matches(s, e, keys, known)),
+                    .is_some_and(|s| self.matches(s, e, keys, known, undecided)),
             },
             Selector::All(items) => items.iter().all(each),
             Selector::Any(items) => items.iter().any(each),
@@ -128,25 +194,41 @@ impl CompiledPack {
     }
 }
 
-fn metric_value(metric: &Metric, entries: &[Entry], hits: &[Vec<u32>]) -> Option<f64> {
-    match metric {
+/// Records that `field` could not be decided, and answers "no match" in its place.
+#[cold]
+#[inline(never)]
+fn not_decided<'p>(field: &'p Field, undecided: &Cell<Option<&'p Field>>) -> bool {
+    if undecided.get().is_none() {
+        undecided.set(Some(field));
+    }
+    false
+}
+
+/// The metric's value; for a key its `normalize` steps cannot read, the key's field and
+/// the position of the entry.
+fn metric_value<'p>(
+    metric: &'p Metric,
+    entries: &[Entry],
+    hits: &[Vec<u32>],
+) -> Result<Option<f64>, (&'p Field, u32)> {
+    Ok(match metric {
         Metric::Ratio { of, over } => {
             let over = hits[*over].len();
             (over > 0).then(|| hits[*of].len() as f64 / over as f64)
         }
         Metric::Duplicates { of, key, normalize } => {
-            let keys = keys(&hits[*of], entries, key, normalize);
+            let keys = keys(&hits[*of], entries, key, normalize).map_err(|at| (key, at))?;
             let distinct: HashSet<&str> = keys.iter().map(String::as_str).collect();
             Some((keys.len() - distinct.len()) as f64)
         }
         Metric::Distinct { of, key, normalize } => {
-            let keys = keys(&hits[*of], entries, key, normalize);
+            let keys = keys(&hits[*of], entries, key, normalize).map_err(|at| (key, at))?;
             let distinct: HashSet<&str> = keys.iter().map(String::as_str).collect();
             Some(distinct.len() as f64)
         }
         // Computed by `facts`, which can record a failure.
         Metric::Native(_) => None,
-    }
+    })
 }
 
 fn metric_witnesses(metric: &Metric, entries: &[Entry], hits: &[Vec<u32>]) -> Vec<u32> {
@@ -163,7 +245,8 @@ fn metric_witnesses(metric: &Metric, entries: &[Entry], hits: &[Vec<u32>]) -> Ve
                 .iter()
                 .copied()
                 .filter(|&i| {
-                    let Some(k) = normalized_key(&entries[i as usize], key, normalize) else {
+                    // A key the steps cannot read has already failed the session.
+                    let Ok(Some(k)) = normalized_key(&entries[i as usize], key, normalize) else {
                         return false;
                     };
                     seen.insert(k) != want_repeats
@@ -175,16 +258,38 @@ fn metric_witnesses(metric: &Metric, entries: &[Entry], hits: &[Vec<u32>]) -> Ve
 }
 
 /// The normalised keys of the matching entries; missing and empty keys are left out
-/// (CLEO's `.filter(Boolean)`).
-fn keys(positions: &[u32], entries: &[Entry], key: &Field, normalize: &[Normalize]) -> Vec<String> {
-    positions
-        .iter()
-        .filter_map(|&i| normalized_key(&entries[i as usize], key, normalize))
-        .collect()
+/// (CLEO's `.filter(Boolean)`). A key the steps cannot read fails with its entry's position.
+fn keys(
+    positions: &[u32],
+    entries: &[Entry],
+    key: &Field,
+    normalize: &[Normalize],
+) -> Result<Vec<String>, u32> {
+    let mut keys = Vec::with_capacity(positions.len());
+    for &i in positions {
+        if let Some(k) = normalized_key(&entries[i as usize], key, normalize).map_err(|()| i)? {
+            keys.push(k);
+        }
+    }
+    Ok(keys)
 }
 
-fn normalized_key(entry: &Entry, key: &Field, normalize: &[Normalize]) -> Option<String> {
-    let mut k = key.get(entry).display()?;
+/// The entry's key after the `normalize` steps; `None` when it is missing or ends empty.
+/// The steps read text, as CLEO's `title.toLowerCase()` does: a key that is present and not
+/// text (a number, a boolean, an array, an object) is an error, where CLEO's grader throws.
+/// Without steps, a key of any kind compares as JavaScript prints it.
+fn normalized_key(
+    entry: &Entry,
+    key: &Field,
+    normalize: &[Normalize],
+) -> Result<Option<String>, ()> {
+    let value = key.get(entry);
+    if !normalize.is_empty() && !value.is_missing() && value.as_str().is_none() {
+        return Err(());
+    }
+    let Some(mut k) = value.display() else {
+        return Ok(None);
+    };
     for step in normalize {
         k = match step {
             Normalize::Lowercase => k.to_lowercase(),
@@ -192,7 +297,7 @@ fn normalized_key(entry: &Entry, key: &Field, normalize: &[Normalize]) -> Option
             Normalize::CollapseWhitespace => k.split_whitespace().collect::<Vec<_>>().join(" "),
         };
     }
-    (!k.is_empty()).then_some(k)
+    Ok((!k.is_empty()).then_some(k))
 }
 
 /// A selector decided from the entry's ids and result, or a reference to one already
@@ -255,7 +360,7 @@ mod tests {
     fn each_selector_lists_the_positions_it_matches() {
         let pack = pack("      - { id: r, doc: d, points: 1 }\n");
         let session = session(&[("tasks", "find"), ("session", "list"), ("tasks", "add!")]);
-        let facts = pack.facts("s", &session.entries, false);
+        let facts = pack.facts("s", &session.entries, false).expect("decided");
         let hits = |name: &str| facts.hits[pack.selector_index[name]].clone();
         assert_eq!(hits("tasks"), [0, 2]);
         assert_eq!(hits("sessions"), [1]);
@@ -285,6 +390,207 @@ mod tests {
     fn a_ratio_over_nothing_is_undefined() {
         let pack = pack("      - { id: r, doc: d, points: 1 }\n");
         let session = session(&[("tasks", "find")]);
-        assert_eq!(pack.facts("s", &session.entries, false).metrics, [None]);
+        let facts = pack.facts("s", &session.entries, false).expect("decided");
+        assert_eq!(facts.metrics, [None]);
+    }
+}
+
+#[cfg(test)]
+mod text_tests {
+    use serde_json::{json, Value};
+
+    use crate::entry::Session;
+    use crate::eval::{EvalError, GradeOptions};
+    use crate::pack::testing::{entry, pack};
+
+    /// Tasks added and their descriptions, and metrics of their titles with and without
+    /// `normalize`.
+    const PACK: &str = "id: t
+version: '1'
+name: T
+selectors:
+  added: { domain: tasks, operation: add }
+  undescribed: { all: [added, { field: params.description, blank: true }] }
+metrics:
+  repeats: { duplicates: { of: added, key: params.title, normalize: [lowercase, trim] } }
+  raw_repeats: { duplicates: { of: added, key: params.title } }
+  raw_titles: { distinct: { of: added, key: params.title } }
+dimensions:
+  - id: d
+    max: 100
+    rules:
+      - { id: r, doc: d, points: 1 }
+";
+
+    /// A session of `(domain, operation, params)`.
+    fn session(calls: &[(&str, &str, Value)]) -> Session {
+        let entries = calls
+            .iter()
+            .enumerate()
+            .map(|(i, (domain, operation, params))| {
+                let mut e = entry(i, domain, operation);
+                if let Value::Object(map) = params {
+                    for (k, v) in map {
+                        e.params.insert(k.as_str(), v.clone());
+                    }
+                }
+                e
+            })
+            .collect();
+        Session {
+            id: "s1".to_owned(),
+            entries,
+            skipped_lines: 0,
+        }
+    }
+
+    fn message(calls: &[(&str, &str, Value)]) -> String {
+        match pack(PACK).grade(&session(calls), &GradeOptions::default()) {
+            Err(err @ EvalError::NotText { .. }) => err.to_string(),
+            other => panic!("expected a session not graded, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn blank_on_a_truthy_value_that_is_not_text_fails_the_session_naming_the_entry() {
+        for (description, shown) in [
+            (json!(7), "a number (`7`)"),
+            (json!(-0.5), "a number (`-0.5`)"),
+            (json!(true), "a boolean (`true`)"),
+            (json!([]), "an array (`[]`)"),
+            (json!({ "text": "d" }), "an object (`{\"text\":\"d\"}`)"),
+        ] {
+            let calls = [
+                ("tasks", "find", json!({})),
+                (
+                    "tasks",
+                    "add",
+                    json!({ "title": "x", "description": description }),
+                ),
+            ];
+            assert_eq!(
+                message(&calls),
+                format!("rubric `t` cannot grade session `s1`: `blank` of selector `undescribed` tests text, and `params.description` of entry #2 of the session is {shown} [E040]")
+            );
+        }
+    }
+
+    #[test]
+    fn a_long_value_is_shown_cut_short() {
+        let long = "y".repeat(100);
+        let calls = [("tasks", "add", json!({ "description": [long] }))];
+        let expected = format!("an array (`[\"{}…`)", "y".repeat(38));
+        assert!(message(&calls).ends_with(&format!("{expected} [E040]")));
+    }
+
+    #[test]
+    fn blank_decides_falsy_values_and_text_as_before() {
+        let pack = pack(PACK);
+        let calls: Vec<(&str, &str, Value)> = [
+            json!({}),
+            json!({ "description": null }),
+            json!({ "description": false }),
+            json!({ "description": 0 }),
+            json!({ "description": "" }),
+            json!({ "description": " \n" }),
+            json!({ "description": "d" }),
+        ]
+        .into_iter()
+        .map(|params| ("tasks", "add", params))
+        .collect();
+        let session = session(&calls);
+        let facts = pack.facts("s1", &session.entries, false).expect("decided");
+        assert_eq!(
+            facts.hits[pack.selector_index["undescribed"]],
+            [0, 1, 2, 3, 4, 5]
+        );
+    }
+
+    #[test]
+    fn blank_is_evaluated_only_on_the_entries_that_reach_it() {
+        // Not `tasks.add`: `all` stops at `added`, so the description is never tested.
+        let calls = [
+            ("tasks", "find", json!({ "description": 7 })),
+            ("tasks", "add", json!({ "title": "x", "description": "d" })),
+        ];
+        let result = pack(PACK).grade(&session(&calls), &GradeOptions::default());
+        assert!(result.is_ok(), "{result:?}");
+    }
+
+    #[test]
+    fn a_normalized_key_that_is_not_text_fails_the_session_naming_the_metric() {
+        for (title, shown) in [
+            (json!(3), "a number (`3`)"),
+            (json!(0), "a number (`0`)"),
+            (json!(false), "a boolean (`false`)"),
+            (json!(["x"]), "an array (`[\"x\"]`)"),
+        ] {
+            let calls = [
+                ("tasks", "add", json!({ "title": "x", "description": "d" })),
+                (
+                    "tasks",
+                    "add",
+                    json!({ "title": title, "description": "d" }),
+                ),
+            ];
+            assert_eq!(
+                message(&calls),
+                format!("rubric `t` cannot grade session `s1`: `normalize` of metric `repeats` reads text, and `params.title` of entry #2 of the session is {shown} [E040]")
+            );
+        }
+    }
+
+    #[test]
+    fn a_normalized_key_is_read_only_for_the_entries_of_its_metric() {
+        let calls = [
+            ("tasks", "find", json!({ "title": 3 })),
+            ("tasks", "add", json!({ "title": "X " })),
+            ("tasks", "add", json!({ "title": null, "description": "d" })),
+            ("tasks", "add", json!({ "title": "x" })),
+        ];
+        let pack = pack(PACK);
+        let session = session(&calls);
+        let facts = pack.facts("s1", &session.entries, false).expect("decided");
+        assert_eq!(facts.metrics[pack.metric_index["repeats"]], Some(1.0));
+    }
+
+    #[test]
+    fn keys_without_normalize_still_compare_as_javascript_prints_them() {
+        let pack = "id: t
+version: '1'
+name: T
+selectors:
+  added: { domain: tasks, operation: add }
+metrics:
+  raw_repeats: { duplicates: { of: added, key: params.title } }
+  raw_titles: { distinct: { of: added, key: params.title } }
+dimensions:
+  - id: d
+    max: 100
+    rules:
+      - { id: r, doc: d, points: 1 }
+";
+        let pack = crate::pack::testing::pack(pack);
+        let calls: Vec<(&str, &str, Value)> = [json!(3), json!("3"), json!(true), json!([1])]
+            .into_iter()
+            .map(|title| ("tasks", "add", json!({ "title": title })))
+            .collect();
+        let session = session(&calls);
+        let facts = pack.facts("s1", &session.entries, false).expect("decided");
+        assert_eq!(facts.metrics[pack.metric_index["raw_repeats"]], Some(1.0));
+        assert_eq!(facts.metrics[pack.metric_index["raw_titles"]], Some(3.0));
+    }
+
+    #[test]
+    fn an_entry_is_named_by_its_place_in_the_source() {
+        let file = crate::entry::SourceFile::named(std::path::Path::new("/logs/audit.jsonl"));
+        let mut session = session(&[("tasks", "add", json!({ "description": 7 }))]);
+        session.entries[0].origin = crate::entry::Origin::line(file, 18);
+        let err = pack(PACK)
+            .grade(&session, &GradeOptions::default())
+            .map(|_| ())
+            .expect_err("not graded");
+        assert_eq!(err.to_string(), "rubric `t` cannot grade session `s1`: `blank` of selector `undescribed` tests text, and `params.description` of the entry at `audit.jsonl:18` is a number (`7`) [E040]");
+        assert_eq!(err.code(), Some(crate::pack::codes::Code::NotText));
     }
 }

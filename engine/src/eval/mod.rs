@@ -24,7 +24,32 @@ use crate::pack::{CompiledPack, Scoring};
 use crate::result::{percent_of, DimensionScore, GradeResult, RubricRef, RuleTrace, Score};
 use crate::script::SessionData;
 use crate::time::{format_iso_millis, InstantMs};
+use facts::{NotText, TextTest};
 use outcome::{entry_ref, judged_score};
+
+/// An entry as an error names it: by its place in the source (`the entry at
+/// `audit.jsonl:18``), or by its position in the session when the source keeps none.
+fn entry_named(index: u32, e: &Entry) -> String {
+    let position = index as usize + 1;
+    let place = crate::entry::place_of(position, e);
+    match place
+        .strip_prefix(&format!("#{position} ("))
+        .and_then(|p| p.strip_suffix(')'))
+    {
+        Some(place) => format!("the entry at `{place}`"),
+        None => format!("entry #{position} of the session"),
+    }
+}
+
+/// A value as JSON, cut to a length a message can carry.
+fn shortened(value: &serde_json::Value) -> String {
+    const MAX_CHARS: usize = 40;
+    let text = value.to_string();
+    match text.char_indices().nth(MAX_CHARS) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text,
+    }
+}
 
 /// How a session is graded.
 #[derive(Debug, Clone, Copy)]
@@ -122,6 +147,33 @@ pub enum EvalError {
         /// What the plugin said.
         message: String,
     },
+    /// A test that reads text (`blank`, a metric's `normalize` steps) met a value that is
+    /// not text, where CLEO's grader, whose tests these are, throws a `TypeError` and gives
+    /// the session no grade: any answer taken in its place would be a guess.
+    #[error("rubric `{pack}` cannot grade session `{session}`: {test}, and {found} [E040]")]
+    NotText {
+        /// The pack's id.
+        pack: String,
+        /// The session.
+        session: String,
+        /// The test and where the pack writes it (``blank` of selector `NAME` tests text`).
+        test: String,
+        /// The field the test reads, the entry by its place in the source, and the value's
+        /// kind and the value, shortened (``params.description` of the entry at
+        /// `audit.jsonl:18` is a number (`7`)`).
+        found: String,
+    },
+}
+
+impl EvalError {
+    /// The diagnostic code of the error, for the errors that have one (`grade rubric explain
+    /// CODE` describes it).
+    pub fn code(&self) -> Option<crate::pack::codes::Code> {
+        match self {
+            EvalError::NotText { .. } => Some(crate::pack::codes::Code::NotText),
+            _ => None,
+        }
+    }
 }
 
 impl CompiledPack {
@@ -210,7 +262,9 @@ impl CompiledPack {
         trace: Trace,
     ) -> Result<GradeResult, EvalError> {
         self.check_judgment(session_id, judgment)?;
-        let facts = self.facts(session_id, entries, trace == Trace::Entries);
+        let facts = self
+            .facts(session_id, entries, trace == Trace::Entries)
+            .map_err(|failure| self.not_text(session_id, entries, failure))?;
         if let Some(failure) = facts.native_failure.borrow_mut().take() {
             let name = facts.failed_metric.and_then(|i| self.metric_names.get(i));
             let at = name.map(|name| format!("metrics.{name}"));
@@ -242,6 +296,47 @@ impl CompiledPack {
             &make,
             (options.now, trace),
         )
+    }
+
+    /// The error for a test of text that met another kind of value.
+    #[cold]
+    fn not_text(&self, session_id: &str, entries: &[Entry], failure: NotText<'_>) -> EvalError {
+        let name = |names: &std::collections::HashMap<String, usize>, id: usize| {
+            names
+                .iter()
+                .find(|(_, &i)| i == id)
+                .map_or_else(String::new, |(name, _)| name.clone())
+        };
+        let test = match failure.test {
+            TextTest::Blank { selector } => format!(
+                "`blank` of selector `{}` tests text",
+                name(&self.selector_index, selector)
+            ),
+            TextTest::Normalize { metric } => format!(
+                "`normalize` of metric `{}` reads text",
+                self.metric_names.get(metric).map_or("", String::as_str)
+            ),
+        };
+        let (entry, value) = match entries.get(failure.at as usize) {
+            Some(e) => {
+                let value = failure.field.get(e);
+                (
+                    entry_named(failure.at, e),
+                    format!(
+                        "{} (`{}`)",
+                        value.kind_phrase(),
+                        shortened(&value.to_json())
+                    ),
+                )
+            }
+            None => (format!("entry #{}", failure.at + 1), "not text".to_owned()),
+        };
+        EvalError::NotText {
+            pack: self.id.clone(),
+            session: session_id.to_owned(),
+            test,
+            found: format!("`{}` of {entry} is {value}", failure.field),
+        }
     }
 
     /// A pack with judged dimensions grades nothing without a judgment.

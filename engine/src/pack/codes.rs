@@ -1,7 +1,8 @@
 //! The registry of diagnostic codes: every error and warning of pack validation has one,
 //! stable across releases, with a short doc (`grade rubric explain CODE` prints it).
 //!
-//! Errors are `E0xx`: the pack cannot be used. Warnings are `W1xx`: lints of a pack that
+//! Errors are `E0xx`: the pack cannot be used, or, from `E040` on, a session the pack cannot
+//! grade (the other sessions of a run still are). Warnings are `W1xx`: lints of a pack that
 //! works but is probably not what its author meant; a pack silences one with
 //! `allow: [W103]` in `rubric.yaml`. A code is never reused for another meaning; a retired
 //! code stays in the registry with its doc.
@@ -242,6 +243,18 @@ code is refused so a typo does not silence nothing. `grade rubric explain CODE` 
 source of another format is then refused instead of graded by rules that look for entries it \
 never has. Leave `sources` out for a pack that grades any source.";
 
+    NotText "E040" "not-text" Error Value
+        "a session where a test of text meets a value that is not text"
+        "`blank` and a metric's `normalize` steps read text, as the CLEO grader they come from \
+does (`description.trim()`, `title.toLowerCase()`). A `blank` test evaluated on a value that is \
+truthy and not text (a number other than 0, `true`, an array, an object), or a `normalize`d key \
+that is present and not text, has no answer: CLEO's grader throws a `TypeError` there and gives \
+the session no grade. `grade` reports that session as not graded, naming the entry, its field and \
+its value, grades the other sessions of the run, and exits 1. A test is evaluated only where the \
+selector reaches it (`all` stops at its first false, `any` at its first true), and a metric reads \
+only the entries of its `of`. To grade such sessions, fix the log, or test the type first: \
+`all: [{ field: params.description, type: string }, { field: params.description, blank: true }]`.";
+
     WeightsSum "W101" "weights-sum" Warning Value
         "the weights of a weighted pack do not sum to 1"
         "The total of a weighted pack is the sum of weight × normalised score: with weights that \
@@ -278,6 +291,12 @@ dimension and percentages are skewed.";
 }
 
 impl Code {
+    /// Whether the code is of a session the pack cannot grade (a valid pack, and the other
+    /// sessions graded), not of the pack.
+    pub fn is_session_error(self) -> bool {
+        matches!(self, Code::NotText)
+    }
+
     /// The code with this id (`E012`, case-insensitive) or name (`unknown-selector`).
     pub fn parse(text: &str) -> Option<Code> {
         let text = text.trim();

@@ -218,7 +218,13 @@ mod tests {
                                     continue;
                                 }
                                 let from_table = row[s / 64] >> (s % 64) & 1 == 1;
-                                let evaluated = pack.matches(selector, &entry, keys, &[]);
+                                let evaluated = pack.matches(
+                                    selector,
+                                    &entry,
+                                    keys,
+                                    &[],
+                                    &std::cell::Cell::new(None),
+                                );
                                 assert_eq!(
                                     from_table, evaluated,
                                     "{id}: selector {s} on {domain}.{operation} exit {exit_code} success {success}"
