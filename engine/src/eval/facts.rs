@@ -20,6 +20,25 @@ pub(crate) struct NotText<'p> {
     pub at: u32,
 }
 
+/// What evaluating the selectors has decided for one entry: each selector's match, once
+/// taken (a reference reads it instead of matching again), and the field of the first test
+/// that could not decide (`blank` on a number), which fails the session. One argument for
+/// both, so that the evaluation of every selector passes no more than it did.
+pub(crate) struct Decisions<'p> {
+    pub matched: Vec<Option<bool>>,
+    pub undecided: Cell<Option<&'p Field>>,
+}
+
+impl Decisions<'_> {
+    /// No decision yet, for `selectors` selectors.
+    pub fn new(selectors: usize) -> Self {
+        Decisions {
+            matched: vec![None; selectors],
+            undecided: Cell::new(None),
+        }
+    }
+}
+
 /// Which test of text [`NotText`] names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum TextTest {
@@ -41,11 +60,9 @@ impl CompiledPack {
         // (`all: [task_added, …]`) reads it instead of matching again. Referenced selectors
         // are evaluated first, so a graph that doubles per level costs one match per selector.
         let order = evaluation_order(&self.selectors);
-        let mut matched = vec![None; self.selectors.len()];
-        // Set by a `blank` test that met a value it cannot decide; read once per entry.
-        let undecided = Cell::new(None);
+        let mut decisions = Decisions::new(self.selectors.len());
         for (i, entry) in entries.iter().enumerate() {
-            matched.fill(None);
+            decisions.matched.fill(None);
             let keys = self.vocabulary.keys(entry);
             // Selectors decided when the pack compiled are read from the entry's row.
             let row = self
@@ -55,17 +72,17 @@ impl CompiledPack {
             for &s in &order {
                 let hit = match row {
                     Some((decided, bits)) if decided[s] => bits[s / 64] >> (s % 64) & 1 == 1,
-                    _ => self.matches(&self.selectors[s], entry, keys, &matched, &undecided),
+                    _ => self.matches(&self.selectors[s], entry, keys, &decisions),
                 };
-                matched[s] = Some(hit);
+                decisions.matched[s] = Some(hit);
                 if hit {
                     hits[s].push(i as u32);
                 }
             }
-            if let Some(field) = undecided.get() {
+            if let Some(field) = decisions.undecided.get() {
                 return Err(NotText {
                     test: TextTest::Blank {
-                        selector: self.undecided_selector(entry, keys, &order, &matched),
+                        selector: self.undecided_selector(entry, keys, &order, &decisions),
                     },
                     field,
                     at: i as u32,
@@ -120,20 +137,20 @@ impl CompiledPack {
     /// referenced selector) cannot decide `entry`: found again only once a session fails, so
     /// that the pass itself checks one cell per entry.
     #[cold]
-    fn undecided_selector(
-        &self,
+    fn undecided_selector<'p>(
+        &'p self,
         entry: &Entry,
         keys: EntryKeys,
         order: &[usize],
-        matched: &[Option<bool>],
+        decisions: &Decisions<'p>,
     ) -> usize {
         order
             .iter()
             .copied()
             .find(|&s| {
-                let undecided = Cell::new(None);
-                self.matches(&self.selectors[s], entry, keys, matched, &undecided);
-                undecided.get().is_some()
+                decisions.undecided.set(None);
+                self.matches(&self.selectors[s], entry, keys, decisions);
+                decisions.undecided.get().is_some()
             })
             .unwrap_or_default()
     }
@@ -141,8 +158,8 @@ impl CompiledPack {
     /// Whether `e` (whose domain, operation and exit code ids are `keys`) matches `selector`. A
     /// reference to a selector in `known` (the decisions already taken for this entry)
     /// reads that decision instead of matching again. A test that cannot decide (`blank` on
-    /// a number) puts its field in `undecided`, unless one is there already, and counts as
-    /// not matching: the caller fails the session. Tests are evaluated as written, `all`
+    /// a number) puts its field in `known.undecided`, unless one is there already, and counts
+    /// as not matching: the caller fails the session. Tests are evaluated as written, `all`
     /// stopping at its first false and `any` at its first true, so a test after one that
     /// failed is never evaluated.
     pub(crate) fn matches<'p>(
@@ -150,14 +167,12 @@ impl CompiledPack {
         selector: &'p Selector,
         e: &Entry,
         keys: EntryKeys,
-        known: &[Option<bool>],
-        undecided: &Cell<Option<&'p Field>>,
+        known: &Decisions<'p>,
     ) -> bool {
         // Leaves are decided inline: most selectors are `all` of a domain, an operation and
         // a result, and a call per leaf cost more than the comparisons.
         let each = |s: &'p Selector| {
-            quick_match(s, e, keys, known)
-                .unwrap_or_else(|| self.matches(s, e, keys, known, undecided))
+            quick_match(s, e, keys, known).unwrap_or_else(|| self.matches(s, e, keys, known))
         };
         match selector {
             Selector::Domain(_)
@@ -172,7 +187,7 @@ impl CompiledPack {
             Selector::Truthy(field, want) => field.get(e).truthy() == *want,
             Selector::Blank(field, want) => match field.get(e).blank() {
                 Some(blank) => blank == *want,
-                None => not_decided(field, undecided),
+                None => not_decided(field, &known.undecided),
             },
             Selector::Present(field, want) => field.get(e).is_missing() != *want,
             Selector::Contains(field, text) => field
@@ -180,12 +195,12 @@ impl CompiledPack {
                 .as_str()
                 .is_some_and(|s| s.contains(text.as_str())),
             Selector::Type(field, kind) => field.get(e).is_type(*kind),
-            Selector::Ref(id) => match known.get(*id) {
+            Selector::Ref(id) => match known.matched.get(*id) {
                 Some(&Some(hit)) => hit,
                 _ => self
                     .selectors
                     .get(*id)
-                    .is_some_and(|s| self.matches(s, e, keys, known, undecided)),
+                    .is_some_and(|s| self.matches(s, e, keys, known)),
             },
             Selector::All(items) => items.iter().all(each),
             Selector::Any(items) => items.iter().any(each),
@@ -307,14 +322,14 @@ fn quick_match(
     selector: &Selector,
     e: &Entry,
     keys: EntryKeys,
-    known: &[Option<bool>],
+    known: &Decisions<'_>,
 ) -> Option<bool> {
     Some(match selector {
         Selector::Domain(names) => names.ids.contains(&keys.domain),
         Selector::Operation(names) => names.ids.contains(&keys.operation),
         Selector::Success(want) => e.result.success == *want,
         Selector::ExitCode(codes) => codes.ids.contains(&keys.exit_code),
-        Selector::Ref(id) => return known.get(*id).copied().flatten(),
+        Selector::Ref(id) => return known.matched.get(*id).copied().flatten(),
         _ => return None,
     })
 }

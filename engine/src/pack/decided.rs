@@ -222,8 +222,7 @@ mod tests {
                                     selector,
                                     &entry,
                                     keys,
-                                    &[],
-                                    &std::cell::Cell::new(None),
+                                    &crate::eval::Decisions::new(0),
                                 );
                                 assert_eq!(
                                     from_table, evaluated,
