@@ -609,3 +609,50 @@ dimensions:
         assert_eq!(err.code(), Some(crate::pack::codes::Code::NotText));
     }
 }
+
+#[cfg(test)]
+mod in_place_tests {
+    use serde_json::json;
+
+    use crate::eval::GradeOptions;
+    use crate::pack::testing::{entry, pack};
+
+    /// A selector written in place is evaluated, as a named one, on every entry of the
+    /// session (its hits are the session's), not only on those its condition reads: the
+    /// error names it by where it is written.
+    #[test]
+    fn a_selector_written_in_place_is_named_by_its_path_and_reads_every_entry() {
+        let pack = pack(
+            "id: t
+version: '1'
+name: T
+selectors:
+  added: { domain: tasks, operation: add }
+dimensions:
+  - id: d
+    max: 10
+    rules:
+      - id: r
+        doc: d
+        for_each: added
+        cases:
+          - when: { entry: { field: params.description, blank: true } }
+            points: -1
+",
+        );
+        let mut find = entry(0, "tasks", "find");
+        find.params.insert("description", json!(7));
+        let mut add = entry(1, "tasks", "add");
+        add.params.insert("description", json!("d"));
+        let session = crate::entry::Session {
+            id: "s1".to_owned(),
+            entries: vec![find, add],
+            skipped_lines: 0,
+        };
+        let err = pack
+            .grade(&session, &GradeOptions::default())
+            .map(|_| ())
+            .expect_err("not graded");
+        assert_eq!(err.to_string(), "rubric `t` cannot grade session `s1`: `blank` of the selector at `dimensions[0].rules[0].cases[0].when.entry` tests text, and `params.description` of entry #1 of the session is a number (`7`) [E040]");
+    }
+}

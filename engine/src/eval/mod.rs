@@ -310,10 +310,15 @@ impl CompiledPack {
                 .map_or_else(String::new, |(name, _)| name.clone())
         };
         let test = match failure.test {
-            TextTest::Blank { selector } => format!(
-                "`blank` of selector `{}` tests text",
-                name(&self.selector_index, selector)
-            ),
+            TextTest::Blank { selector } => {
+                match self.inline_selectors.iter().find(|(id, _)| *id == selector) {
+                    Some((_, path)) => format!("`blank` of the selector at `{path}` tests text"),
+                    None => format!(
+                        "`blank` of selector `{}` tests text",
+                        name(&self.selector_index, selector)
+                    ),
+                }
+            }
             TextTest::Normalize { metric } => format!(
                 "`normalize` of metric `{}` reads text",
                 self.metric_names.get(metric).map_or("", String::as_str)

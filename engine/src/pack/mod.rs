@@ -311,6 +311,9 @@ pub struct CompiledPack {
     pub empty_flag: String,
     /// Every selector the pack uses: the named ones first, in declaration order.
     pub(crate) selectors: Vec<Selector>,
+    /// The selectors written in place (not named), by id, with the key path where: what an
+    /// error about one names.
+    pub(crate) inline_selectors: Vec<(usize, String)>,
     pub(crate) metrics: Vec<Metric>,
     /// The names of the named metrics, in declaration order.
     pub metric_names: Vec<String>,

@@ -134,6 +134,7 @@ pub(crate) fn validate(
         problems: Vec::new(),
         selector_ids: IndexMap::new(),
         selectors: Vec::new(),
+        inline_selectors: Vec::new(),
         metric_ids: IndexMap::new(),
         vocabulary: Vocabulary::default(),
         scripts: None,
@@ -223,6 +224,8 @@ pub(crate) struct Compiler<'f> {
     selector_ids: IndexMap<String, usize>,
     /// Compiled selectors by id; `None` until compiled (or when compiling failed).
     selectors: Vec<Option<Selector>>,
+    /// The selectors written in place, by id, with where.
+    inline_selectors: Vec<(usize, String)>,
     metric_ids: IndexMap<String, usize>,
     vocabulary: Vocabulary,
     scripts: Option<ScriptHost>,
@@ -533,6 +536,7 @@ impl Compiler<'_> {
             bands,
             empty_flag,
             selectors,
+            inline_selectors: std::mem::take(&mut self.inline_selectors),
             metrics,
             metric_names: self.metric_ids.keys().cloned().collect(),
             selector_index: std::sync::Arc::new(

@@ -15,7 +15,9 @@ impl Compiler<'_> {
             SelectorRef::Inline(raw) => {
                 let compiled = self.selector(raw, path)?;
                 self.selectors.push(Some(compiled));
-                Some(self.selectors.len() - 1)
+                let id = self.selectors.len() - 1;
+                self.inline_selectors.push((id, path.to_owned()));
+                Some(id)
             }
         }
     }
