@@ -45,6 +45,13 @@ pub enum FieldValue<'a> {
 pub const FIELD_ROOTS: &str = "`timestamp`, `sessionId`, `domain`, `operation`, `result.success`, `result.exitCode`, `result.duration`, `error`, `params.…`, `metadata.…`";
 
 impl Field {
+    /// Whether the field is never text (`result.success`, `result.exitCode`,
+    /// `result.duration`): a test of text (`blank`, a `normalize`d key) on it cannot decide
+    /// any value but a falsy one, and would leave every session it reaches not graded.
+    pub fn never_text(&self) -> bool {
+        matches!(self, Field::Success | Field::ExitCode | Field::Duration)
+    }
+
     /// Parses a field path such as `params.title` or `metadata.taskId`; the error says
     /// which roots a path may start with.
     pub fn parse(path: &str) -> Result<Field, String> {

@@ -135,12 +135,15 @@ decided. The message shows the cycle; break it by writing one of the selectors i
         "a selector that is empty or tests a field wrongly"
         "A selector needs at least one key (to match every entry write `all: []`). A `field` \
 takes exactly one test (`equals`, `one_of`, `truthy`, `blank`, `present`, `contains` or \
-`type`), and a test needs its `field`; combine several tests with `all`.";
+`type`), and a test needs its `field`; combine several tests with `all`. `blank` tests text, \
+so it is refused on `result.success`, `result.exitCode` and `result.duration`, which never \
+are (see E040).";
 
     MetricShape "E017" "metric-shape" Error Value
         "a metric that is not exactly one kind"
         "A metric is exactly one of `ratio: { of, over }`, `duplicates: { of, key }`, \
-`distinct: { of, key }` or `native: plugin.function`.";
+`distinct: { of, key }` or `native: plugin.function`. `normalize` works on text, so it is \
+refused for a `key` of `result.success`, `result.exitCode` or `result.duration` (see E040).";
 
     ConditionShape "E018" "condition-shape" Error Value
         "a condition that does not test exactly one thing, or has keys of another kind"

@@ -43,6 +43,17 @@ impl Compiler<'_> {
         };
         let of = self.selector_ref(&keyed.of, &format!("{path}.{which}.of"));
         let key = match Field::parse(&keyed.key) {
+            Ok(field) if !keyed.normalize.is_empty() && field.never_text() => {
+                self.problem(
+                    Code::MetricShape,
+                    format!("{path}.{which}.normalize"),
+                    format!(
+                        "`normalize` works on text, and `{}` is never text: every session with one would be left not graded (drop `normalize`)",
+                        keyed.key
+                    ),
+                );
+                None
+            }
             Ok(field) => Some(field),
             Err(message) => {
                 self.problem(
@@ -87,6 +98,23 @@ mod tests {
                 "metrics.m.duplicates.key: unknown field path `colour` (paths start with `timestamp`, `sessionId`, `domain`, `operation`, `result.success`, `result.exitCode`, `result.duration`, `error`, `params.…`, `metadata.…`)",
             ]
         );
+    }
+
+    /// A `normalize`d key that is never text left every session it reached not graded
+    /// (E040); it is refused when the pack is validated instead. Without `normalize` the key
+    /// is compared as it is.
+    #[test]
+    fn normalize_on_a_key_that_is_never_text_is_refused() {
+        for kind in ["duplicates", "distinct"] {
+            let metric =
+                format!("{{ {kind}: {{ of: tasks, key: result.exitCode, normalize: [trim] }} }}");
+            assert_eq!(
+                errors(&with_metric(&metric, "")),
+                [format!("metrics.m.{kind}.normalize: `normalize` works on text, and `result.exitCode` is never text: every session with one would be left not graded (drop `normalize`)")]
+            );
+            let metric = format!("{{ {kind}: {{ of: tasks, key: result.exitCode }} }}");
+            assert_eq!(errors(&with_metric(&metric, "")), Vec::<String>::new());
+        }
     }
 
     #[test]

@@ -93,7 +93,15 @@ impl Compiler<'_> {
                     format!("field `{field}` is named but not tested (add `equals`, `one_of`, `truthy`, `blank`, `present`, `contains` or `type`)"),
                 );
             }
-            (Some(field), [_]) => match Field::parse(field) {
+            (Some(name), [_]) => match Field::parse(name) {
+                Ok(field) if raw.blank.is_some() && field.never_text() => {
+                    ok = false;
+                    self.problem(
+                        Code::SelectorShape,
+                        format!("{path}.blank"),
+                        format!("`blank` tests text, and `{name}` is never text: every session with a truthy `{name}` would be left not graded (test it with `equals` or `truthy`)"),
+                    );
+                }
                 Ok(field) => parts.push(if let Some(v) = &raw.equals {
                     Selector::Equals(field, v.clone())
                 } else if let Some(vs) = &raw.one_of {
@@ -274,6 +282,22 @@ mod tests {
             errors(&yaml),
             ["selectors.a: selectors refer to each other in a cycle: `a` → `b` → `a`"]
         );
+    }
+
+    /// `blank` on a field that is never text left every session with a nonzero exit code
+    /// not graded (E040); it is refused when the pack is validated instead.
+    #[test]
+    fn blank_on_a_field_that_is_never_text_is_refused() {
+        for field in ["result.success", "result.exitCode", "result.duration"] {
+            assert_eq!(
+                errors(&with_selectors(&format!("  s: {{ field: {field}, blank: true }}\n"))),
+                [format!("selectors.s.blank: `blank` tests text, and `{field}` is never text: every session with a truthy `{field}` would be left not graded (test it with `equals` or `truthy`)")]
+            );
+        }
+        for field in ["error", "params.x", "metadata.gateway", "domain"] {
+            let yaml = with_selectors(&format!("  s: {{ field: {field}, blank: true }}\n"));
+            assert_eq!(errors(&yaml), Vec::<String>::new(), "{field}");
+        }
     }
 
     #[test]
