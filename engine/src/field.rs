@@ -239,14 +239,7 @@ impl<'a> FieldValue<'a> {
             FieldValue::Str(_) => "a string",
             FieldValue::Bool(_) => "a boolean",
             FieldValue::Int(_) | FieldValue::Float(_) => "a number",
-            FieldValue::Json(v) => match v {
-                Value::Null => "null",
-                Value::Bool(_) => "a boolean",
-                Value::Number(_) => "a number",
-                Value::String(_) => "a string",
-                Value::Array(_) => "an array",
-                Value::Object(_) => "an object",
-            },
+            FieldValue::Json(v) => crate::entry::json_kind(v),
         }
     }
 

@@ -14,6 +14,7 @@ use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use grade_engine::entry::json_kind;
 use rmcp::model::{
     ClientJsonRpcMessage, ClientRequest, GetMeta, JsonRpcMessage, ProtocolVersion,
     ServerJsonRpcMessage,
@@ -235,17 +236,6 @@ fn reply_id(message: &Map<String, Value>) -> Value {
     }
 }
 
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
 /// Whether JSON-RPC asks for an answer to this member of a batch: a notification or a
 /// response gets none, a request or something that is no message at all does.
 fn answered(member: &Value) -> bool {
@@ -297,7 +287,7 @@ impl<R: AsyncRead + Unpin> Wire<R> {
             other => Action::Reply(error(
                 Value::Null,
                 INVALID_REQUEST,
-                format!("a message is a JSON object, not {}", kind(&other)),
+                format!("a message is a JSON object, not {}", json_kind(&other)),
             )),
         }
     }
@@ -311,7 +301,7 @@ impl<R: AsyncRead + Unpin> Wire<R> {
                 return Action::Reply(error(
                     id,
                     INVALID_REQUEST,
-                    format!("`method` must be a string, not {}", kind(other)),
+                    format!("`method` must be a string, not {}", json_kind(other)),
                 ))
             }
             None => None,
@@ -358,7 +348,10 @@ impl<R: AsyncRead + Unpin> Wire<R> {
             Some(other) => Action::Reply(error(
                 id,
                 INVALID_REQUEST,
-                format!("`id` must be a string or an integer, not {}", kind(other)),
+                format!(
+                    "`id` must be a string or an integer, not {}",
+                    json_kind(other)
+                ),
             )),
         }
     }
@@ -372,7 +365,7 @@ impl<R: AsyncRead + Unpin> Wire<R> {
                     INVALID_PARAMS,
                     format!(
                         "`params` of `{method}` must be an object, not {}",
-                        kind(other)
+                        json_kind(other)
                     ),
                 ))
             }

@@ -451,6 +451,18 @@ pub fn js_string(value: &Value) -> String {
     }
 }
 
+/// What a message calls the kind of a JSON value, with its article (`an array`, `null`).
+pub fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 /// A number as JavaScript's `String(x)` prints it.
 pub fn js_number(f: f64) -> String {
     // ECMAScript's Number::toString: the shortest digits that round-trip, in plain notation
