@@ -662,6 +662,15 @@ impl Entry {
 /// (`#15 (1af7fc5e.jsonl:25, toolu_01LM7)`, `#3 (tasks.db row 42)`), as evidence and
 /// `--explain` print it.
 pub(crate) fn place_of(position: usize, entry: &Entry) -> String {
+    match source_place_of(entry) {
+        Some(place) => format!("#{position} ({place})"),
+        None => format!("#{position}"),
+    }
+}
+
+/// The part of [`place_of`] the source says (`1af7fc5e.jsonl:25, toolu_01LM7`,
+/// `tasks.db row 42`), when it says any.
+pub(crate) fn source_place_of(entry: &Entry) -> Option<String> {
     let place = entry.source_place();
     let mut parts: Vec<String> = Vec::new();
     let file = place.file.as_deref().map(|f| {
@@ -679,11 +688,7 @@ pub(crate) fn place_of(position: usize, entry: &Entry) -> String {
     if let Some(id) = place.tool_use_id {
         parts.push(id);
     }
-    if parts.is_empty() {
-        format!("#{position}")
-    } else {
-        format!("#{position} ({})", parts.join(", "))
-    }
+    (!parts.is_empty()).then(|| parts.join(", "))
 }
 
 #[cfg(test)]

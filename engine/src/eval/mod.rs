@@ -32,14 +32,9 @@ use outcome::{entry_ref, judged_score};
 /// An entry as an error names it: by its place in the source (`the entry at
 /// `audit.jsonl:18``), or by its position in the session when the source keeps none.
 fn entry_named(index: u32, e: &Entry) -> String {
-    let position = index as usize + 1;
-    let place = crate::entry::place_of(position, e);
-    match place
-        .strip_prefix(&format!("#{position} ("))
-        .and_then(|p| p.strip_suffix(')'))
-    {
+    match crate::entry::source_place_of(e) {
         Some(place) => format!("the entry at `{place}`"),
-        None => format!("entry #{position} of the session"),
+        None => format!("entry #{} of the session", index as usize + 1),
     }
 }
 

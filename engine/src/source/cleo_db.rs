@@ -27,10 +27,6 @@ use crate::time::parse_timestamp;
 const DISPATCH_COLUMNS: &[&str] = ENTRY_COLUMNS.as_slice().split_at(7).1;
 const BASE_COLUMNS: [&str; 5] = ["id", "timestamp", "action", "task_id", "details_json"];
 
-/// The largest `duration_ms` read as an integer, in size: 2^53 - 1, the bound of
-/// [`super::is_duration`], below which an integer converts to a float exactly.
-const MAX_EXACT_MS: u64 = (1 << 53) - 1;
-
 /// CLEO's exit code for E_NOT_FOUND.
 const EXIT_NOT_FOUND: i64 = 4;
 
@@ -418,7 +414,9 @@ fn map_row(
     // reads durations, and left at 0 for one that does not (`cleo-v1`, `cleo-v2`).
     let duration = match row.get_ref(10) {
         Ok(ValueRef::Null) => 0.0,
-        Ok(ValueRef::Integer(n)) if n.unsigned_abs() <= MAX_EXACT_MS => n as f64,
+        // Up to 2^53 - 1 in size an integer converts exactly; past it, the rounded float
+        // is past the bound too, so one test serves both.
+        Ok(ValueRef::Integer(n)) if super::is_duration(n as f64) => n as f64,
         Ok(ValueRef::Real(x)) if super::is_duration(x) => x,
         Ok(other) if checked.contains(FieldsRead::DURATION) => {
             return Err(kind_error(10, other, super::DURATION_WANTED))
