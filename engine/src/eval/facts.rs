@@ -61,6 +61,7 @@ impl CompiledPack {
         // are evaluated first, so a graph that doubles per level costs one match per selector.
         let order = evaluation_order(&self.selectors);
         let mut decisions = Decisions::new(self.selectors.len());
+        let mut deferred = Vec::new();
         for (i, entry) in entries.iter().enumerate() {
             decisions.matched.fill(None);
             let keys = self.vocabulary.keys(entry);
@@ -79,20 +80,17 @@ impl CompiledPack {
                     hits[s].push(i as u32);
                 }
             }
-            if let Some(field) = decisions.undecided.get() {
-                return Err(NotText {
-                    test: TextTest::Blank {
-                        selector: self.undecided_selector(entry, keys, &order, &decisions),
-                    },
-                    field,
-                    at: i as u32,
-                });
+            if decisions.undecided.get().is_some() {
+                self.undecided_at(entry, keys, &order, &decisions, i as u32, &mut deferred)?;
             }
         }
+        deferred.sort_unstable();
         let mut facts = Facts {
             session_id,
             entries,
             hits,
+            deferred,
+            deferred_read: Cell::new(None),
             metrics: Vec::with_capacity(self.metrics.len()),
             metric_witnesses: Vec::new(),
             native_failure: std::cell::RefCell::new(None),
@@ -133,26 +131,63 @@ impl CompiledPack {
         Ok(facts)
     }
 
-    /// The first selector, in evaluation order, whose own tests (not those it reads from a
-    /// referenced selector) cannot decide `entry`: found again only once a session fails, so
-    /// that the pass itself checks one cell per entry.
+    /// Sorts out the selectors whose own tests (not those they read from a referenced
+    /// selector) cannot decide `entry`, at position `at`: the first that counts at every
+    /// entry fails the session; one written in place under a window condition counts only
+    /// where that condition looks, so it is put in `deferred` for the condition to find.
+    /// Found again only once a test could not decide, so that the pass itself checks one
+    /// cell per entry.
     #[cold]
-    fn undecided_selector<'p>(
+    fn undecided_at<'p>(
         &'p self,
         entry: &Entry,
         keys: EntryKeys,
         order: &[usize],
         decisions: &Decisions<'p>,
-    ) -> usize {
-        order
-            .iter()
-            .copied()
-            .find(|&s| {
-                decisions.undecided.set(None);
-                self.matches(&self.selectors[s], entry, keys, decisions);
-                decisions.undecided.get().is_some()
-            })
-            .unwrap_or_default()
+        at: u32,
+        deferred: &mut Vec<(usize, u32)>,
+    ) -> Result<(), NotText<'p>> {
+        for &s in order {
+            decisions.undecided.set(None);
+            self.matches(&self.selectors[s], entry, keys, decisions);
+            let Some(field) = decisions.undecided.get() else {
+                continue;
+            };
+            if self.window_selectors.binary_search(&s).is_ok() {
+                deferred.push((s, at));
+            } else {
+                return Err(NotText {
+                    test: TextTest::Blank { selector: s },
+                    field,
+                    at,
+                });
+            }
+        }
+        decisions.undecided.set(None);
+        Ok(())
+    }
+
+    /// The failure a window condition found when it read `selector` at `at`, an entry its
+    /// tests could not decide (see [`CompiledPack::undecided_at`]).
+    #[cold]
+    pub(super) fn deferred_failure<'p>(
+        &'p self,
+        entries: &[Entry],
+        (selector, at): (usize, u32),
+    ) -> Option<NotText<'p>> {
+        let entry = entries.get(at as usize)?;
+        let decisions = Decisions::new(self.selectors.len());
+        self.matches(
+            self.selectors.get(selector)?,
+            entry,
+            self.vocabulary.keys(entry),
+            &decisions,
+        );
+        Some(NotText {
+            test: TextTest::Blank { selector },
+            field: decisions.undecided.get()?,
+            at,
+        })
     }
 
     /// Whether `e` (whose domain, operation and exit code ids are `keys`) matches `selector`. A
@@ -612,22 +647,20 @@ dimensions:
 
 #[cfg(test)]
 mod in_place_tests {
-    use serde_json::json;
+    use serde_json::{json, Value};
 
+    use crate::entry::{Entry, Session};
     use crate::eval::GradeOptions;
     use crate::pack::testing::{entry, pack};
+    use crate::pack::CompiledPack;
 
-    /// A selector written in place is evaluated, as a named one, on every entry of the
-    /// session (its hits are the session's), not only on those its condition reads: the
-    /// error names it by where it is written.
-    #[test]
-    fn a_selector_written_in_place_is_named_by_its_path_and_reads_every_entry() {
-        let pack = pack(
+    fn rule_pack(when: &str) -> CompiledPack {
+        pack(&format!(
             "id: t
 version: '1'
 name: T
 selectors:
-  added: { domain: tasks, operation: add }
+  added: {{ domain: tasks, operation: add }}
 dimensions:
   - id: d
     max: 10
@@ -636,23 +669,125 @@ dimensions:
         doc: d
         for_each: added
         cases:
-          - when: { entry: { field: params.description, blank: true } }
-            points: -1
+          - when: {when}
+            points: 1
+"
+        ))
+    }
+
+    /// Entries of `(operation, description)`, all in domain `tasks`.
+    fn session(ops: &[(&str, Value)]) -> Session {
+        let entries: Vec<Entry> = ops
+            .iter()
+            .enumerate()
+            .map(|(i, (operation, description))| {
+                let mut e = entry(i, "tasks", operation);
+                e.params.insert("description", description.clone());
+                e
+            })
+            .collect();
+        Session {
+            id: "s1".to_owned(),
+            entries,
+            skipped_lines: 0,
+        }
+    }
+
+    fn outcome(pack: &CompiledPack, ops: &[(&str, Value)]) -> Result<f64, String> {
+        pack.grade(&session(ops), &GradeOptions::default())
+            .map(|r| r.total_score.0)
+            .map_err(|e| e.to_string())
+    }
+
+    /// A selector written in place under `entry` is tested only at the `for_each` entries,
+    /// as the condition reads it there and nowhere else: a number in another entry's
+    /// description fails no session, one in an entry the rule reads names the selector by
+    /// where it is written.
+    #[test]
+    fn a_blank_test_under_entry_reads_only_the_for_each_entries() {
+        let pack = rule_pack("{ entry: { field: params.description, blank: true } }");
+        assert_eq!(
+            outcome(&pack, &[("find", json!(7)), ("add", json!("d"))]),
+            Ok(0.0)
+        );
+        assert_eq!(
+            outcome(&pack, &[("find", json!(7)), ("add", json!(""))]),
+            Ok(1.0)
+        );
+        assert_eq!(
+            outcome(&pack, &[("find", json!("x")), ("add", json!(7))]),
+            Err("rubric `t` cannot grade session `s1`: `blank` of the selector at `dimensions[0].rules[0].cases[0].when.entry` tests text, and `params.description` of entry #2 of the session is a number (`7`) [E040]".to_owned())
+        );
+    }
+
+    /// `followed_by` looks at the next entries until the first match: a test that cannot
+    /// decide one of them before it fails the session, one after it is never read.
+    #[test]
+    fn a_blank_test_under_followed_by_reads_the_entries_up_to_the_match() {
+        let pack = rule_pack(
+            "{ followed_by: { all: [{ operation: show }, { field: params.description, blank: true }] }, within: 3 }",
+        );
+        let met = [("add", json!("d")), ("show", json!("")), ("show", json!(7))];
+        assert_eq!(outcome(&pack, &met), Ok(1.0));
+        let beyond = [
+            ("add", json!("d")),
+            ("find", json!(7)),
+            ("find", json!(7)),
+            ("find", json!(7)),
+            ("show", json!(7)),
+        ];
+        assert_eq!(outcome(&pack, &beyond), Ok(0.0));
+        let before = [
+            ("add", json!("d")),
+            ("show", json!(true)),
+            ("show", json!("")),
+        ];
+        assert_eq!(
+            outcome(&pack, &before),
+            Err("rubric `t` cannot grade session `s1`: `blank` of the selector at `dimensions[0].rules[0].cases[0].when.followed_by` tests text, and `params.description` of entry #2 of the session is a boolean (`true`) [E040]".to_owned())
+        );
+    }
+
+    /// `preceded_by` looks back from the entry, nearest first, until the first match.
+    #[test]
+    fn a_blank_test_under_preceded_by_reads_back_to_the_nearest_match() {
+        let pack = rule_pack(
+            "{ preceded_by: { all: [{ operation: show }, { field: params.description, blank: true }] }, within: 3 }",
+        );
+        let met = [("show", json!(7)), ("show", json!("")), ("add", json!("d"))];
+        assert_eq!(outcome(&pack, &met), Ok(1.0));
+        let between = [
+            ("show", json!("")),
+            ("show", json!([1])),
+            ("add", json!("d")),
+        ];
+        assert_eq!(
+            outcome(&pack, &between),
+            Err("rubric `t` cannot grade session `s1`: `blank` of the selector at `dimensions[0].rules[0].cases[0].when.preceded_by` tests text, and `params.description` of entry #2 of the session is an array (`[1]`) [E040]".to_owned())
+        );
+    }
+
+    /// A selector written in place anywhere else (`count`, `for_each`, …) is read at every
+    /// entry, as a named one is.
+    #[test]
+    fn a_blank_test_under_count_reads_every_entry() {
+        let pack = pack(
+            "id: t
+version: '1'
+name: T
+dimensions:
+  - id: d
+    max: 10
+    rules:
+      - id: r
+        doc: d
+        when: { count: { field: params.description, blank: true }, at_least: 1 }
+        points: 1
 ",
         );
-        let mut find = entry(0, "tasks", "find");
-        find.params.insert("description", json!(7));
-        let mut add = entry(1, "tasks", "add");
-        add.params.insert("description", json!("d"));
-        let session = crate::entry::Session {
-            id: "s1".to_owned(),
-            entries: vec![find, add],
-            skipped_lines: 0,
-        };
-        let err = pack
-            .grade(&session, &GradeOptions::default())
-            .map(|_| ())
-            .expect_err("not graded");
-        assert_eq!(err.to_string(), "rubric `t` cannot grade session `s1`: `blank` of the selector at `dimensions[0].rules[0].cases[0].when.entry` tests text, and `params.description` of entry #1 of the session is a number (`7`) [E040]");
+        assert_eq!(
+            outcome(&pack, &[("find", json!(7)), ("add", json!("d"))]),
+            Err("rubric `t` cannot grade session `s1`: `blank` of the selector at `dimensions[0].rules[0].when.count` tests text, and `params.description` of entry #1 of the session is a number (`7`) [E040]".to_owned())
+        );
     }
 }

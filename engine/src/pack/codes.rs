@@ -254,8 +254,9 @@ truthy and not text (a number other than 0, `true`, an array, an object), or a `
 that is present and not text, has no answer: CLEO's grader throws a `TypeError` there and gives \
 the session no grade. `grade` reports that session as not graded, naming the entry, its field and \
 its value, grades the other sessions of the run, and exits 1. A test is evaluated only where the \
-selector reaches it (`all` stops at its first false, `any` at its first true), and a metric reads \
-only the entries of its `of`. To grade such sessions, fix the log, or test the type first: \
+selector reaches it (`all` stops at its first false, `any` at its first true); a selector \
+written in place under `entry`, `followed_by` or `preceded_by` counts only at the entries that \
+condition looks at, and a metric reads only the entries of its `of`. To grade such sessions, fix the log, or test the type first: \
 `all: [{ field: params.description, type: string }, { field: params.description, blank: true }]`.";
 
     WeightsSum "W101" "weights-sum" Warning Value

@@ -314,6 +314,10 @@ pub struct CompiledPack {
     /// The selectors written in place (not named), by id, with the key path where: what an
     /// error about one names.
     pub(crate) inline_selectors: Vec<(usize, String)>,
+    /// The selectors written in place under `entry`, `followed_by` or `preceded_by`, in
+    /// ascending order: their tests count only at the entries those conditions look at, so
+    /// a test there that cannot decide an entry no condition reads fails no session.
+    pub(crate) window_selectors: Vec<usize>,
     pub(crate) metrics: Vec<Metric>,
     /// The names of the named metrics, in declaration order.
     pub metric_names: Vec<String>,

@@ -135,6 +135,7 @@ pub(crate) fn validate(
         selector_ids: IndexMap::new(),
         selectors: Vec::new(),
         inline_selectors: Vec::new(),
+        window_selectors: Vec::new(),
         metric_ids: IndexMap::new(),
         vocabulary: Vocabulary::default(),
         scripts: None,
@@ -226,6 +227,8 @@ pub(crate) struct Compiler<'f> {
     selectors: Vec<Option<Selector>>,
     /// The selectors written in place, by id, with where.
     inline_selectors: Vec<(usize, String)>,
+    /// The selectors written in place under `entry`, `followed_by` or `preceded_by`.
+    pub(in crate::pack) window_selectors: Vec<usize>,
     metric_ids: IndexMap<String, usize>,
     vocabulary: Vocabulary,
     scripts: Option<ScriptHost>,
@@ -537,6 +540,7 @@ impl Compiler<'_> {
             empty_flag,
             selectors,
             inline_selectors: std::mem::take(&mut self.inline_selectors),
+            window_selectors: std::mem::take(&mut self.window_selectors),
             metrics,
             metric_names: self.metric_ids.keys().cloned().collect(),
             selector_index: std::sync::Arc::new(

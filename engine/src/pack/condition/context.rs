@@ -22,6 +22,12 @@ pub(crate) struct Facts<'s> {
     pub(crate) entries: &'s [Entry],
     /// Per selector id: the (ascending) positions of matching entries.
     pub(crate) hits: Vec<Vec<u32>>,
+    /// The selectors written in place under a window condition whose tests could not decide
+    /// an entry (`blank` on a number), with its position, in ascending order: not hits, and
+    /// the session fails once a condition reads one of them.
+    pub(crate) deferred: Vec<(usize, u32)>,
+    /// The first of `deferred` a condition read: the session fails with it.
+    pub(crate) deferred_read: std::cell::Cell<Option<(usize, u32)>>,
     pub(crate) metrics: Vec<Option<f64>>,
     /// Per metric, the entries that moved it (only with `explain`): the `over` entries
     /// outside `of` for a ratio, the repeats for duplicates, the first of each key for distinct.
@@ -35,6 +41,27 @@ pub(crate) struct Facts<'s> {
 }
 
 impl Facts<'_> {
+    /// A condition looked for `selector` at the entries `from..=to`, nearest first from
+    /// `to` down when `backwards`: the first of them its tests could not decide, if any,
+    /// fails the session (it is recorded unless a failure is already).
+    pub(crate) fn read_deferred(&self, selector: usize, from: u32, to: u32, backwards: bool) {
+        if self.deferred.is_empty() || from > to {
+            return;
+        }
+        let lo = self.deferred.partition_point(|&d| d < (selector, from));
+        let hi = self.deferred.partition_point(|&d| d <= (selector, to));
+        let read = self.deferred.get(lo..hi).and_then(|undecided| {
+            if backwards {
+                undecided.last()
+            } else {
+                undecided.first()
+            }
+        });
+        if let (Some(&read), None) = (read, self.deferred_read.get()) {
+            self.deferred_read.set(Some(read));
+        }
+    }
+
     pub(crate) fn call_native(
         &self,
         native: &crate::native::NativeRef,

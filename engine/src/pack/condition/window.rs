@@ -52,6 +52,10 @@ pub(super) fn compile(
         _ => raw.preceded_by.as_ref(),
     }?;
     let selector = c.selector_ref(target, &format!("{path}.{subject}"));
+    if let (Some(id), crate::pack::raw::SelectorRef::Inline(_)) = (selector, target) {
+        // Written here, it is read nowhere else (ids are ascending as they are made).
+        c.window_selectors.push(id);
+    }
     if kind == Kind::Entry {
         return Some(Condition::Window(Window {
             selector: selector?,
@@ -90,27 +94,49 @@ pub(super) fn compile(
 impl Window {
     pub(super) fn holds(&self, ctx: &Ctx<'_, '_>, mut witnesses: Witnesses<'_>) -> bool {
         let Some(at) = ctx.entry else { return false };
-        let found = &ctx.facts.hits[self.selector];
+        let facts = ctx.facts;
+        let found = &facts.hits[self.selector];
+        // The entries looked at before the answer: a test there that could not decide one
+        // fails the session, as the same test on a named selector would.
         match self.reach {
-            Reach::Here => found.binary_search(&at).is_ok(),
+            Reach::Here => {
+                let hit = found.binary_search(&at).is_ok();
+                if !hit {
+                    facts.read_deferred(self.selector, at, at, false);
+                }
+                hit
+            }
             Reach::After(within) => {
                 let start = found.partition_point(|&j| j <= at);
+                let last = at.saturating_add(within);
                 match found.get(start) {
-                    Some(&j) if u64::from(j) <= u64::from(at) + u64::from(within) => {
+                    Some(&j) if j <= last => {
+                        facts.read_deferred(self.selector, at + 1, j - 1, false);
                         witnesses.add(&[j]);
                         true
                     }
-                    _ => false,
+                    _ => {
+                        facts.read_deferred(self.selector, at.saturating_add(1), last, false);
+                        false
+                    }
                 }
             }
             Reach::Before(within) => {
                 let end = found.partition_point(|&j| j < at);
+                let first = at.saturating_sub(within);
+                let Some(to) = at.checked_sub(1) else {
+                    return false;
+                };
                 match end.checked_sub(1).and_then(|k| found.get(k)) {
-                    Some(&j) if u64::from(j) + u64::from(within) >= u64::from(at) => {
+                    Some(&j) if j >= first => {
+                        facts.read_deferred(self.selector, j + 1, to, true);
                         witnesses.add(&[j]);
                         true
                     }
-                    _ => false,
+                    _ => {
+                        facts.read_deferred(self.selector, first, to, true);
+                        false
+                    }
                 }
             }
         }
