@@ -110,3 +110,59 @@ fn a_database_is_read_from_the_default_place_without_source() {
         Vec::<String>::new()
     );
 }
+
+/// Both packs on sessions full of odd values, against CLEO's grader run unchanged on the
+/// same log (`tests/fixtures/odd-sessions`): the sessions it grades match it, and the ones it
+/// throws on are each reported not graded (E040), with no result, while the rest are graded.
+#[test]
+fn cleo_packs_match_cleo_grader_on_odd_sessions_and_refuse_the_ones_it_throws_on() {
+    let dir = fixture("odd-sessions");
+    let ids: Vec<String> = std::fs::read_to_string(dir.join("sessions.txt"))
+        .expect("sessions.txt exists")
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let log = dir.join("audit.jsonl");
+    for pack in ["cleo-v1", "cleo-v2"] {
+        let expected = json_lines(
+            &std::fs::read_to_string(dir.join(format!("{pack}.expected.jsonl")))
+                .expect("expected file exists"),
+        );
+        assert_eq!(expected.len(), ids.len());
+        let (throws, graded): (Vec<Value>, Vec<Value>) = expected
+            .into_iter()
+            .partition(|r| r.get("throws").is_some());
+        assert!(!throws.is_empty() && graded.len() > 150);
+        let mut args = vec![
+            "--rubric",
+            pack,
+            "--source",
+            log.to_str().expect("utf-8 path"),
+            "--format",
+            "jsonl",
+            "--no-record",
+            "--allow-empty",
+        ];
+        args.extend(ids.iter().map(String::as_str));
+        let out = run(&args);
+        assert_eq!(code(&out), 1, "{}", stderr(&out));
+        let actual = json_lines(&stdout(&out));
+        assert_eq!(actual.len(), graded.len());
+        assert_eq!(
+            compare_with_expected(&graded, &actual),
+            Vec::<String>::new()
+        );
+        let errors = stderr(&out);
+        let refused: Vec<&str> = errors
+            .lines()
+            .filter(|l| l.ends_with("[E040]"))
+            .filter_map(|l| l.split("cannot grade session `").nth(1))
+            .filter_map(|rest| rest.split('`').next())
+            .collect();
+        let thrown: Vec<&str> = throws
+            .iter()
+            .filter_map(|r| r["sessionId"].as_str())
+            .collect();
+        assert_eq!(refused, thrown, "{pack}");
+    }
+}
