@@ -262,7 +262,9 @@ fn skip_bad_lines_warns_for_each_counts_them_and_marks_the_sessions_that_lost_on
     assert_eq!(warnings.len(), 4, "{}", out.stderr);
     assert!(warnings[0].contains("bad.jsonl:3: skipped a malformed line: not valid JSON"));
     assert!(warnings[1].contains("bad.jsonl:5: skipped a malformed line: not valid JSON"));
-    assert!(warnings[2].contains("bad.jsonl:9: skipped a malformed line: invalid type"));
+    assert!(warnings[2].contains(
+        "bad.jsonl:9: skipped a malformed line: field `result.success` must be a boolean, not a string (column"
+    ));
     assert!(
         warnings[3].starts_with("warning: skipped 3 malformed lines of `"),
         "{}",

@@ -44,6 +44,9 @@ pub(crate) trait FromJson<'de>: Sized {
     fn from_f64(_: f64) -> Option<Self> {
         None
     }
+    fn from_bool(_: bool) -> Option<Self> {
+        None
+    }
     fn from_i64(v: i64) -> Option<Self> {
         // Only reached for integers that do not fit: exact below 2^53, as JavaScript reads them.
         Self::from_f64(v as f64)
@@ -107,6 +110,32 @@ impl FromJson<'_> for Text {
     }
 }
 
+/// `result.success`: a boolean.
+impl FromJson<'_> for bool {
+    fn from_bool(v: bool) -> Option<Self> {
+        Some(v)
+    }
+}
+
+/// A field every entry has: its value, or an error that names the field, what it must be and
+/// what it held (as the refusal of an optional field a pack reads words it), where serde's
+/// own message would name neither the field nor, for an object, anything but a Rust type.
+pub(crate) fn required<'de, T: FromJson<'de>, D: Deserializer<'de>>(
+    d: D,
+    name: &str,
+    wanted: &str,
+) -> Result<T, D::Error> {
+    match Lenient::<T>::deserialize(d)? {
+        Lenient::Value(v) => Ok(v),
+        Lenient::Null => Err(de::Error::custom(format_args!(
+            "field `{name}` must be {wanted}, not null"
+        ))),
+        Lenient::Wrong(found) => Err(de::Error::custom(format_args!(
+            "field `{name}` must be {wanted}, not {found}"
+        ))),
+    }
+}
+
 /// `params`: an object.
 impl<'de> FromJson<'de> for Params {
     fn from_map<A: MapAccess<'de>>(map: A) -> Result<Option<Self>, A::Error> {
@@ -141,8 +170,8 @@ impl<'de, T: FromJson<'de>> Visitor<'de> for LenientVisitor<T> {
     fn visit_none<E: de::Error>(self) -> Result<Lenient<T>, E> {
         Ok(Lenient::Null)
     }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Lenient<T>, E> {
-        Ok(Lenient::Wrong(Found::Kind("a boolean")))
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Lenient<T>, E> {
+        Ok(or_wrong(T::from_bool(v), Found::Kind("a boolean")))
     }
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<Lenient<T>, E> {
         Ok(or_wrong(T::from_i64(v), Found::Number(v as f64)))

@@ -748,6 +748,71 @@ mod tests {
         );
     }
 
+    /// serde's own words for these named neither the field nor, for `result`, anything but
+    /// a Rust type (`expected struct RawOutcome`).
+    #[test]
+    fn a_required_field_of_another_kind_is_refused_by_name() {
+        let cases = [
+            (
+                r#""timestamp":5"#,
+                "field `timestamp` must be a string, not 5",
+            ),
+            (
+                r#""sessionId":["s"]"#,
+                "field `sessionId` must be a string, not an array",
+            ),
+            (
+                r#""domain":null"#,
+                "field `domain` must be a string, not null",
+            ),
+            (
+                r#""operation":{}"#,
+                "field `operation` must be a string, not an object",
+            ),
+            (
+                r#""result":null"#,
+                "field `result` must be an object, not null",
+            ),
+            (
+                r#""result":"ok""#,
+                "field `result` must be an object, not a string",
+            ),
+            (
+                r#""result":{"success":1}"#,
+                "field `result.success` must be a boolean, not 1",
+            ),
+            (
+                r#""result":{"success":"true"}"#,
+                "field `result.success` must be a boolean, not a string",
+            ),
+        ];
+        for (field, message) in cases {
+            let key = &field[..field.find(':').unwrap()];
+            let mut parts = [
+                r#""timestamp":"2026-03-01T00:00:00Z""#,
+                r#""sessionId":"s""#,
+                r#""domain":"d""#,
+                r#""operation":"o""#,
+                r#""result":{"success":true}"#,
+            ];
+            for part in parts.iter_mut() {
+                if part.starts_with(key) {
+                    *part = field;
+                }
+            }
+            let line = format!("{{{}}}", parts.join(","));
+            for reads in [FieldsRead::ALL, FieldsRead::NONE] {
+                let err = parse_line(line.as_bytes(), Some(&line), reads, &mut None).unwrap_err();
+                assert!(
+                    err.message.starts_with(&format!("{message} (column ")),
+                    "{line}: {}",
+                    err.message
+                );
+                assert!(!err.not_json);
+            }
+        }
+    }
+
     /// CLEO's grader reads lines with `JSON.parse`, which keeps a repeated key's last
     /// value whatever the earlier ones were.
     #[test]
@@ -795,7 +860,7 @@ mod tests {
         let e = e.unwrap_err();
         assert_eq!(
             e.message,
-            "invalid type: integer `7`, expected a string (column 94)"
+            "field `sessionId` must be a string, not 7 (column 94)"
         );
         assert!(!e.not_json);
     }

@@ -9,7 +9,7 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::super::lenient::{Duration, ExitCode, FromJson, Lenient};
+use super::super::lenient::{required, Duration, ExitCode, FromJson, Lenient};
 use crate::entry::{MetaValue, Metadata, Params, Text};
 
 /// The fields every entry has are typed; the optional ones are [`Lenient`], checked only
@@ -17,12 +17,17 @@ use crate::entry::{MetaValue, Metadata, Params, Text};
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct RawEntry {
+    #[serde(deserialize_with = "timestamp")]
     pub(super) timestamp: Text,
+    #[serde(deserialize_with = "session_id")]
     pub(super) session_id: Text,
+    #[serde(deserialize_with = "domain")]
     pub(super) domain: Text,
+    #[serde(deserialize_with = "operation")]
     pub(super) operation: Text,
     #[serde(default)]
     pub(super) params: Lenient<Params>,
+    #[serde(deserialize_with = "result")]
     pub(super) result: RawOutcome,
     #[serde(default)]
     pub(super) metadata: Lenient<RawMetadata>,
@@ -33,11 +38,36 @@ pub(super) struct RawEntry {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct RawOutcome {
+    #[serde(deserialize_with = "success")]
     pub(super) success: bool,
     #[serde(default)]
     pub(super) exit_code: Lenient<ExitCode>,
     #[serde(default)]
     pub(super) duration: Lenient<Duration>,
+}
+
+/// The fields every entry has, each refused by name when it holds another kind of value.
+macro_rules! required_fields {
+    ($($read:ident: $type:ty = $name:literal, $wanted:literal;)*) => {$(
+        fn $read<'de, D: Deserializer<'de>>(d: D) -> Result<$type, D::Error> {
+            required(d, $name, $wanted)
+        }
+    )*};
+}
+
+required_fields! {
+    timestamp: Text = "timestamp", "a string";
+    session_id: Text = "sessionId", "a string";
+    domain: Text = "domain", "a string";
+    operation: Text = "operation", "a string";
+    result: RawOutcome = "result", "an object";
+    success: bool = "result.success", "a boolean";
+}
+
+impl<'de> FromJson<'de> for RawOutcome {
+    fn from_map<A: MapAccess<'de>>(map: A) -> Result<Option<Self>, A::Error> {
+        RawOutcome::deserialize(MapAccessDeserializer::new(map)).map(Some)
+    }
 }
 
 /// Metadata read straight into its fields: what [`Metadata::from_map`] builds from a map,
