@@ -32,7 +32,7 @@ impl<'de, T: DeserializeOwned> Deserialize<'de> for Lenient<T> {
             Ok(item) => Lenient::Ok(item),
             Err(err) => {
                 let inner = err.path().to_string();
-                let message = err.into_inner().to_string();
+                let message = in_yaml_words(err.into_inner().to_string());
                 let mut path = if inner == "." { String::new() } else { inner };
                 // serde names an unknown key only in the message; the key is the place.
                 if let Some(key) = message
@@ -220,6 +220,22 @@ impl RawPack {
 
 /// The code of a serde error: serde reports an unknown key only in its message's words, so
 /// they are read once, here, where serde's error becomes a problem of the pack.
+/// serde's message with what it expected in a pack author's words: a Rust type (`f64`,
+/// `u32`) or serde's `sequence` is no word of YAML's.
+fn in_yaml_words(message: String) -> String {
+    let Some((found, wanted)) = message.rsplit_once(", expected ") else {
+        return message;
+    };
+    let plain = match wanted {
+        "f32" | "f64" => "a number",
+        "u8" | "u16" | "u32" | "u64" | "u128" | "usize" => "a whole number, 0 or more",
+        "i8" | "i16" | "i32" | "i64" | "i128" | "isize" => "a whole number",
+        "a sequence" => "a list",
+        _ => return message,
+    };
+    format!("{found}, expected {plain}")
+}
+
 fn serde_code(message: &str) -> Code {
     if message.starts_with("unknown field `") {
         Code::UnknownKey
@@ -236,7 +252,7 @@ fn check_field(name: &str, value: serde_yaml::Value) -> Result<(), (String, Stri
             .map_err(|e| {
                 let path = e.path().to_string();
                 let path = if path == "." { String::new() } else { path };
-                (path, e.into_inner().to_string())
+                (path, in_yaml_words(e.into_inner().to_string()))
             })
     }
     match name {
@@ -632,4 +648,46 @@ impl<'de> Deserialize<'de> for Codes {
 /// `Some` for any written value, `null` included; a missing key stays `None` via `default`.
 fn present_value<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
     Value::deserialize(d).map(Some)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::pack::testing::errors;
+
+    /// serde names what it wanted by Rust types (`expected u32`, `expected f64`) and its own
+    /// `sequence`; a pack author reads YAML.
+    #[test]
+    fn a_value_of_the_wrong_type_is_described_in_yaml_words() {
+        let errors = errors(
+            "id: t
+version: '1'
+name: T
+selectors:
+  find: { operation: find }
+dimensions:
+  - id: d
+    max: true
+    rules: []
+  - id: e
+    max: 10
+    rules:
+      - id: r
+        doc: d
+        for_each: find
+        when: { followed_by: find, within: -1 }
+        points: 1
+  - id: f
+    max: 10
+    rules: 5
+",
+        );
+        assert_eq!(
+            errors,
+            [
+                "dimensions[0].max: invalid type: boolean `true`, expected a number",
+                "dimensions[1].rules[0].when.within: invalid value: integer `-1`, expected a whole number, 0 or more",
+                "dimensions[2].rules: invalid type: integer `5`, expected a list",
+            ]
+        );
+    }
 }
