@@ -104,6 +104,17 @@ impl CompiledPack {
                         ),
                     });
                 }
+                if let Some(points) = outcome.points_past_exact {
+                    return Err(EvalError::Script {
+                        pack: self.id.clone(),
+                        rule: rule.id.clone(),
+                        session: session_id.to_owned(),
+                        message: format!(
+                            "it gave {points} points at `{}`, more than a score holds exactly (2^53)",
+                            rule.path
+                        ),
+                    });
+                }
                 if self.whole_scores && outcome.points.fract() != 0.0 {
                     return Err(EvalError::Script {
                         pack: self.id.clone(),
@@ -238,5 +249,58 @@ mod tests {
         // Finite points keep counting.
         let result = grade(&script_pack("7.5", "#{ points: 2.5 }"), &[("tasks", "a")]);
         assert_eq!(result.dimensions["d"].score.0, 3.5);
+    }
+
+    #[test]
+    fn a_script_that_gives_integer_points_past_2_pow_53_fails_the_session_naming_the_rule() {
+        // A double rounds these to a neighbour (…993 to …992): the grade would be off in silence.
+        for value in [
+            "9007199254740993",
+            "-9007199254740993",
+            "9007199254740994",
+            "9223372036854775807",
+            "-9223372036854775808",
+        ] {
+            // `i64::MIN` has no literal in Rhai: it is written as one less than its neighbour.
+            let script = if value == "-9223372036854775808" {
+                "#{ points: -9223372036854775807 - 1 }".to_owned()
+            } else {
+                format!("#{{ points: {value} }}")
+            };
+            assert_eq!(
+                grade_error(&script_pack("10", &script)),
+                format!("rubric `t`, rule `r`, session `s`: the script failed: it gave {value} points at `dimensions[0].rules[1]`, more than a score holds exactly (2^53)"),
+                "{script}"
+            );
+        }
+        // Up to 2^53 every integer is a double: the rule's points are what the script wrote
+        // (the only rule here, as the running score past 2^53 is a sum of doubles).
+        for value in [
+            9_007_199_254_740_992_i64,
+            -9_007_199_254_740_992,
+            9_007_199_254_740_991,
+        ] {
+            let yaml = "id: t\nversion: '1'\nname: T\ndimensions:\n  - id: d\n    max: 10\n    rules: [ { id: r, doc: d, script: r.rhai } ]\n";
+            let mut files = crate::pack::testing::files(yaml);
+            files
+                .files
+                .insert("r.rhai".to_owned(), format!("#{{ points: {value} }}"));
+            let pack = match crate::pack::compile_pack(&files) {
+                Ok(p) => p,
+                Err(err) => panic!("{err}"),
+            };
+            let result = grade(&pack, &[("tasks", "a")]);
+            let traces = &result.explain.as_ref().expect("explained")["d"];
+            let trace = traces
+                .iter()
+                .find(|t| t.rule == "r")
+                .expect("rule r traced");
+            assert_eq!(trace.points.0, value as f64, "{value}");
+            assert_eq!(trace.points.0 as i64, value, "{value}");
+        }
+        // A decimal past 2^53 is already the double the script computed: nothing was rounded
+        // on the way to the score, and the score is clamped to the cap as any is.
+        let result = grade(&script_pack("10", "#{ points: 1e300 }"), &[("tasks", "a")]);
+        assert_eq!(result.dimensions["d"].score.0, 10.0);
     }
 }

@@ -6,10 +6,16 @@ use rhai::{Array, Dynamic, EvalAltResult, Map};
 use super::observe::{EntryAt, Observable};
 use super::view::EntryView;
 
+/// The magnitude up to which every integer is a double (2^53): a score holds it exactly.
+const MAX_EXACT_INTEGER: u64 = 1 << 53;
+
 /// What a script decided.
 #[derive(Debug, Default)]
 pub struct ScriptOutcome {
     pub points: f64,
+    /// The integer the script gave for `points` when a double cannot hold it exactly
+    /// (magnitude past 2^53); `points` is then its nearest double, not what was written.
+    pub points_past_exact: Option<i64>,
     pub evidence: Vec<String>,
     pub flags: Vec<String>,
     pub entries: Vec<u32>,
@@ -19,6 +25,7 @@ pub struct ScriptOutcome {
 #[derive(Debug, Default)]
 pub struct RawOutcome {
     pub(super) points: f64,
+    pub(super) points_past_exact: Option<i64>,
     pub(super) evidence: Vec<String>,
     pub(super) flags: Vec<String>,
     pub(super) entries: Vec<EntryAt>,
@@ -28,6 +35,7 @@ impl RawOutcome {
     pub(super) fn resolve(&self, on: &Observable<'_>) -> ScriptOutcome {
         ScriptOutcome {
             points: self.points,
+            points_past_exact: self.points_past_exact,
             evidence: self.evidence.clone(),
             flags: self.flags.clone(),
             entries: self.entries.iter().filter_map(|at| at.index(on)).collect(),
@@ -130,6 +138,11 @@ pub(super) fn outcome_from(value: Dynamic) -> Result<RawOutcome, String> {
         match key.as_str() {
             "points" => {
                 outcome.points = if let Some(i) = v.clone().try_cast::<i64>() {
+                    // Every integer up to 2^53 in magnitude is a double; past it `as` rounds
+                    // to a neighbour in silence, and the grader judges the rounding.
+                    if i.unsigned_abs() > MAX_EXACT_INTEGER {
+                        outcome.points_past_exact = Some(i);
+                    }
                     i as f64
                 } else if let Some(f) = v.clone().try_cast::<f64>() {
                     f
