@@ -770,3 +770,76 @@ fn a_duration_so_large_that_durations_add_up_to_infinity_is_refused_naming_the_l
         without_timestamp(&run_small.results)
     );
 }
+
+/// A `tasks.db` row whose `details_json` holds no params object stopped every pack's run,
+/// even one that reads no params, while the JSONL log of the same entries graded. A row's
+/// `details_json` now follows the log's rule for `params`; `cleo-v1`, which reads params,
+/// still refuses it naming the row.
+#[test]
+fn a_details_json_that_holds_no_params_stops_only_a_pack_that_reads_params() {
+    let dir = tempfile::tempdir().unwrap();
+    let jsonl = write(dir.path(), "audit.jsonl", &(log("4").join("\n") + "\n"));
+    let clean = dir.path().join("clean.db");
+    write_cleo_db(&jsonl, &clean);
+    let pack = dir.path().join("plain");
+    std::fs::create_dir(&pack).unwrap();
+    std::fs::write(
+        pack.join("rubric.yaml"),
+        "id: plain\nversion: 1.0.0\nname: Plain\ndescription: Lists sessions\nselectors:\n  lists: { domain: session, operation: list }\ndimensions:\n  - id: lists\n    name: Lists\n    description: Lists its session\n    max: 1\n    rules:\n      - id: listed\n        doc: A point for a session.list.\n        when: { count: lists, at_least: 1 }\n        points: 1\n        evidence: listed\n",
+    )
+    .unwrap();
+    let graded = |rubric: &str, db: &Path| {
+        let db = db.display().to_string();
+        let out = run_in(
+            dir.path(),
+            &[
+                "--rubric",
+                rubric,
+                "--source",
+                &db,
+                "--no-record",
+                "--format",
+                "jsonl",
+                "--all",
+            ],
+        );
+        (
+            code(&out),
+            without_timestamp(&json_lines(&stdout(&out))),
+            stderr(&out),
+        )
+    };
+    for (n, details) in ["'[1]'", "'{broken'", "X'7B7D'"].into_iter().enumerate() {
+        let odd = dir.path().join(format!("odd{n}.db"));
+        std::fs::copy(&clean, &odd).unwrap();
+        rusqlite::Connection::open(&odd)
+            .unwrap()
+            .execute_batch(&format!(
+                "UPDATE audit_log SET details_json = {details} WHERE rowid = 3"
+            ))
+            .unwrap();
+        let (status, results, err) = graded("./plain", &odd);
+        assert_eq!((status, err.as_str()), (0, ""), "{details}");
+        assert_eq!(results, graded("./plain", &clean).1, "{details}");
+        assert_eq!(results.len(), 2, "{details}");
+
+        let (status, results, err) = graded("cleo-v1", &odd);
+        assert_eq!(status, 2, "{details}: {err}");
+        assert!(results.is_empty(), "{details}: {results:?}");
+        let why = match details {
+            "'[1]'" => "`details_json` holds an array, not a JSON object".to_owned(),
+            "'{broken'" => {
+                "`details_json` is not JSON: key must be a string at line 1 column 2".to_owned()
+            }
+            _ => "`details_json` is a BLOB of 2 bytes, not text".to_owned(),
+        };
+        assert!(
+            err.starts_with(&format!(
+                "error: `{}`: audit_log row `{:032x}`: {why}",
+                odd.display(),
+                3
+            )),
+            "{details}: {err}"
+        );
+    }
+}

@@ -345,22 +345,46 @@ fn entry_columns(has_actor: bool) -> String {
 }
 
 /// `details_json` as serde reads it: a params object, or `null` for none; the message says
-/// whether it is JSON of another kind or no JSON at all.
+/// which kind of JSON it is instead, or that it is no JSON at all.
 fn params_by_serde(json: &str) -> Result<Params, String> {
     match serde_json::from_str::<Option<Params>>(json) {
         Ok(params) => Ok(params.unwrap_or_default()),
         // Parsed again only to tell the two failures apart.
-        Err(e) => match serde_json::from_str::<serde::de::IgnoredAny>(json) {
-            Ok(_) => Err("`details_json` is not a JSON object".to_owned()),
+        Err(e) => match serde_json::from_str::<serde_json::Value>(json) {
+            Ok(other) => Err(format!(
+                "`details_json` holds {}, not a JSON object",
+                crate::entry::json_kind(&other)
+            )),
             Err(_) => Err(format!("`details_json` is not JSON: {e}")),
+        },
+    }
+}
+
+/// The params of a `details_json` value, as CLEO's reader parses them; the error says why
+/// the value holds none.
+fn details_params(value: rusqlite::types::ValueRef<'_>) -> Result<Params, String> {
+    use rusqlite::types::ValueRef;
+    let json = match value {
+        ValueRef::Null => return Ok(Params::new()),
+        ValueRef::Text(t) => {
+            std::str::from_utf8(t).map_err(|e| format!("`details_json` is not UTF-8 text: {e}"))?
+        }
+        other => return Err(format!("`details_json` is {}, not text", sql_kind(other))),
+    };
+    match json {
+        "" | "{}" => Ok(Params::new()),
+        // The flat objects CLEO writes, read without serde; anything else as serde reads it.
+        json => match super::cleo_jsonl::params_document(json) {
+            Some(params) => Ok(params),
+            None => params_by_serde(json),
         },
     }
 }
 
 /// Maps a row (columns as [`entry_columns`] lists them) to an entry, as CLEO's
 /// `queryAudit` does. Only the texts an entry keeps are copied; `id` and `action` are read
-/// only when needed. `duration_ms` is checked only when `checked` names durations, as a
-/// CLEO log's `result.duration` is.
+/// only when needed. `duration_ms` and `details_json` are checked only when `checked` names
+/// durations and params, as a CLEO log's `result.duration` and `params` are.
 fn map_row(
     row: &rusqlite::Row<'_>,
     file: SourceFile,
@@ -399,7 +423,6 @@ fn map_row(
     let instant = parse_timestamp(&timestamp).map_err(|e| fail(format!("`timestamp`: {e}")))?;
     let task_id = text(4)?;
     let actor = text(5)?;
-    let details = text(6)?;
     let domain = owned(7)?;
     let operation = match owned(8)? {
         Some(op) => op,
@@ -434,13 +457,17 @@ fn map_row(
     let gateway = text(13)?;
     let error = owned(14)?;
 
-    let params = match details {
-        None | Some("") | Some("{}") => Params::new(),
-        // The flat objects CLEO writes, read without serde; anything else as serde reads it.
-        Some(json) => match super::cleo_jsonl::params_document(json) {
-            Some(params) => params,
-            None => params_by_serde(json).map_err(fail)?,
+    // Read as the JSONL log of the same entries reads `params`: a value that holds no params
+    // (JSON of another kind, no JSON at all, a BLOB) is refused only by a pack that reads
+    // params, and no params for one that does not. Unlike a log's line that is not JSON, the
+    // row around it is whole: every other column is read, as a `duration_ms` of text is.
+    let params = match row.get_ref(6) {
+        Ok(value) => match details_params(value) {
+            Ok(params) => params,
+            Err(message) if checked.contains(FieldsRead::PARAMS) => return Err(fail(message)),
+            Err(_) => Params::new(),
         },
+        Err(e) => return Err(fail(format!("`details_json`: {e}"))),
     };
     let success = success == Some(1);
     let exit_code = if success {

@@ -365,3 +365,151 @@ fn a_duration_that_is_no_duration_is_refused_only_by_a_pack_that_reads_durations
         );
     }
 }
+
+/// Each entry's params as JSON, of a read with `checked`, whole and streamed, or the read's
+/// error.
+fn params_read(path: &Path, checked: FieldsRead) -> [Result<Vec<String>, String>; 2] {
+    let options = ReadOptions {
+        checked,
+        ..ReadOptions::default()
+    };
+    let of = |read: Result<Vec<Session>, SourceError>| {
+        read.map(|sessions| {
+            sessions
+                .iter()
+                .flat_map(|s| s.entries.iter())
+                .map(|e| serde_json::to_string(&e.params).unwrap())
+                .collect()
+        })
+        .map_err(|e| e.to_string())
+    };
+    let whole = CleoDb
+        .read(&Input::File(path), &SessionFilter::All, &options)
+        .map(|read| read.sessions);
+    let streamed = CleoDb
+        .open_stream(path, &SessionFilter::All, &options, None)
+        .and_then(|stream| drain(stream.expect("`--all` streams")));
+    [of(whole), of(streamed)]
+}
+
+/// A database of two rows of session `s`: the first with params `{"a":1}`, the second with
+/// `details_json` set to the SQL expression `value`.
+fn database_with_details(dir: &Path, value: &str) -> PathBuf {
+    let path = database(dir, &[(1, "s"), (2, "s")]);
+    Connection::open(&path)
+        .unwrap()
+        .execute_batch(&format!(
+            "UPDATE audit_log SET details_json = '{{\"a\":1}}' WHERE rowid = 1; \
+             UPDATE audit_log SET details_json = {value} WHERE rowid = 2"
+        ))
+        .unwrap();
+    path
+}
+
+/// A `details_json` that holds no params object (JSON of another kind, no JSON, not text)
+/// was refused even by a pack that reads no params, while the JSONL log of the same entries
+/// left the value out. A pack that reads params (`cleo-v1`) still refuses it, naming the row.
+#[test]
+fn a_details_json_that_holds_no_params_is_refused_only_by_a_pack_that_reads_params() {
+    let all_but_params = FieldsRead::DURATION
+        .with(FieldsRead::EXIT_CODE)
+        .with(FieldsRead::ERROR)
+        .with(FieldsRead::METADATA);
+    for (value, message) in [
+        ("'5'", "`details_json` holds a number, not a JSON object"),
+        ("'[1]'", "`details_json` holds an array, not a JSON object"),
+        (
+            "'\"x\"'",
+            "`details_json` holds a string, not a JSON object",
+        ),
+        (
+            "'true'",
+            "`details_json` holds a boolean, not a JSON object",
+        ),
+        (
+            "'{broken'",
+            "`details_json` is not JSON: key must be a string at line 1 column 2",
+        ),
+        (
+            "'slow'",
+            "`details_json` is not JSON: expected value at line 1 column 1",
+        ),
+        ("X'7B7D'", "`details_json` is a BLOB of 2 bytes, not text"),
+        (
+            "CAST(X'7BFF' AS TEXT)",
+            "`details_json` is not UTF-8 text: invalid utf-8 sequence of 1 bytes from index 1",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = database_with_details(dir.path(), value);
+        let refused = Err(format!(
+            "`{}`: audit_log row `r1`: {message}",
+            path.display()
+        ));
+        for checked in [FieldsRead::PARAMS, FieldsRead::ALL] {
+            assert_eq!(
+                params_read(&path, checked),
+                [refused.clone(), refused.clone()],
+                "{value}"
+            );
+        }
+        let unread = Ok(vec![r#"{"a":1}"#.to_owned(), "{}".to_owned()]);
+        for checked in [all_but_params, FieldsRead::NONE] {
+            assert_eq!(
+                params_read(&path, checked),
+                [unread.clone(), unread.clone()],
+                "{value}"
+            );
+        }
+    }
+    // No params, however written, is none for every pack.
+    for value in ["NULL", "''", "'{}'", "'null'", "' { } '"] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = database_with_details(dir.path(), value);
+        let read = Ok(vec![r#"{"a":1}"#.to_owned(), "{}".to_owned()]);
+        for checked in [FieldsRead::ALL, FieldsRead::NONE] {
+            assert_eq!(
+                params_read(&path, checked),
+                [read.clone(), read.clone()],
+                "{value}"
+            );
+        }
+    }
+}
+
+/// The same JSON as a log's `params` and as a row's `details_json` is refused by the same
+/// packs: the two readers of CLEO's entries keep one rule for fields a pack does not read.
+#[test]
+fn a_details_json_is_checked_for_the_packs_that_check_a_logs_params() {
+    for json in [
+        "5",
+        "[1]",
+        "\"x\"",
+        "true",
+        "null",
+        "{}",
+        r#"{"a":{"b":[1]}}"#,
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = database_with_details(dir.path(), &format!("'{json}'"));
+        let line = format!(
+            r#"{{"timestamp":"2026-03-01T10:00:00Z","sessionId":"s","domain":"session","operation":"list","params":{json},"result":{{"success":true}}}}"#
+        );
+        for checked in [FieldsRead::PARAMS, FieldsRead::NONE] {
+            let logged = crate::source::cleo_jsonl::parse_line(
+                line.as_bytes(),
+                Some(&line),
+                checked,
+                &mut None,
+            )
+            .map(|e| serde_json::to_string(&e.params).unwrap());
+            let [whole, streamed] = params_read(&path, checked);
+            assert_eq!(whole, streamed, "{json}");
+            match (logged, whole) {
+                (Ok(logged), Ok(rows)) => assert_eq!(rows[1], logged, "{json}"),
+                (Err(_), Err(_)) => {}
+                (logged, rows) => panic!("{json}: the log read {logged:?}, the database {rows:?}"),
+            }
+        }
+    }
+}
