@@ -39,8 +39,14 @@ pub fn run(
         out.push_str(&run.coverage.table());
     }
     out.push_str(&if args.update {
+        // An error written as expected passes from then on: say so, for the diff's review.
+        let not_graded = match run.not_graded {
+            0 => String::new(),
+            1 => " (1 not graded: its error is expected)".to_owned(),
+            n => format!(" ({n} not graded: their errors are expected)"),
+        };
         format!(
-            "updated the expectations of {} session{} in {} fixture{}\n",
+            "updated the expectations of {} session{} in {} fixture{}{not_graded}\n",
             run.updated,
             plural_s(run.updated),
             fixtures.fixtures.len(),
@@ -62,6 +68,14 @@ pub(crate) fn describe(failure: &Failure) -> String {
             error,
         } => format!(
             "FAIL {fixture} session `{session}`: {}\n\n",
+            crate::error::eval_message(error)
+        ),
+        Failure::NotGraded {
+            fixture,
+            session,
+            error,
+        } => format!(
+            "FAIL {fixture} session `{session}`\n  expected a result, got error: {}\n\n",
             crate::error::eval_message(error)
         ),
         Failure::NoExpectation { fixture, expected } => format!(

@@ -1,14 +1,25 @@
-//! Expectations: the compared fields of a result, written and read as JSON lines, and a
-//! readable difference between what was expected and what came out.
+//! Expectations: the compared fields of a result, or the error of a session the pack
+//! cannot grade, written and read as JSON lines, and a readable difference between what was
+//! expected and what came out.
 
 use std::fmt::Write as _;
 use std::path::Path;
 
 use serde_json::Value;
 
-use super::TestError;
+use super::{Outcome, TestError};
+use crate::pack::codes::Code;
 use crate::result::Score;
-use crate::GradeResult;
+use crate::{EvalError, GradeResult};
+
+/// The fields of a result; a line that expects an error has none of them.
+const RESULT_FIELDS: [&str; 5] = [
+    "totalScore",
+    "maxScore",
+    "dimensions",
+    "flags",
+    "entryCount",
+];
 
 /// The fields a pack test compares, in the order of a result (what updating writes).
 #[derive(serde::Serialize)]
@@ -33,20 +44,65 @@ fn expectation(r: &GradeResult) -> Expectation<'_> {
     }
 }
 
+/// What updating writes for a session the pack cannot grade: its error's code, when it has
+/// one, and message, as `grade` prints it.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ErrorExpectation<'r> {
+    session_id: &'r str,
+    error: ErrorFields,
+}
+
+#[derive(serde::Serialize)]
+struct ErrorFields {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    code: Option<Code>,
+    message: String,
+}
+
+fn error_expectation<'r>(session_id: &'r str, error: &EvalError) -> ErrorExpectation<'r> {
+    ErrorExpectation {
+        session_id,
+        error: ErrorFields {
+            code: error.code(),
+            message: error.to_string(),
+        },
+    }
+}
+
 pub(super) fn compared_fields(r: &GradeResult) -> Value {
     serde_json::to_value(expectation(r)).unwrap_or(Value::Null)
 }
 
 /// Writes the expectation of `results`: the compared fields of each, a line each.
 pub fn write_expected(path: &Path, results: &[GradeResult]) -> Result<(), TestError> {
+    let lines = results
+        .iter()
+        .map(|r| serde_json::to_string(&expectation(r)));
+    write_lines(path, lines)
+}
+
+/// Writes the expectation of a fixture's sessions: a result's compared fields, or the
+/// error of a session the pack cannot grade, a line each.
+pub(super) fn write_outcomes(path: &Path, outcomes: &[Outcome]) -> Result<(), TestError> {
+    let lines = outcomes.iter().map(|o| match &o.outcome {
+        Ok(r) => serde_json::to_string(&expectation(r)),
+        Err(e) => serde_json::to_string(&error_expectation(&o.session, e)),
+    });
+    write_lines(path, lines)
+}
+
+fn write_lines(
+    path: &Path,
+    lines: impl Iterator<Item = serde_json::Result<String>>,
+) -> Result<(), TestError> {
     let io = |source| TestError::Io {
         path: path.to_owned(),
         source,
     };
     let mut text = String::new();
-    for r in results {
-        let line = serde_json::to_string(&expectation(r)).map_err(|e| io(e.into()))?;
-        text.push_str(&line);
+    for line in lines {
+        text.push_str(&line.map_err(|e| io(e.into()))?);
         text.push('\n');
     }
     std::fs::write(path, text).map_err(io)
@@ -100,6 +156,9 @@ fn shape_problem(value: &Value) -> Option<String> {
     if !object.get("sessionId").is_some_and(Value::is_string) {
         return Some("`sessionId` must be a string".to_owned());
     }
+    if let Some(error) = object.get("error") {
+        return error_shape_problem(object, error);
+    }
     let strings = |v: &Value| v.as_array().is_some_and(|a| a.iter().all(Value::is_string));
     for key in ["totalScore", "maxScore", "entryCount"] {
         if object.get(key).is_some_and(|v| !v.is_number()) {
@@ -128,6 +187,97 @@ fn shape_problem(value: &Value) -> Option<String> {
         }
     }
     None
+}
+
+/// What is wrong with a line that expects the session not to be graded, if anything.
+fn error_shape_problem(object: &serde_json::Map<String, Value>, error: &Value) -> Option<String> {
+    // A line with both would pass or fail on half of what it says.
+    if let Some(key) = RESULT_FIELDS.iter().find(|k| object.contains_key(**k)) {
+        return Some(format!(
+            "`{key}` is a field of a result, and `error` expects the session not to be graded: give one or the other"
+        ));
+    }
+    let Some(error) = error.as_object() else {
+        return Some("`error` must be an object with a `message`, a `code` or both".to_owned());
+    };
+    // A misspelt `mesage` would otherwise leave the message unchecked.
+    if let Some(key) = error
+        .keys()
+        .find(|k| !matches!(k.as_str(), "code" | "message"))
+    {
+        return Some(format!(
+            "`error.{key}` is not compared: an error has a `code` and a `message`"
+        ));
+    }
+    for key in ["code", "message"] {
+        if error.get(key).is_some_and(|v| !v.is_string()) {
+            return Some(format!("`error.{key}` must be a string"));
+        }
+    }
+    match error.get("code").and_then(Value::as_str) {
+        Some(code) if !is_session_error_code(code) => Some(format!(
+            "`error.code` `{code}` is not the code of an error a session can have (`grade rubric explain` lists the codes)"
+        )),
+        None if !error.contains_key("message") => {
+            Some("`error` must have a `message`, a `code` or both".to_owned())
+        }
+        _ => None,
+    }
+}
+
+/// Whether `code` is written exactly as updating writes the code of a session's error.
+fn is_session_error_code(code: &str) -> bool {
+    Code::parse(code).is_some_and(|c| c.is_session_error() && c.info().id == code)
+}
+
+/// A readable difference between an expected error and what came of the session; empty
+/// when it failed as expected. Only what the expectation gives is compared; a `message`
+/// without a `code` expects an error that has none.
+pub(super) fn diff_error(want: &Value, got: &Result<GradeResult, EvalError>) -> String {
+    let mut out = String::new();
+    let error = match got {
+        Ok(result) => {
+            let fields = compared_fields(result);
+            let _ = writeln!(
+                out,
+                "  expected error: {}\n  got a result: totalScore {}, maxScore {}",
+                wanted_error(want),
+                fields["totalScore"],
+                fields["maxScore"]
+            );
+            return out;
+        }
+        Err(error) => error,
+    };
+    let code = error.code().map(|c| c.info().id);
+    let want_code = want["code"].as_str();
+    if want_code != code {
+        let shown = |c: Option<&str>| c.map_or_else(|| "none".to_owned(), |c| format!("{c:?}"));
+        let _ = writeln!(
+            out,
+            "  error.code: expected {}, got {}",
+            shown(want_code),
+            shown(code)
+        );
+    }
+    if let Some(message) = want.get("message") {
+        diff_list(
+            &mut out,
+            "error.message",
+            &Value::Array(vec![message.clone()]),
+            &Value::Array(vec![Value::String(error.to_string())]),
+        );
+    }
+    out
+}
+
+/// An expected error in a line of a difference: its message, or its code when it has none.
+fn wanted_error(want: &Value) -> String {
+    match (want["message"].as_str(), want["code"].as_str()) {
+        (Some(message), _) => message.to_owned(),
+        (None, Some(code)) => format!("code {code}, any message"),
+        (None, None) => String::new(),
+    }
 }
 
 fn same(a: &Value, b: &Value) -> bool {
@@ -271,6 +421,56 @@ mod tests {
         ] {
             let err = read(&text).unwrap_err().to_string();
             assert!(err.contains(says), "{text}: {err}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod error_lines {
+    use super::*;
+
+    /// A line that expects an error says exactly what it expects: a misspelt field, a code
+    /// that no session error has, or result fields beside it would leave part unchecked.
+    #[test]
+    fn an_expected_error_that_cannot_mean_what_it_says_is_refused() {
+        for (line, says) in [
+            (r#"{"sessionId":"a","error":{"code":"E040"}}"#, None),
+            (r#"{"sessionId":"a","error":{"message":"m"}}"#, None),
+            (
+                r#"{"sessionId":"a","error":{"code":"E040","message":"m"}}"#,
+                None,
+            ),
+            (
+                r#"{"sessionId":"a","error":{}}"#,
+                Some("`error` must have a `message`, a `code` or both"),
+            ),
+            (
+                r#"{"sessionId":"a","error":"E040"}"#,
+                Some("`error` must be an object with a `message`, a `code` or both"),
+            ),
+            (
+                r#"{"sessionId":"a","error":{"mesage":"m"}}"#,
+                Some("`error.mesage` is not compared: an error has a `code` and a `message`"),
+            ),
+            (
+                r#"{"sessionId":"a","error":{"message":7}}"#,
+                Some("`error.message` must be a string"),
+            ),
+            (
+                r#"{"sessionId":"a","error":{"code":"e040"}}"#,
+                Some("`error.code` `e040` is not the code of an error a session can have (`grade rubric explain` lists the codes)"),
+            ),
+            (
+                r#"{"sessionId":"a","error":{"code":"E012"}}"#,
+                Some("`error.code` `E012` is not the code of an error a session can have (`grade rubric explain` lists the codes)"),
+            ),
+            (
+                r#"{"sessionId":"a","flags":[],"error":{"code":"E040"}}"#,
+                Some("`flags` is a field of a result, and `error` expects the session not to be graded: give one or the other"),
+            ),
+        ] {
+            let value: Value = serde_json::from_str(line).unwrap();
+            assert_eq!(shape_problem(&value).as_deref(), says, "{line}");
         }
     }
 }

@@ -6,7 +6,9 @@
 //! `*.txt`); its expectation is `<name>.expected.jsonl` beside it: one result per session,
 //! in order of first appearance. Compared per session: `totalScore`, `maxScore`,
 //! `entryCount`, `flags` in order, and each dimension's `score`, `max`, whether it applies,
-//! and `evidence` in order.
+//! and `evidence` in order. A line may instead expect the session not to be graded:
+//! `{"sessionId": "s9", "error": {"code": "E040", "message": "…"}}`, its code and message
+//! compared exactly (a line without `message` compares the code alone).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -100,7 +102,8 @@ pub enum TestError {
 /// A test that failed.
 #[derive(Debug)]
 pub enum Failure {
-    /// The pack could not grade a session of the fixture; the fixture's sessions all fail.
+    /// The pack could not grade a session of a fixture that has no expectation (reported
+    /// beside [`Failure::NoExpectation`], which counts the fixture's sessions as failed).
     Grade {
         /// The fixture.
         fixture: String,
@@ -123,13 +126,23 @@ pub enum Failure {
         /// The session.
         session: String,
     },
-    /// A session graded otherwise than expected.
+    /// The pack could not grade a session its expectation gives a result for.
+    NotGraded {
+        /// The fixture.
+        fixture: String,
+        /// The session.
+        session: String,
+        /// Why.
+        error: EvalError,
+    },
+    /// A session graded otherwise than expected, or not graded otherwise than expected.
     Differs {
         /// The fixture.
         fixture: String,
         /// The session.
         session: String,
-        /// The differences, a line each (`  totalScore: expected 10, got 9`).
+        /// The differences, a line each (`  totalScore: expected 10, got 9`,
+        /// `  expected error: …` then `  got a result: …`).
         diff: String,
     },
     /// A session the expectation has is not in the fixture.
@@ -150,6 +163,14 @@ impl fmt::Display for Failure {
                 session,
                 error,
             } => writeln!(f, "FAIL {fixture} session `{session}`: {error}\n"),
+            Failure::NotGraded {
+                fixture,
+                session,
+                error,
+            } => writeln!(
+                f,
+                "FAIL {fixture} session `{session}`\n  expected a result, got error: {error}\n"
+            ),
             Failure::NoExpectation { fixture, expected } => writeln!(
                 f,
                 "FAIL {fixture}: no expectation `{}`\n",
@@ -187,6 +208,9 @@ pub struct TestRun {
     pub failed: usize,
     /// Sessions whose expectation was rewritten (when updating).
     pub updated: usize,
+    /// Sessions the pack could not grade, expected so or not (when updating, the ones whose
+    /// expectation is now their error).
+    pub not_graded: usize,
     /// Every failure, in the order found.
     pub failures: Vec<Failure>,
     /// How often each rule fired over the fixtures.
@@ -263,31 +287,38 @@ pub fn run(
         passed: 0,
         failed: 0,
         updated: 0,
+        not_graded: 0,
         failures: Vec::new(),
         coverage: Coverage::new(pack),
     };
     for fixture in fixtures {
-        let Some(actual) = grade_fixture(pack, registry, fixture, &mut run)? else {
-            continue;
-        };
+        let outcomes = grade_fixture(pack, registry, fixture, &mut run.coverage)?;
+        run.not_graded += outcomes.iter().filter(|o| o.outcome.is_err()).count();
         if update {
-            write_expected(&fixture.expected, &actual)?;
-            run.updated += actual.len();
+            write_outcomes(&fixture.expected, &outcomes)?;
+            run.updated += outcomes.len();
             continue;
         }
-        compare_fixture(fixture, &actual, &mut run)?;
+        compare_fixture(fixture, outcomes, &mut run)?;
     }
     Ok(run)
 }
 
-/// The results of a fixture's sessions, or `None` when one could not be graded (a failure
-/// of every session of the fixture).
+/// A session of a fixture: its result, or why the pack could not grade it.
+struct Outcome {
+    session: String,
+    outcome: Result<GradeResult, EvalError>,
+}
+
+/// What came of each session of a fixture, in order. A session the pack cannot grade is
+/// an outcome like a result, which an expectation may expect; a fixture that cannot be
+/// read, or a missing judgment, is an error of the run.
 fn grade_fixture(
     pack: &CompiledPack,
     registry: &Registry,
     fixture: &Fixture,
-    run: &mut TestRun,
-) -> Result<Option<Vec<GradeResult>>, TestError> {
+    coverage: &mut Coverage,
+) -> Result<Vec<Outcome>, TestError> {
     let sessions = registry
         .read(
             &Input::File(&fixture.source),
@@ -301,7 +332,7 @@ fn grade_fixture(
         explain: true,
     };
     let judgments = read_judgments(&fixture.judgments, pack)?;
-    let mut actual = Vec::new();
+    let mut outcomes = Vec::with_capacity(sessions.len());
     for session in &sessions {
         let judgment = judgments.get(&session.id);
         if judgment.is_none() && pack.judge.is_some() {
@@ -312,34 +343,37 @@ fn grade_fixture(
                 pack: pack.id.clone(),
             });
         }
-        // A rule that cannot grade a fixture is a failed test, not an error.
-        match pack.grade_with(session, judgment, &options) {
-            Ok(result) => {
-                run.coverage.record(&result);
-                actual.push(result);
-            }
-            Err(error) => {
-                run.failed += sessions.len();
-                run.failures.push(Failure::Grade {
-                    fixture: fixture.name.clone(),
-                    session: session.id.clone(),
-                    error,
-                });
-                return Ok(None);
-            }
+        // A session not graded fires no rule: it adds nothing to the coverage.
+        let outcome = pack.grade_with(session, judgment, &options);
+        if let Ok(result) = &outcome {
+            coverage.record(result);
         }
+        outcomes.push(Outcome {
+            session: session.id.clone(),
+            outcome,
+        });
     }
-    Ok(Some(actual))
+    Ok(outcomes)
 }
 
-/// Compares a fixture's results with its expectation, session by session.
+/// Compares what came of a fixture's sessions with its expectation, session by session.
 fn compare_fixture(
     fixture: &Fixture,
-    actual: &[GradeResult],
+    outcomes: Vec<Outcome>,
     run: &mut TestRun,
 ) -> Result<(), TestError> {
     let Some(expected) = read_expected(&fixture.expected)? else {
-        run.failed += actual.len().max(1);
+        run.failed += outcomes.len().max(1);
+        // Why a session could not be graded helps before its error is written as expected.
+        for Outcome { session, outcome } in outcomes {
+            if let Err(error) = outcome {
+                run.failures.push(Failure::Grade {
+                    fixture: fixture.name.clone(),
+                    session,
+                    error,
+                });
+            }
+        }
         run.failures.push(Failure::NoExpectation {
             fixture: fixture.name.clone(),
             expected: fixture.expected.clone(),
@@ -350,27 +384,35 @@ fn compare_fixture(
     for e in &expected {
         by_id.insert(e["sessionId"].as_str().unwrap_or_default().to_owned(), e);
     }
-    for result in actual {
-        let session = result.session_id.clone();
+    for Outcome { session, outcome } in outcomes {
         let fixture = fixture.name.clone();
-        match by_id.remove(&result.session_id) {
-            None => {
+        let Some(want) = by_id.remove(&session) else {
+            run.failed += 1;
+            run.failures.push(Failure::NotExpected { fixture, session });
+            continue;
+        };
+        let diff = match (want.get("error"), outcome) {
+            (Some(error), outcome) => diff_error(error, &outcome),
+            (None, Ok(result)) => diff_results(want, &compared_fields(&result)),
+            (None, Err(error)) => {
                 run.failed += 1;
-                run.failures.push(Failure::NotExpected { fixture, session });
+                run.failures.push(Failure::NotGraded {
+                    fixture,
+                    session,
+                    error,
+                });
+                continue;
             }
-            Some(want) => {
-                let diff = diff_results(want, &compared_fields(result));
-                if diff.is_empty() {
-                    run.passed += 1;
-                } else {
-                    run.failed += 1;
-                    run.failures.push(Failure::Differs {
-                        fixture,
-                        session,
-                        diff,
-                    });
-                }
-            }
+        };
+        if diff.is_empty() {
+            run.passed += 1;
+        } else {
+            run.failed += 1;
+            run.failures.push(Failure::Differs {
+                fixture,
+                session,
+                diff,
+            });
         }
     }
     for session in by_id.into_keys() {
@@ -467,7 +509,7 @@ mod expectation;
 
 pub use coverage::Coverage;
 pub use expectation::write_expected;
-use expectation::{compared_fields, diff_results, read_expected};
+use expectation::{compared_fields, diff_error, diff_results, read_expected, write_outcomes};
 
 #[cfg(test)]
 mod tests {
