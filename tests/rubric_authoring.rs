@@ -164,14 +164,83 @@ fn a_failing_pack_test_prints_a_readable_diff_and_exits_1() {
     let out = run_in(dir.path(), &["rubric", "test", "./cleo-copy"]);
     assert_eq!(code(&out), 1, "{}", stdout(&out));
     let text = stdout(&out);
-    assert!(text.ends_with("4 passed, 2 failed\n"), "{text}");
+    assert!(text.ends_with("7 passed, 2 failed\n"), "{text}");
     insta::assert_snapshot!("pack_test_failure_diff", text);
 
     let out = run_in(dir.path(), &["rubric", "test", "./cleo-copy", "--update"]);
     assert_eq!(code(&out), 0, "{}", stdout(&out));
     let out = run_in(dir.path(), &["rubric", "test", "./cleo-copy"]);
     assert_eq!(code(&out), 0, "{}", stdout(&out));
-    assert!(stdout(&out).ends_with("6 passed, 0 failed\n"));
+    assert!(stdout(&out).ends_with("9 passed, 0 failed\n"));
+}
+
+/// A copy of cleo-v1 with only its `not-text` fixture: a graded session and two that
+/// CLEO's grader throws on, whose E040 errors the expectation gives.
+fn pack_expecting_errors(dir: &std::path::Path) -> std::path::PathBuf {
+    let pack = dir.join("refusing");
+    copy_dir(&repo_root().join("rubrics/cleo-v1"), &pack);
+    for name in ["corpus-sample", "example"] {
+        for suffix in [".jsonl", ".expected.jsonl"] {
+            std::fs::remove_file(pack.join("tests").join(format!("{name}{suffix}"))).unwrap();
+        }
+    }
+    pack
+}
+
+#[test]
+fn a_pack_test_passes_when_a_session_fails_with_the_expected_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = pack_expecting_errors(dir.path());
+    let out = run_in(dir.path(), &["rubric", "test", "./refusing"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(stdout(&out), "3 passed, 0 failed\n");
+
+    // Updating writes the errors again, and says how many sessions are expected to fail.
+    let expected = pack.join("tests/not-text.expected.jsonl");
+    let before = std::fs::read_to_string(&expected).unwrap();
+    let out = run_in(dir.path(), &["rubric", "test", "./refusing", "--update"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "updated the expectations of 3 sessions in 1 fixture (2 not graded: their errors are expected)\n"
+    );
+    assert_eq!(std::fs::read_to_string(&expected).unwrap(), before);
+}
+
+#[test]
+fn a_pack_test_fails_when_a_session_fails_otherwise_than_expected() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = pack_expecting_errors(dir.path());
+    let expected = pack.join("tests/not-text.expected.jsonl");
+    let lines: Vec<String> = std::fs::read_to_string(&expected)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    // The graded session is expected to fail, the title's error is expected with another
+    // message, and the description's session is expected to be graded.
+    let wrong = [
+        r#"{"sessionId":"graded","error":{"code":"E040"}}"#.to_owned(),
+        lines[0].replace(r#""graded""#, r#""description-number""#),
+        lines[2].replace("(`3`)", "(`4`)"),
+    ];
+    std::fs::write(&expected, wrong.join("\n") + "\n").unwrap();
+    let out = run_in(dir.path(), &["rubric", "test", "./refusing"]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "FAIL tests/not-text.jsonl session `graded`\n  \
+         expected error: code E040, any message\n  \
+         got a result: totalScore 80, maxScore 100\n\n\
+         FAIL tests/not-text.jsonl session `description-number`\n  \
+         expected a result, got error: rubric `cleo-v1` cannot grade session `description-number`: `blank` of selector `task_added_without_description` tests text, and `params.description` of the entry at `not-text.jsonl:5` is a number (`7`) [E040]\n\n\
+         FAIL tests/not-text.jsonl session `title-number`\n  \
+         error.message:\n    \
+         - rubric `cleo-v1` cannot grade session `title-number`: `normalize` of metric `duplicate_titles` reads text, and `params.title` of the entry at `not-text.jsonl:6` is a number (`4`) [E040]\n    \
+         + rubric `cleo-v1` cannot grade session `title-number`: `normalize` of metric `duplicate_titles` reads text, and `params.title` of the entry at `not-text.jsonl:6` is a number (`3`) [E040]\n\n\
+         0 passed, 3 failed\n"
+    );
+    assert_eq!(stderr(&out), "error: 3 pack tests failed\n");
 }
 
 #[test]
@@ -179,8 +248,12 @@ fn coverage_below_the_minimum_fails_and_names_the_rules() {
     let dir = tempfile::tempdir().unwrap();
     let pack = dir.path().join("narrow");
     copy_dir(&repo_root().join("rubrics/cleo-v1"), &pack);
-    std::fs::remove_file(pack.join("tests/corpus-sample.jsonl")).unwrap();
-    std::fs::remove_file(pack.join("tests/corpus-sample.expected.jsonl")).unwrap();
+    // Only the small example is left: its two sessions leave some rules unfired.
+    for name in ["corpus-sample", "not-text"] {
+        for suffix in [".jsonl", ".expected.jsonl"] {
+            std::fs::remove_file(pack.join("tests").join(format!("{name}{suffix}"))).unwrap();
+        }
+    }
     let out = run(&[
         "rubric",
         "test",

@@ -580,3 +580,175 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod expected_errors {
+    use super::*;
+
+    const DESCRIPTION: &str = "rubric `cleo-v1` cannot grade session `description-number`: `blank` of selector `task_added_without_description` tests text, and `params.description` of the entry at `not-text.jsonl:5` is a number (`7`) [E040]";
+
+    /// cleo-v1 and a copy of its shipped `not-text` fixture (a graded session and two it
+    /// cannot grade), with the shipped expectation.
+    fn not_text() -> (CompiledPack, tempfile::TempDir, Vec<Fixture>) {
+        let pack = crate::load_pack("cleo-v1", &[]).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let tests = dir.path().join("tests");
+        std::fs::create_dir_all(&tests).unwrap();
+        let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../rubrics/cleo-v1/tests");
+        for name in ["not-text.jsonl", "not-text.expected.jsonl"] {
+            std::fs::copy(shipped.join(name), tests.join(name)).unwrap();
+        }
+        let fixtures = discover(&tests).unwrap();
+        (pack, dir, fixtures)
+    }
+
+    /// Rewrites the expected line of `session` with `edit`.
+    fn expect(fixture: &Fixture, session: &str, edit: impl Fn(&mut Value)) {
+        let text = std::fs::read_to_string(&fixture.expected).unwrap();
+        let mut out = String::new();
+        for line in text.lines() {
+            let mut value: Value = serde_json::from_str(line).unwrap();
+            if value["sessionId"] == session {
+                edit(&mut value);
+            }
+            out.push_str(&format!("{value}\n"));
+        }
+        std::fs::write(&fixture.expected, out).unwrap();
+    }
+
+    fn report(run: &TestRun) -> String {
+        run.failures.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn a_session_expected_not_to_be_graded_passes_when_it_fails_with_that_error() {
+        let (pack, _dir, fixtures) = not_text();
+        let run = run(&pack, Registry::builtin(), &fixtures, false).unwrap();
+        assert_eq!(
+            (run.passed, run.failed, run.not_graded),
+            (3, 0, 2),
+            "{}",
+            report(&run)
+        );
+
+        // The code alone, without the message, is enough to expect.
+        expect(&fixtures[0], "description-number", |v| {
+            v["error"] = serde_json::json!({"code": "E040"});
+        });
+        let run = super::run(&pack, Registry::builtin(), &fixtures, false).unwrap();
+        assert_eq!((run.passed, run.failed), (3, 0), "{}", report(&run));
+    }
+
+    #[test]
+    fn an_expected_error_with_another_message_or_code_fails_showing_both() {
+        let (pack, _dir, fixtures) = not_text();
+        expect(&fixtures[0], "description-number", |v| {
+            v["error"] = serde_json::json!({"message": DESCRIPTION.replace("(`7`)", "(`8`)")});
+        });
+        let run = run(&pack, Registry::builtin(), &fixtures, false).unwrap();
+        assert_eq!((run.passed, run.failed), (2, 1));
+        assert_eq!(
+            report(&run),
+            format!(
+                "FAIL tests/not-text.jsonl session `description-number`\n  error.code: expected none, got \"E040\"\n  error.message:\n    - {}\n    + {DESCRIPTION}\n\n",
+                DESCRIPTION.replace("(`7`)", "(`8`)")
+            )
+        );
+    }
+
+    #[test]
+    fn an_expected_error_of_a_session_that_is_graded_fails_showing_the_result() {
+        let (pack, _dir, fixtures) = not_text();
+        expect(&fixtures[0], "graded", |v| {
+            *v = serde_json::json!({"sessionId": "graded", "error": {"code": "E040"}});
+        });
+        let run = run(&pack, Registry::builtin(), &fixtures, false).unwrap();
+        assert_eq!((run.passed, run.failed), (2, 1));
+        assert_eq!(
+            report(&run),
+            "FAIL tests/not-text.jsonl session `graded`\n  expected error: code E040, any message\n  got a result: totalScore 80, maxScore 100\n\n"
+        );
+    }
+
+    #[test]
+    fn an_expected_result_of_a_session_that_is_not_graded_fails_naming_the_error() {
+        let (pack, _dir, fixtures) = not_text();
+        let graded = std::fs::read_to_string(&fixtures[0].expected).unwrap();
+        let graded: Value = serde_json::from_str(graded.lines().next().unwrap()).unwrap();
+        expect(&fixtures[0], "description-number", |v| {
+            *v = graded.clone();
+            v["sessionId"] = "description-number".into();
+        });
+        let run = run(&pack, Registry::builtin(), &fixtures, false).unwrap();
+        assert_eq!((run.passed, run.failed), (2, 1));
+        assert!(matches!(run.failures[..], [Failure::NotGraded { .. }]));
+        assert_eq!(
+            report(&run),
+            format!("FAIL tests/not-text.jsonl session `description-number`\n  expected a result, got error: {DESCRIPTION}\n\n")
+        );
+    }
+
+    /// Before, one session the pack could not grade failed every session of its fixture, and
+    /// updating skipped the fixture: its error could not be expected.
+    #[test]
+    fn updating_writes_the_error_of_a_session_that_is_not_graded() {
+        let (pack, _dir, fixtures) = not_text();
+        let shipped = std::fs::read_to_string(&fixtures[0].expected).unwrap();
+        std::fs::remove_file(&fixtures[0].expected).unwrap();
+        let missing = run(&pack, Registry::builtin(), &fixtures, false).unwrap();
+        assert_eq!(missing.failed, 3);
+        assert!(matches!(
+            missing.failures[..],
+            [
+                Failure::Grade { .. },
+                Failure::Grade { .. },
+                Failure::NoExpectation { .. }
+            ]
+        ));
+
+        let updated = run(&pack, Registry::builtin(), &fixtures, true).unwrap();
+        assert_eq!((updated.updated, updated.not_graded), (3, 2));
+        assert!(updated.failures.is_empty());
+        let written = std::fs::read_to_string(&fixtures[0].expected).unwrap();
+        assert_eq!(written, shipped);
+        assert_eq!(
+            written.lines().nth(1).unwrap(),
+            format!(
+                r#"{{"sessionId":"description-number","error":{{"code":"E040","message":{}}}}}"#,
+                Value::from(DESCRIPTION)
+            )
+        );
+    }
+
+    #[test]
+    fn a_fixture_that_cannot_be_read_stays_an_error_when_updating() {
+        let (pack, _dir, fixtures) = not_text();
+        let before = std::fs::read_to_string(&fixtures[0].expected).unwrap();
+        std::fs::write(&fixtures[0].source, "{\"sessionId\": \n").unwrap();
+        for update in [false, true] {
+            let err = run(&pack, Registry::builtin(), &fixtures, update).unwrap_err();
+            assert!(matches!(err, TestError::Source(_)), "{err}");
+        }
+        let after = std::fs::read_to_string(&fixtures[0].expected).unwrap();
+        assert_eq!(before, after);
+    }
+
+    /// A session not graded fires no rule, and the rules the graded one fired still count.
+    #[test]
+    fn a_session_not_graded_adds_nothing_to_the_coverage() {
+        let (pack, _dir, fixtures) = not_text();
+        let with_errors = run(&pack, Registry::builtin(), &fixtures, false).unwrap();
+        let text = std::fs::read_to_string(&fixtures[0].source).unwrap();
+        let graded: String = text
+            .lines()
+            .filter(|l| l.contains(r#""sessionId": "graded""#))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        std::fs::write(&fixtures[0].source, graded).unwrap();
+        let alone = run(&pack, Registry::builtin(), &fixtures, true).unwrap();
+        assert_eq!(alone.not_graded, 0);
+        assert_eq!(with_errors.coverage.table(), alone.coverage.table());
+        assert_eq!(with_errors.coverage.percent(), alone.coverage.percent());
+        assert!(with_errors.coverage.percent() > 0.0);
+    }
+}
