@@ -71,12 +71,16 @@ impl CompiledPack {
                 }
             }
             RuleKind::Script { index, .. } => {
-                let host = self.scripts.as_ref().ok_or_else(|| EvalError::Script {
+                let fail = |message: String| EvalError::Script {
                     pack: self.id.clone(),
                     rule: rule.id.clone(),
                     session: session_id.to_owned(),
-                    message: "the pack has no script host".to_owned(),
-                })?;
+                    message,
+                };
+                let host = self
+                    .scripts
+                    .as_ref()
+                    .ok_or_else(|| fail("the pack has no script host".to_owned()))?;
                 let observable = Observable {
                     session_id,
                     entries,
@@ -84,48 +88,41 @@ impl CompiledPack {
                     metrics: &facts.metrics,
                 };
                 let mut data = || Arc::clone(script_data.get_or_insert_with(make_script_data));
-                let outcome =
-                    host.run(*index, &observable, *score, &mut data)
-                        .map_err(|message| EvalError::Script {
-                            pack: self.id.clone(),
-                            rule: rule.id.clone(),
-                            session: session_id.to_owned(),
-                            message,
-                        })?;
+                let outcome = host
+                    .run(*index, &observable, *score, &mut data)
+                    .map_err(fail)?;
                 if !outcome.points.is_finite() {
-                    return Err(EvalError::Script {
-                        pack: self.id.clone(),
-                        rule: rule.id.clone(),
-                        session: session_id.to_owned(),
-                        message: format!(
-                            "it gave {} points at `{}`, and a grade cannot hold it",
-                            crate::entry::js_number(outcome.points),
-                            rule.path
-                        ),
-                    });
+                    return Err(fail(format!(
+                        "it gave {} points at `{}`, and a grade cannot hold it",
+                        crate::entry::js_number(outcome.points),
+                        rule.path
+                    )));
                 }
                 if let Some(points) = outcome.points_past_exact {
-                    return Err(EvalError::Script {
-                        pack: self.id.clone(),
-                        rule: rule.id.clone(),
-                        session: session_id.to_owned(),
-                        message: format!(
-                            "it gave {points} points at `{}`, more than a score holds exactly (2^53)",
-                            rule.path
-                        ),
-                    });
+                    return Err(fail(format!(
+                        "it gave {points} points at `{}`, more than a score holds exactly (2^53)",
+                        rule.path
+                    )));
                 }
                 if self.whole_scores && outcome.points.fract() != 0.0 {
-                    return Err(EvalError::Script {
-                        pack: self.id.clone(),
-                        rule: rule.id.clone(),
-                        session: session_id.to_owned(),
-                        message: format!(
-                            "it gave {} points at `{}`, and every score of this pack is a whole number",
-                            crate::entry::js_number(outcome.points),
-                            rule.path
-                        ),
-                    });
+                    return Err(fail(format!(
+                        "it gave {} points at `{}`, and every score of this pack is a whole number",
+                        crate::entry::js_number(outcome.points),
+                        rule.path
+                    )));
+                }
+                // As for a plugin: `--explain` would drop the index without a word, and the
+                // script's author would never learn it pointed at nothing.
+                if let Some(bad) = outcome
+                    .entries
+                    .iter()
+                    .find(|&&i| i as usize >= entries.len())
+                {
+                    return Err(fail(format!(
+                        "it named entry {bad} at `{}`, and the session has {} (entries are 0-based)",
+                        rule.path,
+                        entries.len()
+                    )));
                 }
                 *score += outcome.points;
                 evidence.extend(outcome.evidence);
@@ -229,6 +226,29 @@ mod tests {
             Ok(result) => panic!("graded: {result:?}"),
             Err(err) => err.to_string(),
         }
+    }
+
+    /// `--explain` dropped an index past the session's end without a word (and one of 2^32
+    /// or more was called negative): the script's author never learned it named nothing.
+    #[test]
+    fn a_script_naming_an_entry_the_session_lacks_fails_the_session_saying_which() {
+        for (entries, says) in [
+            ("[0, 1]", "it named entry 1 at `dimensions[0].rules[1]`, and the session has 1 (entries are 0-based)"),
+            ("[-1]", "r.rhai:1: `entries` holds a negative index (-1)"),
+            ("[4294967296]", "r.rhai:1: it named entry 4294967296, and no session has that many (entries are 0-based)"),
+        ] {
+            let script = format!("#{{ points: 1, entries: {entries} }}");
+            assert_eq!(
+                grade_error(&script_pack("10", &script)),
+                format!("rubric `t`, rule `r`, session `s`: the script failed: {says}"),
+                "{script}"
+            );
+        }
+        let named = grade(
+            &script_pack("10", "#{ points: 1, entries: [0, session.entries[0]] }"),
+            &[("tasks", "a")],
+        );
+        assert_eq!(named.dimensions["d"].score.0, 2.0);
     }
 
     #[test]

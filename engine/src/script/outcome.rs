@@ -160,7 +160,14 @@ pub(super) fn outcome_from(value: Dynamic) -> Result<RawOutcome, String> {
                     if let Some(e) = item.clone().try_cast::<EntryView>() {
                         outcome.entries.push(e.at);
                     } else if let Some(i) = item.try_cast::<i64>() {
-                        outcome.entries.push(EntryAt::Nth(u32::try_from(i).map_err(|_| "`entries` holds a negative index")?));
+                        let at = u32::try_from(i).map_err(|_| {
+                            if i < 0 {
+                                format!("`entries` holds a negative index ({i})")
+                            } else {
+                                format!("it named entry {i}, and no session has that many (entries are 0-based)")
+                            }
+                        })?;
+                        outcome.entries.push(EntryAt::Nth(at));
                     } else {
                         return Err("`entries` must hold entries or 0-based indices".to_owned());
                     }
