@@ -79,7 +79,7 @@ pub enum TestError {
         pack: String,
     },
     /// An expectation file could not be read.
-    #[error("cannot read grades file `{}`: {source}", path.display())]
+    #[error("cannot read expected results `{}`: {source}", path.display())]
     ExpectedRead {
         /// The expectation file.
         path: PathBuf,
@@ -88,7 +88,7 @@ pub enum TestError {
         source: std::io::Error,
     },
     /// A line of an expectation file is not JSON.
-    #[error("{}:{line}: not a grade result: {message}", path.display())]
+    #[error("{}:{line}: not an expected result: {message}", path.display())]
     ExpectedLine {
         /// The expectation file.
         path: PathBuf,
