@@ -24,7 +24,13 @@ fn expected(file: &str) -> Vec<Value> {
 }
 
 fn grade_corpus(pack: &str, source: &std::path::Path) -> Vec<Value> {
-    let ids = session_ids();
+    let out = grade_sessions(pack, source, &session_ids());
+    assert_eq!(code(&out), 0, "grade failed: {}", stderr(&out));
+    json_lines(&stdout(&out))
+}
+
+/// `grade` of the sessions `ids` of `source` as the reference's check runs it.
+fn grade_sessions(pack: &str, source: &std::path::Path, ids: &[String]) -> std::process::Output {
     let source = source.to_str().expect("utf-8 path");
     let mut args = vec![
         "--rubric",
@@ -38,9 +44,7 @@ fn grade_corpus(pack: &str, source: &std::path::Path) -> Vec<Value> {
         "--allow-empty",
     ];
     args.extend(ids.iter().map(String::as_str));
-    let out = run(&args);
-    assert_eq!(code(&out), 0, "grade failed: {}", stderr(&out));
-    json_lines(&stdout(&out))
+    run(&args)
 }
 
 fn assert_conforms(pack: &str, source: &std::path::Path, expected_file: &str) {
@@ -133,18 +137,7 @@ fn cleo_packs_match_cleo_grader_on_odd_sessions_and_refuse_the_ones_it_throws_on
             .into_iter()
             .partition(|r| r.get("throws").is_some());
         assert!(!throws.is_empty() && graded.len() > 150);
-        let mut args = vec![
-            "--rubric",
-            pack,
-            "--source",
-            log.to_str().expect("utf-8 path"),
-            "--format",
-            "jsonl",
-            "--no-record",
-            "--allow-empty",
-        ];
-        args.extend(ids.iter().map(String::as_str));
-        let out = run(&args);
+        let out = grade_sessions(pack, &log, &ids);
         assert_eq!(code(&out), 1, "{}", stderr(&out));
         let actual = json_lines(&stdout(&out));
         assert_eq!(actual.len(), graded.len());
