@@ -699,6 +699,11 @@ dimensions:
             .map_err(|e| e.to_string())
     }
 
+    /// The refusal of a `blank` test at key path `at` (under the rule) on entry `n`.
+    fn refused(at: &str, n: usize, value: &str) -> Result<f64, String> {
+        Err(format!("rubric `t` cannot grade session `s1`: `blank` of the selector at `dimensions[0].rules[0].{at}` tests text, and `params.description` of entry #{n} of the session is {value} [E040]"))
+    }
+
     /// A selector written in place under `entry` is tested only at the `for_each` entries,
     /// as the condition reads it there and nowhere else: a number in another entry's
     /// description fails no session, one in an entry the rule reads names the selector by
@@ -716,7 +721,7 @@ dimensions:
         );
         assert_eq!(
             outcome(&pack, &[("find", json!("x")), ("add", json!(7))]),
-            Err("rubric `t` cannot grade session `s1`: `blank` of the selector at `dimensions[0].rules[0].cases[0].when.entry` tests text, and `params.description` of entry #2 of the session is a number (`7`) [E040]".to_owned())
+            refused("cases[0].when.entry", 2, "a number (`7`)")
         );
     }
 
@@ -744,7 +749,7 @@ dimensions:
         ];
         assert_eq!(
             outcome(&pack, &before),
-            Err("rubric `t` cannot grade session `s1`: `blank` of the selector at `dimensions[0].rules[0].cases[0].when.followed_by` tests text, and `params.description` of entry #2 of the session is a boolean (`true`) [E040]".to_owned())
+            refused("cases[0].when.followed_by", 2, "a boolean (`true`)")
         );
     }
 
@@ -787,7 +792,7 @@ dimensions:
         );
         assert_eq!(
             outcome(&pack, &[("find", json!(7)), ("add", json!("d"))]),
-            Err("rubric `t` cannot grade session `s1`: `blank` of the selector at `dimensions[0].rules[0].when.count` tests text, and `params.description` of entry #1 of the session is a number (`7`) [E040]".to_owned())
+            refused("when.count", 1, "a number (`7`)")
         );
     }
 }

@@ -276,8 +276,13 @@ fn a_value_of_the_wrong_kind_is_named_by_its_column_and_value() {
     }
 }
 
-/// The durations of a read with `checked`, whole and streamed, or the read's error.
-fn durations(path: &Path, checked: FieldsRead) -> [Result<Vec<f64>, String>; 2] {
+/// What `each` makes of every entry of a read with `checked`, whole and streamed, or the
+/// read's error.
+fn both_ways<T>(
+    path: &Path,
+    checked: FieldsRead,
+    each: impl Fn(&crate::entry::Entry) -> T,
+) -> [Result<Vec<T>, String>; 2] {
     let options = ReadOptions {
         checked,
         ..ReadOptions::default()
@@ -286,7 +291,8 @@ fn durations(path: &Path, checked: FieldsRead) -> [Result<Vec<f64>, String>; 2] 
         read.map(|sessions| {
             sessions
                 .iter()
-                .flat_map(|s| s.entries.iter().map(|e| e.result.duration))
+                .flat_map(|s| s.entries.iter())
+                .map(&each)
                 .collect()
         })
         .map_err(|e| e.to_string())
@@ -298,6 +304,11 @@ fn durations(path: &Path, checked: FieldsRead) -> [Result<Vec<f64>, String>; 2] 
         .open_stream(path, &SessionFilter::All, &options, None)
         .and_then(|stream| drain(stream.expect("`--all` streams")));
     [of(whole), of(streamed)]
+}
+
+/// The durations of a read with `checked`, whole and streamed, or the read's error.
+fn durations(path: &Path, checked: FieldsRead) -> [Result<Vec<f64>, String>; 2] {
+    both_ways(path, checked, |e| e.result.duration)
 }
 
 /// A `duration_ms` of 1e308 was read as given, and two of them added up to infinity for a
@@ -369,27 +380,7 @@ fn a_duration_that_is_no_duration_is_refused_only_by_a_pack_that_reads_durations
 /// Each entry's params as JSON, of a read with `checked`, whole and streamed, or the read's
 /// error.
 fn params_read(path: &Path, checked: FieldsRead) -> [Result<Vec<String>, String>; 2] {
-    let options = ReadOptions {
-        checked,
-        ..ReadOptions::default()
-    };
-    let of = |read: Result<Vec<Session>, SourceError>| {
-        read.map(|sessions| {
-            sessions
-                .iter()
-                .flat_map(|s| s.entries.iter())
-                .map(|e| serde_json::to_string(&e.params).unwrap())
-                .collect()
-        })
-        .map_err(|e| e.to_string())
-    };
-    let whole = CleoDb
-        .read(&Input::File(path), &SessionFilter::All, &options)
-        .map(|read| read.sessions);
-    let streamed = CleoDb
-        .open_stream(path, &SessionFilter::All, &options, None)
-        .and_then(|stream| drain(stream.expect("`--all` streams")));
-    [of(whole), of(streamed)]
+    both_ways(path, checked, |e| serde_json::to_string(&e.params).unwrap())
 }
 
 /// A database of two rows of session `s`: the first with params `{"a":1}`, the second with
