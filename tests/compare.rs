@@ -930,3 +930,110 @@ fn the_same_results_file_as_both_sides_is_named_once_and_compares_as_no_change()
     assert!(human.contains("\nno session changed\n"), "{human}");
     assert!(!human.contains("most changed sessions"), "{human}");
 }
+
+/// A comparison reads its source as grading with each pack reads it: a field neither pack
+/// reads is not type-checked (it refused `"error": 42`, which both cleo packs grade past),
+/// and `--skip-bad-lines` skips a malformed line with a warning, as the hint says.
+#[test]
+fn compare_reads_the_source_as_grading_with_each_pack_does() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let example = std::fs::read_to_string(common::repo_root().join("examples/cleo-audit.jsonl"))
+        .expect("example");
+    let mut lines: Vec<String> = example.lines().map(str::to_owned).collect();
+    lines[1] = lines[1].replacen("\"params\"", "\"error\": 42, \"params\"", 1);
+    let odd = dir.path().join("odd.jsonl");
+    std::fs::write(&odd, lines.join("\n") + "\n").expect("write");
+    let odd = odd.to_str().expect("utf-8 path");
+    for pack in ["cleo-v1", "cleo-v2"] {
+        let out = run(&["--rubric", pack, "--source", odd, "--all", "--no-record"]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+    }
+    let compare = ["compare", "--rubric", "cleo-v1", "--rubric", "cleo-v2"];
+    let out = run(&[&compare[..], &["--source", odd, "--all"]].concat());
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stderr(&out), "");
+
+    lines.insert(2, "{\"timestamp\": oops".to_owned());
+    let bad = dir.path().join("bad.jsonl");
+    std::fs::write(&bad, lines.join("\n") + "\n").expect("write");
+    let bad = bad.to_str().expect("utf-8 path");
+    let out = run(&[&compare[..], &["--source", bad, "--all"]].concat());
+    assert_eq!(code(&out), 2);
+    assert_eq!(
+        stderr(&out),
+        format!("error: {bad}:3: not valid JSON: expected value (column 15) (pass `--skip-bad-lines` to skip malformed lines with a warning)\n")
+    );
+    let out = run(&[
+        &compare[..],
+        &["--source", bad, "--all", "--skip-bad-lines"],
+    ]
+    .concat());
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        format!("warning: {bad}:3: skipped a malformed line: not valid JSON: expected value (column 15)\n")
+    );
+}
+
+/// The warnings of a read (records a transcript reader skipped) were dropped by compare,
+/// which graded what was left without a word.
+#[test]
+fn compare_prints_what_the_read_skipped() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let transcript = dir.path().join("t.jsonl");
+    std::fs::write(
+        &transcript,
+        concat!(
+            r#"{"type":"user","sessionId":"s1","uuid":"u1","timestamp":"2025-09-03T00:00:00Z","message":{"role":"user","content":"fix the bug"}}"#,
+            "\n",
+            r#"{"type":"assistant","sessionId":"s1","uuid":"a1","timestamp":"2025-09-03T00:00:01Z","message":{"id":"m1","role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Read","input":{"file_path":"/a.rs"}}]}}"#,
+            "\n",
+            r#"{"type":"assistant","sessionId":"s1","uuid":"a2","timestamp":"2025-09-03T00:00:02Z","message":7}"#,
+            "\n",
+        ),
+    )
+    .expect("write");
+    let path = transcript.to_str().expect("utf-8 path");
+    let graded = run(&[
+        "--rubric",
+        "claude-code-v1",
+        "--source",
+        path,
+        "--all",
+        "--no-record",
+    ]);
+    let warning = format!("warning: {path}:3: skipped: `message` is a JSON number, not an object");
+    assert!(stderr(&graded).contains(&warning), "{}", stderr(&graded));
+    let compared = run(&[
+        "compare",
+        "--rubric",
+        "claude-code-v1",
+        "--rubric",
+        "claude-code-v1",
+        "--source",
+        path,
+        "--all",
+    ]);
+    assert_eq!(code(&compared), 0, "{}", stderr(&compared));
+    assert!(
+        stderr(&compared).contains(&warning),
+        "{}",
+        stderr(&compared)
+    );
+    let arms = run(&[
+        "compare",
+        "--rubric",
+        "claude-code-v1",
+        "--arm",
+        &format!("a={path}"),
+        "--arm",
+        &format!("b={path}"),
+    ]);
+    assert_eq!(code(&arms), 0, "{}", stderr(&arms));
+    assert_eq!(
+        stderr(&arms).matches(&warning).count(),
+        2,
+        "{}",
+        stderr(&arms)
+    );
+}

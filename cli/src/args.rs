@@ -597,6 +597,9 @@ pub struct CompareArgs {
     /// Compare every session of the source
     #[arg(long)]
     pub all: bool,
+    /// Skip malformed lines of a JSONL audit log with a warning naming each, instead of failing on the first (as grading does)
+    #[arg(long)]
+    pub skip_bad_lines: bool,
     /// An agent arm and its source (`-` for standard input); give two (the first is the baseline)
     #[arg(long = "arm", value_name = "NAME=SOURCE")]
     pub arms: Vec<String>,

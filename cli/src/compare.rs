@@ -36,6 +36,15 @@ enum Form {
     },
 }
 
+/// The sessions of a read, its warnings printed as grading prints them: what the read
+/// skipped or guessed is no less true of a comparison.
+fn warned(read: grade_engine::Mapped<compare::GradedSession>) -> Vec<compare::GradedSession> {
+    for warning in &read.warnings {
+        eprintln!("warning: {}", render::for_stderr(&warning.to_string()));
+    }
+    read.results
+}
+
 fn usage(message: impl Into<String>) -> CliError {
     CliError::Usage(message.into())
 }
@@ -275,13 +284,14 @@ pub fn run(
                 (Err(e), _) | (_, Err(e)) => return Err(e),
             };
             let (la, lb) = (Layout::of_pack(&a.0), Layout::of_pack(&b.0));
-            let mut graded = compare::grade_source(
+            let mut graded = warned(compare::grade_source(
                 &[(&a.0, &la), (&b.0, &lb)],
                 &source.path,
                 format.as_deref(),
                 &filter,
                 None,
-            )?;
+                args.skip_bad_lines,
+            )?);
             if let SessionFilter::Only(_) = &filter {
                 // In the order named (the filter's set has none).
                 let missing: Vec<String> =
@@ -367,13 +377,14 @@ pub fn run(
                 .map_err(|e| usage(format!("`--pair-by`: {e}")))?;
             let mut sides = Vec::new();
             for (name, source) in &arms {
-                let mut graded = compare::grade_source(
+                let mut graded = warned(compare::grade_source(
                     &[(&p.0, &layout)],
                     &source.path,
                     format.as_deref(),
                     &SessionFilter::All,
                     field.as_ref(),
-                )?;
+                    args.skip_bad_lines,
+                )?);
                 let (side, errors) = compare::sides_of(name, &layout, &mut graded, 0);
                 for e in &errors {
                     eprintln!(

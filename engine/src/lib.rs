@@ -85,7 +85,7 @@ pub use pack::{
 };
 pub use result::GradeResult;
 pub use source::{
-    read_sessions, read_source, read_source_with, ReadOptions, Registry, SessionFilter,
+    read_sessions, read_source, read_source_with, Mapped, ReadOptions, Registry, SessionFilter,
     SourceError, SourceFormat, SourceRead, SourceWarning,
 };
 

@@ -64,8 +64,10 @@ fn grade_cleo_sides() -> (Side, Side, Option<grade_engine::compare::RubricDiff>)
         None,
         &SessionFilter::All,
         None,
+        false,
     )
-    .expect("the corpus reads");
+    .expect("the corpus reads")
+    .results;
     let (base, e1) = compare::sides_of("cleo-v1", &l1, &mut graded, 0);
     let (cand, e2) = compare::sides_of("cleo-v2", &l2, &mut graded, 1);
     assert!(e1.is_empty() && e2.is_empty());

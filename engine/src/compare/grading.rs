@@ -6,7 +6,7 @@ use super::breakdown::{Layout, LayoutMismatch, Scored};
 use super::Side;
 use crate::entry::{js_number, Session};
 use crate::eval::{EvalError, GradeOptions};
-use crate::field::{Field, FieldValue};
+use crate::field::{Field, FieldValue, FieldsRead};
 use crate::pack::CompiledPack;
 use crate::source::{self, SessionFilter, SourceError, SourceFormat};
 
@@ -36,14 +36,21 @@ pub struct GradedSession {
 /// points, which the attribution needs, but not the evidence and entries `--explain` shows),
 /// keeping only each grade's terms. Whole CLEO logs and databases
 /// are streamed, so memory follows the sessions open at once. `key` is read from each
-/// session for pairing by key. Sessions come in the order of their first entry.
+/// session for pairing by key. Sessions come in the order of their first entry, with what
+/// the read skipped or guessed (its warnings), which a caller must show as grading does.
+///
+/// The source is checked as grading with each pack alone checks it: an optional field is
+/// type-checked only if one of the packs (or `key`) reads it, so the comparison reads every
+/// source each pack grades. `skip_bad_lines` skips malformed lines of a JSONL audit log with
+/// a warning, as [`ReadOptions::skip_bad_lines`](source::ReadOptions::skip_bad_lines) does.
 pub fn grade_source(
     packs: &[(&CompiledPack, &Layout)],
     path: &Path,
     format: Option<&dyn SourceFormat>,
     filter: &SessionFilter,
     key: Option<&Field>,
-) -> Result<Vec<GradedSession>, SourceError> {
+    skip_bad_lines: bool,
+) -> Result<source::Mapped<GradedSession>, SourceError> {
     let options = GradeOptions::default();
     let grade = |session: Session| -> GradedSession {
         let key = key.and_then(|field| key_of(field, &session));
@@ -66,16 +73,15 @@ pub fn grade_source(
         .fold(source::Registry::builtin().clone(), |r, (pack, _)| {
             pack.grading(r)
         });
-    crate::run::map_source(
-        &registry,
-        path,
-        format,
-        filter,
-        &source::ReadOptions::default(),
-        None,
-        grade,
-    )
-    .map(|mapped| mapped.results)
+    let checked = packs.iter().fold(
+        key.map_or(FieldsRead::NONE, FieldsRead::of_field),
+        |read, (pack, _)| read.with(pack.fields_read()),
+    );
+    let read = source::ReadOptions {
+        checked,
+        skip_bad_lines,
+    };
+    crate::run::map_source(&registry, path, format, filter, &read, None, grade)
 }
 
 /// The value of `field` in the first entry of the session that has one, as text.

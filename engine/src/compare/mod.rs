@@ -13,13 +13,18 @@
 //! let v1 = grade_engine::load_pack("cleo-v1", &[])?;
 //! let v2 = grade_engine::load_pack("cleo-v2", &[])?;
 //! let (l1, l2) = (Layout::of_pack(&v1), Layout::of_pack(&v2));
-//! let mut graded = compare::grade_source(
+//! let read = compare::grade_source(
 //!     &[(&v1, &l1), (&v2, &l2)],
 //!     std::path::Path::new("audit.jsonl"),
 //!     None,
 //!     &grade_engine::SessionFilter::All,
 //!     None,
+//!     false,
 //! )?;
+//! for warning in &read.warnings {
+//!     eprintln!("warning: {warning}");
+//! }
+//! let mut graded = read.results;
 //! let (base, _) = compare::sides_of("cleo-v1", &l1, &mut graded, 0);
 //! let (cand, _) = compare::sides_of("cleo-v2", &l2, &mut graded, 1);
 //! let report = compare::compare(&base, &cand, &Pairing::BySessionId, None, &CompareOptions::default());

@@ -509,25 +509,29 @@ impl Registry {
         F: Fn(Session) -> Result<T, E> + Sync,
     {
         let input = Input::File(path);
-        // Warnings and skipped lines of a whole read are dropped here, as they always were;
-        // callers that want them read the source with `read`.
-        let sessions = if path.is_dir() {
-            self.read(&input, format, filter, options)?.sessions
+        // A whole read's warnings are handed back as a stream's are: a caller that dropped
+        // them would grade a source that lost records without a word.
+        let read = if path.is_dir() {
+            self.read(&input, format, filter, options)?
         } else {
             let mut detected = None;
             let format = self.checked_format(&input, format, &mut detected)?;
             if let Some(stream) = format.open_stream(path, filter, options, progress)? {
                 return stream.map_into(&f, sink);
             }
-            format.read(&input, filter, options)?.sessions
+            format.read(&input, filter, options)?
         };
-        let results = sessions
+        let results = read
+            .sessions
             .into_par_iter()
             .map(&f)
             .collect::<Result<Vec<T>, E>>()
             .map_err(StreamError::Session)?;
         results.into_iter().for_each(sink);
-        Ok(Delivered::default())
+        Ok(Delivered {
+            warnings: read.warnings,
+            skipped_lines: read.skipped_lines,
+        })
     }
 }
 
