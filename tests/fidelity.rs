@@ -314,3 +314,30 @@ fn cleo_v2_role_is_the_first_metadata_role_that_is_a_string() {
         assert_eq!(flags.contains(bypass), flagged, "{id}: {flags}");
     }
 }
+
+/// A deliberate difference (README, "Where grade differs from CLEO's grader"): CLEO's grader
+/// reads `result.success` by JavaScript truthiness (`"false"` is a success); `grade` refuses
+/// a line whose `success` is not a boolean, naming it, rather than guess.
+#[test]
+fn a_success_that_is_not_a_boolean_is_refused_where_cleo_reads_its_truthiness() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("audit.jsonl");
+    for (success, kind) in [("1", "1"), ("\"false\"", "a string"), ("null", "null")] {
+        let good = entry("s", "2026-03-01T12:00:00Z", "session", "list", Value::Null);
+        let odd = good.replacen("\"success\":true", &format!("\"success\":{success}"), 1);
+        std::fs::write(&log, format!("{good}\n{odd}\n")).unwrap();
+        let log = log.display().to_string();
+        for pack in ["cleo-v1", "cleo-v2"] {
+            let out = run(&["--rubric", pack, "--source", &log, "--no-record", "s"]);
+            assert_eq!(code(&out), 2, "{}", stderr(&out));
+            assert_eq!(stdout(&out), "");
+            let field = format!("\"success\":{success}");
+            // serde names the column just past the value.
+            let column = odd.find(&field).unwrap() + field.len() + 1;
+            assert_eq!(
+                stderr(&out),
+                format!("error: {log}:2: field `result.success` must be a boolean, not {kind} (column {column}) (pass `--skip-bad-lines` to skip malformed lines with a warning)\n"),
+            );
+        }
+    }
+}
