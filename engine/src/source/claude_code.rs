@@ -609,6 +609,21 @@ mod tests {
     /// The warnings about tool results were found (and printed) before the reader's others,
     /// and those about a reused call id after every file's: a file's warnings did not read
     /// in line order. Those of one line keep the order they were found in.
+    /// A record whose `type` is there but not text was said to have none.
+    #[test]
+    fn a_record_whose_type_is_not_text_is_skipped_saying_what_it_is() {
+        let f = transcript(&[USER, r#"{"type":7,"sessionId":"s1","uuid":"x9"}"#, CALLS_1]);
+        let read = read_paths(&[f.path().to_owned()]);
+        let shown: Vec<String> = read.warnings.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            shown,
+            [format!(
+                "{}:2: skipped: the record's `type` is a JSON number, not text",
+                f.path().display()
+            )]
+        );
+    }
+
     #[test]
     fn a_files_warnings_come_in_line_order_results_among_the_others() {
         const ORPHAN: &str = r#"{"type":"user","sessionId":"s1","uuid":"u4","timestamp":"2025-09-03T00:00:04Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_9","content":"exit 1","is_error":true}]}}"#;

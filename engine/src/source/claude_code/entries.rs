@@ -202,8 +202,15 @@ fn usable_record(record: &Record) -> Result<Option<(InstantMs, String)>, Unusabl
             json_kind(&record.value)
         )));
     };
-    let Some(kind) = map.get("type").and_then(Value::as_str) else {
-        return Err(Broken("the record has no `type`".to_owned()));
+    let kind = match map.get("type") {
+        Some(Value::String(kind)) => kind.as_str(),
+        None | Some(Value::Null) => return Err(Broken("the record has no `type`".to_owned())),
+        Some(other) => {
+            return Err(Broken(format!(
+                "the record's `type` is a JSON {}, not text",
+                json_kind(other)
+            )))
+        }
     };
     if kind != "user" && kind != "assistant" {
         return Ok(None);
