@@ -49,7 +49,7 @@ pub(crate) enum TextTest {
 }
 
 impl CompiledPack {
-    pub(super) fn facts<'s, 'p>(
+    pub(super) fn facts<'s, 'p: 's>(
         &'p self,
         session_id: &'s str,
         entries: &'s [Entry],
@@ -84,7 +84,7 @@ impl CompiledPack {
                 self.undecided_at(entry, keys, &order, &decisions, i as u32, &mut deferred)?;
             }
         }
-        deferred.sort_unstable();
+        deferred.sort_unstable_by_key(|&(selector, at, _)| (selector, at));
         let mut facts = Facts {
             session_id,
             entries,
@@ -145,7 +145,7 @@ impl CompiledPack {
         order: &[usize],
         decisions: &Decisions<'p>,
         at: u32,
-        deferred: &mut Vec<(usize, u32)>,
+        deferred: &mut Vec<(usize, u32, &'p Field)>,
     ) -> Result<(), NotText<'p>> {
         for &s in order {
             decisions.undecided.set(None);
@@ -154,7 +154,7 @@ impl CompiledPack {
                 continue;
             };
             if self.window_selectors.binary_search(&s).is_ok() {
-                deferred.push((s, at));
+                deferred.push((s, at, field));
             } else {
                 return Err(NotText {
                     test: TextTest::Blank { selector: s },
@@ -165,29 +165,6 @@ impl CompiledPack {
         }
         decisions.undecided.set(None);
         Ok(())
-    }
-
-    /// The failure a window condition found when it read `selector` at `at`, an entry its
-    /// tests could not decide (see [`CompiledPack::undecided_at`]).
-    #[cold]
-    pub(super) fn deferred_failure<'p>(
-        &'p self,
-        entries: &[Entry],
-        (selector, at): (usize, u32),
-    ) -> Option<NotText<'p>> {
-        let entry = entries.get(at as usize)?;
-        let decisions = Decisions::new(self.selectors.len());
-        self.matches(
-            self.selectors.get(selector)?,
-            entry,
-            self.vocabulary.keys(entry),
-            &decisions,
-        );
-        Some(NotText {
-            test: TextTest::Blank { selector },
-            field: decisions.undecided.get()?,
-            at,
-        })
     }
 
     /// Whether `e` (whose domain, operation and exit code ids are `keys`) matches `selector`. A

@@ -491,10 +491,13 @@ impl CompiledPack {
                         message: failure.error.describe(Some(&rule.path)),
                     });
                 }
-                if let Some(read) = facts.deferred_read.take() {
-                    if let Some(failure) = self.deferred_failure(entries, read) {
-                        return Err(self.not_text(session_id, entries, failure));
-                    }
+                if let Some((selector, at, field)) = facts.deferred_read.take() {
+                    let failure = NotText {
+                        test: TextTest::Blank { selector },
+                        field,
+                        at,
+                    };
+                    return Err(self.not_text(session_id, entries, failure));
                 }
                 if trace == Trace::Points {
                     traces.push(RuleTrace {

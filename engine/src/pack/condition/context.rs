@@ -23,11 +23,11 @@ pub(crate) struct Facts<'s> {
     /// Per selector id: the (ascending) positions of matching entries.
     pub(crate) hits: Vec<Vec<u32>>,
     /// The selectors written in place under a window condition whose tests could not decide
-    /// an entry (`blank` on a number), with its position, in ascending order: not hits, and
-    /// the session fails once a condition reads one of them.
-    pub(crate) deferred: Vec<(usize, u32)>,
+    /// an entry (`blank` on a number), with its position and the field tested, ascending by
+    /// selector and position: not hits, and the session fails once a condition reads one.
+    pub(crate) deferred: Vec<(usize, u32, &'s Field)>,
     /// The first of `deferred` a condition read: the session fails with it.
-    pub(crate) deferred_read: std::cell::Cell<Option<(usize, u32)>>,
+    pub(crate) deferred_read: std::cell::Cell<Option<(usize, u32, &'s Field)>>,
     pub(crate) metrics: Vec<Option<f64>>,
     /// Per metric, the entries that moved it (only with `explain`): the `over` entries
     /// outside `of` for a ratio, the repeats for duplicates, the first of each key for distinct.
@@ -48,8 +48,12 @@ impl Facts<'_> {
         if self.deferred.is_empty() || from > to {
             return;
         }
-        let lo = self.deferred.partition_point(|&d| d < (selector, from));
-        let hi = self.deferred.partition_point(|&d| d <= (selector, to));
+        let lo = self
+            .deferred
+            .partition_point(|&(s, at, _)| (s, at) < (selector, from));
+        let hi = self
+            .deferred
+            .partition_point(|&(s, at, _)| (s, at) <= (selector, to));
         let read = self.deferred.get(lo..hi).and_then(|undecided| {
             if backwards {
                 undecided.last()
