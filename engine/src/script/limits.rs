@@ -43,7 +43,7 @@ pub const OPERATIONS_PER_ENTRY: u64 = 400;
 pub const MAX_NESTING: usize = 256;
 /// A look at the scope that visited `n` values waits `n / SCAN_SHARE` operations before the
 /// next one: looking costs at most this many value visits per operation.
-const SCAN_SHARE: u64 = 8;
+const SCAN_SHARE: u64 = 2;
 /// The fewest operations between two looks, so small scopes are not looked at all the time.
 const MIN_GAP: u64 = 256;
 /// The stack a run gets. A value may nest one level per operation between two looks, and
