@@ -410,6 +410,13 @@ impl CompiledPack {
             return Ok(result);
         }
 
+        let mut prefetched = self.prefetch_scripts(
+            session_id,
+            facts,
+            judgment.is_some(),
+            script_data,
+            make_script_data,
+        );
         let mut total = 0.0;
         let mut not_applicable = Vec::new();
         for dimension in &self.dimensions {
@@ -480,6 +487,7 @@ impl CompiledPack {
                     },
                     script_data,
                     make_script_data,
+                    &mut prefetched,
                     witnessed,
                 )?;
                 if let Some(failure) = facts.native_failure.borrow_mut().take() {

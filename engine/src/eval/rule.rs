@@ -3,11 +3,13 @@
 
 use std::sync::Arc;
 
+use rayon::prelude::*;
+
 use super::outcome::{apply, first_case};
 use super::EvalError;
 use crate::pack::condition::{Ctx, Facts};
 use crate::pack::{CompiledPack, Rule, RuleKind};
-use crate::script::{Observable, SessionData};
+use crate::script::{Observable, ScriptOutcome, SessionData};
 
 /// What a rule adds to as it runs: the dimension's running score, its evidence, the
 /// result's flags, and (when explained) the entries behind the rule's outcome.
@@ -18,7 +20,71 @@ pub(super) struct Running<'a> {
     pub witnesses: &'a mut Vec<u32>,
 }
 
+/// Sessions at least this long run their scripts side by side: a run over a thousand
+/// entries takes about a millisecond, far above what handing it to another thread costs, and
+/// a long session is often the only one graded (a transcript), so it would run on one core.
+const SCRIPTS_SIDE_BY_SIDE_FROM: usize = 1_000;
+
+/// Outcomes of scripts run ahead of their rules, by script index; a rule takes its own.
+pub(super) type Prefetched = Vec<Option<Result<ScriptOutcome, String>>>;
+
 impl CompiledPack {
+    /// Runs, side by side on the thread pool, the scripts of a long session that do not read
+    /// the running score (their outcome is the same whenever they run), so that a session
+    /// graded alone uses every core. Each rule still takes its outcome in order, so the
+    /// grade and the first error are those of running them one by one; the outcome of a
+    /// rule never reached (an earlier error, a dimension that does not apply) is dropped.
+    pub(super) fn prefetch_scripts(
+        &self,
+        session_id: &str,
+        facts: &Facts<'_>,
+        judged: bool,
+        script_data: &mut Option<Arc<SessionData>>,
+        make_script_data: &dyn Fn() -> Arc<SessionData>,
+    ) -> Prefetched {
+        let Some(host) = self.scripts.as_ref() else {
+            return Vec::new();
+        };
+        if facts.entries.len() < SCRIPTS_SIDE_BY_SIDE_FROM {
+            return Vec::new();
+        }
+        let ahead: Vec<usize> = self
+            .dimensions
+            .iter()
+            .filter(|d| !(judged && d.kind.is_judged()))
+            .flat_map(|d| &d.rules)
+            .filter_map(|rule| match rule.kind {
+                RuleKind::Script { index, .. } if !host.reads_score(index) => Some(index),
+                _ => None,
+            })
+            .collect();
+        if ahead.len() < 2 {
+            return Vec::new();
+        }
+        let data = Arc::clone(script_data.get_or_insert_with(make_script_data));
+        let observable = Observable {
+            session_id,
+            entries: facts.entries,
+            hits: &facts.hits,
+            metrics: &facts.metrics,
+        };
+        let outcomes: Vec<(usize, Result<ScriptOutcome, String>)> = ahead
+            .into_par_iter()
+            .map(|index| {
+                let outcome = host.run(index, &observable, 0.0, &mut || Arc::clone(&data));
+                (index, outcome)
+            })
+            .collect();
+        let mut prefetched: Prefetched = Vec::new();
+        for (index, outcome) in outcomes {
+            if prefetched.len() <= index {
+                prefetched.resize_with(index + 1, || None);
+            }
+            prefetched[index] = Some(outcome);
+        }
+        prefetched
+    }
+
     /// Runs `rule` for the session of `facts`; `script_data` is made once per session, and
     /// only when a script runs.
     #[allow(clippy::too_many_arguments)]
@@ -30,6 +96,7 @@ impl CompiledPack {
         running: Running<'_>,
         script_data: &mut Option<Arc<SessionData>>,
         make_script_data: &dyn Fn() -> Arc<SessionData>,
+        prefetched: &mut Prefetched,
         explain: bool,
     ) -> Result<(), EvalError> {
         let Running {
@@ -87,10 +154,16 @@ impl CompiledPack {
                     hits: &facts.hits,
                     metrics: &facts.metrics,
                 };
-                let mut data = || Arc::clone(script_data.get_or_insert_with(make_script_data));
-                let outcome = host
-                    .run(*index, &observable, *score, &mut data)
-                    .map_err(fail)?;
+                let ahead = prefetched.get_mut(*index).and_then(Option::take);
+                let outcome = match ahead {
+                    Some(outcome) => outcome,
+                    None => {
+                        let mut data =
+                            || Arc::clone(script_data.get_or_insert_with(make_script_data));
+                        host.run(*index, &observable, *score, &mut data)
+                    }
+                }
+                .map_err(fail)?;
                 if !outcome.points.is_finite() {
                     return Err(fail(format!(
                         "it gave {} points at `{}`, and a grade cannot hold it",
@@ -208,6 +281,75 @@ mod tests {
         let result = grade(&pack, &[("tasks", "a"), ("tasks", "b")]);
         assert_eq!(result.dimensions["d"].score.0, 4.0);
         assert_eq!(result.dimensions["d"].evidence, ["counted"]);
+    }
+
+    /// A pack of three dimensions whose scripts are `scripts` (file name, source), one
+    /// dimension each, the last applying only to sessions with a `never` entry.
+    fn three_script_pack(scripts: [&str; 3]) -> crate::pack::CompiledPack {
+        let yaml = "id: t\nversion: '1'\nname: T\nselectors:\n  tasks: { domain: tasks }\n  never: { domain: never }\ndimensions:\n  - { id: a, max: 100000, rules: [ { id: ra, doc: d, script: a.rhai } ] }\n  - { id: b, max: 100000, rules: [ { id: rb, doc: d, points: 3 }, { id: rb2, doc: d, script: b.rhai } ] }\n  - { id: c, max: 100000, applies_when: { count: never }, rules: [ { id: rc, doc: d, script: c.rhai } ] }\n";
+        let mut files = crate::pack::testing::files(yaml);
+        for (name, source) in ["a.rhai", "b.rhai", "c.rhai"].into_iter().zip(scripts) {
+            files.files.insert(name.to_owned(), source.to_owned());
+        }
+        match crate::pack::compile_pack(&files) {
+            Ok(p) => p,
+            Err(err) => panic!("{err}"),
+        }
+    }
+
+    /// A session long enough that its scripts run side by side, and one too short to.
+    fn long_and_short() -> [Vec<(&'static str, &'static str)>; 2] {
+        let long = (0..super::SCRIPTS_SIDE_BY_SIDE_FROM + 1)
+            .map(|i| {
+                if i % 3 == 0 {
+                    ("tasks", "add")
+                } else {
+                    ("session", "x")
+                }
+            })
+            .collect();
+        [long, vec![("tasks", "add"), ("session", "x")]]
+    }
+
+    #[test]
+    fn scripts_run_side_by_side_grade_as_they_do_one_by_one() {
+        // `b` reads the running score, so it runs in its turn; `a` and `c` run ahead.
+        let pack = three_script_pack([
+            "#{ points: session.count(\"tasks\"), evidence: [\"a\"] }",
+            "#{ points: score * 2, evidence: [`b saw ${score}`] }",
+            "throw \"c ran\"",
+        ]);
+        for ops in long_and_short() {
+            let tasks = ops.iter().filter(|(d, _)| *d == "tasks").count() as f64;
+            let result = grade(&pack, &ops);
+            assert_eq!(result.dimensions["a"].score.0, tasks);
+            assert_eq!(result.dimensions["a"].evidence, ["a"]);
+            // 3, then twice the 3 it saw: 9.
+            assert_eq!(result.dimensions["b"].score.0, 9.0);
+            assert_eq!(result.dimensions["b"].evidence, ["b saw 3.0"]);
+            // `c`'s dimension does not apply: its failure, run ahead or not, is not the grade's.
+            assert!(result.dimensions["c"].not_applicable);
+        }
+    }
+
+    #[test]
+    fn scripts_run_side_by_side_fail_with_the_first_failure_in_rule_order() {
+        let pack =
+            three_script_pack(["#{ points: 1 }", "throw \"b failed\"", "throw \"c failed\""]);
+        let pack_a_fails = three_script_pack(["throw \"a failed\"", "throw \"b failed\"", "1"]);
+        for ops in long_and_short() {
+            let session = crate::pack::testing::session(&ops);
+            let options = crate::eval::GradeOptions::default();
+            for (pack, expected) in [(&pack, "b failed"), (&pack_a_fails, "a failed")] {
+                match pack.grade(&session, &options) {
+                    Ok(result) => panic!("graded: {:?}", result.dimensions),
+                    Err(err) => {
+                        let message = err.to_string();
+                        assert!(message.contains(expected), "{message}");
+                    }
+                }
+            }
+        }
     }
 
     fn script_pack(max: &str, script: &str) -> crate::pack::CompiledPack {

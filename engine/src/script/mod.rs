@@ -154,6 +154,14 @@ impl ScriptHost {
         }
     }
 
+    /// Whether script `index` names `score`: one that does not gives the same outcome
+    /// whatever the running score, so it can run before the rules ahead of it.
+    pub fn reads_score(&self, index: usize) -> bool {
+        self.scripts
+            .get(index)
+            .is_none_or(|script| script.reads_score)
+    }
+
     /// Runs script `index` on a session with the dimension's running `score`. `data` gives
     /// the session in the form a run holds; it is not called when an earlier run's outcome
     /// applies.
