@@ -1584,13 +1584,9 @@ fn a_tool_result_answering_no_call_is_reported_with_its_line_and_id_and_counted_
     assert_eq!(result["skippedLines"], 1);
 }
 
-/// `"is_error": "true"` (or `1`, or an object) was read as false: a failed call graded as a
-/// success. The result is not read, with a warning naming the line, the call and the value.
-#[test]
-fn an_is_error_that_is_not_a_boolean_is_reported_and_not_read_as_success() {
-    let mut result_line = record(3, "user", tool_result("toolu_1", "exit 1", false));
-    result_line["message"]["content"][0]["is_error"] = "true".into();
-    let records = [
+/// A prompt to run the tests, the Bash call `toolu_1` running them, and `result`, line 3.
+fn test_run(result: Value) -> Vec<Value> {
+    vec![
         record(1, "user", "run the tests".into()),
         record(
             2,
@@ -1601,8 +1597,17 @@ fn an_is_error_that_is_not_a_boolean_is_reported_and_not_read_as_success() {
                 serde_json::json!({"command": "cargo test"}),
             ),
         ),
-        result_line,
-    ];
+        result,
+    ]
+}
+
+/// `"is_error": "true"` (or `1`, or an object) was read as false: a failed call graded as a
+/// success. The result is not read, with a warning naming the line, the call and the value.
+#[test]
+fn an_is_error_that_is_not_a_boolean_is_reported_and_not_read_as_success() {
+    let mut result_line = record(3, "user", tool_result("toolu_1", "exit 1", false));
+    result_line["message"]["content"][0]["is_error"] = "true".into();
+    let records = test_run(result_line);
     let (out, result) = graded_with_stderr("iserr.jsonl", &records);
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(
@@ -1698,19 +1703,7 @@ dimensions:
 /// and the value; absent and `null` stay false without one.
 #[test]
 fn an_is_sidechain_that_is_not_a_boolean_is_reported_naming_the_line_and_value() {
-    let mut records = [
-        record(1, "user", "run the tests".into()),
-        record(
-            2,
-            "assistant",
-            tool_use(
-                "toolu_1",
-                "Bash",
-                serde_json::json!({"command": "cargo test"}),
-            ),
-        ),
-        record(3, "user", tool_result("toolu_1", "ok", false)),
-    ];
+    let mut records = test_run(record(3, "user", tool_result("toolu_1", "ok", false)));
     records[0]["isSidechain"] = 1.into();
     records[1]["isSidechain"] = "true".into();
     let (out, result) = graded_with_stderr("side.jsonl", &records);
@@ -1765,4 +1758,61 @@ fn no_real_transcript_is_warned_about_its_is_sidechain() {
         read_any += 1;
     }
     assert!(read_any >= 7, "{read_any} transcripts");
+}
+
+/// A record whose `sessionId` was a number (or a list, an object, `true`) joined its file's
+/// session without a word, though it names another session. It is skipped and counted as a
+/// line the session may miss, as a record whose `type` is not text is; a record holding only
+/// tool results still gives them (a result answers its call by id), and `null` is absent.
+#[test]
+fn a_record_whose_session_id_is_not_text_is_skipped_naming_its_line_and_kind() {
+    let mut records = test_run(record(3, "user", tool_result("toolu_1", "exit 1", true)));
+    records.extend([
+        record(
+            4,
+            "assistant",
+            tool_use(
+                "toolu_2",
+                "Bash",
+                serde_json::json!({"command": "cargo test"}),
+            ),
+        ),
+        record(5, "user", "try once more".into()),
+        record(6, "user", "and again".into()),
+        record(7, "user", "thanks".into()),
+    ]);
+    records[2]["sessionId"] = serde_json::json!([]);
+    records[3]["sessionId"] = 7.into();
+    records[4]["sessionId"] = serde_json::json!({});
+    records[5]["sessionId"] = true.into();
+    records[6]["sessionId"] = Value::Null;
+    let (out, result) = graded_with_stderr("sid.jsonl", &records);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        text(&out.stderr),
+        "warning: sid.jsonl:3: the record's `sessionId` is a JSON array, not text: its tool results count\n\
+         warning: sid.jsonl:4: skipped: the record's `sessionId` is a JSON number, not text\n\
+         warning: sid.jsonl:5: skipped: the record's `sessionId` is a JSON object, not text\n\
+         warning: sid.jsonl:6: skipped: the record's `sessionId` is a JSON boolean, not text\n\
+         warning: skipped 3 malformed lines of `sid.jsonl`; the results of their sessions say how many each lost\n"
+    );
+    assert_eq!(result["sessionId"], "s1");
+    assert_eq!(result["skippedLines"], 3);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = write_transcript(dir.path(), "sid.jsonl", &records);
+    let read = read_source(Path::new(&path), None, &SessionFilter::All).expect("reads");
+    let [session] = read.sessions.as_slice() else {
+        panic!("one session")
+    };
+    let entries: Vec<_> = session
+        .entries
+        .iter()
+        .map(|e| (e.operation.as_str(), e.result.success))
+        .collect();
+    assert_eq!(
+        entries,
+        [("user", true), ("Bash", false), ("user", true)],
+        "the failed call keeps its result; the skipped call and prompts are gone"
+    );
+    assert_eq!(session.entries[2].params["text"], "thanks");
 }

@@ -634,6 +634,62 @@ mod tests {
         );
     }
 
+    /// `"sessionId": 7` was read as no `sessionId`: the record joined its file's session
+    /// without a word, though it names some other session. It is skipped, as a record
+    /// whose `type` is not text is; a record holding only tool results loses nothing (a
+    /// result answers its call by id) and is reported; `null` is an absent `sessionId`.
+    #[test]
+    fn a_record_whose_session_id_is_not_text_is_skipped_saying_what_it_is() {
+        const CALL: &str = r#"{"type":"assistant","sessionId":7,"uuid":"a2","timestamp":"2025-09-03T00:00:02Z","message":{"id":"msg_2","role":"assistant","content":[{"type":"tool_use","id":"toolu_2","name":"Bash","input":{"command":"false"}}]}}"#;
+        const RESULT: &str = r#"{"type":"user","sessionId":[],"uuid":"u3","timestamp":"2025-09-03T00:00:03Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"boom","is_error":true}]}}"#;
+        const PROMPT: &str = r#"{"type":"user","sessionId":{},"uuid":"u4","timestamp":"2025-09-03T00:00:04Z","message":{"role":"user","content":"try again"}}"#;
+        const TEXT: &str = r#"{"type":"assistant","sessionId":true,"uuid":"a5","timestamp":"2025-09-03T00:00:05Z","message":{"id":"msg_5","role":"assistant","content":[{"type":"text","text":"done"}]}}"#;
+        const UNSET: &str = r#"{"type":"assistant","sessionId":null,"uuid":"a6","timestamp":"2025-09-03T00:00:06Z","message":{"id":"msg_6","role":"assistant","content":[{"type":"text","text":"really done"}]}}"#;
+        const SYSTEM: &str =
+            r#"{"type":"system","sessionId":8,"uuid":"x7","timestamp":"2025-09-03T00:00:07Z"}"#;
+        let lines = [USER, CALLS_1, CALL, RESULT, PROMPT, TEXT, UNSET, SYSTEM];
+        let f = transcript(&lines);
+        let text = lines.join("\n");
+        let name = Path::new("-");
+        let piped = ClaudeCode
+            .read(
+                &Input::Bytes {
+                    name,
+                    bytes: text.as_bytes(),
+                },
+                &SessionFilter::All,
+                &ReadOptions::default(),
+            )
+            .unwrap();
+        for (read, path) in [
+            (read_paths(&[f.path().to_owned()]), f.path()),
+            (piped, name),
+        ] {
+            let path = path.display();
+            let shown: Vec<String> = read.warnings.iter().map(ToString::to_string).collect();
+            assert_eq!(
+                shown,
+                [
+                    format!("{path}:3: skipped: the record's `sessionId` is a JSON number, not text"),
+                    format!("{path}:4: the record's `sessionId` is a JSON array, not text: its tool results count"),
+                    format!("{path}:5: skipped: the record's `sessionId` is a JSON object, not text"),
+                    format!("{path}:6: skipped: the record's `sessionId` is a JSON boolean, not text"),
+                ]
+            );
+            let [session] = read.sessions.as_slice() else {
+                panic!("one session")
+            };
+            assert_eq!(session.id, "s1");
+            assert_eq!(operations(session), ["user", "Read", "assistant"]);
+            assert_eq!(session.entries[2].params["text"], "really done");
+            assert!(
+                !session.entries[1].result.success,
+                "the result still counts"
+            );
+            assert_eq!((session.skipped_lines, read.skipped_lines), (3, 3));
+        }
+    }
+
     #[test]
     fn a_files_warnings_come_in_line_order_results_among_the_others() {
         const ORPHAN: &str = r#"{"type":"user","sessionId":"s1","uuid":"u4","timestamp":"2025-09-03T00:00:04Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_9","content":"exit 1","is_error":true}]}}"#;

@@ -142,10 +142,10 @@ fn file_session(path: &Path, records: &[Record]) -> String {
         })
 }
 
-/// The user and assistant records with a readable message and timestamp; the others are
-/// skipped with a warning, and records of other types silently. A record that holds only
-/// tool results and lacks a readable timestamp loses nothing (its results were read): it is
-/// reported, not counted as skipped.
+/// The user and assistant records with a readable message, timestamp and session; the
+/// others are skipped with a warning, and records of other types silently. A record that
+/// holds only tool results and lacks a readable timestamp or session loses nothing (its
+/// results were read): it is reported, not counted as skipped.
 fn usable_records(records: Vec<Record>, file_session: &str, warn: &mut Warn<'_>) -> Vec<Usable> {
     let mut usable = Vec::with_capacity(records.len());
     for record in records {
@@ -156,7 +156,15 @@ fn usable_records(records: Vec<Record>, file_session: &str, warn: &mut Warn<'_>)
                 &record,
                 format!("{why}: its tool results count, without a duration"),
             ),
-            Err(Unusable::NoTime(message) | Unusable::Broken(message)) => {
+            // A result answers its call by id, whatever session its own record names.
+            Err(Unusable::NoSession(why)) if only_results(&record.value) => {
+                warn.at(&record, format!("{why}: its tool results count"));
+            }
+            Err(
+                Unusable::NoTime(message)
+                | Unusable::NoSession(message)
+                | Unusable::Broken(message),
+            ) => {
                 let session = record
                     .value
                     .get("sessionId")
@@ -175,6 +183,8 @@ fn usable_records(records: Vec<Record>, file_session: &str, warn: &mut Warn<'_>)
 enum Unusable {
     /// Its timestamp is missing or unreadable; the rest may be.
     NoTime(String),
+    /// Its `sessionId` is there but not text; the rest may be.
+    NoSession(String),
     /// Anything else.
     Broken(String),
 }
@@ -234,10 +244,21 @@ fn usable_record(record: &Record) -> Result<Option<(InstantMs, String)>, Unusabl
         }
         None => return Err(Broken("`message` has no `content`".to_owned())),
     }
-    match timestamp_field(map, "timestamp") {
-        Ok(Some((timestamp, instant))) => Ok(Some((instant, timestamp.to_owned()))),
-        Ok(None) => Err(Unusable::NoTime("the record has no `timestamp`".to_owned())),
-        Err(why) => Err(Unusable::NoTime(why)),
+    let (timestamp, instant) = match timestamp_field(map, "timestamp") {
+        Ok(Some(read)) => read,
+        Ok(None) => return Err(Unusable::NoTime("the record has no `timestamp`".to_owned())),
+        Err(why) => return Err(Unusable::NoTime(why)),
+    };
+    // Absent (the `loglines` wrapper writes none) or `null` (an unset optional field), the
+    // record is its file's session's. Any other value names a session that cannot be read:
+    // read into the file's session, the record could be graded in another session's name
+    // without a trace in the result, where skipped it counts as a line the grade may miss.
+    match map.get("sessionId") {
+        None | Some(Value::Null | Value::String(_)) => Ok(Some((instant, timestamp.to_owned()))),
+        Some(other) => Err(Unusable::NoSession(format!(
+            "the record's `sessionId` is a JSON {}, not text",
+            json_kind(other)
+        ))),
     }
 }
 
@@ -415,7 +436,8 @@ impl<'a> RecordContext<'a> {
         instant: InstantMs,
         timestamp: &'a str,
     ) -> Self {
-        // Records without a `sessionId` belong to the file's session.
+        // Records without a `sessionId` (or with `null`) belong to the file's session; one
+        // that names a session other than by text was not usable.
         let session_id = map
             .get("sessionId")
             .and_then(Value::as_str)
