@@ -1816,3 +1816,30 @@ fn a_record_whose_session_id_is_not_text_is_skipped_naming_its_line_and_kind() {
     );
     assert_eq!(session.entries[2].params["text"], "thanks");
 }
+
+/// A call whose `input` was text (a converter's stringified JSON), a list or a number was kept
+/// as `params.input` without a word: read-before-edit saw an Edit of no file. It is still
+/// kept, and named with its line, tool, id and the kind of value.
+#[test]
+fn a_tool_input_that_is_not_an_object_is_reported_naming_the_call() {
+    let records = [
+        record(1, "user", "fix it".into()),
+        record(
+            2,
+            "assistant",
+            tool_use(
+                "toolu_1",
+                "Edit",
+                "{\"file_path\": \"/p/a.rs\", \"old_string\": \"a\", \"new_string\": \"b\"}".into(),
+            ),
+        ),
+        record(3, "user", tool_result("toolu_1", "ok", false)),
+    ];
+    let (out, result) = graded_with_stderr("input.jsonl", &records);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        text(&out.stderr),
+        "warning: input.jsonl:2: content block 0: the `input` of `Edit` call `toolu_1` is a JSON string, not an object: it is kept as `params.input`, and rules reading the tool's arguments find none\n"
+    );
+    assert!(result.get("skippedLines").is_none(), "{result}");
+}

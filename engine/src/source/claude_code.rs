@@ -690,6 +690,55 @@ mod tests {
         }
     }
 
+    /// A call whose `input` is text, a list or a number was kept as `params.input` without
+    /// a word, and graded as a call without arguments by every rule reading them.
+    #[test]
+    fn a_tool_input_that_is_not_an_object_is_kept_naming_the_call_and_its_kind() {
+        const ODD: &str = r#"{"type":"assistant","sessionId":"s1","uuid":"a3","timestamp":"2025-09-03T00:00:03Z","message":{"id":"msg_3","role":"assistant","content":[{"type":"text","text":"editing"},{"type":"tool_use","id":"toolu_3","name":"Edit","input":"{\"file_path\": \"/a.rs\"}"},{"type":"tool_use","id":"toolu_4","name":"Bash","input":["ls"]},{"type":"tool_use","id":"toolu_5","name":"Glob","input":5},{"type":"tool_use","id":"toolu_6","name":"TodoWrite","input":null}]}}"#;
+        let f = transcript(&[USER, CALLS_1, ODD]);
+        let read = read_paths(&[f.path().to_owned()]);
+        let path = f.path().display();
+        let shown: Vec<String> = read.warnings.iter().map(ToString::to_string).collect();
+        let tail = "not an object: it is kept as `params.input`, and rules reading the tool's arguments find none";
+        assert_eq!(
+            shown,
+            [
+                format!("{path}:3: content block 1: the `input` of `Edit` call `toolu_3` is a JSON string, {tail}"),
+                format!("{path}:3: content block 2: the `input` of `Bash` call `toolu_4` is a JSON array, {tail}"),
+                format!("{path}:3: content block 3: the `input` of `Glob` call `toolu_5` is a JSON number, {tail}"),
+            ]
+        );
+        let [session] = read.sessions.as_slice() else {
+            panic!("one session")
+        };
+        assert_eq!(
+            operations(session),
+            [
+                "user",
+                "Read",
+                "assistant",
+                "Edit",
+                "Bash",
+                "Glob",
+                "TodoWrite"
+            ]
+        );
+        let params: Vec<String> = session.entries[3..]
+            .iter()
+            .map(|e| serde_json::to_string(&e.params).unwrap())
+            .collect();
+        assert_eq!(
+            params,
+            [
+                r#"{"input":"{\"file_path\": \"/a.rs\"}"}"#,
+                r#"{"input":["ls"]}"#,
+                r#"{"input":5}"#,
+                "{}",
+            ]
+        );
+        assert_eq!(read.skipped_lines, 0, "nothing was skipped");
+    }
+
     #[test]
     fn a_files_warnings_come_in_line_order_results_among_the_others() {
         const ORPHAN: &str = r#"{"type":"user","sessionId":"s1","uuid":"u4","timestamp":"2025-09-03T00:00:04Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_9","content":"exit 1","is_error":true}]}}"#;

@@ -697,7 +697,17 @@ fn tool_call(
     let params = match block.get("input") {
         Some(Value::Object(input)) => input.clone(),
         None | Some(Value::Null) => Map::new(),
+        // Kept, so that the call still counts and its value can be read, but named: a rule
+        // reading one of the tool's arguments (`params.file_path`) finds none, and a grade
+        // that misses them must not pass in silence.
         Some(other) => {
+            warn.at(
+                context.record,
+                format!(
+                    "content block {i}: the `input` of `{name}` call `{id}` is a JSON {}, not an object: it is kept as `params.input`, and rules reading the tool's arguments find none",
+                    json_kind(other)
+                ),
+            );
             let mut wrapped = Map::new();
             wrapped.insert("input".into(), other.clone());
             wrapped
