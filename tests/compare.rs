@@ -931,19 +931,31 @@ fn the_same_results_file_as_both_sides_is_named_once_and_compares_as_no_change()
     assert!(!human.contains("most changed sessions"), "{human}");
 }
 
+/// The lines of the example CLEO audit log.
+fn example_lines() -> Vec<String> {
+    std::fs::read_to_string(common::repo_root().join("examples/cleo-audit.jsonl"))
+        .expect("example")
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Writes `lines` as `dir/name`, returning its path as text.
+fn write_lines(dir: &std::path::Path, name: &str, lines: &[String]) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, lines.join("\n") + "\n").expect("write");
+    path.to_str().expect("utf-8 path").to_owned()
+}
+
 /// A comparison reads its source as grading with each pack reads it: a field neither pack
 /// reads is not type-checked (it refused `"error": 42`, which both cleo packs grade past),
 /// and `--skip-bad-lines` skips a malformed line with a warning, as the hint says.
 #[test]
 fn compare_reads_the_source_as_grading_with_each_pack_does() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let example = std::fs::read_to_string(common::repo_root().join("examples/cleo-audit.jsonl"))
-        .expect("example");
-    let mut lines: Vec<String> = example.lines().map(str::to_owned).collect();
+    let mut lines = example_lines();
     lines[1] = lines[1].replacen("\"params\"", "\"error\": 42, \"params\"", 1);
-    let odd = dir.path().join("odd.jsonl");
-    std::fs::write(&odd, lines.join("\n") + "\n").expect("write");
-    let odd = odd.to_str().expect("utf-8 path");
+    let odd = &write_lines(dir.path(), "odd.jsonl", &lines);
     for pack in ["cleo-v1", "cleo-v2"] {
         let out = run(&["--rubric", pack, "--source", odd, "--all", "--no-record"]);
         assert_eq!(code(&out), 0, "{}", stderr(&out));
@@ -954,9 +966,7 @@ fn compare_reads_the_source_as_grading_with_each_pack_does() {
     assert_eq!(stderr(&out), "");
 
     lines.insert(2, "{\"timestamp\": oops".to_owned());
-    let bad = dir.path().join("bad.jsonl");
-    std::fs::write(&bad, lines.join("\n") + "\n").expect("write");
-    let bad = bad.to_str().expect("utf-8 path");
+    let bad = &write_lines(dir.path(), "bad.jsonl", &lines);
     let out = run(&[&compare[..], &["--source", bad, "--all"]].concat());
     assert_eq!(code(&out), 2);
     assert_eq!(
@@ -971,7 +981,75 @@ fn compare_reads_the_source_as_grading_with_each_pack_does() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(
         stderr(&out),
-        format!("warning: {bad}:3: skipped a malformed line: not valid JSON: expected value (column 15)\n")
+        format!("warning: {bad}:3: skipped a malformed line: not valid JSON: expected value (column 15)\n\
+                 warning: skipped 1 malformed line of `{bad}`; the results of their sessions say how many each lost\n")
+    );
+}
+
+/// `grade --skip-bad-lines` ends by saying how many lines it skipped; `grade compare` printed
+/// each skipped line but not that count, which a long run's warnings scroll away. It ends
+/// with the same words, once per source read, after the report.
+#[test]
+fn compare_ends_with_how_many_lines_each_source_skipped_as_grading_does() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut lines = example_lines();
+    lines.insert(2, "{\"timestamp\": oops".to_owned());
+    lines.insert(5, "not json".to_owned());
+    let bad = &write_lines(dir.path(), "bad.jsonl", &lines);
+    let expected = format!(
+        "warning: {bad}:3: skipped a malformed line: not valid JSON: expected value (column 15)\n\
+         warning: {bad}:6: skipped a malformed line: not valid JSON: expected ident (column 2)\n\
+         warning: skipped 2 malformed lines of `{bad}`; the results of their sessions say how many each lost\n"
+    );
+    let graded = run(&[
+        "--rubric",
+        "cleo-v1",
+        "--source",
+        bad,
+        "--all",
+        "--skip-bad-lines",
+        "--no-record",
+    ]);
+    assert_eq!(code(&graded), 0, "{}", stderr(&graded));
+    assert_eq!(stderr(&graded), expected);
+    let compared = run(&[
+        "compare",
+        "--rubric",
+        "cleo-v1",
+        "--rubric",
+        "cleo-v2",
+        "--source",
+        bad,
+        "--all",
+        "--skip-bad-lines",
+    ]);
+    assert_eq!(code(&compared), 0, "{}", stderr(&compared));
+    assert_eq!(stderr(&compared), expected);
+
+    // Two arms: each source's lines as it is read, then each source's count, in arm order.
+    let mut lines = example_lines();
+    lines.insert(1, "{oops".to_owned());
+    let other = &write_lines(dir.path(), "other.jsonl", &lines);
+    let arms = run(&[
+        "compare",
+        "--rubric",
+        "cleo-v1",
+        "--arm",
+        &format!("a={bad}"),
+        "--arm",
+        &format!("b={other}"),
+        "--skip-bad-lines",
+    ]);
+    assert_eq!(code(&arms), 0, "{}", stderr(&arms));
+    assert_eq!(
+        stderr(&arms),
+        format!(
+            "warning: {bad}:3: skipped a malformed line: not valid JSON: expected value (column 15)\n\
+             warning: {bad}:6: skipped a malformed line: not valid JSON: expected ident (column 2)\n\
+             warning: {other}:2: skipped a malformed line: not valid JSON: key must be a string (column 2)\n\
+             warning: skipped 2 malformed lines of `{bad}`; the results of their sessions say how many each lost\n\
+             warning: skipped 1 malformed line of `{other}`; the results of their sessions say how many each lost\n"
+        )
     );
 }
 

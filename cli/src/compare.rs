@@ -37,11 +37,17 @@ enum Form {
 }
 
 /// The sessions of a read, its warnings printed as grading prints them: what the read
-/// skipped or guessed is no less true of a comparison.
-fn warned(read: grade_engine::Mapped<compare::GradedSession>) -> Vec<compare::GradedSession> {
+/// skipped or guessed is no less true of a comparison. How many lines it skipped is kept in
+/// `skipped`, for the run's last word on them ([`run`]).
+fn warned(
+    read: grade_engine::Mapped<compare::GradedSession>,
+    source: &Path,
+    skipped: &mut Vec<(u64, PathBuf)>,
+) -> Vec<compare::GradedSession> {
     for warning in &read.warnings {
         eprintln!("warning: {}", render::for_stderr(&warning.to_string()));
     }
+    skipped.push((read.skipped_lines, source.to_owned()));
     read.results
 }
 
@@ -236,10 +242,26 @@ fn html_clear_of_inputs(form: &Form, html: Option<&Path>) -> Result<(), CliError
     }
 }
 
+/// Compares as the flags ask, then says how many lines each source read lost, as grading
+/// ends: after the report, whether the comparison passed, failed or found nothing to compare.
 pub fn run(
     args: &CompareArgs,
     search_path: &[PathBuf],
     policy: PluginPolicy,
+) -> Result<(), CliError> {
+    let mut skipped = Vec::new();
+    let outcome = run_comparison(args, search_path, policy, &mut skipped);
+    for (lines, source) in &skipped {
+        crate::report_skipped(*lines, source);
+    }
+    outcome
+}
+
+fn run_comparison(
+    args: &CompareArgs,
+    search_path: &[PathBuf],
+    policy: PluginPolicy,
+    skipped: &mut Vec<(u64, PathBuf)>,
 ) -> Result<(), CliError> {
     let form = plan(args)?;
     html_clear_of_inputs(&form, args.html.as_deref())?;
@@ -284,14 +306,18 @@ pub fn run(
                 (Err(e), _) | (_, Err(e)) => return Err(e),
             };
             let (la, lb) = (Layout::of_pack(&a.0), Layout::of_pack(&b.0));
-            let mut graded = warned(compare::grade_source(
-                &[(&a.0, &la), (&b.0, &lb)],
+            let mut graded = warned(
+                compare::grade_source(
+                    &[(&a.0, &la), (&b.0, &lb)],
+                    &source.path,
+                    format.as_deref(),
+                    &filter,
+                    None,
+                    args.skip_bad_lines,
+                )?,
                 &source.path,
-                format.as_deref(),
-                &filter,
-                None,
-                args.skip_bad_lines,
-            )?);
+                skipped,
+            );
             if let SessionFilter::Only(_) = &filter {
                 // In the order named (the filter's set has none).
                 let missing: Vec<String> =
@@ -377,14 +403,18 @@ pub fn run(
                 .map_err(|e| usage(format!("`--pair-by`: {e}")))?;
             let mut sides = Vec::new();
             for (name, source) in &arms {
-                let mut graded = warned(compare::grade_source(
-                    &[(&p.0, &layout)],
+                let mut graded = warned(
+                    compare::grade_source(
+                        &[(&p.0, &layout)],
+                        &source.path,
+                        format.as_deref(),
+                        &SessionFilter::All,
+                        field.as_ref(),
+                        args.skip_bad_lines,
+                    )?,
                     &source.path,
-                    format.as_deref(),
-                    &SessionFilter::All,
-                    field.as_ref(),
-                    args.skip_bad_lines,
-                )?);
+                    skipped,
+                );
                 let (side, errors) = compare::sides_of(name, &layout, &mut graded, 0);
                 for e in &errors {
                     eprintln!(

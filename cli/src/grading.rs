@@ -283,7 +283,8 @@ fn finish(failed: usize, total: usize) -> Result<(), CliError> {
 }
 
 /// The run's last word on skipped lines: how many, so a long run's warnings are not lost.
-fn report_skipped(skipped: u64, source: &Path) {
+/// `grade compare` ends with it too, once per source it read.
+pub fn report_skipped(skipped: u64, source: &Path) {
     if let Some(warning) = skipped_warning(skipped, source) {
         eprintln!("warning: {}", render::for_stderr(&warning));
     }

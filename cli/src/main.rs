@@ -35,7 +35,7 @@ use std::process::ExitCode;
 
 use args::{Cli, Command, Format};
 use error::CliError;
-pub(crate) use grading::skipped_warning;
+pub(crate) use grading::{report_skipped, skipped_warning};
 pub(crate) use plan::default_source;
 
 /// Sessions are parsed on one thread and graded and freed on another, the pattern glibc's
