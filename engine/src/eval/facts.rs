@@ -59,7 +59,7 @@ impl CompiledPack {
         // Per entry, what the selectors already evaluated decided: a reference to one
         // (`all: [task_added, …]`) reads it instead of matching again. Referenced selectors
         // are evaluated first, so a graph that doubles per level costs one match per selector.
-        let order = evaluation_order(&self.selectors);
+        let order = &self.selector_order;
         let mut decisions = Decisions::new(self.selectors.len());
         let mut deferred = Vec::new();
         for (i, entry) in entries.iter().enumerate() {
@@ -70,7 +70,7 @@ impl CompiledPack {
                 .decided
                 .as_ref()
                 .map(|d| (&d.decided, d.row(keys, entry.result.success)));
-            for &s in &order {
+            for &s in order {
                 let hit = match row {
                     Some((decided, bits)) if decided[s] => bits[s / 64] >> (s % 64) & 1 == 1,
                     _ => self.matches(&self.selectors[s], entry, keys, &decisions),
@@ -81,7 +81,7 @@ impl CompiledPack {
                 }
             }
             if decisions.undecided.get().is_some() {
-                self.undecided_at(entry, keys, &order, &decisions, i as u32, &mut deferred)?;
+                self.undecided_at(entry, keys, order, &decisions, i as u32, &mut deferred)?;
             }
         }
         deferred.sort_unstable_by_key(|&(selector, at, _)| (selector, at));
@@ -348,7 +348,7 @@ fn quick_match(
 
 /// The selector ids with every referenced selector before the selectors that refer to it
 /// (a reference cycle, refused by validation, is cut where it closes).
-fn evaluation_order(selectors: &[Selector]) -> Vec<usize> {
+pub(crate) fn evaluation_order(selectors: &[Selector]) -> Vec<usize> {
     fn refs(selector: &Selector, out: &mut Vec<usize>) {
         match selector {
             Selector::Ref(id) => out.push(*id),

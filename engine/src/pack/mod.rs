@@ -318,6 +318,9 @@ pub struct CompiledPack {
     /// ascending order: their tests count only at the entries those conditions look at, so
     /// a test there that cannot decide an entry no condition reads fails no session.
     pub(crate) window_selectors: Vec<usize>,
+    /// The selector ids with every referenced selector before those that refer to it: the
+    /// order each entry is matched in, the same for every session.
+    pub(crate) selector_order: Vec<usize>,
     pub(crate) metrics: Vec<Metric>,
     /// The names of the named metrics, in declaration order.
     pub metric_names: Vec<String>,

@@ -527,6 +527,7 @@ impl Compiler<'_> {
             .collect();
         let decided = super::decided::DecidedSelectors::build(&selectors, &self.vocabulary);
         let plugins = self.plugins.loaded();
+        let selector_order = crate::eval::evaluation_order(&selectors);
         CompiledPack {
             id: raw.id,
             version: raw.version,
@@ -541,6 +542,7 @@ impl Compiler<'_> {
             selectors,
             inline_selectors: std::mem::take(&mut self.inline_selectors),
             window_selectors: std::mem::take(&mut self.window_selectors),
+            selector_order,
             metrics,
             metric_names: self.metric_ids.keys().cloned().collect(),
             selector_index: std::sync::Arc::new(
