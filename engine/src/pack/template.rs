@@ -110,11 +110,25 @@ impl Template {
 
     /// The text with every placeholder filled from `values`.
     pub fn render(&self, values: &dyn TemplateValues) -> String {
-        let mut out = String::new();
+        use std::fmt::Write as _;
+        // Room for the text and a short value per placeholder, so that a flag rendered for
+        // each entry of a session is not grown several times (2.6% of a bench run).
+        let room = self
+            .segments
+            .iter()
+            .map(|segment| match segment {
+                Segment::Text(text) => text.len(),
+                _ => 16,
+            })
+            .sum();
+        let mut out = String::with_capacity(room);
         for segment in &self.segments {
             match segment {
                 Segment::Text(text) => out.push_str(text),
-                Segment::Count(sel) => out.push_str(&values.count(*sel).to_string()),
+                // Writing to a `String` cannot fail.
+                Segment::Count(sel) => {
+                    let _ = write!(out, "{}", values.count(*sel));
+                }
                 Segment::Metric(m) => match values.metric(*m) {
                     Some(v) => out.push_str(&crate::entry::js_number(v)),
                     None => out.push_str("undefined"),
@@ -135,7 +149,7 @@ impl Template {
                 }
                 Segment::EntryPosition => {
                     if let Some(p) = values.entry_position() {
-                        out.push_str(&p.to_string());
+                        let _ = write!(out, "{p}");
                     }
                 }
             }
