@@ -1843,3 +1843,127 @@ fn a_tool_input_that_is_not_an_object_is_reported_naming_the_call() {
     );
     assert!(result.get("skippedLines").is_none(), "{result}");
 }
+
+/// Two Reads Claude Code wrote on two lines of one message, `id` being the message's id,
+/// their results, and a reply.
+fn two_reads_of_one_message(id: Value) -> Vec<Value> {
+    let mut records = vec![record(1, "user", "read both".into())];
+    for (n, file) in [(2, "/p/a.rs"), (3, "/p/b.rs")] {
+        let mut call = record(
+            n,
+            "assistant",
+            tool_use(
+                &format!("r{n}"),
+                "Read",
+                serde_json::json!({"file_path": file}),
+            ),
+        );
+        call["message"]["id"] = id.clone();
+        records.push(call);
+    }
+    records.push(record(
+        4,
+        "user",
+        serde_json::json!([
+        {"type": "tool_result", "tool_use_id": "r2", "content": "a"},
+        {"type": "tool_result", "tool_use_id": "r3", "content": "b"}]),
+    ));
+    records.push(record(
+        5,
+        "assistant",
+        serde_json::json!([{"type": "text", "text": "Both read."}]),
+    ));
+    records
+}
+
+/// A message whose `id` was a number (a converter's) no longer joined its two lines: its
+/// two Reads counted as lookups one after the other (parallelCalls 20 -> 15) without a
+/// word. The number is read as its text, so the grade is that of the same message with a
+/// text id, and a warning names each line.
+#[test]
+fn a_message_id_written_as_a_number_keeps_its_calls_parallel_and_says_so() {
+    let (out, texted) = graded_with_stderr("text.jsonl", &two_reads_of_one_message("m2".into()));
+    assert_eq!(text(&out.stderr), "");
+    let (out, numbered) = graded_with_stderr("num.jsonl", &two_reads_of_one_message(7.into()));
+    assert_eq!(out.status.code(), Some(0));
+    let number = "`message.id` is the number `7`, not text: it is read as the text `7`, so the lines of that message still count as one message";
+    assert_eq!(
+        text(&out.stderr),
+        format!("warning: num.jsonl:2: {number}\nwarning: num.jsonl:3: {number}\n")
+    );
+    assert_eq!(numbered["dimensions"]["parallelCalls"]["score"], 20);
+    assert_eq!(numbered["dimensions"], texted["dimensions"]);
+    assert_eq!(numbered["percent"], texted["percent"]);
+    // A boolean tells no message from another: each line is a message of its own, and says so.
+    let (out, flagged) = graded_with_stderr("flag.jsonl", &two_reads_of_one_message(true.into()));
+    let alone = "`message.id` is a JSON boolean, not text: the record is read as a message of its own, its calls not made together with those of other lines";
+    assert_eq!(
+        text(&out.stderr),
+        format!("warning: flag.jsonl:2: {alone}\nwarning: flag.jsonl:3: {alone}\n")
+    );
+    assert_eq!(flagged["dimensions"]["parallelCalls"]["score"], 15);
+}
+
+/// `"sessionId": ""` graded as a session named `""`, without a word. It names no session:
+/// the record is its file's session's, and a warning names the line and that session.
+#[test]
+fn an_empty_session_id_grades_in_the_files_session_saying_so() {
+    let mut whole = test_run(record(3, "user", tool_result("toolu_1", "exit 1", true)));
+    whole.push(record(4, "user", "thanks".into()));
+    let mut records = whole.clone();
+    records[1]["sessionId"] = "".into();
+    records[3]["sessionId"] = "".into();
+    let (out, result) = graded_with_stderr("empty.jsonl", &records);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        text(&out.stderr),
+        "warning: empty.jsonl:2: the record's `sessionId` is empty: it is read as its file's session, `s1`\n\
+         warning: empty.jsonl:4: the record's `sessionId` is empty: it is read as its file's session, `s1`\n"
+    );
+    assert_eq!(result["sessionId"], "s1");
+    assert!(result.get("skippedLines").is_none(), "{result}");
+    let (_, whole) = graded_with_stderr("empty.jsonl", &whole);
+    assert_eq!(result["dimensions"], whole["dimensions"]);
+    assert_eq!(result["percent"], whole["percent"]);
+}
+
+/// A `text` block whose `text` was not text was dropped without a word: a prompt or a reply
+/// the grade never saw. It is reported naming the block and the kind, and its line counted.
+#[test]
+fn a_text_block_whose_text_is_not_text_is_reported_and_its_line_counted() {
+    let mut records = test_run(record(3, "user", tool_result("toolu_1", "exit 1", true)));
+    records.push(record(
+        4,
+        "assistant",
+        serde_json::json!([{"type": "text", "text": {"value": "The tests fail: exit 1."}}]),
+    ));
+    records[0]["message"]["content"] = serde_json::json!([{"type": "text", "text": 42}]);
+    let (out, result) = graded_with_stderr("text.jsonl", &records);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        text(&out.stderr),
+        "warning: text.jsonl:1: content block 0 skipped: the `text` of a `text` block is a JSON number, not text\n\
+         warning: text.jsonl:4: content block 0 skipped: the `text` of a `text` block is a JSON object, not text\n\
+         warning: skipped 2 malformed lines of `text.jsonl`; the results of their sessions say how many each lost\n"
+    );
+    assert_eq!(result["skippedLines"], 2);
+}
+
+/// A call whose `id` was a number was reported as a call "without `id` or `name`", and a
+/// result whose `tool_use_id` was a number as one "without `tool_use_id`": both fields are
+/// there, and the warnings now say what they hold.
+#[test]
+fn a_call_or_result_id_written_as_a_number_is_reported_as_such() {
+    let mut records = test_run(record(3, "user", tool_result("toolu_1", "exit 1", true)));
+    records[1]["message"]["content"][0]["id"] = 1.into();
+    records[2]["message"]["content"][0]["tool_use_id"] = 1.into();
+    let (out, result) = graded_with_stderr("ids.jsonl", &records);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        text(&out.stderr),
+        "warning: ids.jsonl:2: content block 0 skipped: the `id` of a `tool_use` is a JSON number, not text\n\
+         warning: ids.jsonl:3: content block 0 skipped: the `tool_use_id` of a `tool_result` is a JSON number, not text, so the error it reports is not graded\n\
+         warning: skipped 2 malformed lines of `ids.jsonl`; the results of their sessions say how many each lost\n"
+    );
+    assert_eq!(result["skippedLines"], 2);
+}

@@ -739,6 +739,158 @@ mod tests {
         assert_eq!(read.skipped_lines, 0, "nothing was skipped");
     }
 
+    /// The `messageId` of each entry of `session`, in order.
+    fn message_ids(session: &Session) -> Vec<Option<&str>> {
+        session
+            .entries
+            .iter()
+            .map(|e| match e.metadata.get("messageId") {
+                Some(MetaRef::Json(Value::String(id))) => Some(id.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// `"id": 7` in a message was read as no id: the two lines Claude Code wrote for one
+    /// message no longer shared it, and their calls stopped counting as made together,
+    /// without a word. A number is read as its text; a boolean (or a list, an object) tells
+    /// no message from another, and its record stands alone; both are named.
+    #[test]
+    fn a_message_id_that_is_not_text_is_named_and_a_number_still_groups_its_lines() {
+        const FIRST: &str = r#"{"type":"assistant","sessionId":"s1","uuid":"a2","timestamp":"2025-09-03T00:00:02Z","message":{"id":7,"role":"assistant","content":[{"type":"tool_use","id":"toolu_2","name":"Read","input":{"file_path":"/b.rs"}}]}}"#;
+        const SECOND: &str = r#"{"type":"assistant","sessionId":"s1","uuid":"a3","timestamp":"2025-09-03T00:00:03Z","message":{"id":7,"role":"assistant","content":[{"type":"tool_use","id":"toolu_3","name":"Read","input":{"file_path":"/c.rs"}}]}}"#;
+        const FLAG: &str = r#"{"type":"assistant","sessionId":"s1","uuid":"a4","timestamp":"2025-09-03T00:00:04Z","message":{"id":true,"role":"assistant","content":[{"type":"tool_use","id":"toolu_4","name":"Read","input":{"file_path":"/d.rs"}}]}}"#;
+        const UNSET: &str = r#"{"type":"assistant","sessionId":"s1","uuid":"a5","timestamp":"2025-09-03T00:00:05Z","message":{"id":null,"role":"assistant","content":[{"type":"text","text":"read"}]}}"#;
+        let f = transcript(&[USER, CALLS_1, FIRST, SECOND, FLAG, UNSET]);
+        let read = read_paths(&[f.path().to_owned()]);
+        let path = f.path().display();
+        let shown: Vec<String> = read.warnings.iter().map(ToString::to_string).collect();
+        let number = "`message.id` is the number `7`, not text: it is read as the text `7`, so the lines of that message still count as one message";
+        assert_eq!(
+            shown,
+            [
+                format!("{path}:3: {number}"),
+                format!("{path}:4: {number}"),
+                format!("{path}:5: `message.id` is a JSON boolean, not text: the record is read as a message of its own, its calls not made together with those of other lines"),
+            ]
+        );
+        let [session] = read.sessions.as_slice() else {
+            panic!("one session")
+        };
+        assert_eq!(
+            message_ids(session),
+            [
+                None,
+                Some("msg_1"),
+                Some("7"),
+                Some("7"),
+                Some("a4"),
+                Some("a5")
+            ]
+        );
+        assert_eq!(read.skipped_lines, 0, "nothing was skipped");
+    }
+
+    /// `"sessionId": ""` became a session named `""`, without a word. It names no session:
+    /// the record is its file's session's, as with `null`, and a warning says so.
+    #[test]
+    fn an_empty_session_id_is_read_as_the_files_session_saying_so() {
+        const EMPTY: &str = r#"{"type":"assistant","sessionId":"","uuid":"a2","timestamp":"2025-09-03T00:00:02Z","message":{"id":"msg_2","role":"assistant","content":[{"type":"tool_use","id":"toolu_2","name":"Bash","input":{"command":"false"}}]}}"#;
+        const RESULT: &str = r#"{"type":"user","sessionId":"","uuid":"u3","timestamp":"2025-09-03T00:00:03Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_9","content":"boom","is_error":true}]}}"#;
+        const FIRST: &str = r#"{"type":"user","sessionId":"","uuid":"u0","timestamp":"2025-09-03T00:00:00Z","message":{"role":"user","content":"go"}}"#;
+        // The file's session is its first `sessionId` that names one.
+        let f = transcript(&[FIRST, USER, EMPTY, RESULT]);
+        let read = read_paths(&[f.path().to_owned()]);
+        let path = f.path().display();
+        let shown: Vec<String> = read.warnings.iter().map(ToString::to_string).collect();
+        let empty = "the record's `sessionId` is empty: it is read as its file's session, `s1`";
+        assert_eq!(
+            shown,
+            [
+                format!("{path}:1: {empty}"),
+                format!("{path}:3: {empty}"),
+                format!("{path}:4: content block 0 skipped: the `tool_result` for `toolu_9` answers no `tool_use` in the file, so the error it reports is not graded"),
+                format!("{path}:4: {empty}"),
+            ]
+        );
+        let [session] = read.sessions.as_slice() else {
+            panic!(
+                "one session: {:?}",
+                read.sessions.iter().map(|s| &s.id).collect::<Vec<_>>()
+            )
+        };
+        assert_eq!(session.id, "s1");
+        assert_eq!(operations(session), ["user", "user", "Bash"]);
+        assert_eq!(session.skipped_lines, 1, "the result's line, in `s1`");
+        // A file whose every `sessionId` is empty is named by the file.
+        let f = transcript(&[FIRST]);
+        let read = read_paths(&[f.path().to_owned()]);
+        let stem = f.path().file_stem().unwrap().to_string_lossy().into_owned();
+        assert_eq!(read.sessions[0].id, stem);
+        assert_eq!(
+            read.warnings[0].message,
+            format!(
+                "the record's `sessionId` is empty: it is read as its file's session, `{stem}`"
+            )
+        );
+    }
+
+    /// A `text` block whose `text` was a number (or a list, an object, a boolean) was
+    /// dropped without a word, in a prompt and in the assistant's reply: it is skipped
+    /// naming the block and counted as lost; the record's other text is kept.
+    #[test]
+    fn a_text_block_whose_text_is_not_text_is_skipped_naming_the_block() {
+        const PROMPT: &str = r#"{"type":"user","sessionId":"s1","uuid":"u2","timestamp":"2025-09-03T00:00:02Z","message":{"role":"user","content":[{"type":"text","text":["fix it"]},{"type":"text","text":"please"},{"type":"text","text":null}]}}"#;
+        const REPLY: &str = r#"{"type":"assistant","sessionId":"s1","uuid":"a3","timestamp":"2025-09-03T00:00:03Z","message":{"id":"msg_3","role":"assistant","content":[{"type":"text","text":5},{"type":"text"},{"type":"text","text":"done"}]}}"#;
+        let f = transcript(&[USER, PROMPT, REPLY]);
+        let read = read_paths(&[f.path().to_owned()]);
+        let path = f.path().display();
+        let shown: Vec<String> = read.warnings.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            shown,
+            [
+                format!("{path}:2: content block 0 skipped: the `text` of a `text` block is a JSON array, not text"),
+                format!("{path}:3: content block 0 skipped: the `text` of a `text` block is a JSON number, not text"),
+            ]
+        );
+        let [session] = read.sessions.as_slice() else {
+            panic!("one session")
+        };
+        let texts: Vec<&Value> = session.entries.iter().map(|e| &e.params["text"]).collect();
+        assert_eq!(texts, ["fix the bug", "please", "done"]);
+        assert_eq!((session.skipped_lines, read.skipped_lines), (2, 2));
+    }
+
+    /// `"id": 7` in a call, or `"tool_use_id": 7` in a result, was reported as a call
+    /// "without `id` or `name`" or a result "without `tool_use_id`": the field is there,
+    /// and the warning says what it is.
+    #[test]
+    fn a_call_or_result_id_that_is_not_text_is_named_for_what_it_is() {
+        const CALLS: &str = r#"{"type":"assistant","sessionId":"s1","uuid":"a2","timestamp":"2025-09-03T00:00:02Z","message":{"id":"msg_2","role":"assistant","content":[{"type":"tool_use","id":7,"name":"Bash","input":{}},{"type":"tool_use","id":"toolu_3","name":["Bash"],"input":{}},{"type":"tool_use","name":"Bash","input":{}}]}}"#;
+        const RESULTS: &str = r#"{"type":"user","sessionId":"s1","uuid":"u3","timestamp":"2025-09-03T00:00:03Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":7,"content":"boom","is_error":true},{"type":"tool_result","tool_use_id":{},"content":"ok"},{"type":"tool_result","content":"boom","is_error":true},{"type":"tool_result","tool_use_id":"toolu_1","content":"ok"}]}}"#;
+        let f = transcript(&[USER, CALLS_1, CALLS, RESULTS]);
+        let read = read_paths(&[f.path().to_owned()]);
+        let path = f.path().display();
+        let shown: Vec<String> = read.warnings.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            shown,
+            [
+                format!("{path}:3: content block 0 skipped: the `id` of a `tool_use` is a JSON number, not text"),
+                format!("{path}:3: content block 1 skipped: the `name` of `tool_use` `toolu_3` is a JSON array, not text"),
+                format!("{path}:3: content block 2 skipped: a `tool_use` without `id` or `name`"),
+                format!("{path}:4: content block 0 skipped: the `tool_use_id` of a `tool_result` is a JSON number, not text, so the error it reports is not graded"),
+                format!("{path}:4: content block 1 skipped: the `tool_use_id` of a `tool_result` is a JSON object, not text"),
+                format!("{path}:4: content block 2 skipped: a `tool_result` without `tool_use_id`, so the error it reports is not graded"),
+            ]
+        );
+        let [session] = read.sessions.as_slice() else {
+            panic!("one session")
+        };
+        assert_eq!(operations(session), ["user", "Read"]);
+        assert!(session.entries[1].result.success);
+        assert_eq!(read.skipped_lines, 2);
+    }
+
     #[test]
     fn a_files_warnings_come_in_line_order_results_among_the_others() {
         const ORPHAN: &str = r#"{"type":"user","sessionId":"s1","uuid":"u4","timestamp":"2025-09-03T00:00:04Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_9","content":"exit 1","is_error":true}]}}"#;

@@ -106,6 +106,21 @@ pub(super) fn entries_of(
                 ),
             );
         }
+        // `""` names no session, so reading the record as its file's session's cannot put it
+        // in another session's name, as a `sessionId` that is not text could; but Claude Code
+        // never writes it, and the session a grade names must not be chosen in silence.
+        if map.get("sessionId").and_then(Value::as_str) == Some("") {
+            warn.at(
+                record,
+                format!(
+                    "the record's `sessionId` is empty: it is read as its file's session, `{}`",
+                    file.session
+                ),
+            );
+        }
+        if let Some(why) = odd_message_id(map) {
+            warn.at(record, why);
+        }
         let context = RecordContext::new(&file, &chains, record, map, *instant, timestamp);
         record_entries(&context, &results, &mut warn, &mut out);
     }
@@ -129,17 +144,22 @@ struct FileContext {
 fn file_session(path: &Path, records: &[Record]) -> String {
     records
         .iter()
-        .find_map(|r| {
-            r.value
-                .get("sessionId")
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-        })
+        .find_map(|r| session_named(&r.value).map(str::to_owned))
         .unwrap_or_else(|| {
             path.file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_else(|| path.display().to_string())
         })
+}
+
+/// The session a record names by its `sessionId`, when it names one: absent, `null`, text
+/// that is empty, and values that are not text name none (the last are skipped, see
+/// [`usable_record`]).
+fn session_named(record: &Value) -> Option<&str> {
+    record
+        .get("sessionId")
+        .and_then(Value::as_str)
+        .filter(|id| !id.is_empty())
 }
 
 /// The user and assistant records with a readable message, timestamp and session; the
@@ -165,10 +185,7 @@ fn usable_records(records: Vec<Record>, file_session: &str, warn: &mut Warn<'_>)
                 | Unusable::NoSession(message)
                 | Unusable::Broken(message),
             ) => {
-                let session = record
-                    .value
-                    .get("sessionId")
-                    .and_then(Value::as_str)
+                let session = session_named(&record.value)
                     .unwrap_or(file_session)
                     .to_owned();
                 warn.skipped(&record, &session, format!("skipped: {message}"));
@@ -297,33 +314,44 @@ fn tool_results(
             .pointer("/toolUseResult/type")
             .and_then(Value::as_str)
             .map(str::to_owned);
-        let session = record
-            .value
-            .get("sessionId")
-            .and_then(Value::as_str)
-            .unwrap_or(file_session);
+        let session = session_named(&record.value).unwrap_or(file_session);
         for (i, block) in blocks.iter().enumerate() {
             if block.get("type").and_then(Value::as_str) != Some("tool_result") {
                 continue;
             }
-            let Some(id) = block.get("tool_use_id").and_then(Value::as_str) else {
-                warn.skipped(
-                    record,
-                    session,
-                    format!("content block {i} skipped: a `tool_result` without `tool_use_id`"),
-                );
-                continue;
+            let is_error = block.get("is_error");
+            let lost = if is_error == Some(&Value::Bool(true)) {
+                ", so the error it reports is not graded"
+            } else {
+                ""
+            };
+            let id = match block.get("tool_use_id") {
+                Some(Value::String(id)) => id.as_str(),
+                None | Some(Value::Null) => {
+                    warn.skipped(
+                        record,
+                        session,
+                        format!("content block {i} skipped: a `tool_result` without `tool_use_id`{lost}"),
+                    );
+                    continue;
+                }
+                // No call's id is anything but text (a call whose id is not is skipped).
+                Some(other) => {
+                    warn.skipped(
+                        record,
+                        session,
+                        format!(
+                            "content block {i} skipped: the `tool_use_id` of a `tool_result` is a JSON {}, not text{lost}",
+                            json_kind(other)
+                        ),
+                    );
+                    continue;
+                }
             };
             if results.contains_key(id) {
                 continue;
             }
-            let is_error = block.get("is_error");
             if !calls.contains(id) {
-                let lost = if is_error == Some(&Value::Bool(true)) {
-                    ", so the error it reports is not graded"
-                } else {
-                    ""
-                };
                 warn.skipped(
                     record,
                     session,
@@ -385,6 +413,43 @@ fn sidechain_of(map: &Map<String, Value>) -> Result<bool, &Value> {
     }
 }
 
+/// What is wrong with an assistant record's `message.id` (the API message id, which the
+/// lines Claude Code writes for one message share), when it is neither text nor absent.
+/// A number still tells one message from another, and is read as its JSON text (see
+/// [`message_id`]); a boolean, list or object is no id any writer makes, and grouping by it
+/// could join messages that never ran together: the record stands alone.
+fn odd_message_id(map: &Map<String, Value>) -> Option<String> {
+    if map.get("type").and_then(Value::as_str) != Some("assistant") {
+        return None;
+    }
+    match map.get("message")?.get("id")? {
+        Value::Null | Value::String(_) => None,
+        Value::Number(n) => Some(format!(
+            "`message.id` is the number `{n}`, not text: it is read as the text `{n}`, so the lines of that message still count as one message"
+        )),
+        other => Some(format!(
+            "`message.id` is a JSON {}, not text: the record is read as a message of its own, its calls not made together with those of other lines",
+            json_kind(other)
+        )),
+    }
+}
+
+/// The id that groups the entries of one API message: the message's `id` (a number as its
+/// JSON text, see [`odd_message_id`]); else the record's `uuid`, else `FILE:LINE`, so that
+/// a record without one stands alone.
+fn message_id(
+    message: Option<&Map<String, Value>>,
+    uuid: Option<&str>,
+    file: &str,
+    line: u64,
+) -> String {
+    match message.and_then(|m| m.get("id")) {
+        Some(Value::String(id)) => id.clone(),
+        Some(Value::Number(n)) => n.to_string(),
+        _ => uuid.map_or_else(|| format!("{file}:{line}"), str::to_owned),
+    }
+}
+
 /// Older transcripts keep subagents' lines in the main file without an `agentId`: each run
 /// of sidechain lines linked by `parentUuid` is one subagent, named by its first line.
 /// Record uuid → the uuid naming its chain.
@@ -436,22 +501,15 @@ impl<'a> RecordContext<'a> {
         instant: InstantMs,
         timestamp: &'a str,
     ) -> Self {
-        // Records without a `sessionId` (or with `null`) belong to the file's session; one
-        // that names a session other than by text was not usable.
-        let session_id = map
-            .get("sessionId")
-            .and_then(Value::as_str)
-            .map_or_else(|| file.session.clone(), str::to_owned);
+        // Records without a `sessionId` (or with `null` or `""`) belong to the file's
+        // session; one that names a session other than by text was not usable.
+        let session_id =
+            session_named(&record.value).map_or_else(|| file.session.clone(), str::to_owned);
         let uuid = map.get("uuid").and_then(Value::as_str);
         let message = map.get("message").and_then(Value::as_object);
         let model = message.and_then(|m| m.get("model")).and_then(Value::as_str);
         // Lines without a message id (older and synthetic transcripts) stand for themselves.
-        let message_id = message
-            .and_then(|m| m.get("id"))
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-            .or_else(|| uuid.map(str::to_owned))
-            .unwrap_or_else(|| format!("{}:{}", file.text, record.line));
+        let message_id = message_id(message, uuid, &file.text, record.line);
         let sidechain = sidechain_of(map).unwrap_or(false);
         RecordContext {
             record,
@@ -593,10 +651,7 @@ fn record_entries(
         };
         match b.get("type").and_then(Value::as_str) {
             Some("text") => {
-                let Some(text) = b
-                    .get("text")
-                    .and_then(Value::as_str)
-                    .filter(|t| !t.trim().is_empty())
+                let Some(text) = block_text(context, b, i, warn).filter(|t| !t.trim().is_empty())
                 else {
                     continue;
                 };
@@ -623,6 +678,31 @@ fn record_entries(
     }
 }
 
+/// The `text` of text block `i`: absent or `null` is none, as blank text is; a value that is
+/// not text is skipped with a warning, as what the agent or the user wrote is lost.
+fn block_text<'b>(
+    context: &RecordContext<'_>,
+    block: &'b Map<String, Value>,
+    i: usize,
+    warn: &mut Warn<'_>,
+) -> Option<&'b str> {
+    match block.get("text")? {
+        Value::String(text) => Some(text),
+        Value::Null => None,
+        other => {
+            warn.skipped(
+                context.record,
+                &context.session_id,
+                format!(
+                    "content block {i} skipped: the `text` of a `text` block is a JSON {}, not text",
+                    json_kind(other)
+                ),
+            );
+            None
+        }
+    }
+}
+
 /// A user record's prompt: its text, or its text blocks joined; nothing when blank.
 fn user_entry(
     context: &RecordContext<'_>,
@@ -637,7 +717,7 @@ fn user_entry(
                 match block {
                     Value::Object(b) => {
                         if b.get("type").and_then(Value::as_str) == Some("text") {
-                            if let Some(t) = b.get("text").and_then(Value::as_str) {
+                            if let Some(t) = block_text(context, b, i, warn) {
                                 texts.push(t);
                             }
                         }
@@ -674,6 +754,29 @@ fn user_entry(
     })
 }
 
+/// A `tool_use` block's `id` and `name`, or why the call cannot be read.
+fn call_id_and_name(block: &Map<String, Value>) -> Result<(&str, &str), String> {
+    let absent = || "a `tool_use` without `id` or `name`".to_owned();
+    let id = match block.get("id") {
+        Some(Value::String(id)) => id,
+        None | Some(Value::Null) => return Err(absent()),
+        Some(other) => {
+            return Err(format!(
+                "the `id` of a `tool_use` is a JSON {}, not text",
+                json_kind(other)
+            ))
+        }
+    };
+    match block.get("name") {
+        Some(Value::String(name)) => Ok((id, name)),
+        None | Some(Value::Null) => Err(absent()),
+        Some(other) => Err(format!(
+            "the `name` of `tool_use` `{id}` is a JSON {}, not text",
+            json_kind(other)
+        )),
+    }
+}
+
 /// A `tool_use` block: an entry named by the tool, with its input as params and the outcome
 /// of its result (a call without result succeeds, and says so in `metadata.hasResult`).
 fn tool_call(
@@ -683,16 +786,17 @@ fn tool_call(
     results: &HashMap<String, ToolResult>,
     warn: &mut Warn<'_>,
 ) -> Option<Pending> {
-    let (Some(id), Some(name)) = (
-        block.get("id").and_then(Value::as_str),
-        block.get("name").and_then(Value::as_str),
-    ) else {
-        warn.skipped(
-            context.record,
-            &context.session_id,
-            format!("content block {i} skipped: a `tool_use` without `id` or `name`"),
-        );
-        return None;
+    let unreadable = call_id_and_name(block);
+    let (id, name) = match unreadable {
+        Ok(read) => read,
+        Err(why) => {
+            warn.skipped(
+                context.record,
+                &context.session_id,
+                format!("content block {i} skipped: {why}"),
+            );
+            return None;
+        }
     };
     let params = match block.get("input") {
         Some(Value::Object(input)) => input.clone(),
