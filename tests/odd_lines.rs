@@ -843,3 +843,47 @@ fn a_details_json_that_holds_no_params_stops_only_a_pack_that_reads_params() {
         );
     }
 }
+
+/// A line that is JSON but no object was named in serde's words (`invalid length 0,
+/// expected struct RawEntry with 8 elements` for `[]`), and a list of an entry's eight
+/// fields in order was read as an entry by one pass and not by the other (`the file changed
+/// while it was read`). Each is named for what it is, as format detection names a first
+/// line, with the flag and without, streamed and read whole.
+#[test]
+fn a_line_that_is_json_but_no_object_is_named_for_what_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let fields = r#"["2026-03-01T12:00:02.500Z","a","tasks","find",{},{"success":false},{},null]"#;
+    for (bad, kind) in [
+        ("[]", "array"),
+        ("[1]", "array"),
+        (fields, "array"),
+        ("\"x\"", "string"),
+        ("5", "number"),
+        ("null", "null"),
+        ("true", "boolean"),
+    ] {
+        let mut lines = log("4");
+        lines.insert(2, bad.to_owned());
+        let path = write(dir.path(), "odd.jsonl", &(lines.join("\n") + "\n"));
+        let shown = path.display();
+        let what = format!("the line is a JSON {kind}, not an object");
+        for extra in [&["--all"][..], &["a"]] {
+            let out = grade(&path, extra);
+            assert_eq!(out.code, 2, "{bad}");
+            assert_eq!(
+                out.stderr,
+                format!("error: {shown}:3: {what} (pass `--skip-bad-lines` to skip malformed lines with a warning)\n"),
+                "{bad}"
+            );
+        }
+        let out = both_ways(&path, &["--skip-bad-lines"]);
+        assert_eq!(out.code, 0, "{bad}: {}", out.stderr);
+        assert_eq!(
+            out.stderr,
+            format!("warning: {shown}:3: skipped a malformed line: {what}\n\
+                     warning: skipped 1 malformed line of `{shown}`; the results of their sessions say how many each lost\n"),
+            "{bad}"
+        );
+        assert_eq!(out.results.len(), 2, "{bad}");
+    }
+}

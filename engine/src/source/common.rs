@@ -344,6 +344,12 @@ pub(crate) fn json_kind(value: &Value) -> &'static str {
     }
 }
 
+/// What a JSON value that should be an object (a line of a log, a record, a document) is
+/// instead, as every source says it: `a JSON array, not an object`.
+pub(crate) fn not_an_object(value: &Value) -> String {
+    format!("a JSON {}, not an object", json_kind(value))
+}
+
 /// A JSON value as a warning names it: a string or number with its value (as JSON writes
 /// it, so `"1"` and `1` differ), else its kind.
 pub(crate) fn described(value: &Value) -> String {

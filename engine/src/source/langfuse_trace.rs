@@ -22,8 +22,8 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::common::{
-    describe_json_error, described, json_kind, timestamp_field, Input, Place, ReadOptions,
-    SessionFilter, SourceError, SourceRead, SourceWarning,
+    describe_json_error, described, json_kind, not_an_object, timestamp_field, Input, Place,
+    ReadOptions, SessionFilter, SourceError, SourceRead, SourceWarning,
 };
 use super::format::{Evidence, Sniff, SourceFormat};
 use super::lenient::MAX_DURATION_MS;
@@ -189,10 +189,7 @@ fn read_trace(path: &Path, doc: Value, filter: &SessionFilter) -> Result<SourceR
         reason,
     };
     let Value::Object(mut doc) = doc else {
-        return Err(not(format!(
-            "it is a JSON {}, not an object",
-            json_kind(&doc)
-        )));
+        return Err(not(format!("it is {}", not_an_object(&doc))));
     };
     // The download keeps observations beside the trace; the API response inside it.
     let (trace, observations, prefix) = match doc.remove("trace") {
@@ -206,12 +203,7 @@ fn read_trace(path: &Path, doc: Value, filter: &SessionFilter) -> Result<SourceR
             trace.remove("observations");
             (trace, observations, "observations")
         }
-        Some(other) => {
-            return Err(not(format!(
-                "`trace` is a JSON {}, not an object",
-                json_kind(&other)
-            )))
-        }
+        Some(other) => return Err(not(format!("`trace` is {}", not_an_object(&other)))),
         None => {
             let Some(observations) = doc.remove("observations") else {
                 return Err(not("it has neither `trace` nor `observations`".to_owned()));

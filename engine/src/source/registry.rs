@@ -13,8 +13,8 @@ use super::claude_code::ClaudeCode;
 use super::cleo_db::CleoDb;
 use super::cleo_jsonl::CleoJsonl;
 use super::common::{
-    describe_json_error, json_kind, Input, NotGraded, Place, ReadOptions, SessionFilter,
-    SourceError, SourceRead, SourceWarning,
+    describe_json_error, json_kind, not_an_object, Input, NotGraded, Place, ReadOptions,
+    SessionFilter, SourceError, SourceRead, SourceWarning,
 };
 use super::format::{Evidence, Sniff, SourceFormat};
 use super::langfuse_trace::LangfuseTrace;
@@ -255,10 +255,7 @@ impl Registry {
                         }
                     }
                     first_problem.get_or_insert_with(|| {
-                        format!(
-                            "line {line_no} is a JSON {}, not an object",
-                            json_kind(&other)
-                        )
+                        format!("line {line_no} is {}", not_an_object(&other))
                     });
                 }
                 Err(err) => {

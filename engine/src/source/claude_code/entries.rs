@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use super::{result_text, Pending, Record, ToolResult, SOURCE};
 use crate::entry::{Entry, Metadata, Outcome, Text};
-use crate::source::common::{described, json_kind, timestamp_field, SourceWarning};
+use crate::source::common::{described, json_kind, not_an_object, timestamp_field, SourceWarning};
 use crate::time::{parse_timestamp, InstantMs};
 
 /// A record with a readable message, its instant and its timestamp as written.
@@ -246,10 +246,7 @@ fn usable_record(record: &Record) -> Result<Option<(InstantMs, String)>, Unusabl
         return Err(Broken(format!("the `{kind}` record has no `message`")));
     };
     let Some(message) = message.as_object() else {
-        return Err(Broken(format!(
-            "`message` is a JSON {}, not an object",
-            json_kind(message)
-        )));
+        return Err(Broken(format!("`message` is {}", not_an_object(message))));
     };
     match message.get("content") {
         Some(Value::String(_) | Value::Array(_)) => {}
@@ -642,10 +639,7 @@ fn record_entries(
             warn.skipped(
                 context.record,
                 &context.session_id,
-                format!(
-                    "content block {i} skipped: a JSON {}, not an object",
-                    json_kind(block)
-                ),
+                format!("content block {i} skipped: {}", not_an_object(block)),
             );
             continue;
         };
@@ -725,10 +719,7 @@ fn user_entry(
                     other => warn.skipped(
                         context.record,
                         &context.session_id,
-                        format!(
-                            "content block {i} skipped: a JSON {}, not an object",
-                            json_kind(other)
-                        ),
+                        format!("content block {i} skipped: {}", not_an_object(other)),
                     ),
                 }
             }

@@ -31,7 +31,8 @@ use raw::{RawEntry, RawMetadata};
 use skim::{count_sessions, session_of, SessionCounts};
 
 use super::common::{
-    Input, Place, ReadOptions, SessionFilter, SessionGroups, SourceError, SourceRead, SourceWarning,
+    not_an_object, Input, Place, ReadOptions, SessionFilter, SessionGroups, SourceError,
+    SourceRead, SourceWarning,
 };
 use super::format::{Evidence, Sniff, SourceFormat};
 use super::lenient::{Duration, ExitCode, Lenient};
@@ -588,7 +589,24 @@ fn read_raw(
     text: Option<&str>,
     repeated: &mut Option<&'static str>,
 ) -> Result<RawEntry, LineError> {
+    // serde reads a struct from a list of its fields in order too, so a list must be refused
+    // before it: CLEO writes each entry as an object, and a list read as one would be graded
+    // in a session the first pass (`skim`), which reads objects only, never saw.
+    if line.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return Err(not_an_entry(line));
+    }
     by_serde(line, text).or_else(|e| read_keeping_last(line, text, e, repeated))
+}
+
+/// Why a line that does not start as an object is no entry: what JSON value it is, in the
+/// words format detection uses, rather than serde's (`invalid length 0, expected struct
+/// RawEntry with 8 elements`); or why it is not JSON.
+#[cold]
+fn not_an_entry(line: &[u8]) -> LineError {
+    match serde_json::from_slice::<serde_json::Value>(line) {
+        Ok(value) => format!("the line is {}", not_an_object(&value)).into(),
+        Err(err) => line_error(&err, line),
+    }
 }
 
 fn by_serde(line: &[u8], text: Option<&str>) -> Result<RawEntry, serde_json::Error> {
@@ -717,6 +735,38 @@ mod tests {
             "{}",
             err.message
         );
+    }
+
+    /// JSON that is no object was named in serde's words (`invalid length 0, expected
+    /// struct RawEntry with 8 elements`), and a list of an entry's fields in order was read
+    /// as an entry: each is named for what it is, and is no line still being written.
+    #[test]
+    fn a_line_that_is_json_but_no_object_is_named_for_what_it_is() {
+        let fields = r#" ["2026-03-01T00:00:00Z","s","tasks","find",{},{"success":true},{},null]"#;
+        for (line, kind) in [
+            ("[]", "array"),
+            ("[1]", "array"),
+            (fields, "array"),
+            ("\"x\"", "string"),
+            ("5", "number"),
+            ("null", "null"),
+            ("true", "boolean"),
+        ] {
+            for text in [Some(line), None] {
+                let err =
+                    parse_line(line.as_bytes(), text, FieldsRead::ALL, &mut None).unwrap_err();
+                assert_eq!(
+                    err,
+                    LineError {
+                        message: format!("the line is a JSON {kind}, not an object"),
+                        not_json: false,
+                    }
+                );
+            }
+        }
+        // A list cut off is a line still being written, as an object cut off is.
+        let err = parse_line(b"[1,", None, FieldsRead::ALL, &mut None).unwrap_err();
+        assert!(err.not_json, "{}", err.message);
     }
 
     #[test]
