@@ -1967,3 +1967,36 @@ fn a_call_or_result_id_written_as_a_number_is_reported_as_such() {
     );
     assert_eq!(result["skippedLines"], 2);
 }
+
+/// `"isCompactSummary": "true"` (or `"isMeta": 1`) was read as no flag without a word: the
+/// summary Claude Code wrote after a failure passed for the user speaking, and the failure
+/// for one the user took up (errorRecovery 20 instead of 15). The prompt is still read as
+/// the user's, since the value cannot be read as true without a guess, but a warning names
+/// the line, the field and the value.
+#[test]
+fn a_prompt_flag_that_is_not_a_boolean_is_reported_naming_the_line_and_value() {
+    for (flag, value, shown) in [
+        (
+            "isCompactSummary",
+            Value::from("true"),
+            "the string `\"true\"`",
+        ),
+        ("isMeta", Value::from(1), "the number `1`"),
+    ] {
+        let mut records = test_run(record(3, "user", tool_result("toolu_1", "exit 1", true)));
+        let mut summary = record(4, "user", "Summary: the tests were run.".into());
+        summary[flag] = value;
+        records.push(summary);
+        let (out, result) = graded_with_stderr("flag.jsonl", &records);
+        assert_eq!(out.status.code(), Some(0));
+        assert_eq!(
+            text(&out.stderr),
+            format!("warning: flag.jsonl:4: field `{flag}` is {shown}, not true or false: the prompt is read as the user's, not as Claude Code's\n")
+        );
+        assert_eq!(
+            result["dimensions"]["errorRecovery"]["score"], 20,
+            "{result}"
+        );
+        assert!(result.get("skippedLines").is_none(), "{result}");
+    }
+}

@@ -732,8 +732,20 @@ fn user_entry(
     }
     let mut extra = context.base();
     for flag in ["isMeta", "isCompactSummary"] {
-        if let Some(v) = context.map.get(flag).and_then(Value::as_bool) {
-            extra.insert(flag.into(), Value::Bool(v));
+        match context.map.get(flag) {
+            Some(Value::Bool(v)) => {
+                extra.insert(flag.into(), Value::Bool(*v));
+            }
+            None | Some(Value::Null) => {}
+            // Rules take a prompt without the flag for the user speaking (after a failure,
+            // say): one that cannot be read as true must not pass as theirs in silence.
+            Some(other) => warn.at(
+                context.record,
+                format!(
+                    "field `{flag}` is {}, not true or false: the prompt is read as the user's, not as Claude Code's",
+                    described(other)
+                ),
+            ),
         }
     }
     Some(Pending {
