@@ -168,6 +168,12 @@ done
 : > "$results/empty.jsonl"
 peak h_0 "$(all cleo-v1 "$results/empty.jsonl")"
 
+echo "== (k) one long Claude Code transcript (20,000 tool calls), claude-code-v1" >&2
+# A transcript is often graded alone: what matters is how well one session uses the cores.
+if [[ ! -s $data/cc-20k.jsonl ]]; then python3 bench/gen_claude_code.py 20000 > "$data/cc-20k.jsonl"; fi
+time_cmds k "$(all claude-code-v1 "$data/cc-20k.jsonl") > /dev/null"
+peak k_grade "$(all claude-code-v1 "$data/cc-20k.jsonl")"
+
 if [[ -n ${BASELINE:-} ]]; then
   echo "== (i) $BASELINE against this build, alternated" >&2
   base() { echo "$BASELINE --rubric $1 --source $2 --all --format jsonl --no-record"; }
@@ -179,7 +185,8 @@ if [[ -n ${BASELINE:-} ]]; then
     "$(base tests/packs/cleo-v1-scripted "$big_jsonl")" "$(all tests/packs/cleo-v1-scripted "$big_jsonl")" \
     "$BASELINE compare --rubric cleo-v1 --rubric cleo-v2 --source $big_jsonl --all --format json" \
     "$grade compare --rubric cleo-v1 --rubric cleo-v2 --source $big_jsonl --all --format json" \
-    "$(base cleo-v1 "$data/spread-1m.jsonl")" "$(all cleo-v1 "$data/spread-1m.jsonl")"
+    "$(base cleo-v1 "$data/spread-1m.jsonl")" "$(all cleo-v1 "$data/spread-1m.jsonl")" \
+    "$(base claude-code-v1 "$data/cc-20k.jsonl")" "$(all claude-code-v1 "$data/cc-20k.jsonl")"
   peak i_base_b "$(base cleo-v1 "$big_jsonl")"
   peak i_base_spread "$(base cleo-v1 "$data/spread-1m.jsonl")"
   peak i_base_one1m "$(base cleo-v1 "$data/one-1m.jsonl")"
@@ -259,6 +266,8 @@ if "1m" in h and "5m" in h:
     e1, e5 = rss("h_engine_1m"), rss("h_engine_5m")
     slope = (e5 - e1) * 1024 * 1024 / 4e6
     rows.append(("(h) ... streaming alone (examples/stream_only)", f"{e1:.0f} / {e5:.0f} MiB", "1M / 5M sessions", f"{slope:.0f} B", "<= 200 B", verdict(slope <= 200)))
+k = json.load(open(os.path.join(res, "k.json")))["results"][0]
+rows.append(("(k) one Claude Code transcript, 20k calls", fmt((k["mean"], k["stddev"] or 0.0)), f"CPU: {k['user'] + k['system']:.2f} s", f"{rss('k_grade'):.0f} MiB", "", ""))
 w = [max(len(str(r[i])) for r in rows) for i in range(6)]
 head = ("target", "grade", "peer", "figure", "target", "")
 w = [max(w[i], len(head[i])) for i in range(6)]
@@ -275,7 +284,7 @@ if os.path.exists(os.path.join(res, "i.json")):
     i = json.load(open(os.path.join(res, "i.json")))
     print()
     print("(i) before (BASELINE) and after (this build), alternated run by run: medians, after/before")
-    labels = ["1M JSONL --all", "1M tasks.db --all", "one session of tasks.db", "Rhai pack, 1M JSONL", "compare 2 packs, 1M JSONL", "worst-case interleaving 1M"]
+    labels = ["1M JSONL --all", "1M tasks.db --all", "one session of tasks.db", "Rhai pack, 1M JSONL", "compare 2 packs, 1M JSONL", "worst-case interleaving 1M", "claude-code-v1, 20k calls"]
     for k, label in enumerate(labels):
         before, after = i["times"][2 * k], i["times"][2 * k + 1]
         r = statistics.median([y / x for x, y in zip(before, after)])
