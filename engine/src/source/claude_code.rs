@@ -695,10 +695,7 @@ mod tests {
     #[test]
     fn a_tool_input_that_is_not_an_object_is_kept_naming_the_call_and_its_kind() {
         const ODD: &str = r#"{"type":"assistant","sessionId":"s1","uuid":"a3","timestamp":"2025-09-03T00:00:03Z","message":{"id":"msg_3","role":"assistant","content":[{"type":"text","text":"editing"},{"type":"tool_use","id":"toolu_3","name":"Edit","input":"{\"file_path\": \"/a.rs\"}"},{"type":"tool_use","id":"toolu_4","name":"Bash","input":["ls"]},{"type":"tool_use","id":"toolu_5","name":"Glob","input":5},{"type":"tool_use","id":"toolu_6","name":"TodoWrite","input":null}]}}"#;
-        let f = transcript(&[USER, CALLS_1, ODD]);
-        let read = read_paths(&[f.path().to_owned()]);
-        let path = f.path().display();
-        let shown: Vec<String> = read.warnings.iter().map(ToString::to_string).collect();
+        let (read, path, shown) = read_alone(&[USER, CALLS_1, ODD]);
         let tail = "not an object: it is kept as `params.input`, and rules reading the tool's arguments find none";
         assert_eq!(
             shown,
@@ -739,6 +736,15 @@ mod tests {
         assert_eq!(read.skipped_lines, 0, "nothing was skipped");
     }
 
+    /// A transcript of `lines` read alone: the read, the file's path as warnings show it, and
+    /// the warnings as printed.
+    fn read_alone(lines: &[&str]) -> (SourceRead, String, Vec<String>) {
+        let f = transcript(lines);
+        let read = read_paths(&[f.path().to_owned()]);
+        let shown = read.warnings.iter().map(ToString::to_string).collect();
+        (read, f.path().display().to_string(), shown)
+    }
+
     /// The `messageId` of each entry of `session`, in order.
     fn message_ids(session: &Session) -> Vec<Option<&str>> {
         session
@@ -761,10 +767,7 @@ mod tests {
         const SECOND: &str = r#"{"type":"assistant","sessionId":"s1","uuid":"a3","timestamp":"2025-09-03T00:00:03Z","message":{"id":7,"role":"assistant","content":[{"type":"tool_use","id":"toolu_3","name":"Read","input":{"file_path":"/c.rs"}}]}}"#;
         const FLAG: &str = r#"{"type":"assistant","sessionId":"s1","uuid":"a4","timestamp":"2025-09-03T00:00:04Z","message":{"id":true,"role":"assistant","content":[{"type":"tool_use","id":"toolu_4","name":"Read","input":{"file_path":"/d.rs"}}]}}"#;
         const UNSET: &str = r#"{"type":"assistant","sessionId":"s1","uuid":"a5","timestamp":"2025-09-03T00:00:05Z","message":{"id":null,"role":"assistant","content":[{"type":"text","text":"read"}]}}"#;
-        let f = transcript(&[USER, CALLS_1, FIRST, SECOND, FLAG, UNSET]);
-        let read = read_paths(&[f.path().to_owned()]);
-        let path = f.path().display();
-        let shown: Vec<String> = read.warnings.iter().map(ToString::to_string).collect();
+        let (read, path, shown) = read_alone(&[USER, CALLS_1, FIRST, SECOND, FLAG, UNSET]);
         let number = "`message.id` is the number `7`, not text: it is read as the text `7`, so the lines of that message still count as one message";
         assert_eq!(
             shown,
@@ -799,10 +802,7 @@ mod tests {
         const RESULT: &str = r#"{"type":"user","sessionId":"","uuid":"u3","timestamp":"2025-09-03T00:00:03Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_9","content":"boom","is_error":true}]}}"#;
         const FIRST: &str = r#"{"type":"user","sessionId":"","uuid":"u0","timestamp":"2025-09-03T00:00:00Z","message":{"role":"user","content":"go"}}"#;
         // The file's session is its first `sessionId` that names one.
-        let f = transcript(&[FIRST, USER, EMPTY, RESULT]);
-        let read = read_paths(&[f.path().to_owned()]);
-        let path = f.path().display();
-        let shown: Vec<String> = read.warnings.iter().map(ToString::to_string).collect();
+        let (read, path, shown) = read_alone(&[FIRST, USER, EMPTY, RESULT]);
         let empty = "the record's `sessionId` is empty: it is read as its file's session, `s1`";
         assert_eq!(
             shown,
@@ -842,10 +842,7 @@ mod tests {
     fn a_text_block_whose_text_is_not_text_is_skipped_naming_the_block() {
         const PROMPT: &str = r#"{"type":"user","sessionId":"s1","uuid":"u2","timestamp":"2025-09-03T00:00:02Z","message":{"role":"user","content":[{"type":"text","text":["fix it"]},{"type":"text","text":"please"},{"type":"text","text":null}]}}"#;
         const REPLY: &str = r#"{"type":"assistant","sessionId":"s1","uuid":"a3","timestamp":"2025-09-03T00:00:03Z","message":{"id":"msg_3","role":"assistant","content":[{"type":"text","text":5},{"type":"text"},{"type":"text","text":"done"}]}}"#;
-        let f = transcript(&[USER, PROMPT, REPLY]);
-        let read = read_paths(&[f.path().to_owned()]);
-        let path = f.path().display();
-        let shown: Vec<String> = read.warnings.iter().map(ToString::to_string).collect();
+        let (read, path, shown) = read_alone(&[USER, PROMPT, REPLY]);
         assert_eq!(
             shown,
             [
@@ -868,10 +865,7 @@ mod tests {
     fn a_call_or_result_id_that_is_not_text_is_named_for_what_it_is() {
         const CALLS: &str = r#"{"type":"assistant","sessionId":"s1","uuid":"a2","timestamp":"2025-09-03T00:00:02Z","message":{"id":"msg_2","role":"assistant","content":[{"type":"tool_use","id":7,"name":"Bash","input":{}},{"type":"tool_use","id":"toolu_3","name":["Bash"],"input":{}},{"type":"tool_use","name":"Bash","input":{}}]}}"#;
         const RESULTS: &str = r#"{"type":"user","sessionId":"s1","uuid":"u3","timestamp":"2025-09-03T00:00:03Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":7,"content":"boom","is_error":true},{"type":"tool_result","tool_use_id":{},"content":"ok"},{"type":"tool_result","content":"boom","is_error":true},{"type":"tool_result","tool_use_id":"toolu_1","content":"ok"}]}}"#;
-        let f = transcript(&[USER, CALLS_1, CALLS, RESULTS]);
-        let read = read_paths(&[f.path().to_owned()]);
-        let path = f.path().display();
-        let shown: Vec<String> = read.warnings.iter().map(ToString::to_string).collect();
+        let (read, path, shown) = read_alone(&[USER, CALLS_1, CALLS, RESULTS]);
         assert_eq!(
             shown,
             [
@@ -898,7 +892,7 @@ mod tests {
         const BAD_BLOCK: &str = r#"{"type":"assistant","sessionId":"s1","uuid":"a6","timestamp":"2025-09-03T00:00:06Z","message":{"id":"msg_6","role":"assistant","content":[7]}}"#;
         const ORPHAN_NO_TIME: &str = r#"{"type":"user","sessionId":"s1","uuid":"u7","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_8","content":"ok"}]}}"#;
         const OTHER: &str = r#"{"type":"assistant","sessionId":"s1","uuid":"a8","timestamp":"2025-09-03T00:00:08Z","message":{"id":"msg_8","role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"Edit","input":{"file_path":"/a.rs"}}]}}"#;
-        let f = transcript(&[
+        let (_, path, shown) = read_alone(&[
             USER,
             CALLS_1,
             "{not json",
@@ -908,9 +902,6 @@ mod tests {
             ORPHAN_NO_TIME,
             OTHER,
         ]);
-        let read = read_paths(&[f.path().to_owned()]);
-        let path = f.path().display();
-        let shown: Vec<String> = read.warnings.iter().map(ToString::to_string).collect();
         assert_eq!(
             shown,
             [
