@@ -24,7 +24,6 @@ use crate::pack::{CompiledPack, Scoring};
 use crate::result::{percent_of, DimensionScore, GradeResult, RubricRef, RuleTrace, Score};
 use crate::script::SessionData;
 use crate::time::{format_iso_millis, InstantMs};
-pub(crate) use facts::evaluation_order;
 #[cfg(test)]
 pub(crate) use facts::Decisions;
 use facts::{NotText, TextTest};
