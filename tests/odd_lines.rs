@@ -887,3 +887,43 @@ fn a_line_that_is_json_but_no_object_is_named_for_what_it_is() {
         assert_eq!(out.results.len(), 2, "{bad}");
     }
 }
+
+/// serde_json places an error found just past a newline at column 0 of the next line, so a
+/// line cut off inside a string or before its JSON closed said "(column 0)", a place that
+/// names nothing; and a pretty-printed document broken at line 41 was reported as its first
+/// line, `{`, not being JSON on its own. Each now says where the JSON breaks.
+#[test]
+fn json_cut_off_at_a_line_end_or_broken_deep_in_a_document_names_where() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines = log("4");
+    let cut_string = lines[2].find("\"domain\"").unwrap() + 3;
+    for (name, bad, what) in [
+        ("string.jsonl", &lines[2][..cut_string], "control character (\\u0000-\\u001F) found while parsing a string (at the end of the line)"),
+        ("object.jsonl", "{\"timestamp\":", "EOF while parsing a value (at the end of the line)"),
+    ] {
+        let mut text = lines.clone();
+        text[2] = bad.to_owned();
+        let source = write(dir.path(), name, &(text.join("\n") + "\n"));
+        let run = grade(&source, &["--all"]);
+        assert_eq!(run.code, 2, "{}", run.stderr);
+        assert_eq!(
+            run.stderr,
+            format!("error: {}:3: not valid JSON: {what} (pass `--skip-bad-lines` to skip malformed lines with a warning)\n", source.display())
+        );
+    }
+    let document = |body: &str| format!("{{\n  \"id\": \"t1\",\n  \"observations\": [\n{body}");
+    for (name, text, why) in [
+        ("key.json", document("    {\"id\": \"o1\", 7: 1}\n  ]\n}\n"), "is not valid JSON at line 4: key must be a string (column 18)"),
+        ("string.json", document("    {\"id\": \"o1\n"), "is not valid JSON: control character (\\u0000-\\u001F) found while parsing a string (at the end of line 4)"),
+        ("short.json", document("    {\"id\": \"o1\"}\n"), "ends at line 4 before its JSON does"),
+    ] {
+        let source = write(dir.path(), name, &text);
+        let run = grade(&source, &["--all"]);
+        assert_eq!(run.code, 2, "{}", run.stderr);
+        assert!(
+            run.stderr.contains(&format!("it has no SQLite header, and line 1 opens a JSON document that {why}\n")),
+            "{}",
+            run.stderr
+        );
+    }
+}

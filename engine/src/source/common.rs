@@ -397,11 +397,24 @@ pub(crate) fn describe_json_error(err: &serde_json::Error, text: &[u8]) -> Strin
             return format!("it is UTF-16 ({order}), and JSON sources are read as UTF-8 (save the file as UTF-8)");
         }
     }
-    let text = err.to_string();
-    let message = match text.rfind(" at line ") {
-        Some(cut) => &text[..cut],
-        None => text.as_str(),
+    let shown = err.to_string();
+    let message = match shown.rfind(" at line ") {
+        Some(cut) => &shown[..cut],
+        None => shown.as_str(),
     };
+    // serde_json puts an error found just past a newline (the text ended, or a string ran
+    // into the line's end) at column 0 of the next line: "(column 0)" named no place.
+    if err.column() == 0 && err.line() > 1 {
+        let lines = text
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.is_empty())
+            .count();
+        return if lines <= 1 {
+            format!("{message} (at the end of the line)")
+        } else {
+            format!("{message} (at the end of line {})", err.line() - 1)
+        };
+    }
     format!("{message} (column {})", err.column())
 }
 

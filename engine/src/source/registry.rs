@@ -266,8 +266,33 @@ impl Registry {
                             .is_some_and(|b| matches!(b, b'{' | b'['))
                     {
                         // Perhaps a pretty-printed document: read it whole.
-                        if let Some(found) = self.detect_document(input)? {
+                        let mut broken = None;
+                        if let Some(found) = self.detect_document(input, &mut broken)? {
                             return found;
+                        }
+                        // Line 1 only opens a document: where the document breaks is what
+                        // helps, not that its first line ends before its JSON does.
+                        if let Some(doc) = broken.filter(|doc| err.is_eof() && doc.line() > 1) {
+                            let text = input.bytes()?;
+                            let problem = match (doc.column(), doc.is_eof()) {
+                                // The document ends before its JSON does.
+                                (0, true) => format!(
+                                    "line 1 opens a JSON document that ends at line {} before its JSON does",
+                                    doc.line() - 1
+                                ),
+                                // Its place is the end of the line before, which the
+                                // description names.
+                                (0, false) => format!(
+                                    "line 1 opens a JSON document that is not valid JSON: {}",
+                                    describe_json_error(&doc, &text)
+                                ),
+                                _ => format!(
+                                    "line 1 opens a JSON document that is not valid JSON at line {}: {}",
+                                    doc.line(),
+                                    describe_json_error(&doc, &text)
+                                ),
+                            };
+                            first_problem.get_or_insert(problem);
                         }
                     }
                     first_problem.get_or_insert_with(|| {
@@ -317,6 +342,7 @@ impl Registry {
     fn detect_document(
         &self,
         input: &Input<'_>,
+        broken: &mut Option<serde_json::Error>,
     ) -> Result<Option<Result<Arc<dyn SourceFormat>, SourceError>>, SourceError> {
         let text = input.bytes()?;
         Ok(match serde_json::from_slice::<Value>(&text) {
@@ -342,7 +368,10 @@ impl Registry {
                 input,
                 format!("it is one JSON {}, not an object", json_kind(&other)),
             ))),
-            Err(_) => None,
+            Err(err) => {
+                *broken = Some(err);
+                None
+            }
         })
     }
 
