@@ -527,7 +527,7 @@ impl Compiler<'_> {
             .collect();
         let decided = super::decided::DecidedSelectors::build(&selectors, &self.vocabulary);
         let plugins = self.plugins.loaded();
-        let selector_order = evaluation_order(&selectors);
+        let selector_order = selector::evaluation_order(&selectors);
         CompiledPack {
             id: raw.id,
             version: raw.version,
@@ -585,39 +585,6 @@ impl TemplateScope for Scope<'_, '_> {
     fn has_entry(&self) -> bool {
         self.has_entry
     }
-}
-
-/// The selector ids with every referenced selector before the selectors that refer to it
-/// (a reference cycle, refused by validation, is cut where it closes).
-fn evaluation_order(selectors: &[Selector]) -> Vec<usize> {
-    fn refs(selector: &Selector, out: &mut Vec<usize>) {
-        match selector {
-            Selector::Ref(id) => out.push(*id),
-            Selector::All(items) | Selector::Any(items) => {
-                items.iter().for_each(|item| refs(item, out))
-            }
-            Selector::Not(inner) => refs(inner, out),
-            _ => {}
-        }
-    }
-    fn visit(s: usize, selectors: &[Selector], seen: &mut [bool], order: &mut Vec<usize>) {
-        if seen.get(s).copied() != Some(false) {
-            return;
-        }
-        seen[s] = true;
-        let mut targets = Vec::new();
-        refs(&selectors[s], &mut targets);
-        for target in targets {
-            visit(target, selectors, seen, order);
-        }
-        order.push(s);
-    }
-    let mut seen = vec![false; selectors.len()];
-    let mut order = Vec::with_capacity(selectors.len());
-    for s in 0..selectors.len() {
-        visit(s, selectors, &mut seen, &mut order);
-    }
-    order
 }
 
 #[cfg(test)]

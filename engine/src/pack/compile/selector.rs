@@ -186,16 +186,6 @@ impl Compiler<'_> {
     }
 
     pub(super) fn check_selector_cycles(&mut self) {
-        fn refs(s: &Selector, out: &mut Vec<usize>) {
-            match s {
-                Selector::Ref(id) => out.push(*id),
-                Selector::All(items) | Selector::Any(items) => {
-                    items.iter().for_each(|i| refs(i, out))
-                }
-                Selector::Not(inner) => refs(inner, out),
-                _ => {}
-            }
-        }
         let named = self.selector_ids.len();
         let edges: Vec<Vec<usize>> = (0..named)
             .map(|id| {
@@ -265,6 +255,39 @@ impl Compiler<'_> {
             }
         }
     }
+}
+
+/// The named selectors `selector` refers to, in the order written, added to `out`.
+fn refs(selector: &Selector, out: &mut Vec<usize>) {
+    match selector {
+        Selector::Ref(id) => out.push(*id),
+        Selector::All(items) | Selector::Any(items) => items.iter().for_each(|i| refs(i, out)),
+        Selector::Not(inner) => refs(inner, out),
+        _ => {}
+    }
+}
+
+/// The selector ids with every referenced selector before the selectors that refer to it
+/// (a reference cycle, refused by validation, is cut where it closes).
+pub(super) fn evaluation_order(selectors: &[Selector]) -> Vec<usize> {
+    fn visit(s: usize, selectors: &[Selector], seen: &mut [bool], order: &mut Vec<usize>) {
+        if seen.get(s).copied() != Some(false) {
+            return;
+        }
+        seen[s] = true;
+        let mut targets = Vec::new();
+        refs(&selectors[s], &mut targets);
+        for target in targets {
+            visit(target, selectors, seen, order);
+        }
+        order.push(s);
+    }
+    let mut seen = vec![false; selectors.len()];
+    let mut order = Vec::with_capacity(selectors.len());
+    for s in 0..selectors.len() {
+        visit(s, selectors, &mut seen, &mut order);
+    }
+    order
 }
 
 #[cfg(test)]
