@@ -272,26 +272,7 @@ impl Registry {
                         }
                         // Line 1 only opens a document: where the document breaks is what
                         // helps, not that its first line ends before its JSON does.
-                        if let Some(doc) = broken.filter(|doc| err.is_eof() && doc.line() > 1) {
-                            let text = input.bytes()?;
-                            let problem = match (doc.column(), doc.is_eof()) {
-                                // The document ends before its JSON does.
-                                (0, true) => format!(
-                                    "line 1 opens a JSON document that ends at line {} before its JSON does",
-                                    doc.line() - 1
-                                ),
-                                // Its place is the end of the line before, which the
-                                // description names.
-                                (0, false) => format!(
-                                    "line 1 opens a JSON document that is not valid JSON: {}",
-                                    describe_json_error(&doc, &text)
-                                ),
-                                _ => format!(
-                                    "line 1 opens a JSON document that is not valid JSON at line {}: {}",
-                                    doc.line(),
-                                    describe_json_error(&doc, &text)
-                                ),
-                            };
+                        if let Some(problem) = broken.filter(|_| err.is_eof()) {
                             first_problem.get_or_insert(problem);
                         }
                     }
@@ -337,12 +318,13 @@ impl Registry {
             .cloned())
     }
 
-    /// Detection by the whole input read as one JSON document; `None` when it is not JSON.
+    /// Detection by the whole input read as one JSON document; `None` when it is not JSON,
+    /// with where it breaks in `broken` when that is past its first line.
     #[allow(clippy::type_complexity)]
     fn detect_document(
         &self,
         input: &Input<'_>,
-        broken: &mut Option<serde_json::Error>,
+        broken: &mut Option<String>,
     ) -> Result<Option<Result<Arc<dyn SourceFormat>, SourceError>>, SourceError> {
         let text = input.bytes()?;
         Ok(match serde_json::from_slice::<Value>(&text) {
@@ -368,8 +350,8 @@ impl Registry {
                 input,
                 format!("it is one JSON {}, not an object", json_kind(&other)),
             ))),
-            Err(err) => {
-                *broken = Some(err);
+            Err(doc) => {
+                *broken = document_break(&doc, &text);
                 None
             }
         })
@@ -692,6 +674,30 @@ fn count_files(dir: &Path, extension: &str, depth: usize) -> usize {
         }
     }
     n
+}
+
+/// Where a document whose first line opened it breaks, read whole; `None` when it breaks on
+/// its first line (which that line's own error names).
+fn document_break(doc: &serde_json::Error, text: &[u8]) -> Option<String> {
+    if doc.line() <= 1 {
+        return None;
+    }
+    Some(match (doc.column(), doc.is_eof()) {
+        (0, true) => format!(
+            "line 1 opens a JSON document that ends at line {} before its JSON does",
+            doc.line() - 1
+        ),
+        // Its place is the end of the line before, which the description names.
+        (0, false) => format!(
+            "line 1 opens a JSON document that is not valid JSON: {}",
+            describe_json_error(doc, text)
+        ),
+        _ => format!(
+            "line 1 opens a JSON document that is not valid JSON at line {}: {}",
+            doc.line(),
+            describe_json_error(doc, text)
+        ),
+    })
 }
 
 #[cfg(test)]
