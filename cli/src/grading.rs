@@ -274,8 +274,7 @@ fn json_line(result: &GradeResult) -> Result<Box<[u8]>, CliError> {
     }
     LINE.with_borrow_mut(|line| {
         line.clear();
-        serde_json::to_writer(&mut *line, result).map_err(CliError::Json)?;
-        line.push(b'\n');
+        result.write_json_line(line).map_err(CliError::Json)?;
         let out = Box::from(line.as_slice());
         // A very long session's line is not kept for the rest of the run.
         if line.capacity() > 1 << 20 {

@@ -52,6 +52,7 @@ pub mod entry;
 pub(crate) mod eval;
 pub(crate) mod field;
 pub(crate) mod file;
+pub(crate) mod json;
 pub mod judgment;
 pub(crate) mod native;
 pub mod pack;

@@ -107,10 +107,10 @@ impl GradesFile {
 
 impl Sink for GradesFile {
     fn accept(&mut self, result: &GradeResult) -> Result<(), SinkError> {
-        let mut record = result.clone();
-        record.explain = None;
-        let mut line = serde_json::to_vec(&record).map_err(SinkError::Json)?;
-        line.push(b'\n');
+        let mut line = Vec::new();
+        result
+            .write_json_line_unexplained(&mut line)
+            .map_err(SinkError::Json)?;
         if self.held.is_ok() {
             self.held = self.lines.write(&line);
         }

@@ -30,8 +30,9 @@ impl<W: Write> JsonLines<W> {
 
 impl<W: Write> Sink for JsonLines<W> {
     fn accept(&mut self, result: &GradeResult) -> Result<(), SinkError> {
-        serde_json::to_writer(&mut self.out, result).map_err(SinkError::Json)?;
-        self.out.write_all(b"\n").map_err(SinkError::Write)
+        let mut line = Vec::new();
+        result.write_json_line(&mut line).map_err(SinkError::Json)?;
+        self.out.write_all(&line).map_err(SinkError::Write)
     }
 
     fn finish(&mut self) -> Result<(), SinkError> {

@@ -16,6 +16,7 @@ use serde_json::{Number, Value};
 use super::super::lenient::{Duration, ExitCode, FromJson as _, Lenient};
 use super::raw::{MetadataSlots, RawEntry, RawMetadata, RawOutcome};
 use crate::entry::{MetaValue, Params, Text};
+use crate::json::special_byte;
 
 /// The line's entry as serde would read it, or `None` to leave the line to serde.
 // Inlined into `parse_line` so the entry is built where it is used, not copied out of a
@@ -226,34 +227,6 @@ impl Scalar<'_> {
             other => MetaValue::Json(Box::new(other.into_value())),
         }
     }
-}
-
-/// Where the first quote, backslash or control character of `bytes` is: the end of a
-/// string, or a byte that only serde reads. Eight bytes at a time, since the byte-by-byte
-/// scan was a third of this reader's time.
-fn special_byte(bytes: &[u8]) -> Option<usize> {
-    const ONES: u64 = u64::from_ne_bytes([1; 8]);
-    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
-    // A byte of `w` below `n` sets its high bit here; only bytes above the first one that
-    // does can be set wrongly (a borrow), so the lowest set bit is always right.
-    let below = |w: u64, n: u8| w.wrapping_sub(ONES * u64::from(n)) & !w & HIGHS;
-    let mut at = 0;
-    while let Some(word) = bytes.get(at..at + 8) {
-        let mut eight = [0; 8];
-        eight.copy_from_slice(word);
-        let w = u64::from_le_bytes(eight);
-        let found = below(w ^ (ONES * u64::from(b'"')), 1)
-            | below(w ^ (ONES * u64::from(b'\\')), 1)
-            | below(w, 0x20);
-        if found != 0 {
-            return Some(at + found.trailing_zeros() as usize / 8);
-        }
-        at += 8;
-    }
-    let tail = bytes.get(at..)?;
-    tail.iter()
-        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
-        .map(|i| at + i)
 }
 
 struct Cursor<'a> {
@@ -854,20 +827,6 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(4_000))]
-
-        /// Eight bytes at a time finds what one at a time finds, whatever the bytes around.
-        #[test]
-        fn the_word_scan_finds_the_first_special_byte(
-            bytes in proptest::collection::vec(
-                prop_oneof![Just(b'"'), Just(b'\\'), 0u8..0x21, 0x7fu8..=0xff, any::<u8>()],
-                0..40,
-            ),
-            skip in 0usize..8,
-        ) {
-            let bytes = bytes.get(skip..).unwrap_or_default();
-            let naive = bytes.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20);
-            prop_assert_eq!(special_byte(bytes), naive);
-        }
 
         /// The same for a `tasks.db` row's `details_json`.
         #[test]
