@@ -136,14 +136,33 @@ pub fn format_iso_millis(instant: InstantMs) -> String {
     let secs_of_day = total_seconds.rem_euclid(86_400);
     let (year, month, day) = civil_from_days(days);
     let mut out = String::with_capacity(24);
-    // Writing to a String cannot fail.
-    let _ = write!(
-        out,
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{millis:03}Z",
-        secs_of_day / 3_600,
-        secs_of_day % 3_600 / 60,
-        secs_of_day % 60
-    );
+    if !(0..=9_999).contains(&year) {
+        // Writing to a String cannot fail.
+        let _ = write!(
+            out,
+            "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{millis:03}Z",
+            secs_of_day / 3_600,
+            secs_of_day % 3_600 / 60,
+            secs_of_day % 60
+        );
+        return out;
+    }
+    // Digit by digit: `write!`'s formatting machinery was 2,000 instructions a grade, 1% of
+    // grading the bench log (every result carries the time it was made).
+    fn digits(out: &mut String, n: i64, width: u32, then: char) {
+        for place in (0..width).rev() {
+            let digit = n / 10_i64.pow(place) % 10;
+            out.push(char::from(b'0' + digit as u8));
+        }
+        out.push(then);
+    }
+    digits(&mut out, year, 4, '-');
+    digits(&mut out, month, 2, '-');
+    digits(&mut out, day, 2, 'T');
+    digits(&mut out, secs_of_day / 3_600, 2, ':');
+    digits(&mut out, secs_of_day % 3_600 / 60, 2, ':');
+    digits(&mut out, secs_of_day % 60, 2, '.');
+    digits(&mut out, millis, 3, 'Z');
     out
 }
 
@@ -279,6 +298,28 @@ mod tests {
         ] {
             let err = parse_timestamp(bad).unwrap_err();
             assert!(err.reason.contains("leap second"), "{bad}: {err}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Written digit by digit, a timestamp is what `write!` made of it: in the years
+        /// 0 to 9999, and (by `write!` itself) outside them.
+        #[test]
+        fn formatting_by_hand_is_what_write_made(ms in proptest::prop_oneof![
+            -62_200_000_000_000i64..253_500_000_000_000,
+            proptest::prelude::Strategy::prop_map(proptest::prelude::any::<i64>(), |n| n / 4),
+        ]) {
+            let days = ms.div_euclid(1_000).div_euclid(86_400);
+            let secs = ms.div_euclid(1_000).rem_euclid(86_400);
+            let (year, month, day) = civil_from_days(days);
+            let written = format!(
+                "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+                secs / 3_600,
+                secs % 3_600 / 60,
+                secs % 60,
+                ms.rem_euclid(1_000)
+            );
+            proptest::prop_assert_eq!(format_iso_millis(ms), written);
         }
     }
 
