@@ -22,6 +22,9 @@ pub struct TimestampError {
 
 /// Parses `YYYY-MM-DD[T| ]HH:MM[:SS[.fff…]][Z|±HH:MM|±HHMM]`; no zone means UTC.
 pub fn parse_timestamp(text: &str) -> Result<InstantMs, TimestampError> {
+    if let Some(instant) = iso_millis_z(text.as_bytes()) {
+        return Ok(instant);
+    }
     let fail = |reason| TimestampError {
         text: text.to_owned(),
         reason,
@@ -126,6 +129,45 @@ pub fn parse_timestamp(text: &str) -> Result<InstantMs, TimestampError> {
     let days = days_from_civil(year, month, day);
     let seconds = days * 86_400 + hour * 3_600 + minute * 60 + second - offset_minutes * 60;
     Ok(seconds * 1_000 + millis)
+}
+
+/// `YYYY-MM-DDTHH:MM:SS.mmmZ`, what JavaScript's `toISOString()` writes and so nearly every
+/// CLEO line holds, read at fixed places: a third of the general reading's instructions
+/// (which were 3% of grading the bench log). `None` for anything else, and for a leap
+/// second, which the general reading then reads or refuses.
+#[inline]
+fn iso_millis_z(b: &[u8]) -> Option<InstantMs> {
+    let b: &[u8; 24] = b.try_into().ok()?;
+    if b[4] != b'-'
+        || b[7] != b'-'
+        || b[10] != b'T'
+        || b[13] != b':'
+        || b[16] != b':'
+        || b[19] != b'.'
+        || b[23] != b'Z'
+    {
+        return None;
+    }
+    let digit = |i: usize| {
+        let d = b[i].wrapping_sub(b'0');
+        (d < 10).then_some(i64::from(d))
+    };
+    let two = |i: usize| Some(digit(i)? * 10 + digit(i + 1)?);
+    let year = two(0)? * 100 + two(2)?;
+    let (month, day) = (two(5)?, two(8)?);
+    let (hour, minute, second) = (two(11)?, two(14)?, two(17)?);
+    let millis = two(20)? * 10 + digit(22)?;
+    if !(1..=12).contains(&month)
+        || day < 1
+        || day > days_in_month(year, month)
+        || hour > 23
+        || minute > 59
+        || second > 59
+    {
+        return None;
+    }
+    let days = days_from_civil(year, month, day);
+    Some((days * 86_400 + hour * 3_600 + minute * 60 + second) * 1_000 + millis)
 }
 
 /// Formats an instant as JavaScript's `Date.toISOString()` does: `2026-03-01T12:00:00.000Z`.
@@ -302,6 +344,27 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// Read at fixed places, a `toISOString()` timestamp is what the general reading
+        /// makes of it (here of the same time with `+00:00`, which only it reads).
+        #[test]
+        fn the_fixed_layout_reads_what_the_general_reading_reads(
+            (year, month, day) in (0i64..=9_999, 0i64..=13, 0i64..=32),
+            (hour, minute, second, millis) in (0i64..=24, 0i64..=60, 0i64..=60, 0i64..=999),
+            noise in proptest::option::of((0usize..24, proptest::char::range(' ', '~'))),
+        ) {
+            let mut text = format!(
+                "{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}.{millis:03}Z"
+            );
+            if let Some((at, c)) = noise {
+                text.replace_range(at..at + 1, &c.to_string());
+            }
+            let general = parse_timestamp(&format!("{}+00:00", &text[..23]));
+            // Declining is always safe: `parse_timestamp` then reads the text the general way.
+            if let Some(fast) = iso_millis_z(text.as_bytes()) {
+                proptest::prop_assert_eq!(Ok(fast), general, "{}", text);
+            }
+        }
+
         /// Written digit by digit, a timestamp is what `write!` made of it: in the years
         /// 0 to 9999, and (by `write!` itself) outside them.
         #[test]
