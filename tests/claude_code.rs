@@ -1878,7 +1878,7 @@ fn two_reads_of_one_message(id: Value) -> Vec<Value> {
 
 /// A message whose `id` was a number (a converter's) no longer joined its two lines: its
 /// two Reads counted as lookups one after the other (parallelCalls 20 -> 15) without a
-/// word. The number is read as its text, so the grade is that of the same message with a
+/// word. The number is read as `number:7`, so the grade is that of the same message with a
 /// text id, and a warning names each line.
 #[test]
 fn a_message_id_written_as_a_number_keeps_its_calls_parallel_and_says_so() {
@@ -1886,7 +1886,7 @@ fn a_message_id_written_as_a_number_keeps_its_calls_parallel_and_says_so() {
     assert_eq!(text(&out.stderr), "");
     let (out, numbered) = graded_with_stderr("num.jsonl", &two_reads_of_one_message(7.into()));
     assert_eq!(out.status.code(), Some(0));
-    let number = "`message.id` is the number `7`, not text: it is read as the text `7`, so the lines of that message still count as one message";
+    let number = "`message.id` is the number `7`, not text: it is read as `number:7`, so the lines of that message still count as one message, apart from any whose id is the text `7`";
     assert_eq!(
         text(&out.stderr),
         format!("warning: num.jsonl:2: {number}\nwarning: num.jsonl:3: {number}\n")
@@ -1902,6 +1902,24 @@ fn a_message_id_written_as_a_number_keeps_its_calls_parallel_and_says_so() {
         format!("warning: flag.jsonl:2: {alone}\nwarning: flag.jsonl:3: {alone}\n")
     );
     assert_eq!(flagged["dimensions"]["parallelCalls"]["score"], 15);
+}
+
+/// A message id `7` and a message id `"7"` were both read as `7`: two messages of one session,
+/// made one after the other with a result between them, counted as one message whose calls
+/// ran together (parallelCalls 20 without a word). The number is `number:7`, apart.
+#[test]
+fn a_number_message_id_is_not_the_message_with_the_same_id_as_text() {
+    let mut records = two_reads_of_one_message(7.into());
+    records[2]["message"]["id"] = "7".into();
+    let (out, result) = graded_with_stderr("mixed.jsonl", &records);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        text(&out.stderr),
+        "warning: mixed.jsonl:2: `message.id` is the number `7`, not text: it is read as `number:7`, so the lines of that message still count as one message, apart from any whose id is the text `7`\n"
+    );
+    let (_, apart) = graded_with_stderr("apart.jsonl", &two_reads_of_one_message(true.into()));
+    assert_eq!(result["dimensions"]["parallelCalls"]["score"], 15);
+    assert_eq!(result["dimensions"], apart["dimensions"]);
 }
 
 /// `"sessionId": ""` graded as a session named `""`, without a word. It names no session:

@@ -759,7 +759,8 @@ mod tests {
 
     /// `"id": 7` in a message was read as no id: the two lines Claude Code wrote for one
     /// message no longer shared it, and their calls stopped counting as made together,
-    /// without a word. A number is read as its text; a boolean (or a list, an object) tells
+    /// without a word. A number is read as `number:7`, so its lines still share it without
+    /// joining a message whose id is the text `"7"`; a boolean (or a list, an object) tells
     /// no message from another, and its record stands alone; both are named.
     #[test]
     fn a_message_id_that_is_not_text_is_named_and_a_number_still_groups_its_lines() {
@@ -767,8 +768,9 @@ mod tests {
         const SECOND: &str = r#"{"type":"assistant","sessionId":"s1","uuid":"a3","timestamp":"2025-09-03T00:00:03Z","message":{"id":7,"role":"assistant","content":[{"type":"tool_use","id":"toolu_3","name":"Read","input":{"file_path":"/c.rs"}}]}}"#;
         const FLAG: &str = r#"{"type":"assistant","sessionId":"s1","uuid":"a4","timestamp":"2025-09-03T00:00:04Z","message":{"id":true,"role":"assistant","content":[{"type":"tool_use","id":"toolu_4","name":"Read","input":{"file_path":"/d.rs"}}]}}"#;
         const UNSET: &str = r#"{"type":"assistant","sessionId":"s1","uuid":"a5","timestamp":"2025-09-03T00:00:05Z","message":{"id":null,"role":"assistant","content":[{"type":"text","text":"read"}]}}"#;
-        let (read, path, shown) = read_alone(&[USER, CALLS_1, FIRST, SECOND, FLAG, UNSET]);
-        let number = "`message.id` is the number `7`, not text: it is read as the text `7`, so the lines of that message still count as one message";
+        const TEXT: &str = r#"{"type":"assistant","sessionId":"s1","uuid":"a6","timestamp":"2025-09-03T00:00:06Z","message":{"id":"7","role":"assistant","content":[{"type":"tool_use","id":"toolu_6","name":"Read","input":{"file_path":"/e.rs"}}]}}"#;
+        let (read, path, shown) = read_alone(&[USER, CALLS_1, FIRST, SECOND, FLAG, UNSET, TEXT]);
+        let number = "`message.id` is the number `7`, not text: it is read as `number:7`, so the lines of that message still count as one message, apart from any whose id is the text `7`";
         assert_eq!(
             shown,
             [
@@ -785,10 +787,11 @@ mod tests {
             [
                 None,
                 Some("msg_1"),
-                Some("7"),
-                Some("7"),
+                Some("number:7"),
+                Some("number:7"),
                 Some("a4"),
-                Some("a5")
+                Some("a5"),
+                Some("7")
             ]
         );
         assert_eq!(read.skipped_lines, 0, "nothing was skipped");

@@ -2,6 +2,7 @@
 //! can be used, the tool results by call id, the subagent chains of older transcripts, then
 //! each record's entries (a user prompt, or an assistant's text and tool calls).
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
@@ -410,11 +411,25 @@ fn sidechain_of(map: &Map<String, Value>) -> Result<bool, &Value> {
     }
 }
 
+/// An id Claude Code writes as text (`message.id`, `uuid`, `parentUuid`, `agentId`) as this
+/// reader keys and shows it: text as it is, and a number (a converter's) as `number:N`, which
+/// still tells one id from another without being taken for the text `N` another line may
+/// hold (message `7` and message `"7"` are not known to be one). `None` when absent or
+/// `null`; any other value tells nothing apart, and is returned for a warning.
+fn id_text(value: Option<&Value>) -> Result<Option<Cow<'_, str>>, &Value> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(id)) => Ok(Some(Cow::Borrowed(id))),
+        Some(Value::Number(n)) => Ok(Some(Cow::Owned(format!("number:{n}")))),
+        Some(other) => Err(other),
+    }
+}
+
 /// What is wrong with an assistant record's `message.id` (the API message id, which the
 /// lines Claude Code writes for one message share), when it is neither text nor absent.
-/// A number still tells one message from another, and is read as its JSON text (see
-/// [`message_id`]); a boolean, list or object is no id any writer makes, and grouping by it
-/// could join messages that never ran together: the record stands alone.
+/// A number still tells one message from another, and is read as [`id_text`] shows it; a
+/// boolean, list or object is no id any writer makes, and grouping by it could join
+/// messages that never ran together: the record stands alone.
 fn odd_message_id(map: &Map<String, Value>) -> Option<String> {
     if map.get("type").and_then(Value::as_str) != Some("assistant") {
         return None;
@@ -422,7 +437,7 @@ fn odd_message_id(map: &Map<String, Value>) -> Option<String> {
     match map.get("message")?.get("id")? {
         Value::Null | Value::String(_) => None,
         Value::Number(n) => Some(format!(
-            "`message.id` is the number `{n}`, not text: it is read as the text `{n}`, so the lines of that message still count as one message"
+            "`message.id` is the number `{n}`, not text: it is read as `number:{n}`, so the lines of that message still count as one message, apart from any whose id is the text `{n}`"
         )),
         other => Some(format!(
             "`message.id` is a JSON {}, not text: the record is read as a message of its own, its calls not made together with those of other lines",
@@ -431,18 +446,16 @@ fn odd_message_id(map: &Map<String, Value>) -> Option<String> {
     }
 }
 
-/// The id that groups the entries of one API message: the message's `id` (a number as its
-/// JSON text, see [`odd_message_id`]); else the record's `uuid`, else `FILE:LINE`, so that
-/// a record without one stands alone.
+/// The id that groups the entries of one API message: the message's `id` (see [`id_text`]);
+/// else the record's `uuid`, else `FILE:LINE`, so that a record without one stands alone.
 fn message_id(
     message: Option<&Map<String, Value>>,
     uuid: Option<&str>,
     file: &str,
     line: u64,
 ) -> String {
-    match message.and_then(|m| m.get("id")) {
-        Some(Value::String(id)) => id.clone(),
-        Some(Value::Number(n)) => n.to_string(),
+    match id_text(message.and_then(|m| m.get("id"))) {
+        Ok(Some(id)) => id.into_owned(),
         _ => uuid.map_or_else(|| format!("{file}:{line}"), str::to_owned),
     }
 }
