@@ -1922,6 +1922,69 @@ fn a_number_message_id_is_not_the_message_with_the_same_id_as_text() {
     assert_eq!(result["dimensions"], apart["dimensions"]);
 }
 
+/// A failed test run, the reply, and a resumed session's copy of the prompt, every record's
+/// `uuid` being `uuid` (each its own, but the copy's that of the prompt).
+fn a_resumed_prompt_after_a_failure(uuid: impl Fn(u32) -> Value) -> Vec<Value> {
+    let mut records = test_run(record(3, "user", tool_result("toolu_1", "exit 1", true)));
+    let mut copy = records[0].clone();
+    copy["timestamp"] = "2025-09-03T00:00:04Z".into();
+    records.push(copy);
+    records.push(record(
+        5,
+        "assistant",
+        serde_json::json!([{"type": "text", "text": "Done."}]),
+    ));
+    for (n, r) in records.iter_mut().enumerate() {
+        let line = if n == 3 { 1 } else { n as u32 + 1 };
+        r["uuid"] = uuid(line);
+    }
+    records
+}
+
+/// A prompt whose `uuid` was a number was read twice when a resumed session copied it: the
+/// copy passed for the user speaking after the failure (errorRecovery 20 instead of 15),
+/// without a word. A number is read as `number:N`, so the copy is read once, as with a text
+/// uuid, with a warning per line; a list leaves each copy on its own, and says so.
+#[test]
+fn a_uuid_written_as_a_number_still_reads_a_copied_prompt_once_and_says_so() {
+    let (_, texted) = graded_with_stderr(
+        "text.jsonl",
+        &a_resumed_prompt_after_a_failure(|n| format!("u{n}").into()),
+    );
+    assert_eq!(texted["dimensions"]["errorRecovery"]["score"], 15);
+    let (out, numbered) =
+        graded_with_stderr("num.jsonl", &a_resumed_prompt_after_a_failure(|n| n.into()));
+    assert_eq!(out.status.code(), Some(0));
+    let number = |line: u32, n: u32| {
+        format!("warning: num.jsonl:{line}: `uuid` is the number `{n}`, not text: it is read as `number:{n}`, so a copy of the record (as a resumed session writes) is still read once\n")
+    };
+    assert_eq!(
+        text(&out.stderr),
+        [
+            number(1, 1),
+            number(2, 2),
+            number(3, 3),
+            number(4, 1),
+            number(5, 5)
+        ]
+        .concat()
+    );
+    assert_eq!(numbered["dimensions"], texted["dimensions"]);
+    assert_eq!(numbered["percent"], texted["percent"]);
+    let (out, listed) = graded_with_stderr(
+        "list.jsonl",
+        &a_resumed_prompt_after_a_failure(|n| serde_json::json!([n])),
+    );
+    let list = |line: u32| {
+        format!("warning: list.jsonl:{line}: `uuid` is a JSON array, not text: the record is read as one of its own, so a copy of it (as a resumed session writes) is read again\n")
+    };
+    assert_eq!(
+        text(&out.stderr),
+        [list(1), list(2), list(3), list(4), list(5)].concat()
+    );
+    assert_eq!(listed["dimensions"]["errorRecovery"]["score"], 20);
+}
+
 /// `"sessionId": ""` graded as a session named `""`, without a word. It names no session:
 /// the record is its file's session's, and a warning names the line and that session.
 #[test]

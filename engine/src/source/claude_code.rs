@@ -797,6 +797,69 @@ mod tests {
         assert_eq!(read.skipped_lines, 0, "nothing was skipped");
     }
 
+    /// A `uuid` that was a number (or a list, an object, a boolean) was read as none, without
+    /// a word: a resumed session's copy of the record was read twice, and an older
+    /// transcript's subagent lines no longer chained into one agent. A number is read as
+    /// `number:N` (apart from the text `"N"`); any other value leaves the record on its own.
+    #[test]
+    fn a_uuid_that_is_not_text_is_named_and_a_number_still_reads_a_copy_once() {
+        const PROMPT: &str = r#"{"type":"user","sessionId":"s1","uuid":7,"timestamp":"2025-09-03T00:00:01Z","message":{"role":"user","content":"go on"}}"#;
+        const TEXT: &str = r#"{"type":"user","sessionId":"s1","uuid":"7","timestamp":"2025-09-03T00:00:02Z","message":{"role":"user","content":"go on"}}"#;
+        const LIST: &str = r#"{"type":"user","sessionId":"s1","uuid":[7],"timestamp":"2025-09-03T00:00:03Z","message":{"role":"user","content":"and on"}}"#;
+        const AGENT_1: &str = r#"{"type":"assistant","sessionId":"s1","uuid":8,"parentUuid":null,"isSidechain":true,"timestamp":"2025-09-03T00:00:04Z","message":{"role":"assistant","content":[{"type":"text","text":"looking"}]}}"#;
+        const AGENT_2: &str = r#"{"type":"assistant","sessionId":"s1","uuid":9,"parentUuid":8,"isSidechain":true,"timestamp":"2025-09-03T00:00:05Z","message":{"role":"assistant","content":[{"type":"text","text":"found"}]}}"#;
+        let (read, path, shown) =
+            read_alone(&[USER, PROMPT, PROMPT, TEXT, LIST, LIST, AGENT_1, AGENT_2]);
+        let number = |line: u8, n: u8| {
+            format!("{path}:{line}: `uuid` is the number `{n}`, not text: it is read as `number:{n}`, so a copy of the record (as a resumed session writes) is still read once")
+        };
+        let list = |n: u8| {
+            format!("{path}:{n}: `uuid` is a JSON array, not text: the record is read as one of its own, so a copy of it (as a resumed session writes) is read again")
+        };
+        assert_eq!(
+            shown,
+            [
+                number(2, 7),
+                number(3, 7),
+                list(5),
+                list(6),
+                number(7, 8),
+                number(8, 9)
+            ]
+        );
+        let [session] = read.sessions.as_slice() else {
+            panic!("one session")
+        };
+        let texts: Vec<&Value> = session.entries.iter().map(|e| &e.params["text"]).collect();
+        assert_eq!(
+            texts,
+            [
+                "fix the bug",
+                "go on",
+                "go on",
+                "and on",
+                "and on",
+                "looking",
+                "found"
+            ],
+            "the copy of `7` read once, `\"7\"` apart, each copy of `[7]` read"
+        );
+        let meta = |i: usize, key: &str| match session.entries[i].metadata.get(key) {
+            Some(MetaRef::Json(Value::String(text))) => Some(text.as_str()),
+            _ => None,
+        };
+        assert_eq!(
+            [meta(1, "uuid"), meta(2, "uuid"), meta(3, "uuid")],
+            [Some("number:7"), Some("7"), None]
+        );
+        // The subagent's lines chain by their number uuids into one agent.
+        assert_eq!(
+            [meta(5, "agentId"), meta(6, "agentId")],
+            [Some("number:8"), Some("number:8")]
+        );
+        assert_eq!(read.skipped_lines, 0, "nothing was skipped");
+    }
+
     /// `"sessionId": ""` became a session named `""`, without a word. It names no session:
     /// the record is its file's session's, as with `null`, and a warning says so.
     #[test]

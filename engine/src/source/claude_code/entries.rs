@@ -119,6 +119,9 @@ pub(super) fn entries_of(
                 ),
             );
         }
+        if let Some(why) = odd_uuid(map) {
+            warn.at(record, why);
+        }
         if let Some(why) = odd_message_id(map) {
             warn.at(record, why);
         }
@@ -425,6 +428,23 @@ fn id_text(value: Option<&Value>) -> Result<Option<Cow<'_, str>>, &Value> {
     }
 }
 
+/// What is wrong with a record's `uuid`, by which the copies a resumed session makes of a
+/// record are read once, when it is neither text nor absent. A number still tells one record
+/// from another, and is read as [`id_text`] shows it; a boolean, list or object tells none
+/// apart, and the record stands alone: a copy of it is read again, and the warning says so.
+fn odd_uuid(map: &Map<String, Value>) -> Option<String> {
+    match map.get("uuid")? {
+        Value::Null | Value::String(_) => None,
+        Value::Number(n) => Some(format!(
+            "`uuid` is the number `{n}`, not text: it is read as `number:{n}`, so a copy of the record (as a resumed session writes) is still read once"
+        )),
+        other => Some(format!(
+            "`uuid` is a JSON {}, not text: the record is read as one of its own, so a copy of it (as a resumed session writes) is read again",
+            json_kind(other)
+        )),
+    }
+}
+
 /// What is wrong with an assistant record's `message.id` (the API message id, which the
 /// lines Claude Code writes for one message share), when it is neither text nor absent.
 /// A number still tells one message from another, and is read as [`id_text`] shows it; a
@@ -470,18 +490,18 @@ fn sidechain_chains(usable: &[Usable]) -> HashMap<String, String> {
             continue;
         };
         let sidechain = sidechain_of(map) == Ok(true);
-        let Some(uuid) = map.get("uuid").and_then(Value::as_str) else {
+        let Ok(Some(uuid)) = id_text(map.get("uuid")) else {
             continue;
         };
         if !sidechain || map.get("agentId").and_then(Value::as_str).is_some() {
             continue;
         }
-        let chain = map
-            .get("parentUuid")
-            .and_then(Value::as_str)
-            .and_then(|parent| chains.get(parent).cloned())
-            .unwrap_or_else(|| uuid.to_owned());
-        chains.insert(uuid.to_owned(), chain);
+        let chain = id_text(map.get("parentUuid"))
+            .ok()
+            .flatten()
+            .and_then(|parent| chains.get(parent.as_ref()).cloned())
+            .unwrap_or_else(|| uuid.clone().into_owned());
+        chains.insert(uuid.into_owned(), chain);
     }
     chains
 }
@@ -495,7 +515,8 @@ struct RecordContext<'a> {
     instant: InstantMs,
     timestamp: &'a str,
     session_id: String,
-    uuid: Option<&'a str>,
+    /// The record's `uuid` (see [`id_text`]).
+    uuid: Option<Cow<'a, str>>,
     message: Option<&'a Map<String, Value>>,
     model: Option<&'a str>,
     message_id: String,
@@ -515,11 +536,11 @@ impl<'a> RecordContext<'a> {
         // session; one that names a session other than by text was not usable.
         let session_id =
             session_named(&record.value).map_or_else(|| file.session.clone(), str::to_owned);
-        let uuid = map.get("uuid").and_then(Value::as_str);
+        let uuid = id_text(map.get("uuid")).ok().flatten();
         let message = map.get("message").and_then(Value::as_object);
         let model = message.and_then(|m| m.get("model")).and_then(Value::as_str);
         // Lines without a message id (older and synthetic transcripts) stand for themselves.
-        let message_id = message_id(message, uuid, &file.text, record.line);
+        let message_id = message_id(message, uuid.as_deref(), &file.text, record.line);
         let sidechain = sidechain_of(map).unwrap_or(false);
         RecordContext {
             record,
@@ -543,11 +564,11 @@ impl<'a> RecordContext<'a> {
         extra.insert("isSidechain".into(), Value::Bool(self.sidechain));
         if let Some(agent) = self.map.get("agentId").and_then(Value::as_str) {
             extra.insert("agentId".into(), agent.into());
-        } else if let Some(chain) = self.uuid.and_then(|u| self.chains.get(u)) {
+        } else if let Some(chain) = self.uuid.as_deref().and_then(|u| self.chains.get(u)) {
             extra.insert("agentId".into(), chain.as_str().into());
         }
-        if let Some(uuid) = self.uuid {
-            extra.insert("uuid".into(), uuid.into());
+        if let Some(uuid) = &self.uuid {
+            extra.insert("uuid".into(), uuid.as_ref().into());
         }
         if let Some(cwd) = self.map.get("cwd").and_then(Value::as_str) {
             extra.insert("cwd".into(), cwd.into());
@@ -633,7 +654,7 @@ fn record_entries(
         Some(Value::Array(blocks)) => blocks,
         Some(Value::String(s)) if !s.trim().is_empty() => {
             out.push(Pending {
-                key: context.uuid.map(|u| format!("message:{u}")),
+                key: context.uuid.as_ref().map(|u| format!("message:{u}")),
                 resolved: false,
                 place: context.record.place.clone(),
                 line: context.record.line,
@@ -663,7 +684,7 @@ fn record_entries(
                     continue;
                 };
                 out.push(Pending {
-                    key: context.uuid.map(|u| format!("message:{u}:{i}")),
+                    key: context.uuid.as_ref().map(|u| format!("message:{u}:{i}")),
                     resolved: false,
                     place: context.record.place.clone(),
                     line: context.record.line,
@@ -762,7 +783,7 @@ fn user_entry(
         }
     }
     Some(Pending {
-        key: context.uuid.map(|u| format!("message:{u}")),
+        key: context.uuid.as_ref().map(|u| format!("message:{u}")),
         resolved: false,
         place: context.record.place.clone(),
         line: context.record.line,
