@@ -1985,6 +1985,81 @@ fn a_uuid_written_as_a_number_still_reads_a_copied_prompt_once_and_says_so() {
     assert_eq!(listed["dimensions"]["errorRecovery"]["score"], 20);
 }
 
+/// A subagent that reads a file, then (after a `progress` record, which makes no entry)
+/// edits it, every record's `agentId` being `agent`.
+fn a_subagent_reads_then_edits(agent: Value) -> Vec<Value> {
+    let mut records = vec![
+        record(1, "user", "fix b.rs".into()),
+        record(
+            2,
+            "assistant",
+            tool_use(
+                "toolu_1",
+                "Read",
+                serde_json::json!({"file_path": "/p/b.rs"}),
+            ),
+        ),
+        record(3, "user", tool_result("toolu_1", "fn b() {}", false)),
+        serde_json::json!({"type": "progress", "sessionId": "s1", "uuid": "p4",
+            "timestamp": "2025-09-03T00:00:04Z"}),
+        record(
+            5,
+            "assistant",
+            tool_use(
+                "toolu_2",
+                "Edit",
+                serde_json::json!({"file_path": "/p/b.rs", "old_string": "b", "new_string": "c"}),
+            ),
+        ),
+        record(6, "user", tool_result("toolu_2", "ok", false)),
+    ];
+    let parents = [
+        Value::Null,
+        "u2".into(),
+        "u3".into(),
+        "p4".into(),
+        "u5".into(),
+    ];
+    for (r, parent) in records[1..].iter_mut().zip(parents) {
+        r["isSidechain"] = true.into();
+        r["agentId"] = agent.clone();
+        r["parentUuid"] = parent;
+    }
+    records
+}
+
+/// A subagent whose `agentId` was a number was named by its chain of `parentUuid` links, which
+/// the `progress` record between its Read and its Edit breaks: the Edit passed for another
+/// agent's, made without reading the file (readBeforeEdit 15 instead of 20), without a word.
+/// A number is read as `number:N`, so the grade is that of a text id, with a warning per line;
+/// a boolean is read as no `agentId`, and says so.
+#[test]
+fn an_agent_id_written_as_a_number_still_names_its_agent_and_says_so() {
+    let (out, texted) = graded_with_stderr("text.jsonl", &a_subagent_reads_then_edits("a7".into()));
+    assert_eq!(text(&out.stderr), "");
+    assert_eq!(texted["dimensions"]["readBeforeEdit"]["score"], 20);
+    let (out, numbered) = graded_with_stderr("num.jsonl", &a_subagent_reads_then_edits(7.into()));
+    assert_eq!(out.status.code(), Some(0));
+    let number = |line: u32| {
+        format!("warning: num.jsonl:{line}: `agentId` is the number `7`, not text: it is read as `number:7`, so the records of that agent still count as one agent's\n")
+    };
+    assert_eq!(
+        text(&out.stderr),
+        [number(2), number(3), number(5), number(6)].concat()
+    );
+    assert_eq!(numbered["dimensions"], texted["dimensions"]);
+    let (out, flagged) =
+        graded_with_stderr("flag.jsonl", &a_subagent_reads_then_edits(true.into()));
+    let flag = |line: u32| {
+        format!("warning: flag.jsonl:{line}: `agentId` is a JSON boolean, not text: it is read as no `agentId`, so the subagent is named by the first record of its `parentUuid` chain\n")
+    };
+    assert_eq!(
+        text(&out.stderr),
+        [flag(2), flag(3), flag(5), flag(6)].concat()
+    );
+    assert_eq!(flagged["dimensions"]["readBeforeEdit"]["score"], 15);
+}
+
 /// `"sessionId": ""` graded as a session named `""`, without a word. It names no session:
 /// the record is its file's session's, and a warning names the line and that session.
 #[test]

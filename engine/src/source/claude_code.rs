@@ -860,6 +860,68 @@ mod tests {
         assert_eq!(read.skipped_lines, 0, "nothing was skipped");
     }
 
+    /// An `agentId` that was a number (or a boolean, a list, an object) was read as none,
+    /// without a word: the subagent was named by its chain of `parentUuid` links instead, which
+    /// a record between them that makes no entry breaks. A number is read as `number:N` (apart
+    /// from the text `"N"`); any other value is named and read as no `agentId`.
+    #[test]
+    fn an_agent_id_that_is_not_text_is_named_and_a_number_still_names_its_agent() {
+        let side = |line: u8, agent: &str, parent: &str| {
+            format!(
+                r#"{{"type":"assistant","sessionId":"s1","uuid":"b{line}","parentUuid":{parent},"isSidechain":true,"agentId":{agent},"timestamp":"2025-09-03T00:00:0{line}Z","message":{{"role":"assistant","content":[{{"type":"text","text":"step {line}"}}]}}}}"#
+            )
+        };
+        let lines = [
+            side(2, "7", "null"),
+            side(3, "7", r#""gone""#),
+            side(4, r#""7""#, "null"),
+            side(5, "true", "null"),
+            side(6, "true", r#""b5""#),
+            r#"{"type":"user","sessionId":"s1","uuid":"u7","agentId":["x"],"timestamp":"2025-09-03T00:00:07Z","message":{"role":"user","content":"thanks"}}"#.to_owned(),
+        ];
+        let mut all = vec![USER];
+        all.extend(lines.iter().map(String::as_str));
+        let (read, path, shown) = read_alone(&all);
+        let number = "`agentId` is the number `7`, not text: it is read as `number:7`, so the records of that agent still count as one agent's";
+        let flag = "`agentId` is a JSON boolean, not text: it is read as no `agentId`, so the subagent is named by the first record of its `parentUuid` chain";
+        assert_eq!(
+            shown,
+            [
+                format!("{path}:2: {number}"),
+                format!("{path}:3: {number}"),
+                format!("{path}:5: {flag}"),
+                format!("{path}:6: {flag}"),
+                format!(
+                    "{path}:7: `agentId` is a JSON array, not text: it is read as no `agentId`"
+                ),
+            ]
+        );
+        let [session] = read.sessions.as_slice() else {
+            panic!("one session")
+        };
+        let agents: Vec<Option<&str>> = session
+            .entries
+            .iter()
+            .map(|e| match e.metadata.get("agentId") {
+                Some(MetaRef::Json(Value::String(id))) => Some(id.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            agents,
+            [
+                None,
+                Some("number:7"),
+                Some("number:7"),
+                Some("7"),
+                Some("b5"),
+                Some("b5"),
+                None
+            ]
+        );
+        assert_eq!(read.skipped_lines, 0, "nothing was skipped");
+    }
+
     /// `"sessionId": ""` became a session named `""`, without a word. It names no session:
     /// the record is its file's session's, as with `null`, and a warning says so.
     #[test]

@@ -122,6 +122,9 @@ pub(super) fn entries_of(
         if let Some(why) = odd_uuid(map) {
             warn.at(record, why);
         }
+        if let Some(why) = odd_agent_id(map) {
+            warn.at(record, why);
+        }
         if let Some(why) = odd_message_id(map) {
             warn.at(record, why);
         }
@@ -445,6 +448,29 @@ fn odd_uuid(map: &Map<String, Value>) -> Option<String> {
     }
 }
 
+/// What is wrong with a record's `agentId` (the subagent whose record it is, by which rules
+/// tell one agent's work from another's), when it is neither text nor absent. A number still
+/// tells one agent from another, and is read as [`id_text`] shows it; any other value is read
+/// as no `agentId`, so a subagent's record is named by its chain of `parentUuid` links (see
+/// [`sidechain_chains`]), which may split one subagent in several or name none.
+fn odd_agent_id(map: &Map<String, Value>) -> Option<String> {
+    match map.get("agentId")? {
+        Value::Null | Value::String(_) => None,
+        Value::Number(n) => Some(format!(
+            "`agentId` is the number `{n}`, not text: it is read as `number:{n}`, so the records of that agent still count as one agent's"
+        )),
+        other => Some(format!(
+            "`agentId` is a JSON {}, not text: it is read as no `agentId`{}",
+            json_kind(other),
+            if sidechain_of(map) == Ok(true) {
+                ", so the subagent is named by the first record of its `parentUuid` chain"
+            } else {
+                ""
+            }
+        )),
+    }
+}
+
 /// What is wrong with an assistant record's `message.id` (the API message id, which the
 /// lines Claude Code writes for one message share), when it is neither text nor absent.
 /// A number still tells one message from another, and is read as [`id_text`] shows it; a
@@ -493,7 +519,7 @@ fn sidechain_chains(usable: &[Usable]) -> HashMap<String, String> {
         let Ok(Some(uuid)) = id_text(map.get("uuid")) else {
             continue;
         };
-        if !sidechain || map.get("agentId").and_then(Value::as_str).is_some() {
+        if !sidechain || matches!(id_text(map.get("agentId")), Ok(Some(_))) {
             continue;
         }
         let chain = id_text(map.get("parentUuid"))
@@ -562,8 +588,8 @@ impl<'a> RecordContext<'a> {
     fn base(&self) -> Map<String, Value> {
         let mut extra = Map::new();
         extra.insert("isSidechain".into(), Value::Bool(self.sidechain));
-        if let Some(agent) = self.map.get("agentId").and_then(Value::as_str) {
-            extra.insert("agentId".into(), agent.into());
+        if let Ok(Some(agent)) = id_text(self.map.get("agentId")) {
+            extra.insert("agentId".into(), agent.as_ref().into());
         } else if let Some(chain) = self.uuid.as_deref().and_then(|u| self.chains.get(u)) {
             extra.insert("agentId".into(), chain.as_str().into());
         }
