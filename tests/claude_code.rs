@@ -2060,6 +2060,48 @@ fn an_agent_id_written_as_a_number_still_names_its_agent_and_says_so() {
     assert_eq!(flagged["dimensions"]["readBeforeEdit"]["score"], 15);
 }
 
+/// A Write over a file never read, whose result record's `toolUseResult.type` is `kind`.
+fn an_unread_file_overwritten(kind: Value) -> Vec<Value> {
+    let mut result = record(3, "user", tool_result("toolu_1", "ok", false));
+    result["toolUseResult"] = serde_json::json!({"type": kind, "filePath": "/p/a.rs"});
+    vec![
+        record(1, "user", "rewrite a.rs".into()),
+        record(
+            2,
+            "assistant",
+            tool_use(
+                "toolu_1",
+                "Write",
+                serde_json::json!({"file_path": "/p/a.rs", "content": "fn a() {}"}),
+            ),
+        ),
+        result,
+        record(
+            4,
+            "assistant",
+            serde_json::json!([{"type": "text", "text": "Rewritten."}]),
+        ),
+    ]
+}
+
+/// `toolUseResult.type` written as a number was read as none, without a word: a Write that
+/// overwrote an unread file passed for one that created it (readBeforeEdit 20 instead of 15).
+/// Nothing but `update` says it changed a file, so it still counts as none, with a warning.
+#[test]
+fn a_result_type_that_is_not_text_is_reported_naming_the_line() {
+    let (_, updated) =
+        graded_with_stderr("update.jsonl", &an_unread_file_overwritten("update".into()));
+    assert_eq!(updated["dimensions"]["readBeforeEdit"]["score"], 15);
+    let (out, numbered) = graded_with_stderr("num.jsonl", &an_unread_file_overwritten(2.into()));
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        text(&out.stderr),
+        "warning: num.jsonl:3: field `toolUseResult.type` is the number `2`, not text: it is left out, so whether a `Write` it answers created its file or changed one cannot be told\n"
+    );
+    assert_eq!(numbered["dimensions"]["readBeforeEdit"]["score"], 20);
+    assert!(numbered.get("skippedLines").is_none(), "{numbered}");
+}
+
 /// `"sessionId": ""` graded as a session named `""`, without a word. It names no session:
 /// the record is its file's session's, and a warning names the line and that session.
 #[test]

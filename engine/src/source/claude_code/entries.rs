@@ -313,11 +313,27 @@ fn tool_results(
             .get("timestamp")
             .and_then(Value::as_str)
             .and_then(|t| parse_timestamp(t).ok());
-        let result_type = record
-            .value
-            .pointer("/toolUseResult/type")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
+        let result_type = match record.value.pointer("/toolUseResult/type") {
+            Some(Value::String(kind)) => Some(kind.clone()),
+            None | Some(Value::Null) => None,
+            // A rule tells a Write that created its file from one that changed it by this
+            // (`create` / `update`): left out, the Write reads as neither, and must say so.
+            Some(other) => {
+                let answers = blocks
+                    .iter()
+                    .any(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"));
+                if answers {
+                    warn.at(
+                        record,
+                        format!(
+                            "field `toolUseResult.type` is {}, not text: it is left out, so whether a `Write` it answers created its file or changed one cannot be told",
+                            described(other)
+                        ),
+                    );
+                }
+                None
+            }
+        };
         let session = session_named(&record.value).unwrap_or(file_session);
         for (i, block) in blocks.iter().enumerate() {
             if block.get("type").and_then(Value::as_str) != Some("tool_result") {
@@ -1104,6 +1120,50 @@ mod tests {
                 format!("t.jsonl:4: content block 1 skipped: `is_error` of the `tool_result` for `t2` is a JSON object, {tail}"),
             ]
         );
+    }
+
+    /// `"toolUseResult": {"type": 1}` was read as no type, without a word: a Write that
+    /// overwrote a file read as neither creating nor changing it. It is still left out
+    /// (nothing but `create` or `update` says which), and named; `null` is an unset field.
+    #[test]
+    fn a_result_type_that_is_not_text_is_named_and_left_out() {
+        let mut records = Vec::new();
+        for (n, kind) in [
+            serde_json::json!(1),
+            serde_json::json!({"kind": "update"}),
+            Value::Null,
+            serde_json::json!("update"),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let id = format!("t{n}");
+            records.push(call(1, &id));
+            let mut result = result_block(
+                2 + n as u64,
+                serde_json::json!({"type": "tool_result", "tool_use_id": id, "content": "ok"}),
+            );
+            result.value["toolUseResult"] = serde_json::json!({"type": kind});
+            records.push(result);
+        }
+        let mut warn = warn_into();
+        let results = tool_results(&records, "s", &mut warn);
+        let types: Vec<Option<&str>> = (0..4)
+            .map(|n| results[&format!("t{n}")].result_type.as_deref())
+            .collect();
+        assert_eq!(types, [None, None, None, Some("update")]);
+        let tail = "not text: it is left out, so whether a `Write` it answers created its file or changed one cannot be told";
+        assert_eq!(
+            warn.warnings
+                .iter()
+                .map(|(_, w)| w.to_string())
+                .collect::<Vec<_>>(),
+            [
+                format!("t.jsonl:2: field `toolUseResult.type` is the number `1`, {tail}"),
+                format!("t.jsonl:3: field `toolUseResult.type` is a JSON object, {tail}"),
+            ]
+        );
+        assert!(warn.lost.is_empty(), "nothing was skipped");
     }
 
     #[test]
