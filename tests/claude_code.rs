@@ -2102,6 +2102,45 @@ fn a_result_type_that_is_not_text_is_reported_naming_the_line() {
     assert!(numbered.get("skippedLines").is_none(), "{numbered}");
 }
 
+/// A refused call whose result `content` was one block outside a list gave the call an empty
+/// error: the refusal read as a failure the agent left behind (errorRecovery 15 instead of
+/// 20), without a word. The object's JSON text is the error, so the refusal is seen, and named.
+#[test]
+fn a_failed_result_whose_content_is_an_object_keeps_its_text_as_the_error() {
+    let refusal = "The user doesn't want to proceed with this tool use.";
+    let refused = |content: Value| {
+        let mut result = record(3, "user", tool_result("toolu_1", "", true));
+        result["message"]["content"][0]["content"] = content;
+        vec![
+            record(1, "user", "rename it".into()),
+            record(
+                2,
+                "assistant",
+                tool_use("toolu_1", "Bash", serde_json::json!({"command": "mv a b"})),
+            ),
+            result,
+            record(
+                4,
+                "assistant",
+                serde_json::json!([{"type": "text", "text": "OK."}]),
+            ),
+        ]
+    };
+    let (_, texted) = graded_with_stderr("text.jsonl", &refused(refusal.into()));
+    assert_eq!(texted["dimensions"]["errorRecovery"]["score"], 20);
+    let (out, object) = graded_with_stderr(
+        "obj.jsonl",
+        &refused(serde_json::json!({"type": "text", "text": refusal})),
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        text(&out.stderr),
+        "warning: obj.jsonl:3: content block 0: the `content` of the `tool_result` for `toolu_1` is a JSON object, not text or blocks: its JSON text is read as the error\n"
+    );
+    assert_eq!(object["dimensions"]["errorRecovery"]["score"], 20);
+    assert_eq!(object["percent"], texted["percent"]);
+}
+
 /// `"sessionId": ""` graded as a session named `""`, without a word. It names no session:
 /// the record is its file's session's, and a warning names the line and that session.
 #[test]

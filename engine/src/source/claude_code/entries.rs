@@ -396,11 +396,29 @@ fn tool_results(
                     continue;
                 }
             };
+            let text = match block.get("content") {
+                // Claude Code writes text or a list of blocks; an object (one block not in a
+                // list, a converter's) or a number still says something, and read as no
+                // text, the error it reports would vanish from the grade.
+                Some(other @ (Value::Object(_) | Value::Number(_) | Value::Bool(_))) => {
+                    if is_error {
+                        warn.at(
+                            record,
+                            format!(
+                                "content block {i}: the `content` of the `tool_result` for `{id}` is a JSON {}, not text or blocks: its JSON text is read as the error",
+                                json_kind(other)
+                            ),
+                        );
+                    }
+                    other.to_string()
+                }
+                content => result_text(content),
+            };
             results.insert(
                 id.to_owned(),
                 ToolResult {
                     is_error,
-                    text: result_text(block.get("content")),
+                    text,
                     instant,
                     result_type: result_type.clone(),
                 },
@@ -1161,6 +1179,49 @@ mod tests {
             [
                 format!("t.jsonl:2: field `toolUseResult.type` is the number `1`, {tail}"),
                 format!("t.jsonl:3: field `toolUseResult.type` is a JSON object, {tail}"),
+            ]
+        );
+        assert!(warn.lost.is_empty(), "nothing was skipped");
+    }
+
+    /// A failed result whose `content` was an object (one block outside a list) or a number
+    /// gave its call an empty error, without a word: its JSON text is the error, and named.
+    #[test]
+    fn a_result_content_that_is_not_text_or_blocks_is_read_as_its_json_text() {
+        let content = [
+            serde_json::json!({"type": "text", "text": "denied"}),
+            serde_json::json!(127),
+        ];
+        let mut records = Vec::new();
+        for (n, content) in content.iter().enumerate() {
+            let id = format!("t{n}");
+            records.push(call(1, &id));
+            records.push(result_block(
+                2 + n as u64,
+                serde_json::json!({"type": "tool_result", "tool_use_id": id, "is_error": true, "content": content}),
+            ));
+        }
+        // A success's text is never graded: nothing to report.
+        records.push(call(1, "ok"));
+        records.push(result_block(
+            9,
+            serde_json::json!({"type": "tool_result", "tool_use_id": "ok", "content": {"n": 1}}),
+        ));
+        let mut warn = warn_into();
+        let results = tool_results(&records, "s", &mut warn);
+        assert_eq!(
+            [results["t0"].text.as_str(), results["t1"].text.as_str()],
+            [r#"{"text":"denied","type":"text"}"#, "127"]
+        );
+        let tail = "not text or blocks: its JSON text is read as the error";
+        assert_eq!(
+            warn.warnings
+                .iter()
+                .map(|(_, w)| w.to_string())
+                .collect::<Vec<_>>(),
+            [
+                format!("t.jsonl:2: content block 1: the `content` of the `tool_result` for `t0` is a JSON object, {tail}"),
+                format!("t.jsonl:3: content block 1: the `content` of the `tool_result` for `t1` is a JSON number, {tail}"),
             ]
         );
         assert!(warn.lost.is_empty(), "nothing was skipped");
