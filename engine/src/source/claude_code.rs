@@ -824,7 +824,8 @@ mod tests {
                 list(5),
                 list(6),
                 number(7, 8),
-                number(8, 9)
+                number(8, 9),
+                format!("{path}:8: `parentUuid` is the number `8`, not text: it is read as `number:8`, so the record still joins the subagent of the record whose `uuid` is that number"),
             ]
         );
         let [session] = read.sessions.as_slice() else {
@@ -856,6 +857,63 @@ mod tests {
         assert_eq!(
             [meta(5, "agentId"), meta(6, "agentId")],
             [Some("number:8"), Some("number:8")]
+        );
+        assert_eq!(read.skipped_lines, 0, "nothing was skipped");
+    }
+
+    /// A subagent record of an older transcript (no `agentId`) whose `parentUuid` was a
+    /// boolean, a list or an object was read as having no parent, without a word: it started
+    /// a subagent of its own, and one subagent was counted as two. It is named; a number still
+    /// links to the record whose `uuid` is that number.
+    #[test]
+    fn a_parent_uuid_that_is_not_text_is_named_and_a_number_still_links_its_record() {
+        let side = |line: u8, uuid: &str, parent: &str| {
+            format!(
+                r#"{{"type":"assistant","sessionId":"s1","uuid":{uuid},"parentUuid":{parent},"isSidechain":true,"timestamp":"2025-09-03T00:00:0{line}Z","message":{{"role":"assistant","content":[{{"type":"text","text":"step {line}"}}]}}}}"#
+            )
+        };
+        let lines = [
+            side(2, r#""b2""#, "null"),
+            side(3, r#""b3""#, r#""b2""#),
+            side(4, r#""b4""#, "true"),
+            side(5, "7", r#""b4""#),
+            side(6, r#""b6""#, "7"),
+            // The main agent's records never read `parentUuid`: nothing to say.
+            r#"{"type":"user","sessionId":"s1","uuid":"u7","parentUuid":[1],"timestamp":"2025-09-03T00:00:07Z","message":{"role":"user","content":"thanks"}}"#.to_owned(),
+        ];
+        let mut all = vec![USER];
+        all.extend(lines.iter().map(String::as_str));
+        let (read, path, shown) = read_alone(&all);
+        assert_eq!(
+            shown,
+            [
+                format!("{path}:4: `parentUuid` is a JSON boolean, not text: it is read as no parent, so the record starts a subagent of its own"),
+                format!("{path}:5: `uuid` is the number `7`, not text: it is read as `number:7`, so a copy of the record (as a resumed session writes) is still read once"),
+                format!("{path}:6: `parentUuid` is the number `7`, not text: it is read as `number:7`, so the record still joins the subagent of the record whose `uuid` is that number"),
+            ]
+        );
+        let [session] = read.sessions.as_slice() else {
+            panic!("one session")
+        };
+        let agents: Vec<Option<&str>> = session
+            .entries
+            .iter()
+            .map(|e| match e.metadata.get("agentId") {
+                Some(MetaRef::Json(Value::String(id))) => Some(id.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            agents,
+            [
+                None,
+                Some("b2"),
+                Some("b2"),
+                Some("b4"),
+                Some("b4"),
+                Some("b4"),
+                None
+            ]
         );
         assert_eq!(read.skipped_lines, 0, "nothing was skipped");
     }

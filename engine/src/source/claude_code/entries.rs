@@ -125,6 +125,9 @@ pub(super) fn entries_of(
         if let Some(why) = odd_agent_id(map) {
             warn.at(record, why);
         }
+        if let Some(why) = odd_parent_uuid(map) {
+            warn.at(record, why);
+        }
         if let Some(why) = odd_message_id(map) {
             warn.at(record, why);
         }
@@ -501,6 +504,27 @@ fn odd_agent_id(map: &Map<String, Value>) -> Option<String> {
             } else {
                 ""
             }
+        )),
+    }
+}
+
+/// What is wrong with a subagent record's `parentUuid`, when it names the subagent (a
+/// sidechain record without an `agentId`, as older transcripts write them: see
+/// [`sidechain_chains`]) and is neither text nor absent. A number still links to the record
+/// whose `uuid` is that number, as [`id_text`] shows both; any other value links to nothing,
+/// so the record starts a subagent of its own and one subagent is counted as two.
+fn odd_parent_uuid(map: &Map<String, Value>) -> Option<String> {
+    if sidechain_of(map) != Ok(true) || matches!(id_text(map.get("agentId")), Ok(Some(_))) {
+        return None;
+    }
+    match map.get("parentUuid")? {
+        Value::Null | Value::String(_) => None,
+        Value::Number(n) => Some(format!(
+            "`parentUuid` is the number `{n}`, not text: it is read as `number:{n}`, so the record still joins the subagent of the record whose `uuid` is that number"
+        )),
+        other => Some(format!(
+            "`parentUuid` is a JSON {}, not text: it is read as no parent, so the record starts a subagent of its own",
+            json_kind(other)
         )),
     }
 }
