@@ -42,7 +42,9 @@ pub(crate) fn write_str(out: &mut Vec<u8>, text: &str) {
     while let Some(at) = special_byte(rest) {
         let (plain, tail) = rest.split_at(at);
         out.extend_from_slice(plain);
+        // `special_byte` finds a byte of `rest`, so `tail` starts with it.
         let Some((&byte, tail)) = tail.split_first() else {
+            rest = tail;
             break;
         };
         match byte {

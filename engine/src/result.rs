@@ -247,8 +247,7 @@ impl GradeResult {
             version,
             digest,
         } = rubric;
-        w.raw(",\"rubric\":");
-        w.raw("{\"id\":");
+        w.raw(",\"rubric\":{\"id\":");
         w.str(id);
         w.raw(",\"version\":");
         w.str(version);

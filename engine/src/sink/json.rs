@@ -9,12 +9,17 @@ use crate::GradeResult;
 #[derive(Debug)]
 pub struct JsonLines<W: Write> {
     out: W,
+    /// The line being written, kept between results.
+    line: Vec<u8>,
 }
 
 impl<W: Write> JsonLines<W> {
     /// Lines written to `out`.
     pub fn new(out: W) -> Self {
-        JsonLines { out }
+        JsonLines {
+            out,
+            line: Vec::new(),
+        }
     }
 
     /// The writer back.
@@ -30,9 +35,11 @@ impl<W: Write> JsonLines<W> {
 
 impl<W: Write> Sink for JsonLines<W> {
     fn accept(&mut self, result: &GradeResult) -> Result<(), SinkError> {
-        let mut line = Vec::new();
-        result.write_json_line(&mut line).map_err(SinkError::Json)?;
-        self.out.write_all(&line).map_err(SinkError::Write)
+        self.line.clear();
+        result
+            .write_json_line(&mut self.line)
+            .map_err(SinkError::Json)?;
+        self.out.write_all(&self.line).map_err(SinkError::Write)
     }
 
     fn finish(&mut self) -> Result<(), SinkError> {
