@@ -747,10 +747,15 @@ mod tests {
 
     /// The `messageId` of each entry of `session`, in order.
     fn message_ids(session: &Session) -> Vec<Option<&str>> {
+        texts_of(session, "messageId")
+    }
+
+    /// The metadata `key` of each entry of `session` when it is text, in order.
+    fn texts_of<'s>(session: &'s Session, key: &str) -> Vec<Option<&'s str>> {
         session
             .entries
             .iter()
-            .map(|e| match e.metadata.get("messageId") {
+            .map(|e| match e.metadata.get(key) {
                 Some(MetaRef::Json(Value::String(id))) => Some(id.as_str()),
                 _ => None,
             })
@@ -895,16 +900,8 @@ mod tests {
         let [session] = read.sessions.as_slice() else {
             panic!("one session")
         };
-        let agents: Vec<Option<&str>> = session
-            .entries
-            .iter()
-            .map(|e| match e.metadata.get("agentId") {
-                Some(MetaRef::Json(Value::String(id))) => Some(id.as_str()),
-                _ => None,
-            })
-            .collect();
         assert_eq!(
-            agents,
+            texts_of(session, "agentId"),
             [
                 None,
                 Some("b2"),
@@ -957,16 +954,8 @@ mod tests {
         let [session] = read.sessions.as_slice() else {
             panic!("one session")
         };
-        let agents: Vec<Option<&str>> = session
-            .entries
-            .iter()
-            .map(|e| match e.metadata.get("agentId") {
-                Some(MetaRef::Json(Value::String(id))) => Some(id.as_str()),
-                _ => None,
-            })
-            .collect();
         assert_eq!(
-            agents,
+            texts_of(session, "agentId"),
             [
                 None,
                 Some("number:7"),

@@ -473,16 +473,12 @@ fn id_text(value: Option<&Value>) -> Result<Option<Cow<'_, str>>, &Value> {
 /// from another, and is read as [`id_text`] shows it; a boolean, list or object tells none
 /// apart, and the record stands alone: a copy of it is read again, and the warning says so.
 fn odd_uuid(map: &Map<String, Value>) -> Option<String> {
-    match map.get("uuid")? {
-        Value::Null | Value::String(_) => None,
-        Value::Number(n) => Some(format!(
-            "`uuid` is the number `{n}`, not text: it is read as `number:{n}`, so a copy of the record (as a resumed session writes) is still read once"
-        )),
-        other => Some(format!(
-            "`uuid` is a JSON {}, not text: the record is read as one of its own, so a copy of it (as a resumed session writes) is read again",
-            json_kind(other)
-        )),
-    }
+    odd_id(
+        map,
+        "uuid",
+        "so a copy of the record (as a resumed session writes) is still read once",
+        "the record is read as one of its own, so a copy of it (as a resumed session writes) is read again",
+    )
 }
 
 /// What is wrong with a record's `agentId` (the subagent whose record it is, by which rules
@@ -491,21 +487,16 @@ fn odd_uuid(map: &Map<String, Value>) -> Option<String> {
 /// as no `agentId`, so a subagent's record is named by its chain of `parentUuid` links (see
 /// [`sidechain_chains`]), which may split one subagent in several or name none.
 fn odd_agent_id(map: &Map<String, Value>) -> Option<String> {
-    match map.get("agentId")? {
-        Value::Null | Value::String(_) => None,
-        Value::Number(n) => Some(format!(
-            "`agentId` is the number `{n}`, not text: it is read as `number:{n}`, so the records of that agent still count as one agent's"
-        )),
-        other => Some(format!(
-            "`agentId` is a JSON {}, not text: it is read as no `agentId`{}",
-            json_kind(other),
-            if sidechain_of(map) == Ok(true) {
-                ", so the subagent is named by the first record of its `parentUuid` chain"
-            } else {
-                ""
-            }
-        )),
-    }
+    odd_id(
+        map,
+        "agentId",
+        "so the records of that agent still count as one agent's",
+        if sidechain_of(map) == Ok(true) {
+            "it is read as no `agentId`, so the subagent is named by the first record of its `parentUuid` chain"
+        } else {
+            "it is read as no `agentId`"
+        },
+    )
 }
 
 /// What is wrong with a subagent record's `parentUuid`, when it names the subagent (a
@@ -517,13 +508,30 @@ fn odd_parent_uuid(map: &Map<String, Value>) -> Option<String> {
     if sidechain_of(map) != Ok(true) || matches!(id_text(map.get("agentId")), Ok(Some(_))) {
         return None;
     }
-    match map.get("parentUuid")? {
+    odd_id(
+        map,
+        "parentUuid",
+        "so the record still joins the subagent of the record whose `uuid` is that number",
+        "it is read as no parent, so the record starts a subagent of its own",
+    )
+}
+
+/// The warning for an id field `key` of a record that is neither text nor absent, as
+/// [`id_text`] reads it: a number is read as `number:N`, and `number_then` says what that
+/// keeps; any other value tells nothing apart, and `other_then` says what follows.
+fn odd_id(
+    map: &Map<String, Value>,
+    key: &str,
+    number_then: &str,
+    other_then: &str,
+) -> Option<String> {
+    match map.get(key)? {
         Value::Null | Value::String(_) => None,
         Value::Number(n) => Some(format!(
-            "`parentUuid` is the number `{n}`, not text: it is read as `number:{n}`, so the record still joins the subagent of the record whose `uuid` is that number"
+            "`{key}` is the number `{n}`, not text: it is read as `number:{n}`, {number_then}"
         )),
         other => Some(format!(
-            "`parentUuid` is a JSON {}, not text: it is read as no parent, so the record starts a subagent of its own",
+            "`{key}` is a JSON {}, not text: {other_then}",
             json_kind(other)
         )),
     }
