@@ -2141,6 +2141,58 @@ fn a_failed_result_whose_content_is_an_object_keeps_its_text_as_the_error() {
     assert_eq!(object["percent"], texted["percent"]);
 }
 
+/// A refused call whose result `content` was a list holding a text block whose `text` was a
+/// list (a converter's) gave the call an empty error: the refusal read as a failure the agent
+/// left behind (errorRecovery 15 instead of 20), without a word. The `text`'s JSON text is
+/// read in its place, so the refusal is seen, and named; an image beside it says nothing.
+#[test]
+fn a_failed_result_whose_content_lists_a_text_that_is_not_text_keeps_it_in_the_error() {
+    let refusal = "The user doesn't want to proceed with this tool use.";
+    let refused = |items: Value| {
+        let mut result = record(3, "user", tool_result("toolu_1", "", true));
+        result["message"]["content"][0]["content"] = items;
+        vec![
+            record(1, "user", "rename it".into()),
+            record(
+                2,
+                "assistant",
+                tool_use("toolu_1", "Bash", serde_json::json!({"command": "mv a b"})),
+            ),
+            result,
+            record(
+                4,
+                "assistant",
+                serde_json::json!([{"type": "text", "text": "OK."}]),
+            ),
+        ]
+    };
+    let image = serde_json::json!({"type": "image",
+        "source": {"type": "base64", "media_type": "image/png", "data": "AA"}});
+    let (out, texted) = graded_with_stderr(
+        "text.jsonl",
+        &refused(serde_json::json!([image, {"type": "text", "text": refusal}])),
+    );
+    assert_eq!(text(&out.stderr), "");
+    assert_eq!(texted["dimensions"]["errorRecovery"]["score"], 20);
+    let (out, listed) = graded_with_stderr(
+        "list.jsonl",
+        &refused(serde_json::json!([image, {"type": "text", "text": [refusal]}, 1])),
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let item = |j: u32| format!("item {j} of the `content` of the `tool_result` for `toolu_1`");
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "warning: list.jsonl:3: content block 0: the `text` of {} is a JSON array, not text: its JSON text is read as part of the error\n\
+             warning: list.jsonl:3: content block 0: {} is a JSON number, not text or a block: its JSON text is read as part of the error\n",
+            item(1),
+            item(2)
+        )
+    );
+    assert_eq!(listed["dimensions"]["errorRecovery"]["score"], 20);
+    assert_eq!(listed["percent"], texted["percent"]);
+}
+
 /// `"sessionId": ""` graded as a session named `""`, without a word. It names no session:
 /// the record is its file's session's, and a warning names the line and that session.
 #[test]

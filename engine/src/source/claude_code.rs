@@ -267,23 +267,6 @@ fn where_is(entry: &Entry) -> String {
     }
 }
 
-/// The text of a `tool_result`'s content: a string, or its text blocks joined.
-fn result_text(content: Option<&Value>) -> String {
-    match content {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(items)) => items
-            .iter()
-            .filter_map(|item| match item {
-                Value::String(s) => Some(s.as_str()),
-                Value::Object(o) => o.get("text").and_then(Value::as_str),
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    }
-}
-
 /// Gathers entries into sessions (in order of first appearance). An entry seen before in
 /// the same session (a resumed session copies earlier records) is kept once: the first copy,
 /// unless only a later copy of a tool call has its result (an earlier file ended before the

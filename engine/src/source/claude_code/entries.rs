@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::{result_text, Pending, Record, ToolResult, SOURCE};
+use super::{Pending, Record, ToolResult, SOURCE};
 use crate::entry::{Entry, Metadata, Outcome, Text};
 use crate::source::common::{described, json_kind, not_an_object, timestamp_field, SourceWarning};
 use crate::time::{parse_timestamp, InstantMs};
@@ -400,6 +400,17 @@ fn tool_results(
                 }
             };
             let text = match block.get("content") {
+                Some(Value::Array(items)) => {
+                    let mut odd = Vec::new();
+                    let text = listed_result_text(items, id, &mut odd);
+                    // A success's text is never graded: nothing of it is lost.
+                    if is_error {
+                        for why in odd {
+                            warn.at(record, format!("content block {i}: {why}"));
+                        }
+                    }
+                    text
+                }
                 // Claude Code writes text or a list of blocks; an object (one block not in a
                 // list, a converter's) or a number still says something, and read as no
                 // text, the error it reports would vanish from the grade.
@@ -415,7 +426,8 @@ fn tool_results(
                     }
                     other.to_string()
                 }
-                content => result_text(content),
+                Some(Value::String(text)) => text.clone(),
+                None | Some(Value::Null) => String::new(),
             };
             results.insert(
                 id.to_owned(),
@@ -429,6 +441,58 @@ fn tool_results(
         }
     }
     results
+}
+
+/// The items of a `tool_result`'s `content` list that carry no words: Claude Code writes
+/// images (a screenshot), documents and tool references (what `ToolSearch` found) there.
+const WORDLESS_ITEMS: &[&str] = &["image", "document", "tool_reference"];
+
+/// The text of a `tool_result`'s `content` list, the result for `id`: its strings and the
+/// `text` of its blocks, joined by a line break. Items with no words (`null`, an image, a
+/// text block without `text`) are passed over; any other item still says something, and
+/// left out, an error it reports would vanish from the grade: its JSON text is read in its
+/// place, and why is pushed to `odd`.
+fn listed_result_text(items: &[Value], id: &str, odd: &mut Vec<String>) -> String {
+    let mut texts: Vec<Cow<'_, str>> = Vec::with_capacity(items.len());
+    for (j, item) in items.iter().enumerate() {
+        let item_of = || format!("item {j} of the `content` of the `tool_result` for `{id}`");
+        let read = "its JSON text is read as part of the error";
+        match item {
+            Value::String(text) => texts.push(Cow::Borrowed(text)),
+            Value::Null => {}
+            Value::Object(block) => match block.get("text") {
+                Some(Value::String(text)) => texts.push(Cow::Borrowed(text)),
+                None | Some(Value::Null) => {
+                    let kind = block.get("type").and_then(Value::as_str);
+                    if kind == Some("text") || kind.is_some_and(|k| WORDLESS_ITEMS.contains(&k)) {
+                        continue;
+                    }
+                    odd.push(format!(
+                        "{} is an object without `text`, not an image, a document or a tool reference: {read}",
+                        item_of()
+                    ));
+                    texts.push(Cow::Owned(item.to_string()));
+                }
+                Some(other) => {
+                    odd.push(format!(
+                        "the `text` of {} is a JSON {}, not text: {read}",
+                        item_of(),
+                        json_kind(other)
+                    ));
+                    texts.push(Cow::Owned(other.to_string()));
+                }
+            },
+            other => {
+                odd.push(format!(
+                    "{} is a JSON {}, not text or a block: {read}",
+                    item_of(),
+                    json_kind(other)
+                ));
+                texts.push(Cow::Owned(other.to_string()));
+            }
+        }
+    }
+    texts.join("\n")
 }
 
 /// The content blocks of a user or assistant record's message, when they are a list.
@@ -1254,6 +1318,65 @@ mod tests {
             [
                 format!("t.jsonl:2: content block 1: the `content` of the `tool_result` for `t0` is a JSON object, {tail}"),
                 format!("t.jsonl:3: content block 1: the `content` of the `tool_result` for `t1` is a JSON number, {tail}"),
+            ]
+        );
+        assert!(warn.lost.is_empty(), "nothing was skipped");
+    }
+
+    /// A failed result's `content` list lost, without a word, every item that was neither
+    /// text nor a block with text: a number, a list, a text block whose `text` was not text,
+    /// an object of no kind Claude Code writes. Each is read as its JSON text, in its place,
+    /// and named; items with no words (`null`, an image, a document, a tool reference, a text
+    /// block without `text`) are passed over, as before, since nothing of the error is lost.
+    #[test]
+    fn a_result_content_item_that_is_not_text_is_read_as_its_json_text() {
+        let items = serde_json::json!([
+            "exit 1",
+            127,
+            {"type": "text", "text": ["denied"]},
+            null,
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AA"}},
+            {"type": "document", "source": {}},
+            {"type": "tool_reference", "tool_name": "Grep"},
+            {"type": "text"},
+            {"type": "text", "text": null},
+            {"type": "error", "message": "was rejected"},
+            {"uri": "file:///p/a.rs"},
+            [true],
+            {"type": "text", "text": "done"},
+        ]);
+        let records = [
+            call(1, "t"),
+            result_block(
+                2,
+                serde_json::json!({"type": "tool_result", "tool_use_id": "t", "is_error": true, "content": items}),
+            ),
+            // A success's text is never graded: nothing to report.
+            call(3, "ok"),
+            result_block(
+                4,
+                serde_json::json!({"type": "tool_result", "tool_use_id": "ok", "content": [7, {"text": 8}]}),
+            ),
+        ];
+        let mut warn = warn_into();
+        let results = tool_results(&records, "s", &mut warn);
+        assert_eq!(
+            results["t"].text,
+            "exit 1\n127\n[\"denied\"]\n{\"message\":\"was rejected\",\"type\":\"error\"}\n{\"uri\":\"file:///p/a.rs\"}\n[true]\ndone"
+        );
+        let item = |j: u32| format!("item {j} of the `content` of the `tool_result` for `t`");
+        let read = "its JSON text is read as part of the error";
+        assert_eq!(
+            warn.warnings
+                .iter()
+                .map(|(_, w)| w.to_string())
+                .collect::<Vec<_>>(),
+            [
+                format!("t.jsonl:2: content block 1: {} is a JSON number, not text or a block: {read}", item(1)),
+                format!("t.jsonl:2: content block 1: the `text` of {} is a JSON array, not text: {read}", item(2)),
+                format!("t.jsonl:2: content block 1: {} is an object without `text`, not an image, a document or a tool reference: {read}", item(9)),
+                format!("t.jsonl:2: content block 1: {} is an object without `text`, not an image, a document or a tool reference: {read}", item(10)),
+                format!("t.jsonl:2: content block 1: {} is a JSON array, not text or a block: {read}", item(11)),
             ]
         );
         assert!(warn.lost.is_empty(), "nothing was skipped");
