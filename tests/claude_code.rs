@@ -2060,6 +2060,69 @@ fn an_agent_id_written_as_a_number_still_names_its_agent_and_says_so() {
     assert_eq!(flagged["dimensions"]["readBeforeEdit"]["score"], 15);
 }
 
+/// The text `"number:7"` was read as the number `7` is, as one id, without a word: two
+/// messages' Reads counted as made together (parallelCalls 20 instead of 15), a prompt whose
+/// `uuid` was `"number:1"` as a copy of the prompt whose `uuid` was `1` (errorRecovery 15
+/// instead of 20), an Edit of agent `"number:7"` as agent `7`'s, after its Read
+/// (readBeforeEdit 20 instead of 15). The text is read as `text:number:7`, apart, and named.
+#[test]
+fn a_text_id_spelled_as_a_number_is_read_is_not_that_number_in_the_grade() {
+    let marked = |file: &str, line: u32, key: &str, id: &str| {
+        format!("warning: {file}:{line}: `{key}` is the text `{id}`, which begins as this reader marks an id's kind (`number:` or `text:`): it is read as `text:{id}`, apart from any id written otherwise\n")
+    };
+    let mut records = two_reads_of_one_message(7.into());
+    records[2]["message"]["id"] = "number:7".into();
+    let (out, messages) = graded_with_stderr("msg.jsonl", &records);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "warning: msg.jsonl:2: `message.id` is the number `7`, not text: it is read as `number:7`, so the lines of that message still count as one message, apart from any whose id is the text `7`\n{}",
+            marked("msg.jsonl", 3, "message.id", "number:7")
+        )
+    );
+    assert_eq!(messages["dimensions"]["parallelCalls"]["score"], 15);
+
+    let mut records = a_resumed_prompt_after_a_failure(|n| n.into());
+    records[3]["uuid"] = "number:1".into();
+    let (out, prompts) = graded_with_stderr("uuid.jsonl", &records);
+    let number = |line: u32| {
+        format!("warning: uuid.jsonl:{line}: `uuid` is the number `{line}`, not text: it is read as `number:{line}`, so a copy of the record (as a resumed session writes) is still read once\n")
+    };
+    assert_eq!(
+        text(&out.stderr),
+        [
+            number(1),
+            number(2),
+            number(3),
+            marked("uuid.jsonl", 4, "uuid", "number:1"),
+            number(5)
+        ]
+        .concat()
+    );
+    assert_eq!(prompts["dimensions"]["errorRecovery"]["score"], 20);
+
+    let mut records = a_subagent_reads_then_edits(7.into());
+    for r in &mut records[4..] {
+        r["agentId"] = "number:7".into();
+    }
+    let (out, agents) = graded_with_stderr("agent.jsonl", &records);
+    let number = |line: u32| {
+        format!("warning: agent.jsonl:{line}: `agentId` is the number `7`, not text: it is read as `number:7`, so the records of that agent still count as one agent's\n")
+    };
+    assert_eq!(
+        text(&out.stderr),
+        [
+            number(2),
+            number(3),
+            marked("agent.jsonl", 5, "agentId", "number:7"),
+            marked("agent.jsonl", 6, "agentId", "number:7")
+        ]
+        .concat()
+    );
+    assert_eq!(agents["dimensions"]["readBeforeEdit"]["score"], 15);
+}
+
 /// A Write over a file never read, whose result record's `toolUseResult.type` is `kind`.
 fn an_unread_file_overwritten(kind: Value) -> Vec<Value> {
     let mut result = record(3, "user", tool_result("toolu_1", "ok", false));

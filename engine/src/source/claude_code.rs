@@ -952,6 +952,110 @@ mod tests {
         assert_eq!(read.skipped_lines, 0, "nothing was skipped");
     }
 
+    /// A number id is read as `number:7`, and the text `"number:7"` was read as written: the
+    /// two were one id, without a word, for every kind of id (two messages' calls made
+    /// together, a prompt read as a copy of another, two subagents one agent). A text that
+    /// begins with a mark is read as `text:` before it, and named; `"text:number:7"` too, so
+    /// it is not taken for the text `"number:7"`.
+    #[test]
+    fn a_text_id_spelled_as_a_number_is_read_stays_apart_from_that_number_for_each_id_kind() {
+        let read_call = |line: u8, id: &str| {
+            format!(
+                r#"{{"type":"assistant","sessionId":"s1","uuid":"a{line}","timestamp":"2025-09-03T00:00:{line:02}Z","message":{{"id":{id},"role":"assistant","content":[{{"type":"tool_use","id":"toolu_{line}","name":"Read","input":{{"file_path":"/{line}.rs"}}}}]}}}}"#
+            )
+        };
+        let prompt = |line: u8, uuid: &str| {
+            format!(
+                r#"{{"type":"user","sessionId":"s1","uuid":{uuid},"timestamp":"2025-09-03T00:00:{line:02}Z","message":{{"role":"user","content":"go on"}}}}"#
+            )
+        };
+        let side = |line: u8, uuid: &str, parent: &str, agent: &str| {
+            format!(
+                r#"{{"type":"assistant","sessionId":"s1","uuid":{uuid},"parentUuid":{parent},"isSidechain":true{agent},"timestamp":"2025-09-03T00:00:{line:02}Z","message":{{"role":"assistant","content":[{{"type":"text","text":"step {line}"}}]}}}}"#
+            )
+        };
+        let lines = [
+            read_call(2, "7"),
+            read_call(3, r#""number:7""#),
+            prompt(4, "7"),
+            prompt(5, r#""number:7""#),
+            side(6, "8", "null", ""),
+            side(7, r#""b7""#, r#""number:8""#, ""),
+            side(8, r#""b8""#, "null", r#","agentId":9"#),
+            side(9, r#""b9""#, "null", r#","agentId":"number:9""#),
+            read_call(10, r#""text:number:7""#),
+        ];
+        let mut all = vec![USER];
+        all.extend(lines.iter().map(String::as_str));
+        let (read, path, shown) = read_alone(&all);
+        let marked = |line: u8, key: &str, id: &str| {
+            format!("{path}:{line}: `{key}` is the text `{id}`, which begins as this reader marks an id's kind (`number:` or `text:`): it is read as `text:{id}`, apart from any id written otherwise")
+        };
+        assert_eq!(
+            shown,
+            [
+                format!("{path}:2: `message.id` is the number `7`, not text: it is read as `number:7`, so the lines of that message still count as one message, apart from any whose id is the text `7`"),
+                marked(3, "message.id", "number:7"),
+                format!("{path}:4: `uuid` is the number `7`, not text: it is read as `number:7`, so a copy of the record (as a resumed session writes) is still read once"),
+                marked(5, "uuid", "number:7"),
+                format!("{path}:6: `uuid` is the number `8`, not text: it is read as `number:8`, so a copy of the record (as a resumed session writes) is still read once"),
+                marked(7, "parentUuid", "number:8"),
+                format!("{path}:8: `agentId` is the number `9`, not text: it is read as `number:9`, so the records of that agent still count as one agent's"),
+                marked(9, "agentId", "number:9"),
+                marked(10, "message.id", "text:number:7"),
+            ]
+        );
+        let [session] = read.sessions.as_slice() else {
+            panic!("one session")
+        };
+        assert_eq!(
+            operations(session),
+            [
+                "user",
+                "Read",
+                "Read",
+                "user",
+                "user",
+                "assistant",
+                "assistant",
+                "assistant",
+                "assistant",
+                "Read"
+            ],
+            "the prompt of `\"number:7\"` is no copy of that of `7`"
+        );
+        assert_eq!(
+            message_ids(session),
+            [
+                None,
+                Some("number:7"),
+                Some("text:number:7"),
+                None,
+                None,
+                Some("number:8"),
+                Some("b7"),
+                Some("b8"),
+                Some("b9"),
+                Some("text:text:number:7"),
+            ]
+        );
+        assert_eq!(
+            texts_of(session, "uuid")[3..5],
+            [Some("number:7"), Some("text:number:7")]
+        );
+        // `b7`'s parent is no record of the file: it starts a subagent of its own.
+        assert_eq!(
+            texts_of(session, "agentId")[5..9],
+            [
+                Some("number:8"),
+                Some("b7"),
+                Some("number:9"),
+                Some("text:number:9")
+            ]
+        );
+        assert_eq!(read.skipped_lines, 0, "nothing was skipped");
+    }
+
     /// `"sessionId": ""` became a session named `""`, without a word. It names no session:
     /// the record is its file's session's, as with `null`, and a warning says so.
     #[test]

@@ -521,15 +521,39 @@ fn sidechain_of(map: &Map<String, Value>) -> Result<bool, &Value> {
 /// An id Claude Code writes as text (`message.id`, `uuid`, `parentUuid`, `agentId`) as this
 /// reader keys and shows it: text as it is, and a number (a converter's) as `number:N`, which
 /// still tells one id from another without being taken for the text `N` another line may
-/// hold (message `7` and message `"7"` are not known to be one). `None` when absent or
-/// `null`; any other value tells nothing apart, and is returned for a warning.
+/// hold (message `7` and message `"7"` are not known to be one). Nor may the text
+/// `"number:7"` be taken for the number: a text that begins as a marked id does (see
+/// [`marked`]) is read as `text:` before it, so no two ids written apart read alike, and
+/// every id Claude Code writes reads as written. `None` when absent or `null`; any other
+/// value tells nothing apart, and is returned for a warning.
 fn id_text(value: Option<&Value>) -> Result<Option<Cow<'_, str>>, &Value> {
     match value {
         None | Some(Value::Null) => Ok(None),
+        Some(Value::String(id)) if marked(id) => Ok(Some(Cow::Owned(format!("{TEXT_MARK}{id}")))),
         Some(Value::String(id)) => Ok(Some(Cow::Borrowed(id))),
-        Some(Value::Number(n)) => Ok(Some(Cow::Owned(format!("number:{n}")))),
+        Some(Value::Number(n)) => Ok(Some(Cow::Owned(format!("{NUMBER_MARK}{n}")))),
         Some(other) => Err(other),
     }
+}
+
+/// How [`id_text`] begins an id written as a number.
+const NUMBER_MARK: &str = "number:";
+/// How [`id_text`] begins a text id that would otherwise begin with a mark.
+const TEXT_MARK: &str = "text:";
+
+/// Whether a text id begins with a mark, and so must be marked as text to be told from the
+/// ids [`id_text`] marks: `"number:7"` from the number `7`, and `"text:number:7"` from the
+/// text `"number:7"`. Claude Code writes UUIDs and `msg_` ids, never these.
+fn marked(id: &str) -> bool {
+    id.starts_with(NUMBER_MARK) || id.starts_with(TEXT_MARK)
+}
+
+/// The warning for an id field `key` whose text `id` begins with a mark (see [`marked`]):
+/// it is not read as written.
+fn marked_text(key: &str, id: &str) -> String {
+    format!(
+        "`{key}` is the text `{id}`, which begins as this reader marks an id's kind (`{NUMBER_MARK}` or `{TEXT_MARK}`): it is read as `{TEXT_MARK}{id}`, apart from any id written otherwise"
+    )
 }
 
 /// What is wrong with a record's `uuid`, by which the copies a resumed session makes of a
@@ -580,9 +604,10 @@ fn odd_parent_uuid(map: &Map<String, Value>) -> Option<String> {
     )
 }
 
-/// The warning for an id field `key` of a record that is neither text nor absent, as
-/// [`id_text`] reads it: a number is read as `number:N`, and `number_then` says what that
-/// keeps; any other value tells nothing apart, and `other_then` says what follows.
+/// The warning for an id field `key` of a record that is neither text nor absent, or text
+/// that begins with a mark, as [`id_text`] reads it: a number is read as `number:N`, and
+/// `number_then` says what that keeps; any other value tells nothing apart, and
+/// `other_then` says what follows.
 fn odd_id(
     map: &Map<String, Value>,
     key: &str,
@@ -590,9 +615,10 @@ fn odd_id(
     other_then: &str,
 ) -> Option<String> {
     match map.get(key)? {
+        Value::String(id) if marked(id) => Some(marked_text(key, id)),
         Value::Null | Value::String(_) => None,
         Value::Number(n) => Some(format!(
-            "`{key}` is the number `{n}`, not text: it is read as `number:{n}`, {number_then}"
+            "`{key}` is the number `{n}`, not text: it is read as `{NUMBER_MARK}{n}`, {number_then}"
         )),
         other => Some(format!(
             "`{key}` is a JSON {}, not text: {other_then}",
@@ -611,9 +637,10 @@ fn odd_message_id(map: &Map<String, Value>) -> Option<String> {
         return None;
     }
     match map.get("message")?.get("id")? {
+        Value::String(id) if marked(id) => Some(marked_text("message.id", id)),
         Value::Null | Value::String(_) => None,
         Value::Number(n) => Some(format!(
-            "`message.id` is the number `{n}`, not text: it is read as `number:{n}`, so the lines of that message still count as one message, apart from any whose id is the text `{n}`"
+            "`message.id` is the number `{n}`, not text: it is read as `{NUMBER_MARK}{n}`, so the lines of that message still count as one message, apart from any whose id is the text `{n}`"
         )),
         other => Some(format!(
             "`message.id` is a JSON {}, not text: the record is read as a message of its own, its calls not made together with those of other lines",
