@@ -11,18 +11,39 @@ use serde_json::Value;
 
 use super::chunks::{is_blank, lines};
 
-/// The sessions of some lines with their number of lines, in order of first line.
-pub(super) struct SessionCounts<'a> {
-    pub sessions: Vec<(Cow<'a, str>, u32)>,
+/// The sessions of some lines with their number of lines, in order of first line. The ids
+/// are copied out of the lines, one after the other in one text, so that the counts outlive
+/// the chunk they were read from: a chunk's counts are added to the session table while the
+/// next chunk is counted, its buffer already reused.
+pub(super) struct SessionCounts {
+    /// Every session's id, one after the other.
+    ids: String,
+    /// Where each session's id ends in `ids`, and its number of lines.
+    sessions: Vec<(u32, u32)>,
     /// The lines whose session cannot be read (the second pass reports or skips them).
     pub unreadable: u64,
     /// All the lines, blank ones too.
     pub lines: u64,
 }
 
+impl SessionCounts {
+    /// Each session's id with its number of lines, in order of first line.
+    pub(super) fn sessions(&self) -> impl Iterator<Item = (&str, u32)> + '_ {
+        let mut start = 0;
+        self.sessions.iter().map(move |&(end, n)| {
+            let end = end as usize;
+            // Each end was the text's length after an id was pushed whole: a boundary.
+            let id = self.ids.get(start..end).unwrap_or_default();
+            start = end;
+            (id, n)
+        })
+    }
+}
+
 /// The sessions of a piece's lines with their number of lines, in order of first line.
-pub(super) fn count_sessions(piece: &[u8]) -> SessionCounts<'_> {
-    let mut out: Vec<(Cow<'_, str>, u32)> = Vec::new();
+pub(super) fn count_sessions(piece: &[u8]) -> SessionCounts {
+    let mut ids = String::new();
+    let mut sessions: Vec<(u32, u32)> = Vec::new();
     let mut unreadable = 0;
     let mut count = 0;
     let mut index: FxHashMap<Cow<'_, str>, usize> = FxHashMap::default();
@@ -36,15 +57,19 @@ pub(super) fn count_sessions(piece: &[u8]) -> SessionCounts<'_> {
             continue;
         };
         match index.get(&id) {
-            Some(&i) => out[i].1 += 1,
+            Some(&i) => sessions[i].1 += 1,
             None => {
-                index.insert(id.clone(), out.len());
-                out.push((id, 1));
+                ids.push_str(&id);
+                // A piece is at most a few hundred KiB past its last line's start, and a
+                // line at most `MAX_LINE_BYTES`: its ids fit in `u32`.
+                sessions.push((ids.len() as u32, 1));
+                index.insert(id, sessions.len() - 1);
             }
         }
     }
     SessionCounts {
-        sessions: out,
+        ids,
+        sessions,
         unreadable,
         lines: count,
     }
