@@ -341,3 +341,35 @@ fn a_success_that_is_not_a_boolean_is_refused_where_cleo_reads_its_truthiness() 
         }
     }
 }
+
+/// Where `task_id` and `success` have no type (so SQLite keeps `7` an integer and `1.0` a
+/// real), CLEO's reader hands its grader the number 7 and `1.0 === 1`, a success: its flag
+/// names `taskId: 7`. `grade` refused the row (`task_id` is the integer `7`, not text).
+#[test]
+fn a_database_number_in_task_id_or_success_is_read_as_cleos_reader_reads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tasks.db");
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute_batch(
+            "CREATE TABLE audit_log (id text PRIMARY KEY, timestamp text NOT NULL, \
+             action text NOT NULL, task_id NOT NULL, actor text, details_json text, \
+             before_json text, after_json text, domain text, operation text, session_id text, \
+             request_id text, duration_ms integer, success, source text, gateway text, \
+             error_message text); \
+             INSERT INTO audit_log (id, timestamp, action, task_id, details_json, domain, \
+             operation, session_id, success, source) VALUES ('r1', '2026-03-01T12:00:00.000Z', \
+             'add', 7, '{\"title\":\"a\"}', 'tasks', 'add', 's', 1.0, 'mcp')",
+        )
+        .unwrap();
+    let db = db.display().to_string();
+    for pack in ["cleo-v1", "cleo-v2"] {
+        let (results, warnings) = grade_jsonl(&["--rubric", pack, "--source", &db, "s"]);
+        assert_eq!(warnings, "", "{pack}");
+        let flags = results[0]["flags"].to_string();
+        assert!(
+            flags.contains("\"tasks.add without description (taskId: 7)\""),
+            "{pack}: {flags}"
+        );
+    }
+}

@@ -419,10 +419,26 @@ fn map_row(
         }
     };
     let owned = |i: usize| -> Result<Option<Text>, RowError> { Ok(text(i)?.map(Text::from)) };
+    // A metadata column as CLEO's reader hands it to its grader: text, or a number where the
+    // column has no text affinity (SQLite then keeps `7` an integer, and JavaScript reads
+    // it as the number 7, so a flag names task `7`). A number JavaScript cannot hold exactly
+    // (node:sqlite throws on it, and CLEO's reader then returns no entries at all) or a
+    // real that is no number (`Inf`) is refused, as is a BLOB.
+    let meta = |i: usize| -> Result<Option<Meta<'_>>, RowError> {
+        match row.get_ref(i) {
+            Ok(ValueRef::Integer(n)) if n.unsigned_abs() <= MAX_SAFE_INTEGER => {
+                Ok(Some(Meta::Number(serde_json::Value::from(n))))
+            }
+            Ok(ValueRef::Real(x)) if x.is_finite() => {
+                Ok(Some(Meta::Number(serde_json::Value::from(x))))
+            }
+            _ => Ok(text(i)?.map(Meta::Text)),
+        }
+    };
     let timestamp = owned(2)?.ok_or_else(|| fail("`timestamp` is NULL".to_owned()))?;
     let instant = parse_timestamp(&timestamp).map_err(|e| fail(format!("`timestamp`: {e}")))?;
-    let task_id = text(4)?;
-    let actor = text(5)?;
+    let task_id = meta(4)?;
+    let actor = meta(5)?;
     let domain = owned(7)?;
     let operation = match owned(8)? {
         Some(op) => op,
@@ -447,14 +463,18 @@ fn map_row(
         Ok(_) => 0.0,
         Err(e) => return Err(fail(format!("`duration_ms`: {e}"))),
     };
+    // CLEO's reader tests `success === 1`: 1 is a success, any other number or NULL a
+    // failure. A real is read only when integral (`1.0`, kept a real where the column has
+    // no integer affinity), as an audit log's `4.0` is exit code 4; `1.5` is no 0 or 1.
     let success = match row.get_ref(11) {
-        Ok(ValueRef::Null) => None,
-        Ok(ValueRef::Integer(n)) => Some(n),
+        Ok(ValueRef::Null) => false,
+        Ok(ValueRef::Integer(n)) => n == 1,
+        Ok(ValueRef::Real(x)) if x.fract() == 0.0 => x == 1.0,
         Ok(other) => return Err(kind_error(11, other, "an integer")),
         Err(e) => return Err(fail(format!("`success`: {e}"))),
     };
-    let source = text(12)?;
-    let gateway = text(13)?;
+    let source = meta(12)?;
+    let gateway = meta(13)?;
     let error = owned(14)?;
 
     // Read as the JSONL log of the same entries reads `params`: a value that holds no params
@@ -469,7 +489,6 @@ fn map_row(
         },
         Err(e) => return Err(fail(format!("`details_json`: {e}"))),
     };
-    let success = success == Some(1);
     let exit_code = if success {
         0
     } else if error.as_deref().is_some_and(names_not_found) {
@@ -479,11 +498,11 @@ fn map_row(
     };
     let metadata = Metadata {
         task_id: task_id
-            .filter(|t| *t != "system" && *t != "unknown")
-            .map(MetaValue::from),
-        user_id: actor.map(MetaValue::from),
-        source: MetaValue::from(source.unwrap_or("mcp")),
-        gateway: gateway.map(MetaValue::from),
+            .filter(|t| !matches!(t, Meta::Text("system" | "unknown")))
+            .map(Meta::into_value),
+        user_id: actor.map(Meta::into_value),
+        source: source.map_or_else(|| MetaValue::from("mcp"), Meta::into_value),
+        gateway: gateway.map(Meta::into_value),
         role: None,
         extra: Map::new(),
     };
@@ -505,6 +524,25 @@ fn map_row(
             .get(0)
             .map_or(Origin::UNKNOWN, |rowid| Origin::row(file, rowid)),
     })
+}
+
+/// JavaScript's largest exact integer, 2^53 - 1: node:sqlite refuses to read a larger one.
+const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
+/// A metadata column's value, as [`map_row`] reads it.
+enum Meta<'r> {
+    Text(&'r str),
+    /// A number, held by a column without text affinity.
+    Number(serde_json::Value),
+}
+
+impl Meta<'_> {
+    fn into_value(self) -> MetaValue {
+        match self {
+            Meta::Text(t) => MetaValue::from(t),
+            Meta::Number(n) => MetaValue::from(n),
+        }
+    }
 }
 
 /// Whether an error text reports a missing thing: CLEO's `E_NOT_FOUND` code or the words

@@ -504,3 +504,121 @@ fn a_details_json_is_checked_for_the_packs_that_check_a_logs_params() {
         }
     }
 }
+
+/// A database in `dir` whose `audit_log` declares `columns` without a type (so SQLite keeps
+/// the values written there as they are: `7` an integer, `1.0` a real), holding one row of
+/// session `s` with `set` applied.
+fn database_untyped(dir: &Path, columns: &[&str], set: &str) -> PathBuf {
+    let path = dir.join("tasks.db");
+    let mut ddl = DDL.to_owned();
+    for column in columns {
+        let typed = [" text", " integer"]
+            .iter()
+            .map(|ty| format!(" {column}{ty}"))
+            .find(|typed| ddl.contains(typed.as_str()))
+            .unwrap();
+        ddl = ddl.replacen(&typed, &format!(" {column}"), 1);
+    }
+    let conn = Connection::open(&path).unwrap();
+    conn.execute_batch(&ddl).unwrap();
+    conn.execute_batch(&format!(
+        "INSERT INTO audit_log (id, timestamp, action, task_id, domain, operation, session_id, \
+         success) VALUES ('r0', '2026-03-01T10:00:00Z', 'list', 'system', 'session', 'list', \
+         's', 1); UPDATE audit_log SET {set}"
+    ))
+    .unwrap();
+    path
+}
+
+/// CLEO's reader tests `success === 1`. Where `success` has no integer affinity, SQLite keeps
+/// `1.0` a real, which JavaScript reads as 1, a success: `grade` refused the row (`success` is
+/// the real `1`, not an integer).
+#[test]
+fn an_integral_real_success_is_read_as_cleos_success_eq_1_reads_it() {
+    for (value, success) in [
+        ("1.0", true),
+        ("0.0", false),
+        ("-0.0", false),
+        ("2.0", false),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = database_untyped(dir.path(), &["success"], &format!("success = {value}"));
+        let kind: String = Connection::open(&path)
+            .unwrap()
+            .query_row("SELECT typeof(success) FROM audit_log", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(kind, "real", "{value}");
+        assert_eq!(
+            both_ways(&path, FieldsRead::ALL, |e| (
+                e.result.success,
+                e.result.exit_code
+            )),
+            [
+                Ok(vec![(success, i64::from(!success))]),
+                Ok(vec![(success, i64::from(!success))])
+            ],
+            "{value}"
+        );
+    }
+    // A fraction is neither 1 nor 0: still refused, naming the row.
+    let dir = tempfile::tempdir().unwrap();
+    let path = database_untyped(dir.path(), &["success"], "success = 0.5");
+    let refused = Err(format!(
+        "`{}`: audit_log row `r0`: `success` is the real `0.5`, not an integer",
+        path.display()
+    ));
+    assert_eq!(
+        both_ways(&path, FieldsRead::ALL, |e| e.result.success),
+        [refused.clone(), refused]
+    );
+}
+
+/// Where `task_id`, `actor`, `source` or `gateway` has no text affinity, SQLite keeps a
+/// number written there a number, and CLEO's reader hands it to its grader as one (its flag
+/// names `taskId: 7`): `grade` refused the row (`task_id` is the integer `7`, not text).
+#[test]
+fn a_metadata_column_holding_a_number_is_read_as_that_number_as_cleo_reads_it() {
+    let columns = ["task_id", "actor", "source", "gateway"];
+    let dir = tempfile::tempdir().unwrap();
+    let path = database_untyped(
+        dir.path(),
+        &columns,
+        "task_id = 7, actor = 1.5, source = 0, gateway = 1e21",
+    );
+    let metadata = |e: &crate::entry::Entry| serde_json::to_string(&e.metadata).unwrap();
+    let read = Ok(vec![
+        r#"{"taskId":7,"userId":1.5,"source":0,"gateway":1e+21}"#.to_owned(),
+    ]);
+    assert_eq!(
+        both_ways(&path, FieldsRead::ALL, metadata),
+        [read.clone(), read]
+    );
+    // `system` and `unknown` still name no task; a number never does, as in CLEO.
+    let dir = tempfile::tempdir().unwrap();
+    let path = database_untyped(dir.path(), &columns, "task_id = 'unknown'");
+    assert_eq!(
+        both_ways(&path, FieldsRead::ALL, |e| e.metadata.task_id.is_none()),
+        [Ok(vec![true]), Ok(vec![true])]
+    );
+    // A number JavaScript cannot hold exactly (node:sqlite throws on it) is refused.
+    for (set, found) in [
+        (
+            "task_id = 9007199254740992",
+            "`task_id` is the integer `9007199254740992`",
+        ),
+        ("gateway = 9e999", "`gateway` is the real `Infinity`"),
+        ("actor = X'00'", "`actor` is a BLOB of 1 bytes"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = database_untyped(dir.path(), &columns, set);
+        let refused = Err(format!(
+            "`{}`: audit_log row `r0`: {found}, not text",
+            path.display()
+        ));
+        assert_eq!(
+            both_ways(&path, FieldsRead::ALL, metadata),
+            [refused.clone(), refused],
+            "{set}"
+        );
+    }
+}
