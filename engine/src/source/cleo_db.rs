@@ -432,6 +432,11 @@ fn map_row(
             Ok(ValueRef::Real(x)) if x.is_finite() => {
                 Ok(Some(Meta::Number(serde_json::Value::from(x))))
             }
+            Ok(ValueRef::Null) => Ok(None),
+            Ok(ValueRef::Text(t)) => std::str::from_utf8(t)
+                .map(|t| Some(Meta::Text(t)))
+                .map_err(|e| fail(format!("`{}` is not UTF-8 text: {e}", name(i)))),
+            // Refused, as `text` says.
             _ => Ok(text(i)?.map(Meta::Text)),
         }
     };
