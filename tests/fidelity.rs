@@ -373,3 +373,43 @@ fn a_database_number_in_task_id_or_success_is_read_as_cleos_reader_reads_it() {
         );
     }
 }
+
+/// CLEO's reader orders a session's rows by the text of `timestamp`, `grade` by instant: the
+/// example's `session-demo-sloppy` mixes spellings, so the two orders differ, and the run
+/// said nothing of it. It now says so once, whole or streamed; its grade is unchanged.
+#[test]
+fn a_database_session_out_of_timestamp_text_order_is_named_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tasks.db");
+    write_cleo_db(&repo_root().join(EXAMPLE), &db);
+    let db = db.display().to_string();
+    let warning = format!(
+        "warning: {db}: session `session-demo-sloppy`: its rows are graded in order of instant \
+         (`2026-03-01T11:00:13.000+02:00` before `2026-03-01 09:00:25`), but CLEO's reader \
+         orders them by the text of `timestamp`, so CLEO's own grade of it may differ\n"
+    );
+    let (log, _) = grade_jsonl(&["--rubric", "cleo-v1", "--source", EXAMPLE, "--all"]);
+    for sessions in [
+        vec!["--all"],
+        vec!["session-demo-sloppy", "session-demo-good"],
+    ] {
+        let mut args = vec!["--rubric", "cleo-v1", "--source", &db];
+        args.extend_from_slice(&sessions);
+        let (results, warnings) = grade_jsonl(&args);
+        assert_eq!(warnings, warning, "{sessions:?}");
+        let sloppy = results
+            .iter()
+            .find(|r| r["sessionId"] == "session-demo-sloppy")
+            .unwrap();
+        let from_log = log
+            .iter()
+            .find(|r| r["sessionId"] == "session-demo-sloppy")
+            .unwrap();
+        assert_eq!(
+            without_timestamp(sloppy.clone())["totalScore"],
+            without_timestamp(from_log.clone())["totalScore"]
+        );
+    }
+    let (_, warnings) = grade_jsonl(&["--rubric", "cleo-v1", "--source", &db, "session-demo-good"]);
+    assert_eq!(warnings, "");
+}

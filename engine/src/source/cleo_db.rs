@@ -12,7 +12,9 @@ use rusqlite::{Connection, OptionalExtension};
 use rustc_hash::FxHashMap;
 use serde_json::Map;
 
-use super::common::{Input, ReadOptions, SessionFilter, SessionGroups, SourceError, SourceRead};
+use super::common::{
+    Input, Place, ReadOptions, SessionFilter, SessionGroups, SourceError, SourceRead, SourceWarning,
+};
 use super::format::{Evidence, Sniff, SourceFormat};
 use super::readonly_db::{explain, ReadOnlyDb};
 use super::stream::{Batch, Batches, Progress, SessionTable, Stream};
@@ -68,16 +70,25 @@ impl SourceFormat for CleoDb {
         options: &ReadOptions,
     ) -> Result<SourceRead, SourceError> {
         let checked = options.checked;
-        let sessions = match input {
-            Input::File(path) => read_cleo_db(path, path, filter, checked)?,
+        let (sessions, name) = match input {
+            Input::File(path) => (read_cleo_db(path, path, filter, checked)?, *path),
             // SQLite reads files: bytes from a pipe are kept in a temporary one meanwhile.
             Input::Bytes { name, bytes } => {
                 let spooled = Spooled::write(name, bytes)?;
-                read_cleo_db(&spooled.path, name, filter, checked).map_err(|e| e.at_path(name))?
+                let sessions = read_cleo_db(&spooled.path, name, filter, checked)
+                    .map_err(|e| e.at_path(name))?;
+                (sessions, *name)
             }
         };
+        let mut text_order = TextOrder::default();
+        for (order, session) in sessions.iter().enumerate() {
+            if let Some(pair) = TextOrder::out_of_order(session) {
+                text_order.note(order, session, pair);
+            }
+        }
         Ok(SourceRead {
             sessions,
+            warnings: text_order.warning(name).into_iter().collect(),
             ..SourceRead::default()
         })
     }
@@ -529,6 +540,55 @@ fn map_row(
             .get(0)
             .map_or(Origin::UNKNOWN, |rowid| Origin::row(file, rowid)),
     })
+}
+
+/// Sessions whose rows, read in order of instant, are not in the order of their `timestamp`
+/// texts: CLEO's reader gives its grader that order (`ORDER BY timestamp`), so where
+/// spellings mix (`2026-03-01 10:00:05` sorts before `2026-03-01T10:00:01Z`) CLEO's own grade
+/// of the session may differ, and the run says so once.
+#[derive(Debug, Default)]
+pub(super) struct TextOrder {
+    count: u64,
+    /// The first such session by place in the read: that place, its id, and two timestamps
+    /// read in one order and in the other by text.
+    first: Option<(usize, String, Text, Text)>,
+}
+
+impl TextOrder {
+    /// Two consecutive timestamps of `session`, in instant order, whose texts are not.
+    pub(super) fn out_of_order(session: &Session) -> Option<(&Text, &Text)> {
+        session.entries.windows(2).find_map(|w| match w {
+            [a, b] if a.timestamp > b.timestamp => Some((&a.timestamp, &b.timestamp)),
+            _ => None,
+        })
+    }
+
+    /// Notes `session`, the `order`-th of the read, whose timestamps `pair` are out of order.
+    pub(super) fn note(&mut self, order: usize, session: &Session, pair: (&Text, &Text)) {
+        self.count += 1;
+        if self.first.as_ref().is_none_or(|(o, ..)| order < *o) {
+            self.first = Some((order, session.id.clone(), pair.0.clone(), pair.1.clone()));
+        }
+    }
+
+    /// The run's warning, if any session was out of order.
+    pub(super) fn warning(self, path: &Path) -> Option<SourceWarning> {
+        let (_, id, earlier, later) = self.first?;
+        let more = match self.count.saturating_sub(1) {
+            0 => String::new(),
+            1 => " (and 1 more session)".to_owned(),
+            n => format!(" (and {n} more sessions)"),
+        };
+        Some(SourceWarning {
+            path: path.to_owned(),
+            place: Place::File,
+            message: format!(
+                "session `{id}`: its rows are graded in order of instant (`{earlier}` before \
+                 `{later}`), but CLEO's reader orders them by the text of `timestamp`, so \
+                 CLEO's own grade of it may differ{more}"
+            ),
+        })
+    }
 }
 
 /// JavaScript's largest exact integer, 2^53 - 1: node:sqlite refuses to read a larger one.

@@ -16,6 +16,7 @@ use rayon::prelude::*;
 use rustc_hash::{FxBuildHasher, FxHashMap};
 use std::collections::hash_map;
 
+use super::cleo_db::TextOrder;
 use super::common::{SourceError, SourceWarning};
 use super::packed::{Dictionary, PackedEntries};
 use crate::entry;
@@ -400,6 +401,7 @@ where
     let mut skipped: FxHashMap<u32, u64> = FxHashMap::default();
     let unattributed = table.unattributed;
     let mut warnings = Vec::new();
+    let text_order = std::sync::Mutex::new(TextOrder::default());
     let mut results: Ordered<'_, T> = Ordered::new(sink);
     let mut first_error: Option<(usize, E)> = None;
     let mut unpacked = true;
@@ -417,6 +419,12 @@ where
                 if sort_by_instant {
                     // Instant order, ties in source order (the sort is stable).
                     session.entries.sort_by_key(|e| e.instant);
+                    if let Some(pair) = TextOrder::out_of_order(&session) {
+                        text_order
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .note(order, &session, pair);
+                    }
                 }
                 (order, Some(f(session)))
             })
@@ -528,6 +536,8 @@ where
         return Err(StreamError::Session(e));
     }
     results.finish();
+    let text_order = text_order.into_inner().unwrap_or_else(|e| e.into_inner());
+    warnings.extend(text_order.warning(batches.path()));
     Ok(Delivered {
         skipped_lines: batches.skipped_lines(),
         warnings,

@@ -622,3 +622,64 @@ fn a_metadata_column_holding_a_number_is_read_as_that_number_as_cleo_reads_it() 
         );
     }
 }
+
+/// CLEO's reader orders a session's rows by the text of `timestamp`; `grade` by instant.
+/// Where spellings mix the two orders differ, and CLEO's grader may grade the session
+/// otherwise: `grade` said nothing of it.
+#[test]
+fn rows_whose_instant_order_is_not_their_timestamp_text_order_are_named_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = database(
+        dir.path(),
+        &[(1, "s"), (2, "s"), (3, "t"), (4, "t"), (5, "u"), (6, "u")],
+    );
+    Connection::open(&path)
+        .unwrap()
+        .execute_batch(
+            "UPDATE audit_log SET timestamp = '2026-03-01 10:00:05' WHERE rowid = 1; \
+             UPDATE audit_log SET timestamp = '2026-03-01T10:00:01Z' WHERE rowid = 2; \
+             UPDATE audit_log SET timestamp = '2026-03-01T12:00:00+02:00' WHERE rowid = 3; \
+             UPDATE audit_log SET timestamp = '2026-03-01T11:00:00Z' WHERE rowid = 4",
+        )
+        .unwrap();
+    let wanted = format!(
+        "{}: session `s`: its rows are graded in order of instant (`2026-03-01T10:00:01Z` \
+         before `2026-03-01 10:00:05`), but CLEO's reader orders them by the text of \
+         `timestamp`, so CLEO's own grade of it may differ (and 1 more session)",
+        path.display()
+    );
+    let whole = CleoDb
+        .read(
+            &Input::File(&path),
+            &SessionFilter::All,
+            &ReadOptions::default(),
+        )
+        .unwrap();
+    let texts = |warnings: &[SourceWarning]| -> Vec<String> {
+        warnings.iter().map(ToString::to_string).collect()
+    };
+    assert_eq!(texts(&whole.warnings), std::slice::from_ref(&wanted));
+    let stream = open(&path).unwrap();
+    let delivered = stream
+        .map_into(&|s: Session| Ok::<_, ()>(s), &mut |_| {})
+        .unwrap_or_else(|_| panic!("the stream fails"));
+    assert_eq!(texts(&delivered.warnings), [wanted]);
+    // Named sessions: only those read are told of; rows in both orders, none.
+    let only = |ids: &[&str]| {
+        let filter = SessionFilter::Only(ids.iter().map(|&i| i.to_owned()).collect());
+        let read = CleoDb
+            .read(&Input::File(&path), &filter, &ReadOptions::default())
+            .unwrap();
+        texts(&read.warnings)
+    };
+    assert_eq!(
+        only(&["t"]),
+        [format!(
+            "{}: session `t`: its rows are graded in order of instant (`2026-03-01T12:00:00+02:00` \
+             before `2026-03-01T11:00:00Z`), but CLEO's reader orders them by the text of \
+             `timestamp`, so CLEO's own grade of it may differ",
+            path.display()
+        )]
+    );
+    assert_eq!(only(&["u"]), Vec::<String>::new());
+}
