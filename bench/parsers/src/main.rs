@@ -6,9 +6,9 @@
 //! cd bench/parsers && cargo run --release -- ../../target/bench-data/100k.jsonl
 //! ```
 //!
-//! - `grade`: `grade_engine::source::read_source` on the file (read from the page cache) into
-//!   owned entries grouped by session, what a run's second pass builds (on a log of 100,000
-//!   lines its 100,000 entries stay in memory; on a larger one page faults count too);
+//! - `grade`: the CLEO JSONL format's whole read of the log's bytes, already in memory, into
+//!   owned entries grouped by session: what a run's second pass builds (on a log of 100,000
+//!   lines they all stay in memory; on a larger one page faults count too);
 //! - `serde_json`, `sonic-rs`, `simd-json`: each parser's serde reading of a line into a typed
 //!   entry whose strings borrow from the line and whose `params` is a `serde_json::Value`;
 //! - `simd-json tape`: simd-json's tape of the line alone, no entry built;
@@ -16,6 +16,7 @@
 
 use std::time::{Duration, Instant};
 
+use grade_engine::source::SourceFormat as _;
 use serde::Deserialize;
 
 // The allocator the `grade` binary uses, for every parser alike.
@@ -104,12 +105,17 @@ fn main() {
             "grade (owned entries, by session)",
             Box::new(|| {
                 one.install(|| {
-                    let read = grade_engine::source::read_source(
-                        path.as_ref(),
-                        None,
-                        &grade_engine::source::SessionFilter::All,
-                    )
-                    .unwrap_or_else(|e| panic!("{e}"));
+                    let input = grade_engine::source::Input::Bytes {
+                        name: path.as_ref(),
+                        bytes: &data,
+                    };
+                    let read = grade_engine::source::CleoJsonl
+                        .read(
+                            &input,
+                            &grade_engine::source::SessionFilter::All,
+                            &grade_engine::source::ReadOptions::default(),
+                        )
+                        .unwrap_or_else(|e| panic!("{e}"));
                     read.sessions.iter().map(|s| s.entries.len()).sum()
                 })
             }),
