@@ -2165,35 +2165,38 @@ fn a_result_type_that_is_not_text_is_reported_naming_the_line() {
     assert!(numbered.get("skippedLines").is_none(), "{numbered}");
 }
 
+/// A session whose `Bash` call the user refused, the refusal's `tool_result` `content` being
+/// `content`, and the assistant's answer after it.
+fn refused_call(content: Value) -> Vec<Value> {
+    let mut result = record(3, "user", tool_result("toolu_1", "", true));
+    result["message"]["content"][0]["content"] = content;
+    vec![
+        record(1, "user", "rename it".into()),
+        record(
+            2,
+            "assistant",
+            tool_use("toolu_1", "Bash", serde_json::json!({"command": "mv a b"})),
+        ),
+        result,
+        record(
+            4,
+            "assistant",
+            serde_json::json!([{"type": "text", "text": "OK."}]),
+        ),
+    ]
+}
+
 /// A refused call whose result `content` was one block outside a list gave the call an empty
 /// error: the refusal read as a failure the agent left behind (errorRecovery 15 instead of
 /// 20), without a word. The object's JSON text is the error, so the refusal is seen, and named.
 #[test]
 fn a_failed_result_whose_content_is_an_object_keeps_its_text_as_the_error() {
     let refusal = "The user doesn't want to proceed with this tool use.";
-    let refused = |content: Value| {
-        let mut result = record(3, "user", tool_result("toolu_1", "", true));
-        result["message"]["content"][0]["content"] = content;
-        vec![
-            record(1, "user", "rename it".into()),
-            record(
-                2,
-                "assistant",
-                tool_use("toolu_1", "Bash", serde_json::json!({"command": "mv a b"})),
-            ),
-            result,
-            record(
-                4,
-                "assistant",
-                serde_json::json!([{"type": "text", "text": "OK."}]),
-            ),
-        ]
-    };
-    let (_, texted) = graded_with_stderr("text.jsonl", &refused(refusal.into()));
+    let (_, texted) = graded_with_stderr("text.jsonl", &refused_call(refusal.into()));
     assert_eq!(texted["dimensions"]["errorRecovery"]["score"], 20);
     let (out, object) = graded_with_stderr(
         "obj.jsonl",
-        &refused(serde_json::json!({"type": "text", "text": refusal})),
+        &refused_call(serde_json::json!({"type": "text", "text": refusal})),
     );
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(
@@ -2211,35 +2214,17 @@ fn a_failed_result_whose_content_is_an_object_keeps_its_text_as_the_error() {
 #[test]
 fn a_failed_result_whose_content_lists_a_text_that_is_not_text_keeps_it_in_the_error() {
     let refusal = "The user doesn't want to proceed with this tool use.";
-    let refused = |items: Value| {
-        let mut result = record(3, "user", tool_result("toolu_1", "", true));
-        result["message"]["content"][0]["content"] = items;
-        vec![
-            record(1, "user", "rename it".into()),
-            record(
-                2,
-                "assistant",
-                tool_use("toolu_1", "Bash", serde_json::json!({"command": "mv a b"})),
-            ),
-            result,
-            record(
-                4,
-                "assistant",
-                serde_json::json!([{"type": "text", "text": "OK."}]),
-            ),
-        ]
-    };
     let image = serde_json::json!({"type": "image",
         "source": {"type": "base64", "media_type": "image/png", "data": "AA"}});
     let (out, texted) = graded_with_stderr(
         "text.jsonl",
-        &refused(serde_json::json!([image, {"type": "text", "text": refusal}])),
+        &refused_call(serde_json::json!([image, {"type": "text", "text": refusal}])),
     );
     assert_eq!(text(&out.stderr), "");
     assert_eq!(texted["dimensions"]["errorRecovery"]["score"], 20);
     let (out, listed) = graded_with_stderr(
         "list.jsonl",
-        &refused(serde_json::json!([image, {"type": "text", "text": [refusal]}, 1])),
+        &refused_call(serde_json::json!([image, {"type": "text", "text": [refusal]}, 1])),
     );
     assert_eq!(out.status.code(), Some(0));
     let item = |j: u32| format!("item {j} of the `content` of the `tool_result` for `toolu_1`");
