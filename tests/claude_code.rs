@@ -2123,6 +2123,38 @@ fn a_text_id_spelled_as_a_number_is_read_is_not_that_number_in_the_grade() {
     assert_eq!(agents["dimensions"]["readBeforeEdit"]["score"], 15);
 }
 
+/// A failed test run, a reply from the record `x`, and the user's prompt from the record
+/// `prompt`: the user speaks after the failure.
+fn a_prompt_after_a_reply_from_x(prompt: &str) -> Vec<Value> {
+    let mut records = test_run(record(3, "user", tool_result("toolu_1", "exit 1", true)));
+    let mut reply = record(
+        4,
+        "assistant",
+        serde_json::json!([{"type": "text", "text": "Done."}]),
+    );
+    reply["uuid"] = "x".into();
+    let mut asked = record(5, "user", "the tests failed, fix them".into());
+    asked["uuid"] = prompt.into();
+    records.extend([reply, asked]);
+    records
+}
+
+/// The prompt of the record `x:0` was keyed as block 0 of the record `x`, the reply before
+/// it: it was skipped as a call "with the id of an earlier `assistant` call", its line counted
+/// as lost, and the user speaking after the failure went unseen (errorRecovery 15 instead of
+/// 20). Keyed by their parts, the two are apart: the grade is that of any other prompt.
+#[test]
+fn a_prompt_whose_uuid_reads_like_a_block_of_the_reply_before_it_is_still_read() {
+    let (out, apart) = graded_with_stderr("t.jsonl", &a_prompt_after_a_reply_from_x("y"));
+    assert_eq!(text(&out.stderr), "");
+    assert_eq!(apart["dimensions"]["errorRecovery"]["score"], 20);
+    let (out, like) = graded_with_stderr("t.jsonl", &a_prompt_after_a_reply_from_x("x:0"));
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(text(&out.stderr), "");
+    assert_eq!(like["dimensions"], apart["dimensions"]);
+    assert_eq!(like["percent"], apart["percent"]);
+}
+
 /// A Write over a file never read, whose result record's `toolUseResult.type` is `kind`.
 fn an_unread_file_overwritten(kind: Value) -> Vec<Value> {
     let mut result = record(3, "user", tool_result("toolu_1", "ok", false));

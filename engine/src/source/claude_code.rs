@@ -80,10 +80,24 @@ struct ToolResult {
     result_type: Option<String>,
 }
 
+/// What makes two entries of a session copies of one (a resumed session copies earlier
+/// records). Each kind of thing is keyed apart, and by its parts, not by text joined from
+/// them: as `message:{uuid}:{block}`, the message of the record `x:0` and block 0 of the
+/// record `x` shared a key, and one of them was dropped.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Key {
+    /// A tool call, by its `tool_use` id.
+    Call(String),
+    /// The message of a whole record (a prompt, or an assistant's text written as a
+    /// string), by the record's `uuid`.
+    Record(String),
+    /// A text block of an assistant record, by the record's `uuid` and the block's index.
+    Block(String, usize),
+}
+
 /// An entry with what is needed to group and deduplicate it.
 struct Pending {
-    /// Tool calls by `tool_use` id, messages by record uuid and block.
-    key: Option<String>,
+    key: Option<Key>,
     /// A tool call whose result was found (in its file): of two copies of a call, the one
     /// with the result is kept.
     resolved: bool,
@@ -267,6 +281,26 @@ fn where_is(entry: &Entry) -> String {
     }
 }
 
+/// Why `entry`, whose key is that of the `earlier` entry kept, is no copy of it and is
+/// skipped.
+fn not_a_copy(key: &Key, entry: &Entry, earlier: &Entry) -> String {
+    let (op, was, at) = (&entry.operation, &earlier.operation, where_is(earlier));
+    match key {
+        Key::Call(id) => format!(
+            "skipped: `{op}` call `{id}` has the id of an earlier `{was}` call{at} with other input: which of them a result answers cannot be told"
+        ),
+        Key::Record(uuid) if op != was => format!(
+            "skipped: the record's `uuid` `{uuid}` is that of an earlier record{at}, whose message is the `{was}`'s, not the `{op}`'s: which of the two the session holds cannot be told"
+        ),
+        Key::Record(uuid) => format!(
+            "skipped: the record's `uuid` `{uuid}` is that of an earlier record{at}, whose `{was}` message has other text: which of the two the session holds cannot be told"
+        ),
+        Key::Block(uuid, i) => format!(
+            "content block {i} skipped: the record's `uuid` `{uuid}` is that of an earlier record{at}, whose block {i} has other text: which of the two the session holds cannot be told"
+        ),
+    }
+}
+
 /// Gathers entries into sessions (in order of first appearance). An entry seen before in
 /// the same session (a resumed session copies earlier records) is kept once: the first copy,
 /// unless only a later copy of a tool call has its result (an earlier file ended before the
@@ -275,7 +309,8 @@ fn where_is(entry: &Entry) -> String {
 /// A session that lost lines (see [`FileEntries::lost`]) counts them in `skipped_lines`,
 /// and one whose every line was lost is still there, without entries. A tool call with the
 /// id of a kept one but another name or input is no copy: which of the two a result
-/// answers cannot be told, so it is skipped with a warning, and its session counts the line.
+/// answers cannot be told, so it is skipped with a warning, and its session counts the line
+/// (as a message whose record has a kept one's `uuid` but other text is).
 fn group(
     per_file: Vec<FileEntries>,
     filter: &SessionFilter,
@@ -284,7 +319,7 @@ fn group(
     let mut sessions: Vec<Session> = Vec::new();
     let mut index_of: HashMap<String, usize> = HashMap::new();
     // Per session: key -> (index of the kept copy in its entries, whether it has a result).
-    let mut seen: Vec<HashMap<String, (usize, bool)>> = Vec::new();
+    let mut seen: Vec<HashMap<Key, (usize, bool)>> = Vec::new();
     let mut files_of: Vec<usize> = Vec::new();
     // The lines (file, place) that lost a call whose id was taken, counted once each.
     let mut conflicted: HashSet<(usize, Place)> = HashSet::new();
@@ -339,13 +374,7 @@ fn group(
                                 SourceWarning {
                                     path: file.path.clone(),
                                     place: pending.place.clone(),
-                                    message: format!(
-                                        "skipped: `{}` call `{}` has the id of an earlier `{}` call{} with other input: which of them a result answers cannot be told",
-                                        pending.entry.operation,
-                                        kept.key().trim_start_matches("tool:"),
-                                        earlier.operation,
-                                        where_is(earlier),
-                                    ),
+                                    message: not_a_copy(kept.key(), &pending.entry, earlier),
                                 },
                             ));
                             if conflicted.insert((file_index, pending.place)) {
@@ -1054,6 +1083,85 @@ mod tests {
             ]
         );
         assert_eq!(read.skipped_lines, 0, "nothing was skipped");
+    }
+
+    /// Text read as the transcript file `name`, so that warnings and `FILE:LINE` name it.
+    fn read_named(name: &str, lines: &[&str]) -> SourceRead {
+        let text = lines.join("\n");
+        ClaudeCode
+            .read(
+                &Input::Bytes {
+                    name: Path::new(name),
+                    bytes: text.as_bytes(),
+                },
+                &SessionFilter::All,
+                &ReadOptions::default(),
+            )
+            .unwrap()
+    }
+
+    /// A record at second `line` of `kind` whose `uuid` is `uuid`, its content `content`.
+    fn with_uuid(line: u8, kind: &str, uuid: &str, content: &str) -> String {
+        format!(
+            r#"{{"type":"{kind}","sessionId":"s1","uuid":"{uuid}","timestamp":"2025-09-03T00:00:{line:02}Z","message":{{"role":"{kind}","content":{content}}}}}"#
+        )
+    }
+
+    /// A record's message was keyed `message:{uuid}` and its block `i` `message:{uuid}:{i}`,
+    /// so the record `x:0` and block 0 of the record `x` shared a key: with the same text one
+    /// was dropped without a word, with another kind of message it was skipped as a call
+    /// "with the id of an earlier call". Keyed by their parts, they are apart; a record whose
+    /// `uuid` is an earlier one's but whose message is not is still skipped, as a message.
+    #[test]
+    fn a_record_uuid_that_reads_like_a_block_of_another_is_no_copy_of_that_block() {
+        let block = with_uuid(1, "assistant", "x", r#"[{"type":"text","text":"Done."}]"#);
+        let whole = with_uuid(2, "assistant", "x:0", r#""Done.""#);
+        let prompt = with_uuid(3, "user", "x:0:0", r#""thanks""#);
+        let copy = with_uuid(4, "assistant", "x", r#"[{"type":"text","text":"Done."}]"#);
+        let read = read_named("t.jsonl", &[&block, &whole, &prompt, &copy]);
+        assert!(read.warnings.is_empty(), "{:?}", read.warnings);
+        let [session] = read.sessions.as_slice() else {
+            panic!("one session")
+        };
+        assert_eq!(operations(session), ["assistant", "assistant", "user"]);
+        assert_eq!(
+            texts_of(session, "uuid"),
+            [Some("x"), Some("x:0"), Some("x:0:0")]
+        );
+
+        let other_text = with_uuid(
+            5,
+            "assistant",
+            "x",
+            r#"[{"type":"text","text":"Not done."}]"#,
+        );
+        let other_kind = with_uuid(6, "user", "x:0", r#""Done.""#);
+        let other_prompt = with_uuid(7, "user", "x:0:0", r#""no thanks""#);
+        let read = read_named(
+            "t.jsonl",
+            &[
+                &block,
+                &whole,
+                &prompt,
+                &other_text,
+                &other_kind,
+                &other_prompt,
+            ],
+        );
+        let shown: Vec<String> = read.warnings.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            shown,
+            [
+                "t.jsonl:4: content block 0 skipped: the record's `uuid` `x` is that of an earlier record (t.jsonl:1), whose block 0 has other text: which of the two the session holds cannot be told",
+                "t.jsonl:5: skipped: the record's `uuid` `x:0` is that of an earlier record (t.jsonl:2), whose message is the `assistant`'s, not the `user`'s: which of the two the session holds cannot be told",
+                "t.jsonl:6: skipped: the record's `uuid` `x:0:0` is that of an earlier record (t.jsonl:3), whose `user` message has other text: which of the two the session holds cannot be told",
+            ]
+        );
+        assert_eq!(
+            operations(&read.sessions[0]),
+            ["assistant", "assistant", "user"]
+        );
+        assert_eq!(read.skipped_lines, 3);
     }
 
     /// `"sessionId": ""` became a session named `""`, without a word. It names no session:

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::{Pending, Record, ToolResult, SOURCE};
+use super::{Key, Pending, Record, ToolResult, SOURCE};
 use crate::entry::{Entry, Metadata, Outcome, Text};
 use crate::source::common::{described, json_kind, not_an_object, timestamp_field, SourceWarning};
 use crate::time::{parse_timestamp, InstantMs};
@@ -741,6 +741,18 @@ impl<'a> RecordContext<'a> {
         }
     }
 
+    /// `entry`, made from this record, with what `super::group` needs: its `key` and whether
+    /// it is a call whose result was found.
+    fn pending(&self, key: Option<Key>, resolved: bool, entry: Entry) -> Pending {
+        Pending {
+            key,
+            resolved,
+            place: self.record.place.clone(),
+            line: self.record.line,
+            entry,
+        }
+    }
+
     /// The metadata every entry of the record carries: sidechain, agent, uuid, cwd, place.
     fn base(&self) -> Map<String, Value> {
         let mut extra = Map::new();
@@ -836,17 +848,15 @@ fn record_entries(
     let blocks: &[Value] = match content {
         Some(Value::Array(blocks)) => blocks,
         Some(Value::String(s)) if !s.trim().is_empty() => {
-            out.push(Pending {
-                key: context.uuid.as_ref().map(|u| format!("message:{u}")),
-                resolved: false,
-                place: context.record.place.clone(),
-                line: context.record.line,
-                entry: context.message_entry(
+            out.push(context.pending(
+                context.uuid.as_ref().map(|u| Key::Record(u.to_string())),
+                false,
+                context.message_entry(
                     "assistant",
                     Value::String(s.clone()),
                     context.assistant_base(),
                 ),
-            });
+            ));
             return;
         }
         _ => return,
@@ -866,17 +876,11 @@ fn record_entries(
                 else {
                     continue;
                 };
-                out.push(Pending {
-                    key: context.uuid.as_ref().map(|u| format!("message:{u}:{i}")),
-                    resolved: false,
-                    place: context.record.place.clone(),
-                    line: context.record.line,
-                    entry: context.message_entry(
-                        "assistant",
-                        text.into(),
-                        context.assistant_base(),
-                    ),
-                });
+                out.push(context.pending(
+                    context.uuid.as_ref().map(|u| Key::Block(u.to_string(), i)),
+                    false,
+                    context.message_entry("assistant", text.into(), context.assistant_base()),
+                ));
             }
             Some("tool_use") => {
                 if let Some(pending) = tool_call(context, b, i, results, warn) {
@@ -965,13 +969,11 @@ fn user_entry(
             ),
         }
     }
-    Some(Pending {
-        key: context.uuid.as_ref().map(|u| format!("message:{u}")),
-        resolved: false,
-        place: context.record.place.clone(),
-        line: context.record.line,
-        entry: context.message_entry("user", Value::String(text), extra),
-    })
+    Some(context.pending(
+        context.uuid.as_ref().map(|u| Key::Record(u.to_string())),
+        false,
+        context.message_entry("user", Value::String(text), extra),
+    ))
 }
 
 /// A `tool_use` block's `id` and `name`, or why the call cannot be read.
@@ -1062,13 +1064,11 @@ fn tool_call(
             (ok(), None)
         }
     };
-    Some(Pending {
-        key: Some(format!("tool:{id}")),
+    Some(context.pending(
+        Some(Key::Call(id.to_owned())),
         resolved,
-        place: context.record.place.clone(),
-        line: context.record.line,
-        entry: context.entry("tool", name, params, extra, outcome, error),
-    })
+        context.entry("tool", name, params, extra, outcome, error),
+    ))
 }
 
 #[cfg(test)]
