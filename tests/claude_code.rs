@@ -2068,7 +2068,7 @@ fn an_agent_id_written_as_a_number_still_names_its_agent_and_says_so() {
 #[test]
 fn a_text_id_spelled_as_a_number_is_read_is_not_that_number_in_the_grade() {
     let marked = |file: &str, line: u32, key: &str, id: &str| {
-        format!("warning: {file}:{line}: `{key}` is the text `{id}`, which begins as this reader marks an id's kind (`number:` or `text:`): it is read as `text:{id}`, apart from any id written otherwise\n")
+        format!("warning: {file}:{line}: `{key}` is the text `{id}`, which begins as this reader marks an id's kind (`number:`, `text:`, `uuid:` or `line:`): it is read as `text:{id}`, apart from any id written otherwise\n")
     };
     let mut records = two_reads_of_one_message(7.into());
     records[2]["message"]["id"] = "number:7".into();
@@ -2153,6 +2153,73 @@ fn a_prompt_whose_uuid_reads_like_a_block_of_the_reply_before_it_is_still_read()
     assert_eq!(text(&out.stderr), "");
     assert_eq!(like["dimensions"], apart["dimensions"]);
     assert_eq!(like["percent"], apart["percent"]);
+}
+
+/// Two Reads of two messages, a result between them; the second's record has no
+/// `message.id` and its `uuid` is `uuid`.
+fn a_read_without_message_id_after_message_7(uuid: &str) -> Vec<Value> {
+    let mut records = two_reads_of_one_message("7".into());
+    records[2]["uuid"] = uuid.into();
+    if let Some(message) = records[2]["message"].as_object_mut() {
+        message.remove("id");
+    }
+    records
+}
+
+/// A record without `message.id` is named by its `uuid`: the `uuid` `7` named the message
+/// whose id is `7`, and its Read counted as made together with that message's
+/// (parallelCalls 20 instead of 15), without a word. It is read as `uuid:7`, apart, and
+/// named; a `uuid` that is no message's id is shown as it was, without a word.
+#[test]
+fn a_record_without_message_id_is_not_the_message_its_uuid_spells() {
+    let (out, apart) =
+        graded_with_stderr("u.jsonl", &a_read_without_message_id_after_message_7("u3"));
+    assert_eq!(text(&out.stderr), "");
+    assert_eq!(apart["dimensions"]["parallelCalls"]["score"], 15);
+    let (out, spelled) = graded_with_stderr(
+        "seven.jsonl",
+        &a_read_without_message_id_after_message_7("7"),
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        text(&out.stderr),
+        "warning: seven.jsonl:3: the record has no `message.id`, and its `uuid`, `7`, which names its message instead, is another message's id too: its message is read as `uuid:7`, so the record does not count as part of that message\n"
+    );
+    assert_eq!(spelled["dimensions"], apart["dimensions"]);
+}
+
+/// A subagent that reads `/p/b.rs` with the `agentId` `u5`, then a subagent Claude Code 1.0
+/// wrote without one, named by the first record of its `parentUuid` chain, `head`, that
+/// edits the file.
+fn an_edit_by_a_chained_subagent_headed(head: &str) -> Vec<Value> {
+    let mut records = a_subagent_reads_then_edits("u5".into());
+    for r in &mut records[4..] {
+        if let Some(map) = r.as_object_mut() {
+            map.remove("agentId");
+        }
+    }
+    records[4]["uuid"] = head.into();
+    records[4]["parentUuid"] = Value::Null;
+    records[5]["parentUuid"] = head.into();
+    records
+}
+
+/// An older subagent is named by the `uuid` of the first record of its chain: one whose
+/// first record was `u5` counted as the agent `u5`, its Edit as made after that agent's Read
+/// (readBeforeEdit 20 instead of 15), without a word. It is read as `uuid:u5`, apart, and
+/// named once.
+#[test]
+fn a_subagent_named_by_its_first_record_is_not_the_agent_of_that_id_in_the_grade() {
+    let (out, apart) = graded_with_stderr("u9.jsonl", &an_edit_by_a_chained_subagent_headed("u9"));
+    assert_eq!(text(&out.stderr), "");
+    assert_eq!(apart["dimensions"]["readBeforeEdit"]["score"], 15);
+    let (out, named) = graded_with_stderr("u5.jsonl", &an_edit_by_a_chained_subagent_headed("u5"));
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        text(&out.stderr),
+        "warning: u5.jsonl:5: the subagent record has no `agentId`, and the `uuid` of the first record of its `parentUuid` chain, `u5`, which names its subagent instead, is another agent's `agentId` too: its subagent is read as `uuid:u5`, so the two do not count as one agent\n"
+    );
+    assert_eq!(named["dimensions"], apart["dimensions"]);
 }
 
 /// A Write over a file never read, whose result record's `toolUseResult.type` is `kind`.

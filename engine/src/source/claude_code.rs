@@ -23,7 +23,7 @@ use super::common::{
 use super::format::{Evidence, Sniff, SourceFormat};
 use crate::entry::{Entry, Session};
 use crate::time::InstantMs;
-use entries::{entries_of, FileEntries};
+use entries::{entries_of, FileEntries, PLACE_MARK, UUID_MARK};
 
 /// `metadata.source` of every entry read from a transcript.
 pub const SOURCE: &str = "claude-code";
@@ -95,9 +95,26 @@ enum Key {
     Block(String, usize),
 }
 
+/// Where an entry's `messageId` or `agentId` comes from: the record's own, or the name this
+/// reader gives a record that has none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Named {
+    /// The record's `message.id` or `agentId`.
+    Written,
+    /// The record's `uuid` (a message id), or that of the first record of its subagent's
+    /// `parentUuid` chain (an agent's).
+    ByUuid,
+    /// Where the record is, `FILE:LINE` (a message id of a record without `uuid`).
+    ByPlace,
+}
+
 /// An entry with what is needed to group and deduplicate it.
 struct Pending {
     key: Option<Key>,
+    /// Where its `metadata.messageId` comes from, when it has one.
+    message_named: Option<Named>,
+    /// Where its `metadata.agentId` comes from, when it has one.
+    agent_named: Option<Named>,
     /// A tool call whose result was found (in its file): of two copies of a call, the one
     /// with the result is kept.
     resolved: bool,
@@ -281,6 +298,112 @@ fn where_is(entry: &Entry) -> String {
     }
 }
 
+/// An id of an entry's metadata that this reader may make up for a record without one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum IdField {
+    /// `messageId`.
+    Message,
+    /// `agentId`.
+    Agent,
+}
+
+impl IdField {
+    fn key(self) -> &'static str {
+        match self {
+            IdField::Message => "messageId",
+            IdField::Agent => "agentId",
+        }
+    }
+}
+
+/// A name made up for records lacking their own id that names something else too, in one
+/// session: the `uuid` `7` of a record without `message.id`, and a message whose `id` is
+/// `7`; or an agent named by the first record of its `parentUuid` chain, `u5`, and an
+/// `agentId` `u5`. Read as they are, the two would count as one message, or one agent.
+type SharedName = (String, IdField, String);
+
+/// The names made up for records of a session lacking their own `message.id` or `agentId`
+/// (see [`Named`]) that are also given some other way in that session: another message's
+/// `id`, another record's place. Nothing is gathered when no name is made up, as in every
+/// transcript Claude Code 2 writes.
+fn shared_names(per_file: &[FileEntries]) -> HashSet<SharedName> {
+    let pending = || per_file.iter().flat_map(|file| &file.pending);
+    let made_up = |named: Option<Named>| named.is_some_and(|n| n != Named::Written);
+    if !pending().any(|p| made_up(p.message_named) || made_up(p.agent_named)) {
+        return HashSet::new();
+    }
+    // Per (session, field, name), each way the name was given, one bit each.
+    let mut ways: HashMap<(&str, IdField, &str), u8> = HashMap::new();
+    for p in pending() {
+        for (field, named) in [
+            (IdField::Message, p.message_named),
+            (IdField::Agent, p.agent_named),
+        ] {
+            let name = p
+                .entry
+                .metadata
+                .extra
+                .get(field.key())
+                .and_then(Value::as_str);
+            if let (Some(named), Some(name)) = (named, name) {
+                *ways.entry((&p.entry.session_id, field, name)).or_default() |= 1 << named as u8;
+            }
+        }
+    }
+    ways.into_iter()
+        .filter(|(_, ways)| ways.count_ones() > 1)
+        .map(|((session, field, name), _)| (session.to_owned(), field, name.to_owned()))
+        .collect()
+}
+
+/// Renames the made-up ids of `pending` that are `shared` (see [`shared_names`]), as no id
+/// written in a record reads (`uuid:7`, `line:t.jsonl:4`: `entries::id_text` reads a written
+/// id that begins so otherwise), and says why, once per name in its file (`told`). Called
+/// only when some name is shared: it allocates for every id it looks at.
+fn rename_shared(
+    pending: &mut Pending,
+    shared: &HashSet<SharedName>,
+    told: &mut HashSet<(IdField, String)>,
+) -> Vec<String> {
+    let mut why = Vec::new();
+    for (field, named) in [
+        (IdField::Message, pending.message_named),
+        (IdField::Agent, pending.agent_named),
+    ] {
+        let mark = match named {
+            Some(Named::ByUuid) => UUID_MARK,
+            Some(Named::ByPlace) => PLACE_MARK,
+            None | Some(Named::Written) => continue,
+        };
+        let extra = &mut pending.entry.metadata.extra;
+        let Some(old) = extra.get(field.key()).and_then(Value::as_str) else {
+            continue;
+        };
+        let key = (pending.entry.session_id.to_string(), field, old.to_owned());
+        if !shared.contains(&key) {
+            continue;
+        }
+        let (_, _, old) = key;
+        let renamed = format!("{mark}{old}");
+        extra.insert(field.key().into(), renamed.as_str().into());
+        if !told.insert((field, renamed.clone())) {
+            continue;
+        }
+        why.push(match (field, named) {
+            (IdField::Agent, _) => format!(
+                "the subagent record has no `agentId`, and the `uuid` of the first record of its `parentUuid` chain, `{old}`, which names its subagent instead, is another agent's `agentId` too: its subagent is read as `{renamed}`, so the two do not count as one agent"
+            ),
+            (IdField::Message, Some(Named::ByPlace)) => format!(
+                "the record has no `message.id` or `uuid`, and its place, `{old}`, which names its message instead, is another message's id too: its message is read as `{renamed}`, so the record does not count as part of that message"
+            ),
+            (IdField::Message, _) => format!(
+                "the record has no `message.id`, and its `uuid`, `{old}`, which names its message instead, is another message's id too: its message is read as `{renamed}`, so the record does not count as part of that message"
+            ),
+        });
+    }
+    why
+}
+
 /// Why `entry`, whose key is that of the `earlier` entry kept, is no copy of it and is
 /// skipped.
 fn not_a_copy(key: &Key, entry: &Entry, earlier: &Entry) -> String {
@@ -310,7 +433,9 @@ fn not_a_copy(key: &Key, entry: &Entry, earlier: &Entry) -> String {
 /// and one whose every line was lost is still there, without entries. A tool call with the
 /// id of a kept one but another name or input is no copy: which of the two a result
 /// answers cannot be told, so it is skipped with a warning, and its session counts the line
-/// (as a message whose record has a kept one's `uuid` but other text is).
+/// (as a message whose record has a kept one's `uuid` but other text is). Names made up for records
+/// without `message.id` or `agentId` that are also given another way are marked apart (see
+/// [`shared_names`]).
 fn group(
     per_file: Vec<FileEntries>,
     filter: &SessionFilter,
@@ -323,12 +448,31 @@ fn group(
     let mut files_of: Vec<usize> = Vec::new();
     // The lines (file, place) that lost a call whose id was taken, counted once each.
     let mut conflicted: HashSet<(usize, Place)> = HashSet::new();
+    let shared = shared_names(&per_file);
     for (file_index, mut file) in per_file.into_iter().enumerate() {
         // Each step of the reading (lines, tool results, records, entries, the calls here)
         // found its warnings in turn; put together, a file's warnings read in line order,
         // those of one line in the order they were found.
         let mut file_warnings = std::mem::take(&mut file.warnings);
         let mut touched: HashSet<usize> = HashSet::new();
+        let mut told = HashSet::new();
+        let path = file.path.clone();
+        // Names made up for a record are told apart from any other, where they are kept.
+        let mut keep = |pending: &mut Pending, file_warnings: &mut Vec<(u64, SourceWarning)>| {
+            if shared.is_empty() {
+                return;
+            }
+            for message in rename_shared(pending, &shared, &mut told) {
+                file_warnings.push((
+                    pending.line,
+                    SourceWarning {
+                        path: path.clone(),
+                        place: pending.place.clone(),
+                        message,
+                    },
+                ));
+            }
+        };
         let mut slot_of = |id: &str| -> Option<usize> {
             if !filter.wants(id) {
                 return None;
@@ -356,12 +500,12 @@ fn group(
                 sessions[slot].skipped_lines += n;
             }
         }
-        for (pending, slot) in file.pending.into_iter().zip(slots) {
+        for (mut pending, slot) in file.pending.into_iter().zip(slots) {
             let Some(slot) = slot else {
                 continue;
             };
             let at = sessions[slot].entries.len();
-            if let Some(key) = pending.key {
+            if let Some(key) = pending.key.take() {
                 match seen[slot].entry(key) {
                     hash_map::Entry::Occupied(mut kept) => {
                         let (index, resolved) = *kept.get();
@@ -383,6 +527,7 @@ fn group(
                             continue;
                         }
                         if pending.resolved && !resolved {
+                            keep(&mut pending, &mut file_warnings);
                             sessions[slot].entries[index] = pending.entry;
                             kept.insert((index, true));
                             if touched.insert(slot) {
@@ -399,6 +544,7 @@ fn group(
             if touched.insert(slot) {
                 files_of[slot] += 1;
             }
+            keep(&mut pending, &mut file_warnings);
             sessions[slot].entries.push(pending.entry);
         }
         // A stable sort: warnings of one line keep the order they were found in.
@@ -1018,7 +1164,7 @@ mod tests {
         all.extend(lines.iter().map(String::as_str));
         let (read, path, shown) = read_alone(&all);
         let marked = |line: u8, key: &str, id: &str| {
-            format!("{path}:{line}: `{key}` is the text `{id}`, which begins as this reader marks an id's kind (`number:` or `text:`): it is read as `text:{id}`, apart from any id written otherwise")
+            format!("{path}:{line}: `{key}` is the text `{id}`, which begins as this reader marks an id's kind (`number:`, `text:`, `uuid:` or `line:`): it is read as `text:{id}`, apart from any id written otherwise")
         };
         assert_eq!(
             shown,
@@ -1162,6 +1308,115 @@ mod tests {
             ["assistant", "assistant", "user"]
         );
         assert_eq!(read.skipped_lines, 3);
+    }
+
+    /// An assistant record without `message.id` is named by its `uuid`, else by `FILE:LINE`,
+    /// which could be another line's message id: the record `7` joined the message `7`, its
+    /// call counted as made together with that message's, without a word. Such a name that is
+    /// also given another way in the session is read marked (`uuid:7`, `line:t.jsonl:5`),
+    /// as no written id reads, and named once per file; one given only one way is shown as
+    /// it was, as in every transcript where no two names meet.
+    #[test]
+    fn a_message_named_for_want_of_an_id_is_not_the_message_of_that_id() {
+        let read_call = |line: u8, id: &str, uuid: &str| {
+            format!(
+                r#"{{"type":"assistant","sessionId":"s1"{uuid},"timestamp":"2025-09-03T00:00:{line:02}Z","message":{{{id}"role":"assistant","content":[{{"type":"tool_use","id":"toolu_{line}","name":"Read","input":{{"file_path":"/{line}.rs"}}}},{{"type":"tool_use","id":"toolu_{line}b","name":"Read","input":{{"file_path":"/{line}b.rs"}}}}]}}}}"#
+            )
+        };
+        let lines = [
+            read_call(1, r#""id":"7","#, r#","uuid":"a1""#),
+            read_call(2, "", r#","uuid":"7""#),
+            read_call(3, r#""id":"t.jsonl:4","#, r#","uuid":"a3""#),
+            read_call(4, "", ""),
+            read_call(5, "", r#","uuid":"t.jsonl:6""#),
+            read_call(6, "", ""),
+            // Named only by its `uuid`, or only by its place: shown as it is.
+            read_call(7, "", r#","uuid":"a7""#),
+            read_call(8, "", ""),
+            // A written id that begins as a mark is read as text: `uuid:7` is no record's.
+            read_call(9, r#""id":"uuid:7","#, r#","uuid":"a9""#),
+        ];
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+        let read = read_named("t.jsonl", &lines);
+        let shown: Vec<String> = read.warnings.iter().map(ToString::to_string).collect();
+        let by_uuid = |line: u8, name: &str| {
+            format!("t.jsonl:{line}: the record has no `message.id`, and its `uuid`, `{name}`, which names its message instead, is another message's id too: its message is read as `uuid:{name}`, so the record does not count as part of that message")
+        };
+        let by_place = |line: u8| {
+            format!("t.jsonl:{line}: the record has no `message.id` or `uuid`, and its place, `t.jsonl:{line}`, which names its message instead, is another message's id too: its message is read as `line:t.jsonl:{line}`, so the record does not count as part of that message")
+        };
+        assert_eq!(
+            shown,
+            [
+                by_uuid(2, "7"),
+                by_place(4),
+                by_uuid(5, "t.jsonl:6"),
+                by_place(6),
+                "t.jsonl:9: `message.id` is the text `uuid:7`, which begins as this reader marks an id's kind (`number:`, `text:`, `uuid:` or `line:`): it is read as `text:uuid:7`, apart from any id written otherwise".to_owned(),
+            ]
+        );
+        let [session] = read.sessions.as_slice() else {
+            panic!("one session")
+        };
+        let ids = message_ids(session);
+        let each = |id| [Some(id), Some(id)];
+        assert_eq!(
+            ids,
+            [
+                each("7"),
+                each("uuid:7"),
+                each("t.jsonl:4"),
+                each("line:t.jsonl:4"),
+                each("uuid:t.jsonl:6"),
+                each("line:t.jsonl:6"),
+                each("a7"),
+                each("t.jsonl:8"),
+                each("text:uuid:7"),
+            ]
+            .concat()
+        );
+        assert_eq!(read.skipped_lines, 0, "nothing was skipped");
+    }
+
+    /// A subagent Claude Code 1.0 wrote without `agentId` is named by the `uuid` of the first
+    /// record of its `parentUuid` chain, which could be another subagent's `agentId`, in the
+    /// same file or another of the session: the two counted as one agent, without a word.
+    /// The chain's name is then read as `uuid:u5`, and named once per file.
+    #[test]
+    fn a_subagent_named_by_its_first_record_is_not_the_agent_with_that_id() {
+        let side = |line: u8, uuid: &str, parent: &str, agent: &str| {
+            format!(
+                r#"{{"type":"assistant","sessionId":"s1","uuid":"{uuid}","parentUuid":{parent},"isSidechain":true{agent},"timestamp":"2025-09-03T00:00:{line:02}Z","message":{{"id":"m{line}","role":"assistant","content":[{{"type":"text","text":"step {line}"}}]}}}}"#
+            )
+        };
+        let main = transcript(&[
+            USER,
+            &side(2, "b2", "null", r#","agentId":"u5""#),
+            &side(3, "u5", "null", ""),
+            &side(4, "b4", r#""u5""#, ""),
+            &side(5, "b5", "null", ""),
+        ]);
+        let agent = transcript(&[&side(6, "c6", "null", r#","agentId":"b5""#)]);
+        let read = read_paths(&[main.path().to_owned(), agent.path().to_owned()]);
+        let shown: Vec<String> = read.warnings.iter().map(ToString::to_string).collect();
+        let chain = |line: u8, name: &str| {
+            format!("{}:{line}: the subagent record has no `agentId`, and the `uuid` of the first record of its `parentUuid` chain, `{name}`, which names its subagent instead, is another agent's `agentId` too: its subagent is read as `uuid:{name}`, so the two do not count as one agent", main.path().display())
+        };
+        assert_eq!(shown, [chain(3, "u5"), chain(5, "b5")]);
+        let [session] = read.sessions.as_slice() else {
+            panic!("one session")
+        };
+        assert_eq!(
+            texts_of(session, "agentId"),
+            [
+                None,
+                Some("u5"),
+                Some("uuid:u5"),
+                Some("uuid:u5"),
+                Some("uuid:b5"),
+                Some("b5")
+            ]
+        );
     }
 
     /// `"sessionId": ""` became a session named `""`, without a word. It names no session:

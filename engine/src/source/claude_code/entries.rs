@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::{Key, Pending, Record, ToolResult, SOURCE};
+use super::{Key, Named, Pending, Record, ToolResult, SOURCE};
 use crate::entry::{Entry, Metadata, Outcome, Text};
 use crate::source::common::{described, json_kind, not_an_object, timestamp_field, SourceWarning};
 use crate::time::{parse_timestamp, InstantMs};
@@ -540,19 +540,28 @@ fn id_text(value: Option<&Value>) -> Result<Option<Cow<'_, str>>, &Value> {
 const NUMBER_MARK: &str = "number:";
 /// How [`id_text`] begins a text id that would otherwise begin with a mark.
 const TEXT_MARK: &str = "text:";
+/// How `super::group` begins a record's `uuid` that names its message or its subagent, for
+/// want of a `message.id` or `agentId`, when that name is also another's.
+pub(super) const UUID_MARK: &str = "uuid:";
+/// How `super::group` begins `FILE:LINE`, the place of a record that names its message for
+/// want of a `message.id` and a `uuid`, when that name is also another's.
+pub(super) const PLACE_MARK: &str = "line:";
 
 /// Whether a text id begins with a mark, and so must be marked as text to be told from the
-/// ids [`id_text`] marks: `"number:7"` from the number `7`, and `"text:number:7"` from the
-/// text `"number:7"`. Claude Code writes UUIDs and `msg_` ids, never these.
+/// ids [`id_text`] and `super::group` mark: `"number:7"` from the number `7`, `"uuid:7"` from
+/// the message named by the `uuid` `7`, and `"text:number:7"` from the text `"number:7"`.
+/// Claude Code writes UUIDs and `msg_` ids, never these.
 fn marked(id: &str) -> bool {
-    id.starts_with(NUMBER_MARK) || id.starts_with(TEXT_MARK)
+    [NUMBER_MARK, TEXT_MARK, UUID_MARK, PLACE_MARK]
+        .iter()
+        .any(|mark| id.starts_with(mark))
 }
 
 /// The warning for an id field `key` whose text `id` begins with a mark (see [`marked`]):
 /// it is not read as written.
 fn marked_text(key: &str, id: &str) -> String {
     format!(
-        "`{key}` is the text `{id}`, which begins as this reader marks an id's kind (`{NUMBER_MARK}` or `{TEXT_MARK}`): it is read as `{TEXT_MARK}{id}`, apart from any id written otherwise"
+        "`{key}` is the text `{id}`, which begins as this reader marks an id's kind (`{NUMBER_MARK}`, `{TEXT_MARK}`, `{UUID_MARK}` or `{PLACE_MARK}`): it is read as `{TEXT_MARK}{id}`, apart from any id written otherwise"
     )
 }
 
@@ -649,17 +658,21 @@ fn odd_message_id(map: &Map<String, Value>) -> Option<String> {
     }
 }
 
-/// The id that groups the entries of one API message: the message's `id` (see [`id_text`]);
-/// else the record's `uuid`, else `FILE:LINE`, so that a record without one stands alone.
+/// The id that groups the entries of one API message, and where it comes from: the
+/// message's `id` (see [`id_text`]); else the record's `uuid`, else `FILE:LINE`, so that a
+/// record without one stands alone (`super::group` tells these from a message's `id`).
 fn message_id(
     message: Option<&Map<String, Value>>,
     uuid: Option<&str>,
     file: &str,
     line: u64,
-) -> String {
+) -> (String, Named) {
     match id_text(message.and_then(|m| m.get("id"))) {
-        Ok(Some(id)) => id.into_owned(),
-        _ => uuid.map_or_else(|| format!("{file}:{line}"), str::to_owned),
+        Ok(Some(id)) => (id.into_owned(), Named::Written),
+        _ => match uuid {
+            Some(uuid) => (uuid.to_owned(), Named::ByUuid),
+            None => (format!("{file}:{line}"), Named::ByPlace),
+        },
     }
 }
 
@@ -693,7 +706,6 @@ fn sidechain_chains(usable: &[Usable]) -> HashMap<String, String> {
 struct RecordContext<'a> {
     record: &'a Record,
     map: &'a Map<String, Value>,
-    chains: &'a HashMap<String, String>,
     file_text: &'a str,
     instant: InstantMs,
     timestamp: &'a str,
@@ -703,6 +715,10 @@ struct RecordContext<'a> {
     message: Option<&'a Map<String, Value>>,
     model: Option<&'a str>,
     message_id: String,
+    message_named: Named,
+    /// The subagent whose record it is (its `agentId`, else its chain's name), and where
+    /// that name comes from.
+    agent: Option<(Cow<'a, str>, Named)>,
     sidechain: bool,
 }
 
@@ -723,12 +739,19 @@ impl<'a> RecordContext<'a> {
         let message = map.get("message").and_then(Value::as_object);
         let model = message.and_then(|m| m.get("model")).and_then(Value::as_str);
         // Lines without a message id (older and synthetic transcripts) stand for themselves.
-        let message_id = message_id(message, uuid.as_deref(), &file.text, record.line);
+        let (message_id, message_named) =
+            message_id(message, uuid.as_deref(), &file.text, record.line);
         let sidechain = sidechain_of(map).unwrap_or(false);
+        let agent = match id_text(map.get("agentId")) {
+            Ok(Some(agent)) => Some((agent, Named::Written)),
+            _ => uuid
+                .as_deref()
+                .and_then(|u| chains.get(u))
+                .map(|chain| (Cow::Borrowed(chain.as_str()), Named::ByUuid)),
+        };
         RecordContext {
             record,
             map,
-            chains,
             file_text: &file.text,
             instant,
             timestamp,
@@ -737,15 +760,24 @@ impl<'a> RecordContext<'a> {
             message,
             model,
             message_id,
+            message_named,
+            agent,
             sidechain,
         }
     }
 
-    /// `entry`, made from this record, with what `super::group` needs: its `key` and whether
-    /// it is a call whose result was found.
+    /// `entry`, made from this record, with what `super::group` needs: its `key`, whether it
+    /// is a call whose result was found, and where its ids come from.
     fn pending(&self, key: Option<Key>, resolved: bool, entry: Entry) -> Pending {
+        let message_named = entry
+            .metadata
+            .extra
+            .contains_key("messageId")
+            .then_some(self.message_named);
         Pending {
             key,
+            message_named,
+            agent_named: self.agent.as_ref().map(|(_, named)| *named),
             resolved,
             place: self.record.place.clone(),
             line: self.record.line,
@@ -757,10 +789,8 @@ impl<'a> RecordContext<'a> {
     fn base(&self) -> Map<String, Value> {
         let mut extra = Map::new();
         extra.insert("isSidechain".into(), Value::Bool(self.sidechain));
-        if let Ok(Some(agent)) = id_text(self.map.get("agentId")) {
+        if let Some((agent, _)) = &self.agent {
             extra.insert("agentId".into(), agent.as_ref().into());
-        } else if let Some(chain) = self.uuid.as_deref().and_then(|u| self.chains.get(u)) {
-            extra.insert("agentId".into(), chain.as_str().into());
         }
         if let Some(uuid) = &self.uuid {
             extra.insert("uuid".into(), uuid.as_ref().into());
