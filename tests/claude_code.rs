@@ -2222,6 +2222,51 @@ fn a_subagent_named_by_its_first_record_is_not_the_agent_of_that_id_in_the_grade
     assert_eq!(named["dimensions"], apart["dimensions"]);
 }
 
+/// A failed test run whose call `toolu_1` has a second result, `later`, line 4.
+fn a_test_run_answered_twice(later: Value) -> Vec<Value> {
+    let mut records = test_run(record(3, "user", tool_result("toolu_1", "exit 1", true)));
+    records.push(record(4, "user", later));
+    records.push(record(
+        5,
+        "assistant",
+        serde_json::json!([{"type": "text", "text": "Done."}]),
+    ));
+    records
+}
+
+/// A second `tool_result` for a call was read past without a word, even one saying the call
+/// succeeded where the first said it failed. The first is still read (errorRecovery 15: a
+/// failure left behind), and one that says otherwise is named with both lines; a copy of the
+/// first, as a resumed session writes, says nothing new and stays silent.
+#[test]
+fn a_later_result_that_says_otherwise_is_named_and_the_first_read() {
+    let (out, copied) = graded_with_stderr(
+        "copy.jsonl",
+        &a_test_run_answered_twice(tool_result("toolu_1", "exit 1", true)),
+    );
+    assert_eq!(text(&out.stderr), "");
+    assert_eq!(copied["dimensions"]["errorRecovery"]["score"], 15);
+    let (out, passed) = graded_with_stderr(
+        "pass.jsonl",
+        &a_test_run_answered_twice(tool_result("toolu_1", "ok", false)),
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        text(&out.stderr),
+        "warning: pass.jsonl:4: content block 0: a later `tool_result` for `toolu_1` says the call succeeded, where the first (pass.jsonl:3) says it failed: the first is read\n"
+    );
+    assert_eq!(passed["dimensions"], copied["dimensions"]);
+    let (out, other) = graded_with_stderr(
+        "other.jsonl",
+        &a_test_run_answered_twice(tool_result("toolu_1", "exit 101", true)),
+    );
+    assert_eq!(
+        text(&out.stderr),
+        "warning: other.jsonl:4: content block 0: a later `tool_result` for `toolu_1` reports another error than the first (other.jsonl:3): the first is read\n"
+    );
+    assert_eq!(other["dimensions"], copied["dimensions"]);
+}
+
 /// A Write over a file never read, whose result record's `toolUseResult.type` is `kind`.
 fn an_unread_file_overwritten(kind: Value) -> Vec<Value> {
     let mut result = record(3, "user", tool_result("toolu_1", "ok", false));

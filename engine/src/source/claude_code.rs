@@ -78,6 +78,9 @@ struct ToolResult {
     instant: Option<InstantMs>,
     /// `toolUseResult.type` of the record (`create` / `update` for Write), when present.
     result_type: Option<String>,
+    /// Its record's line (or `loglines` item), by which a later result for the call that
+    /// says otherwise names it.
+    line: u64,
 }
 
 /// What makes two entries of a session copies of one (a resumed session copies earlier
@@ -404,6 +407,33 @@ fn rename_shared(
     why
 }
 
+/// Why the result of `copy`, a copy of the call `id` made `earlier` (a resumed session's, in
+/// another file) whose result was found too, is not read, when it differs from the
+/// earlier's in what a grade reads of it, as `entries::later_result_differs` says of two
+/// results in one file: a copy says the same, and one that does not must not be read past
+/// in silence.
+fn other_result(id: &str, earlier: &Entry, copy: &Entry) -> Option<String> {
+    let at = where_is(earlier);
+    let how = if earlier.result.success != copy.result.success {
+        let said = |success: bool| if success { "succeeded" } else { "failed" };
+        format!(
+            "says the call {}, where that of the earlier copy{at} says it {}",
+            said(copy.result.success),
+            said(earlier.result.success)
+        )
+    } else if earlier.error != copy.error {
+        format!("reports another error than that of the earlier copy{at}")
+    } else if earlier.metadata.extra.get("resultType") != copy.metadata.extra.get("resultType") {
+        format!("has another `toolUseResult.type` than that of the earlier copy{at}")
+    } else {
+        return None;
+    };
+    Some(format!(
+        "the result of this copy of `{}` call `{id}` {how}: the earlier is read",
+        copy.operation
+    ))
+}
+
 /// Why `entry`, whose key is that of the `earlier` entry kept, is no copy of it and is
 /// skipped.
 fn not_a_copy(key: &Key, entry: &Entry, earlier: &Entry) -> String {
@@ -433,7 +463,8 @@ fn not_a_copy(key: &Key, entry: &Entry, earlier: &Entry) -> String {
 /// and one whose every line was lost is still there, without entries. A tool call with the
 /// id of a kept one but another name or input is no copy: which of the two a result
 /// answers cannot be told, so it is skipped with a warning, and its session counts the line
-/// (as a message whose record has a kept one's `uuid` but other text is). Names made up for records
+/// (as a message whose record has a kept one's `uuid` but other text is). A copy of a call
+/// whose result says otherwise than the kept copy's is named. Names made up for records
 /// without `message.id` or `agentId` that are also given another way are marked apart (see
 /// [`shared_names`]).
 fn group(
@@ -525,6 +556,22 @@ fn group(
                                 sessions[slot].skipped_lines += 1;
                             }
                             continue;
+                        }
+                        let other = match kept.key() {
+                            Key::Call(id) if pending.resolved && resolved => {
+                                other_result(id, earlier, &pending.entry)
+                            }
+                            _ => None,
+                        };
+                        if let Some(message) = other {
+                            file_warnings.push((
+                                pending.line,
+                                SourceWarning {
+                                    path: file.path.clone(),
+                                    place: pending.place.clone(),
+                                    message,
+                                },
+                            ));
                         }
                         if pending.resolved && !resolved {
                             keep(&mut pending, &mut file_warnings);
@@ -744,6 +791,39 @@ mod tests {
             assert_eq!(bash[0].error.as_deref(), Some("exit 1"));
             assert_eq!(session.entries.len(), 2);
         }
+    }
+
+    /// Two copies of a call, each in its file with a result, kept the first file's result
+    /// without a word when the other's said the call succeeded, or reported another error.
+    /// The first is still read; the other is named with the earlier copy; a copy whose
+    /// result says the same (as a resumed session writes) stays silent.
+    #[test]
+    fn a_copied_call_whose_result_says_otherwise_is_named_and_the_first_read() {
+        const PASSED: &str = r#"{"type":"user","sessionId":"s1","uuid":"u3","timestamp":"2025-09-03T00:00:06Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_2","content":"ok"}]}}"#;
+        const OTHER: &str = r#"{"type":"user","sessionId":"s1","uuid":"u3","timestamp":"2025-09-03T00:00:06Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_2","content":"exit 2","is_error":true}]}}"#;
+        const FAILED: &str = r#"{"type":"user","sessionId":"s1","uuid":"u3","timestamp":"2025-09-03T00:00:06Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_2","content":"exit 1","is_error":true}]}}"#;
+        let first = transcript(&[USER, CALLS_2, FAILED]);
+        let copied = transcript(&[USER, CALLS_2, FAILED]);
+        let passed = transcript(&[USER, CALLS_2, PASSED]);
+        let other = transcript(&[USER, CALLS_2, OTHER]);
+        let files = [&first, &copied, &passed, &other];
+        let read = read_paths(&files.map(|f| f.path().to_owned()));
+        let shown: Vec<String> = read.warnings.iter().map(ToString::to_string).collect();
+        let [_, _, passed, other] = files.map(|f| f.path().display());
+        let at = format!("({}:2)", first.path().display());
+        assert_eq!(
+            shown,
+            [
+                format!("{passed}:2: the result of this copy of `Bash` call `toolu_2` says the call succeeded, where that of the earlier copy {at} says it failed: the earlier is read"),
+                format!("{other}:2: the result of this copy of `Bash` call `toolu_2` reports another error than that of the earlier copy {at}: the earlier is read"),
+            ]
+        );
+        let [session] = read.sessions.as_slice() else {
+            panic!("one session")
+        };
+        assert_eq!(operations(session), ["user", "Bash"]);
+        assert!(!session.entries[1].result.success);
+        assert_eq!(session.entries[1].error.as_deref(), Some("exit 1"));
     }
 
     /// Only a copy of a call was meant to be kept once: another call under the same id was

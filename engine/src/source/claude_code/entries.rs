@@ -287,9 +287,10 @@ fn usable_record(record: &Record) -> Result<Option<(InstantMs, String)>, Unusabl
 }
 
 /// The first result of each tool call, by `tool_use` id, from the user and assistant
-/// records. Outcomes are gathered first: a result may be written before the call's other
-/// blocks. A result whose record has no readable timestamp still counts (only the call's
-/// duration needs the time). A result that cannot be given to a call (it names none, or one
+/// records; a later one that says otherwise is named (see [`later_result_differs`]).
+/// Outcomes are gathered first: a result may be written before the call's other blocks. A
+/// result whose record has no readable timestamp still counts (only the call's duration
+/// needs the time). A result that cannot be given to a call (it names none, or one
 /// no `tool_use` of the file has, or its `is_error` is not a boolean) is skipped with a
 /// warning, and its line counts as lost: the grade misses what it says, an error above all.
 fn tool_results(
@@ -371,9 +372,6 @@ fn tool_results(
                     continue;
                 }
             };
-            if results.contains_key(id) {
-                continue;
-            }
             if !calls.contains(id) {
                 warn.skipped(
                     record,
@@ -399,48 +397,88 @@ fn tool_results(
                     continue;
                 }
             };
+            let mut odd = Vec::new();
             let text = match block.get("content") {
-                Some(Value::Array(items)) => {
-                    let mut odd = Vec::new();
-                    let text = listed_result_text(items, id, &mut odd);
-                    // A success's text is never graded: nothing of it is lost.
-                    if is_error {
-                        for why in odd {
-                            warn.at(record, format!("content block {i}: {why}"));
-                        }
-                    }
-                    text
-                }
+                Some(Value::Array(items)) => listed_result_text(items, id, &mut odd),
                 // Claude Code writes text or a list of blocks; an object (one block not in a
                 // list, a converter's) or a number still says something, and read as no
                 // text, the error it reports would vanish from the grade.
                 Some(other @ (Value::Object(_) | Value::Number(_) | Value::Bool(_))) => {
-                    if is_error {
-                        warn.at(
-                            record,
-                            format!(
-                                "content block {i}: the `content` of the `tool_result` for `{id}` is a JSON {}, not text or blocks: its JSON text is read as the error",
-                                json_kind(other)
-                            ),
-                        );
-                    }
+                    odd.push(format!(
+                        "the `content` of the `tool_result` for `{id}` is a JSON {}, not text or blocks: its JSON text is read as the error",
+                        json_kind(other)
+                    ));
                     other.to_string()
                 }
                 Some(Value::String(text)) => text.clone(),
                 None | Some(Value::Null) => String::new(),
             };
-            results.insert(
-                id.to_owned(),
-                ToolResult {
-                    is_error,
-                    text,
-                    instant,
-                    result_type: result_type.clone(),
-                },
-            );
+            let result = ToolResult {
+                is_error,
+                text,
+                instant,
+                result_type: result_type.clone(),
+                line: record.line,
+            };
+            if let Some(first) = results.get(id) {
+                // A resumed session copies a result as it was: a copy says nothing new. One
+                // that differs in what is graded is not read, and must not pass in silence.
+                if let Some(how) = later_result_differs(first, &result, warn.path) {
+                    warn.at(
+                        record,
+                        format!("content block {i}: a later `tool_result` for `{id}` {how}: the first is read"),
+                    );
+                }
+                continue;
+            }
+            // A success's text is never graded: nothing of it is lost.
+            if is_error {
+                for why in odd {
+                    warn.at(record, format!("content block {i}: {why}"));
+                }
+            }
+            results.insert(id.to_owned(), result);
         }
     }
     results
+}
+
+/// How a `later` result for a call differs from the `first` (in the file `path`) in what a
+/// grade reads of it: whether the call failed, the error it reports, whether a `Write`
+/// created its file or changed one. `None` when it says the same, as a resumed session's copy does (a
+/// success's text is never graded, nor is when the result was written but for a duration).
+fn later_result_differs(first: &ToolResult, later: &ToolResult, path: &Path) -> Option<String> {
+    let first_at = || format!("{}:{}", path.display(), first.line);
+    let outcome = |r: &ToolResult| if r.is_error { "failed" } else { "succeeded" };
+    if first.is_error != later.is_error {
+        return Some(format!(
+            "says the call {}, where the first ({}) says it {}",
+            outcome(later),
+            first_at(),
+            outcome(first)
+        ));
+    }
+    if first.is_error && first.text != later.text {
+        return Some(format!(
+            "reports another error than the first ({})",
+            first_at()
+        ));
+    }
+    if first.result_type != later.result_type {
+        let later_type = later.result_type.as_deref().map_or_else(
+            || "has no `toolUseResult.type`".to_owned(),
+            |kind| format!("has `toolUseResult.type` `{kind}`"),
+        );
+        let first_type = first
+            .result_type
+            .as_deref()
+            .map_or_else(|| "none".to_owned(), |kind| format!("`{kind}`"));
+        return Some(format!(
+            "{later_type}, where the first ({}) has {first_type}",
+            first_at()
+        ));
+    }
+    None
 }
 
 /// The items of a `tool_result`'s `content` list that carry no words: Claude Code writes
@@ -1156,11 +1194,13 @@ mod tests {
         assert_eq!(chains["c"], "c");
     }
 
+    /// The first result of a call is its outcome; a later one that says otherwise is named
+    /// (see `a_later_result_for_a_call_is_named_with_the_first_when_it_says_otherwise`).
     #[test]
     fn the_first_result_of_a_call_is_its_outcome() {
-        let result = |is_error: bool| {
+        let result = |line: u64, is_error: bool| {
             record(
-                1,
+                line,
                 serde_json::json!({"type": "user", "timestamp": "1970-01-01T00:00:00.005Z", "message": {"content": [
                     {"type": "tool_result", "tool_use_id": "t1", "is_error": is_error, "content": "out"}
                 ]}}),
@@ -1168,11 +1208,17 @@ mod tests {
         };
         let mut warn = warn_into();
         let results = tool_results(
-            &[call(0, "t1"), result(true), result(false)],
+            &[call(0, "t1"), result(1, true), result(2, false)],
             "s",
             &mut warn,
         );
-        assert!(warn.warnings.is_empty(), "{:?}", warn.warnings);
+        assert_eq!(
+            warn.warnings
+                .iter()
+                .map(|(_, w)| w.to_string())
+                .collect::<Vec<_>>(),
+            ["t.jsonl:2: content block 0: a later `tool_result` for `t1` says the call succeeded, where the first (t.jsonl:1) says it failed: the first is read"]
+        );
         assert!(results["t1"].is_error);
         assert_eq!(
             (results["t1"].text.as_str(), results["t1"].instant),
@@ -1434,6 +1480,68 @@ mod tests {
                 format!("t.jsonl:2: content block 1: {} is an object without `text`, not an image, a document or a tool reference: {read}", item(9)),
                 format!("t.jsonl:2: content block 1: {} is an object without `text`, not an image, a document or a tool reference: {read}", item(10)),
                 format!("t.jsonl:2: content block 1: {} is a JSON array, not text or a block: {read}", item(11)),
+            ]
+        );
+        assert!(warn.lost.is_empty(), "nothing was skipped");
+    }
+
+    /// A later `tool_result` for a call that already had one was read past without a word,
+    /// even when it said the call failed where the first said it succeeded. The first is
+    /// still read; one that differs in what is graded (whether the call failed, the error,
+    /// `toolUseResult.type`) is named with both lines. A copy, as a resumed session writes,
+    /// stays silent, and so does another success's text, which is never graded; a copy's
+    /// odd content is reported once, for the first.
+    #[test]
+    fn a_later_result_for_a_call_is_named_with_the_first_when_it_says_otherwise() {
+        let result = |line: u64, id: &str, is_error: bool, content: Value| {
+            result_block(
+                line,
+                serde_json::json!({"type": "tool_result", "tool_use_id": id, "is_error": is_error, "content": content}),
+            )
+        };
+        let typed = |line: u64, id: &str, kind: Option<&str>| {
+            let mut r = result(line, id, false, "ok".into());
+            if let Some(kind) = kind {
+                r.value["toolUseResult"] = serde_json::json!({"type": kind});
+            }
+            r
+        };
+        let records = [
+            call(1, "fails"),
+            call(2, "works"),
+            call(3, "write"),
+            result(4, "fails", true, serde_json::json!([1, "exit 1"])),
+            result(5, "works", false, "ok".into()),
+            typed(6, "write", Some("create")),
+            // A resumed session's copies, and another success's text: nothing to say.
+            result(7, "fails", true, serde_json::json!([1, "exit 1"])),
+            result(8, "works", false, "all good".into()),
+            typed(9, "write", Some("create")),
+            result(10, "fails", false, "ok".into()),
+            result(11, "works", true, "denied".into()),
+            result(12, "fails", true, "exit 2".into()),
+            typed(13, "write", Some("update")),
+            typed(14, "write", None),
+        ];
+        let mut warn = warn_into();
+        let results = tool_results(&records, "s", &mut warn);
+        assert!(results["fails"].is_error);
+        assert_eq!(results["fails"].text, "1\nexit 1");
+        assert!(!results["works"].is_error);
+        assert_eq!(results["write"].result_type.as_deref(), Some("create"));
+        let later = |id: &str| format!("content block 1: a later `tool_result` for `{id}`");
+        assert_eq!(
+            warn.warnings
+                .iter()
+                .map(|(_, w)| w.to_string())
+                .collect::<Vec<_>>(),
+            [
+                "t.jsonl:4: content block 1: item 0 of the `content` of the `tool_result` for `fails` is a JSON number, not text or a block: its JSON text is read as part of the error".to_owned(),
+                format!("t.jsonl:10: {} says the call succeeded, where the first (t.jsonl:4) says it failed: the first is read", later("fails")),
+                format!("t.jsonl:11: {} says the call failed, where the first (t.jsonl:5) says it succeeded: the first is read", later("works")),
+                format!("t.jsonl:12: {} reports another error than the first (t.jsonl:4): the first is read", later("fails")),
+                format!("t.jsonl:13: {} has `toolUseResult.type` `update`, where the first (t.jsonl:6) has `create`: the first is read", later("write")),
+                format!("t.jsonl:14: {} has no `toolUseResult.type`, where the first (t.jsonl:6) has `create`: the first is read", later("write")),
             ]
         );
         assert!(warn.lost.is_empty(), "nothing was skipped");
