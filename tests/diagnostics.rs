@@ -54,7 +54,7 @@ fn explain_of_a_session_error_says_the_pack_stays_valid() {
     let text = stdout(&out);
     assert!(
         text.starts_with(
-            "E040 not-text (error): a session where a test of text meets a value that is not text\n"
+            "E040 not-text (error): a session where a test of text meets a value that is not text, or a message prints one JavaScript cannot print\n"
         ),
         "{text}"
     );

@@ -164,14 +164,14 @@ fn a_failing_pack_test_prints_a_readable_diff_and_exits_1() {
     let out = run_in(dir.path(), &["rubric", "test", "./cleo-copy"]);
     assert_eq!(code(&out), 1, "{}", stdout(&out));
     let text = stdout(&out);
-    assert!(text.ends_with("7 passed, 2 failed\n"), "{text}");
+    assert!(text.ends_with("8 passed, 2 failed\n"), "{text}");
     insta::assert_snapshot!("pack_test_failure_diff", text);
 
     let out = run_in(dir.path(), &["rubric", "test", "./cleo-copy", "--update"]);
     assert_eq!(code(&out), 0, "{}", stdout(&out));
     let out = run_in(dir.path(), &["rubric", "test", "./cleo-copy"]);
     assert_eq!(code(&out), 0, "{}", stdout(&out));
-    assert!(stdout(&out).ends_with("9 passed, 0 failed\n"));
+    assert!(stdout(&out).ends_with("10 passed, 0 failed\n"));
 }
 
 /// A copy of cleo-v1 with only its `not-text` fixture: a graded session and two that
@@ -179,7 +179,7 @@ fn a_failing_pack_test_prints_a_readable_diff_and_exits_1() {
 fn pack_expecting_errors(dir: &std::path::Path) -> std::path::PathBuf {
     let pack = dir.join("refusing");
     copy_dir(&repo_root().join("rubrics/cleo-v1"), &pack);
-    for name in ["corpus-sample", "example"] {
+    for name in ["corpus-sample", "example", "unprintable"] {
         for suffix in [".jsonl", ".expected.jsonl"] {
             std::fs::remove_file(pack.join("tests").join(format!("{name}{suffix}"))).unwrap();
         }

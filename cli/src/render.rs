@@ -312,7 +312,11 @@ pub fn grade_table(grades: &[Value]) -> String {
 fn value_text(v: &Value) -> String {
     match v {
         Value::String(s) => escape_controls(s).into_owned(),
-        other => escape_controls(&grade_engine::entry::js_string(other)).into_owned(),
+        // A value JavaScript cannot print is shown as its JSON.
+        other => escape_controls(
+            &grade_engine::entry::js_string(other).unwrap_or_else(|| other.to_string()),
+        )
+        .into_owned(),
     }
 }
 

@@ -42,6 +42,10 @@ pub enum FieldValue<'a> {
     Json(&'a Value),
 }
 
+/// A value JavaScript throws on rather than print it ([`FieldValue::display`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unprintable;
+
 pub const FIELD_ROOTS: &str = "`timestamp`, `sessionId`, `domain`, `operation`, `result.success`, `result.exitCode`, `result.duration`, `error`, `params.…`, `metadata.…`";
 
 impl Field {
@@ -258,17 +262,19 @@ impl<'a> FieldValue<'a> {
         }
     }
 
-    /// The value as text in an evidence or flag message, as JavaScript would print it.
-    pub fn display(self) -> Option<String> {
-        match self {
+    /// The value as text in an evidence or flag message, as JavaScript would print it:
+    /// `Ok(None)` when it is missing, `Err` where JavaScript throws rather than print it
+    /// (an object with a `toString` key of its own, see [`js_string`]).
+    pub fn display(self) -> Result<Option<String>, Unprintable> {
+        Ok(match self {
             FieldValue::Missing => None,
             FieldValue::Str(s) => Some(s.to_owned()),
             FieldValue::Bool(b) => Some(b.to_string()),
             // As a double, as JavaScript holds it: past 2^53 an integer prints rounded.
             FieldValue::Int(i) => Some(crate::entry::js_number(i as f64)),
             FieldValue::Float(f) => Some(crate::entry::js_number(f)),
-            FieldValue::Json(v) => Some(js_string(v)),
-        }
+            FieldValue::Json(v) => Some(js_string(v).ok_or(Unprintable)?),
+        })
     }
 
     /// The value as JSON, for scripts and explanations.

@@ -424,31 +424,45 @@ pub(crate) fn js_trim(s: &str) -> &str {
     s.trim_matches(is_js_whitespace)
 }
 
-/// A value as JavaScript's `String(value)` spells it inside a template literal.
-pub fn js_string(value: &Value) -> String {
+/// A value as JavaScript's `String(value)` spells it inside a template literal; `None` where
+/// JavaScript throws instead of spelling it.
+///
+/// An object read from JSON prints as `[object Object]` through the `toString` it inherits,
+/// unless it has a `toString` key of its own (`{"toString": 1}`): JavaScript then finds no
+/// function to call, nor a `valueOf` that gives anything but the object, and throws a
+/// `TypeError` ("Cannot convert object to primitive value"). So does a list holding such an
+/// object at any depth, which JavaScript prints by joining its items.
+pub fn js_string(value: &Value) -> Option<String> {
+    let mut out = String::new();
+    write_js_string(value, &mut out).then_some(out)
+}
+
+fn write_js_string(value: &Value, out: &mut String) -> bool {
     match value {
-        Value::Null => "null".to_owned(),
-        Value::Bool(b) => b.to_string(),
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         // JavaScript reads every JSON number as a double, so an integer past 2^53 prints
         // as its nearest double does (9007199254740993 → 9007199254740992).
         Value::Number(n) => match n.as_f64() {
-            Some(f) => js_number(f),
-            None => n.to_string(),
+            Some(f) => out.push_str(&js_number(f)),
+            None => out.push_str(&n.to_string()),
         },
-        Value::String(s) => s.clone(),
-        Value::Array(items) => items
-            .iter()
-            .map(|v| {
-                if v.is_null() {
-                    String::new()
-                } else {
-                    js_string(v)
+        Value::String(s) => out.push_str(s),
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
                 }
-            })
-            .collect::<Vec<_>>()
-            .join(","),
-        Value::Object(_) => "[object Object]".to_owned(),
+                // `join` prints null (and undefined) items as nothing.
+                if !item.is_null() && !write_js_string(item, out) {
+                    return false;
+                }
+            }
+        }
+        Value::Object(map) if map.contains_key("toString") => return false,
+        Value::Object(_) => out.push_str("[object Object]"),
     }
+    true
 }
 
 /// What a message calls the kind of a JSON value, with its article (`an array`, `null`).

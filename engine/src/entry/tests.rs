@@ -40,7 +40,27 @@ fn json_numbers_print_as_javascript_reads_them() {
         (json!(i64::MIN), "-9223372036854776000"),
         (json!([1e21, null, 2]), "1e+21,,2"),
     ] {
-        assert_eq!(js_string(&v), js, "{v}");
+        assert_eq!(js_string(&v).as_deref(), Some(js), "{v}");
+    }
+}
+
+/// `${taskId}` in CLEO's flag throws a `TypeError` on an object whose own `toString` is no
+/// function (a JSON value): printing `[object Object]` there graded a session CLEO does not.
+/// Reference: Node 20, `` `${JSON.parse(text)}` ``.
+#[test]
+fn objects_with_their_own_to_string_have_no_javascript_text() {
+    for (text, js) in [
+        (r#"{"toString":1}"#, None),
+        (r#"[1,{"toString":null}]"#, None),
+        (r#"{"toString":1,"valueOf":2}"#, None),
+        (r#"[[{"toString":"x"}]]"#, None),
+        (r#"{"valueOf":1}"#, Some("[object Object]")),
+        (r#"[null,{"a":1}]"#, Some(",[object Object]")),
+        (r#"{"__proto__":1}"#, Some("[object Object]")),
+        (r#"{"__proto__":{"toString":1}}"#, Some("[object Object]")),
+    ] {
+        let v: serde_json::Value = serde_json::from_str(text).unwrap();
+        assert_eq!(js_string(&v).as_deref(), js, "{text}");
     }
 }
 

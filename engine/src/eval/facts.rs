@@ -46,6 +46,15 @@ pub(crate) enum TextTest {
     Blank { selector: usize },
     /// The `normalize` steps of the metric with this id.
     Normalize { metric: usize },
+    /// The key of the metric with this id, which has no `normalize` steps and so compares
+    /// keys as JavaScript prints them.
+    Key { metric: usize },
+    /// A message of the rule `rule` of the dimension `dimension` (or, with no rule, the
+    /// dimension's `otherwise`), which prints an entry's field as JavaScript does.
+    Message {
+        dimension: usize,
+        rule: Option<usize>,
+    },
 }
 
 impl CompiledPack {
@@ -95,6 +104,7 @@ impl CompiledPack {
             metric_witnesses: Vec::new(),
             native_failure: std::cell::RefCell::new(None),
             failed_metric: None,
+            unprintable: std::cell::RefCell::new(None),
         };
         let mut native_witnesses = vec![Vec::new(); self.metrics.len()];
         for (i, m) in self.metrics.iter().enumerate() {
@@ -110,7 +120,15 @@ impl CompiledPack {
                     value
                 }
                 _ => metric_value(m, entries, &facts.hits).map_err(|(field, at)| NotText {
-                    test: TextTest::Normalize { metric: i },
+                    test: match m {
+                        Metric::Duplicates { normalize, .. }
+                        | Metric::Distinct { normalize, .. }
+                            if normalize.is_empty() =>
+                        {
+                            TextTest::Key { metric: i }
+                        }
+                        _ => TextTest::Normalize { metric: i },
+                    },
                     field,
                     at,
                 })?,
@@ -304,7 +322,8 @@ fn keys(
 /// The entry's key after the `normalize` steps; `None` when it is missing or ends empty.
 /// The steps read text, as CLEO's `title.toLowerCase()` does: a key that is present and not
 /// text (a number, a boolean, an array, an object) is an error, where CLEO's grader throws.
-/// Without steps, a key of any kind compares as JavaScript prints it.
+/// Without steps, a key of any kind compares as JavaScript prints it, and one JavaScript
+/// cannot print (an object with its own `toString`) is an error too.
 fn normalized_key(
     entry: &Entry,
     key: &Field,
@@ -314,7 +333,7 @@ fn normalized_key(
     if !normalize.is_empty() && !value.is_missing() && value.as_str().is_none() {
         return Err(());
     }
-    let Some(mut k) = value.display() else {
+    let Some(mut k) = value.display().map_err(|_| ())? else {
         return Ok(None);
     };
     for step in normalize {

@@ -162,6 +162,10 @@ pub enum EvalError {
     },
 }
 
+/// Why a value cannot be printed, as the errors of [`TextTest::Key`] and
+/// [`TextTest::Message`] say it.
+const CANNOT_PRINT: &str = "which throws on an object with a `toString` of its own";
+
 impl EvalError {
     /// The diagnostic code of the error, for the errors that have one (`grade rubric explain
     /// CODE` describes it).
@@ -318,6 +322,25 @@ impl CompiledPack {
                 "`normalize` of metric `{}` reads text",
                 self.metric_names.get(metric).map_or("", String::as_str)
             ),
+            TextTest::Key { metric } => format!(
+                "metric `{}` compares keys as JavaScript prints them, {CANNOT_PRINT}",
+                self.metric_names.get(metric).map_or("", String::as_str)
+            ),
+            TextTest::Message { dimension, rule } => {
+                let dimension = self.dimensions.get(dimension);
+                let place = match (dimension, rule) {
+                    (Some(d), Some(r)) => d
+                        .rules
+                        .get(r)
+                        .map_or_else(String::new, |r| format!("a message of rule `{}`", r.id)),
+                    (Some(d), None) => format!("the `otherwise` of dimension `{}`", d.id),
+                    (None, _) => "a message".to_owned(),
+                };
+                format!(
+                    "{place} prints `{}` as JavaScript does, {CANNOT_PRINT}",
+                    failure.field
+                )
+            }
         };
         let (entry, value) = match entries.get(failure.at as usize) {
             Some(e) => {
@@ -419,7 +442,7 @@ impl CompiledPack {
         );
         let mut total = 0.0;
         let mut not_applicable = Vec::new();
-        for dimension in &self.dimensions {
+        for (d, dimension) in self.dimensions.iter().enumerate() {
             if let (Some(judgment), true) = (judgment, dimension.kind.is_judged()) {
                 let scored = judged_score(dimension, judgment);
                 total += match self.scoring {
@@ -451,6 +474,18 @@ impl CompiledPack {
                 }
                 if !holds {
                     let reason = applies.otherwise.as_ref().map(|t| t.render(&ctx));
+                    if let Some((at, field)) = facts.unprintable.borrow_mut().take() {
+                        let test = TextTest::Message {
+                            dimension: d,
+                            rule: None,
+                        };
+                        let failure = NotText {
+                            test,
+                            field: &field,
+                            at,
+                        };
+                        return Err(self.not_text(session_id, entries, failure));
+                    }
                     result.dimensions.insert(
                         dimension.id.clone(),
                         DimensionScore {
@@ -471,7 +506,7 @@ impl CompiledPack {
             let mut score = dimension.start;
             let mut evidence = Vec::new();
             let mut traces = Vec::new();
-            for rule in &dimension.rules {
+            for (r, rule) in dimension.rules.iter().enumerate() {
                 let before = score;
                 let (flags_before, evidence_before) = (result.flags.len(), evidence.len());
                 let mut witnesses = Vec::new();
@@ -503,6 +538,18 @@ impl CompiledPack {
                     let failure = NotText {
                         test: TextTest::Blank { selector },
                         field,
+                        at,
+                    };
+                    return Err(self.not_text(session_id, entries, failure));
+                }
+                if let Some((at, field)) = facts.unprintable.borrow_mut().take() {
+                    let test = TextTest::Message {
+                        dimension: d,
+                        rule: Some(r),
+                    };
+                    let failure = NotText {
+                        test,
+                        field: &field,
                         at,
                     };
                     return Err(self.not_text(session_id, entries, failure));

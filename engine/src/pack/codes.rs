@@ -247,13 +247,17 @@ source of another format is then refused instead of graded by rules that look fo
 never has. Leave `sources` out for a pack that grades any source.";
 
     NotText "E040" "not-text" Error Value
-        "a session where a test of text meets a value that is not text"
+        "a session where a test of text meets a value that is not text, or a message prints one JavaScript cannot print"
         "`blank` and a metric's `normalize` steps read text, as the CLEO grader they come from \
 does (`description.trim()`, `title.toLowerCase()`). A `blank` test evaluated on a value that is \
 truthy and not text (a number other than 0, `true`, an array, an object), or a `normalize`d key \
 that is present and not text, has no answer: CLEO's grader throws a `TypeError` there and gives \
 the session no grade. `grade` reports that session as not graded, naming the entry, its field and \
-its value, grades the other sessions of the run, and exits 1. A test is evaluated only where the \
+its value, grades the other sessions of the run, and exits 1. So does a message that prints a \
+field (`{entry.metadata.taskId}`) or a metric `key` without `normalize`, compared as JavaScript \
+prints it, when the value is an object with a `toString` key of its own (`{\"toString\": 1}`, \
+alone or in a list): JavaScript finds no function to call and throws where CLEO's grader puts it \
+in a flag. A test is evaluated only where the \
 selector reaches it (`all` stops at its first false, `any` at its first true); a selector \
 written in place under `entry`, `followed_by` or `preceded_by` counts only at the entries that \
 condition looks at, and a metric reads only the entries of its `of`. To grade such sessions, fix the log, or test the type first: \

@@ -38,6 +38,10 @@ pub(crate) struct Facts<'s> {
     /// The metric whose native call failed first, when one did: two metrics may call one
     /// function, and the error names the one that failed, not the first that calls it.
     pub(crate) failed_metric: Option<usize>,
+    /// The first field a message printed that JavaScript cannot print (an object with its
+    /// own `toString`), with its entry's position: the session fails with it, as CLEO's
+    /// grader throws where it puts such a value in a flag.
+    pub(crate) unprintable: std::cell::RefCell<Option<(u32, Field)>>,
 }
 
 impl Facts<'_> {
@@ -106,7 +110,16 @@ impl TemplateValues for Ctx<'_, '_> {
     }
     fn entry_field(&self, field: &Field) -> Option<String> {
         let at = self.entry?;
-        field.get(&self.facts.entries[at as usize]).display()
+        match field.get(&self.facts.entries[at as usize]).display() {
+            Ok(text) => text,
+            Err(crate::field::Unprintable) => {
+                self.facts
+                    .unprintable
+                    .borrow_mut()
+                    .get_or_insert_with(|| (at, field.clone()));
+                None
+            }
+        }
     }
     fn entry_position(&self) -> Option<usize> {
         self.entry.map(|at| at as usize + 1)
