@@ -927,3 +927,31 @@ fn json_cut_off_at_a_line_end_or_broken_deep_in_a_document_names_where() {
         );
     }
 }
+
+/// JavaScript writes `\ud83d` alone for a string cut inside a character, and CLEO's grader
+/// reads such a line; the log was refused whole as "not a source grade can read" (line 1 was
+/// not JSON to serde_json). Now it is graded, U+FFFD in the surrogate's place, with one
+/// warning saying what that may change.
+#[test]
+fn a_lone_surrogate_is_read_as_the_replacement_character_with_one_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut lines = log("4");
+    lines[0] = lines[0].replace("\"params\":{}", r#""params":{"title":"cut \ud83d"}"#);
+    lines[3] = lines[3].replace("\"params\":{}", r#""params":{"note":"\udc00"}"#);
+    assert!(lines[0].contains(r"\ud83d") && lines[3].contains(r"\udc00"));
+    let source = write(dir.path(), "cut.jsonl", &(lines.join("\n") + "\n"));
+    let plain = write(dir.path(), "plain.jsonl", &(log("4").join("\n") + "\n"));
+    let run = both_ways(&source, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        without_timestamp(&run.results),
+        without_timestamp(&grade(&plain, &["--all"]).results)
+    );
+    assert_eq!(
+        run.stderr,
+        format!(
+            "warning: {}:1: a string holds a lone UTF-16 surrogate (an escape such as `\\ud83d` without its other half, which JavaScript writes for a string cut inside a character); text cannot hold one, so it is read as U+FFFD (\u{fffd}): two texts that differ only there read as equal, and a message that prints one shows U+FFFD (2 lines)\n",
+            source.display()
+        )
+    );
+}

@@ -120,3 +120,93 @@ mod tests {
         }
     }
 }
+
+/// What a source says of lines it read with [`lone_surrogates_replaced`].
+pub(crate) const LONE_SURROGATE_READ: &str = "a string holds a lone UTF-16 surrogate (an escape such as `\\ud83d` without its other half, which JavaScript writes for a string cut inside a character); text cannot hold one, so it is read as U+FFFD (\u{fffd}): two texts that differ only there read as equal, and a message that prints one shows U+FFFD";
+
+/// serde_json's reading of `json`, and `false`; or, where that fails and `json` holds a lone
+/// surrogate, the reading of it with U+FFFD in the surrogate's place, and `true`.
+pub(crate) fn from_slice_lenient<T: serde::de::DeserializeOwned>(
+    json: &[u8],
+) -> Result<(T, bool), serde_json::Error> {
+    match serde_json::from_slice(json) {
+        Ok(value) => Ok((value, false)),
+        Err(err) => match lone_surrogates_replaced(json) {
+            Some(fixed) => serde_json::from_slice(&fixed).map(|value| (value, true)),
+            None => Err(err),
+        },
+    }
+}
+
+/// `json` with each `\u` escape of a lone UTF-16 surrogate (a high one not followed by the
+/// escape of a low one, or a low one alone) replaced by `\ufffd`, of the same length; `None`
+/// when it holds none. JSON allows them and serde_json refuses them; JavaScript's
+/// `JSON.stringify` writes one for a string cut between the two halves of a character.
+pub(crate) fn lone_surrogates_replaced(json: &[u8]) -> Option<Vec<u8>> {
+    fn escape_at(json: &[u8], at: usize) -> Option<u16> {
+        let hex = json.get(at..at + 6)?;
+        if hex[0] != b'\\' || hex[1] != b'u' {
+            return None;
+        }
+        let text = std::str::from_utf8(&hex[2..]).ok()?;
+        u16::from_str_radix(text, 16).ok()
+    }
+    let mut fixed: Option<Vec<u8>> = None;
+    let mut at = 0;
+    while let Some(found) = memchr::memchr(b'\\', &json[at..]) {
+        let here = at + found;
+        match escape_at(json, here) {
+            Some(0xD800..=0xDBFF) if matches!(escape_at(json, here + 6), Some(0xDC00..=0xDFFF)) => {
+                at = here + 12;
+            }
+            Some(0xD800..=0xDFFF) => {
+                let out = fixed.get_or_insert_with(|| json.to_vec());
+                out[here..here + 6].copy_from_slice(b"\\ufffd");
+                at = here + 6;
+            }
+            // Any other escape is two bytes or more; skipping two is enough to step past an
+            // escaped backslash, which must not start an escape of its own.
+            _ => at = here + 2,
+        }
+        if at >= json.len() {
+            break;
+        }
+    }
+    fixed
+}
+
+#[cfg(test)]
+mod lone_surrogate_tests {
+    use super::lone_surrogates_replaced;
+
+    fn fixed(json: &str) -> Option<String> {
+        lone_surrogates_replaced(json.as_bytes()).map(|v| String::from_utf8(v).unwrap())
+    }
+
+    #[test]
+    fn lone_surrogates_become_the_replacement_character_and_pairs_stay() {
+        assert_eq!(
+            fixed(r#"{"a":"\ud83d"}"#).as_deref(),
+            Some(r#"{"a":"\ufffd"}"#)
+        );
+        assert_eq!(
+            fixed(r#"{"a":"x\udc00y"}"#).as_deref(),
+            Some(r#"{"a":"x\ufffdy"}"#)
+        );
+        assert_eq!(
+            fixed(r#"["\ud83d\ud83d\ude00","\uDBFF"]"#).as_deref(),
+            Some(r#"["\ufffd\ud83d\ude00","\ufffd"]"#)
+        );
+        assert_eq!(fixed(r#"{"a":"\ud83d\ude00"}"#), None);
+        // An escaped backslash before `ud83d` is text, not an escape.
+        assert_eq!(fixed(r#"{"a":"\\ud83d"}"#), None);
+        assert_eq!(fixed(r#"{"a":"\n\u0041"}"#), None);
+        assert_eq!(fixed("\\"), None);
+        for text in [r#"{"a":"\ud83d"}"#, r#"["\udfff","\ud800x"]"#] {
+            let value: serde_json::Value =
+                serde_json::from_slice(&lone_surrogates_replaced(text.as_bytes()).unwrap())
+                    .unwrap();
+            assert!(value.to_string().contains('\u{fffd}'), "{value}");
+        }
+    }
+}

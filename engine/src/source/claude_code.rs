@@ -232,7 +232,17 @@ fn records_of(
     if first == Some(b'{') {
         // A wrapper document (possibly pretty-printed) parses whole; a JSONL file does not
         // unless it holds a single record.
-        if let Ok(Value::Object(mut doc)) = serde_json::from_slice::<Value>(text) {
+        if let Ok((Value::Object(mut doc), lone)) = crate::json::from_slice_lenient::<Value>(text) {
+            if lone {
+                warnings.push((
+                    1,
+                    SourceWarning {
+                        path: path.to_owned(),
+                        place: Place::File,
+                        message: crate::json::LONE_SURROGATE_READ.to_owned(),
+                    },
+                ));
+            }
             if let Some(Value::Array(lines)) = doc.remove("loglines") {
                 let records = lines
                     .into_iter()
@@ -259,18 +269,25 @@ fn records_of(
         .collect();
     // Parsed side by side: a long transcript is often the only file graded, and parsing its
     // lines one by one was a fifth of grading it (`claude-code-v1`, 20,000 tool calls).
-    let parsed: Vec<Result<Value, serde_json::Error>> = lines
+    let parsed: Vec<Result<(Value, bool), serde_json::Error>> = lines
         .par_iter()
         .with_min_len(256)
-        .map(|(_, line)| serde_json::from_slice::<Value>(line))
+        .map(|(_, line)| crate::json::from_slice_lenient::<Value>(line))
         .collect();
+    // Lines read with U+FFFD for a lone surrogate: the first, and how many.
+    let mut lone: Option<(u64, u64)> = None;
     for ((line_no, line), parsed) in lines.into_iter().zip(parsed) {
         match parsed {
-            Ok(value) => records.push(Record {
-                place: Place::Line(line_no),
-                line: line_no,
-                value,
-            }),
+            Ok((value, replaced)) => {
+                if replaced {
+                    lone.get_or_insert((line_no, 0)).1 += 1;
+                }
+                records.push(Record {
+                    place: Place::Line(line_no),
+                    line: line_no,
+                    value,
+                });
+            }
             Err(err) => {
                 damaged += 1;
                 warnings.push((
@@ -286,6 +303,20 @@ fn records_of(
                 ));
             }
         }
+    }
+    if let Some((first, lines)) = lone {
+        let plural = if lines == 1 { "" } else { "s" };
+        warnings.push((
+            first,
+            SourceWarning {
+                path: path.to_owned(),
+                place: Place::Line(first),
+                message: format!(
+                    "{} ({lines} line{plural})",
+                    crate::json::LONE_SURROGATE_READ
+                ),
+            },
+        ));
     }
     (records, damaged)
 }
@@ -1618,6 +1649,32 @@ mod tests {
                 format!("{path}:7: the record has no `timestamp`: its tool results count, without a duration"),
                 format!("{path}:8: skipped: `Edit` call `toolu_1` has the id of an earlier `Read` call ({path}:2) with other input: which of them a result answers cannot be told"),
             ]
+        );
+    }
+
+    /// A tool output cut inside a character holds a lone surrogate (`\ud83d`), which
+    /// serde_json refused: the whole line, a user turn or a tool result, was skipped.
+    #[test]
+    fn a_line_with_a_lone_surrogate_is_read_with_the_replacement_character() {
+        let cut = USER.replace("fix the bug", "fix the bug \\ud83d");
+        let cut_too = CALLS_1.replace("/a.rs", "/a\\udc00.rs");
+        let f = transcript(&[&cut, &cut_too]);
+        let read = read_paths(&[f.path().to_owned()]);
+        let path = f.path().display();
+        let shown: Vec<String> = read.warnings.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            shown,
+            [format!(
+                "{path}:1: {} (2 lines)",
+                crate::json::LONE_SURROGATE_READ
+            )]
+        );
+        assert_eq!(read.skipped_lines, 0);
+        let entries = &read.sessions[0].entries;
+        assert_eq!(entries.len(), 2);
+        assert_eq!(
+            entries[1].params.get("file_path"),
+            Some(&serde_json::Value::from("/a\u{fffd}.rs"))
         );
     }
 

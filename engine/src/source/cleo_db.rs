@@ -70,14 +70,14 @@ impl SourceFormat for CleoDb {
         options: &ReadOptions,
     ) -> Result<SourceRead, SourceError> {
         let checked = options.checked;
-        let (sessions, name) = match input {
+        let ((sessions, lone), name) = match input {
             Input::File(path) => (read_cleo_db(path, path, filter, checked)?, *path),
             // SQLite reads files: bytes from a pipe are kept in a temporary one meanwhile.
             Input::Bytes { name, bytes } => {
                 let spooled = Spooled::write(name, bytes)?;
-                let sessions = read_cleo_db(&spooled.path, name, filter, checked)
+                let read = read_cleo_db(&spooled.path, name, filter, checked)
                     .map_err(|e| e.at_path(name))?;
-                (sessions, *name)
+                (read, *name)
             }
         };
         let mut text_order = TextOrder::default();
@@ -88,7 +88,11 @@ impl SourceFormat for CleoDb {
         }
         Ok(SourceRead {
             sessions,
-            warnings: text_order.warning(name).into_iter().collect(),
+            warnings: lone
+                .warning(name)
+                .into_iter()
+                .chain(text_order.warning(name))
+                .collect(),
             ..SourceRead::default()
         })
     }
@@ -156,7 +160,7 @@ fn read_cleo_db(
     name: &Path,
     filter: &SessionFilter,
     checked: FieldsRead,
-) -> Result<Vec<Session>, SourceError> {
+) -> Result<(Vec<Session>, LoneRows), SourceError> {
     let sql_err = |source| explain(path, source);
     let db = ReadOnlyDb::new(path)?;
     let conn = db.connect()?;
@@ -171,7 +175,7 @@ fn read_cleo_db(
     // parameters, and a `?` per id would refuse more sessions than that.
     let wanted = match filter {
         SessionFilter::All => None,
-        SessionFilter::Only(ids) if ids.is_empty() => return Ok(Vec::new()),
+        SessionFilter::Only(ids) if ids.is_empty() => return Ok((Vec::new(), LoneRows::default())),
         SessionFilter::Only(ids) => {
             Some(serde_json::to_string(ids).map_err(|e| SourceError::Format {
                 path: path.to_owned(),
@@ -191,12 +195,15 @@ fn read_cleo_db(
 
     let mut groups = SessionGroups::default();
     let file = SourceFile::named(name);
+    let mut lone = LoneRows::default();
     while let Some(row) = rows.next().map_err(sql_err)? {
         let rowid: i64 = row.get(0).map_err(sql_err)?;
-        let entry = map_row(row, file, checked).map_err(|(id, message)| SourceError::BadRow {
-            path: path.to_owned(),
-            row: id.unwrap_or_else(|| format!("rowid {rowid}")),
-            message,
+        let entry = map_row(row, file, checked, &mut lone).map_err(|(id, message)| {
+            SourceError::BadRow {
+                path: path.to_owned(),
+                row: id.unwrap_or_else(|| format!("rowid {rowid}")),
+                message,
+            }
         })?;
         groups.push(entry);
     }
@@ -207,7 +214,7 @@ fn read_cleo_db(
     for session in &mut sessions {
         session.entries.sort_by_key(|e| e.instant);
     }
-    Ok(sessions)
+    Ok((sessions, lone))
 }
 
 fn column_names(conn: &Connection, path: &Path) -> Result<Vec<String>, SourceError> {
@@ -304,6 +311,50 @@ fn quote_list(items: &[&str]) -> String {
 
 type RowError = (Option<String>, String);
 
+/// The rows whose `details_json` held a lone surrogate, read as U+FFFD: the first (by its
+/// `id`) and how many. Said once for the read.
+#[derive(Debug, Default)]
+struct LoneRows {
+    first: Option<String>,
+    rows: u64,
+}
+
+impl LoneRows {
+    fn add(&mut self, row: impl FnOnce() -> String) {
+        if self.first.is_none() {
+            self.first = Some(row());
+        }
+        self.rows += 1;
+    }
+
+    /// Adds the rows of a later part of the read.
+    fn extend(&mut self, later: LoneRows) {
+        if self.first.is_none() {
+            self.first = later.first;
+        }
+        self.rows += later.rows;
+    }
+
+    fn warning(self, path: &Path) -> Option<SourceWarning> {
+        let first = self.first?;
+        let plural = if self.rows == 1 { "" } else { "s" };
+        Some(SourceWarning {
+            path: path.to_owned(),
+            place: Place::File,
+            message: format!(
+                "audit_log row `{first}`: `details_json`: {} ({} row{plural})",
+                crate::json::LONE_SURROGATE_READ,
+                self.rows
+            ),
+        })
+    }
+}
+
+/// A row named by its `rowid`, for a row whose `id` is no text or number.
+fn rowid_name(row: &rusqlite::Row<'_>) -> String {
+    format!("rowid {}", row.get::<_, i64>(0).unwrap_or_default())
+}
+
 /// The columns [`entry_columns`] selects, in the order `map_row` reads them: messages name a
 /// column by its index here.
 const ENTRY_COLUMNS: [&str; 15] = [
@@ -357,9 +408,9 @@ fn entry_columns(has_actor: bool) -> String {
 
 /// `details_json` as serde reads it: a params object, or `null` for none; the message says
 /// which kind of JSON it is instead, or that it is no JSON at all.
-fn params_by_serde(json: &str) -> Result<Params, String> {
-    match serde_json::from_str::<Option<Params>>(json) {
-        Ok(params) => Ok(params.unwrap_or_default()),
+fn params_by_serde(json: &str) -> Result<(Params, bool), String> {
+    match crate::json::from_slice_lenient::<Option<Params>>(json.as_bytes()) {
+        Ok((params, lone)) => Ok((params.unwrap_or_default(), lone)),
         // Parsed again only to tell the two failures apart.
         Err(e) => match serde_json::from_str::<serde_json::Value>(json) {
             Ok(other) => Err(format!(
@@ -371,22 +422,22 @@ fn params_by_serde(json: &str) -> Result<Params, String> {
     }
 }
 
-/// The params of a `details_json` value, as CLEO's reader parses them; the error says why
-/// the value holds none.
-fn details_params(value: rusqlite::types::ValueRef<'_>) -> Result<Params, String> {
+/// The params of a `details_json` value, as CLEO's reader parses them, and whether a lone
+/// surrogate was read as U+FFFD; the error says why the value holds none.
+fn details_params(value: rusqlite::types::ValueRef<'_>) -> Result<(Params, bool), String> {
     use rusqlite::types::ValueRef;
     let json = match value {
-        ValueRef::Null => return Ok(Params::new()),
+        ValueRef::Null => return Ok((Params::new(), false)),
         ValueRef::Text(t) => {
             std::str::from_utf8(t).map_err(|e| format!("`details_json` is not UTF-8 text: {e}"))?
         }
         other => return Err(format!("`details_json` is {}, not text", sql_kind(other))),
     };
     match json {
-        "" | "{}" => Ok(Params::new()),
+        "" | "{}" => Ok((Params::new(), false)),
         // The flat objects CLEO writes, read without serde; anything else as serde reads it.
         json => match super::cleo_jsonl::params_document(json) {
-            Some(params) => Ok(params),
+            Some(params) => Ok((params, false)),
             None => params_by_serde(json),
         },
     }
@@ -400,6 +451,7 @@ fn map_row(
     row: &rusqlite::Row<'_>,
     file: SourceFile,
     checked: FieldsRead,
+    lone: &mut LoneRows,
 ) -> Result<Entry, RowError> {
     use rusqlite::types::ValueRef;
     // The row's `id`, for messages.
@@ -499,7 +551,12 @@ fn map_row(
     // row around it is whole: every other column is read, as a `duration_ms` of text is.
     let params = match row.get_ref(6) {
         Ok(value) => match details_params(value) {
-            Ok(params) => params,
+            Ok((params, replaced)) => {
+                if replaced {
+                    lone.add(|| id().unwrap_or_else(|| rowid_name(row)));
+                }
+                params
+            }
             Err(message) if checked.contains(FieldsRead::PARAMS) => return Err(fail(message)),
             Err(_) => Params::new(),
         },
@@ -806,6 +863,8 @@ fn open_stream<'p>(
             sql,
             chunks,
             per_batch: per_batch as usize,
+            lone: LoneRows::default(),
+            warnings: Vec::new(),
             next: 0,
             done: 0,
             total,
@@ -829,6 +888,10 @@ struct DbBatches<'p> {
     chunks: Vec<Chunk>,
     /// Chunks read per batch.
     per_batch: usize,
+    /// The rows read so far whose `details_json` held a lone surrogate.
+    lone: LoneRows,
+    /// Warnings not yet taken.
+    warnings: Vec<SourceWarning>,
     /// The first chunk not yet read.
     next: usize,
     /// Rows read, and rows to read in all, for progress.
@@ -842,12 +905,14 @@ impl Batches for DbBatches<'_> {
         let rest = self.chunks.get(self.next..).unwrap_or_default();
         let batch = rest.get(..self.per_batch).unwrap_or(rest);
         if batch.is_empty() {
+            let lone = std::mem::take(&mut self.lone);
+            self.warnings.extend(lone.warning(&self.path));
             return Ok(None);
         }
         self.next += batch.len();
         let path = &self.path;
         let sql_err = |source| explain(path, source);
-        type Part = Result<(Vec<Entry>, Vec<u32>), SourceError>;
+        type Part = Result<((Vec<Entry>, Vec<u32>), LoneRows), SourceError>;
         let parts: Vec<Part> = batch
             .par_iter()
             .map(|chunk| {
@@ -860,17 +925,15 @@ impl Batches for DbBatches<'_> {
                 let mut rows = stmt.query([chunk.first, chunk.last]).map_err(sql_err)?;
                 let mut entries = Vec::with_capacity(chunk.rows as usize);
                 let mut sessions = Vec::with_capacity(chunk.rows as usize);
+                let mut lone = LoneRows::default();
                 while let Some(row) = rows.next().map_err(sql_err)? {
-                    let entry =
-                        map_row(row, self.file, self.checked).map_err(|(id, message)| {
-                            SourceError::BadRow {
-                                path: path.clone(),
-                                row: id.unwrap_or_else(|| {
-                                    format!("rowid {}", row.get::<_, i64>(0).unwrap_or_default())
-                                }),
-                                message,
-                            }
-                        })?;
+                    let entry = map_row(row, self.file, self.checked, &mut lone).map_err(
+                        |(id, message)| SourceError::BadRow {
+                            path: path.clone(),
+                            row: id.unwrap_or_else(|| rowid_name(row)),
+                            message,
+                        },
+                    )?;
                     let Some(session) = table.lookup(&entry.session_id) else {
                         return Err(self.changed());
                     };
@@ -881,10 +944,15 @@ impl Batches for DbBatches<'_> {
                 if entries.len() != chunk.rows as usize {
                     return Err(self.changed());
                 }
-                Ok((entries, sessions))
+                Ok(((entries, sessions), lone))
             })
             .collect();
-        let pieces = parts.into_iter().collect::<Result<Vec<_>, _>>()?;
+        let mut pieces = Vec::with_capacity(parts.len());
+        for part in parts {
+            let (piece, lone) = part?;
+            pieces.push(piece);
+            self.lone.extend(lone);
+        }
         self.done += batch.iter().map(|c| u64::from(c.rows)).sum::<u64>();
         if let Some(p) = self.progress {
             // Rows: the first pass counted as done.
@@ -899,6 +967,10 @@ impl Batches for DbBatches<'_> {
 
     fn path(&self) -> &Path {
         &self.path
+    }
+
+    fn take_warnings(&mut self) -> Vec<SourceWarning> {
+        std::mem::take(&mut self.warnings)
     }
 
     fn changed(&self) -> SourceError {

@@ -446,7 +446,7 @@ mod tests {
                     line.as_bytes(),
                     Some(line),
                     crate::field::FieldsRead::ALL,
-                    &mut None,
+                    &mut Default::default(),
                 )
                 .unwrap()
             })

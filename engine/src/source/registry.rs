@@ -237,7 +237,9 @@ impl Registry {
                 continue;
             }
             seen += 1;
-            match serde_json::from_slice::<Value>(&line) {
+            // Read as the sources read a line, with U+FFFD for a lone surrogate.
+            let parsed = crate::json::from_slice_lenient::<Value>(&line).map(|(value, _)| value);
+            match parsed {
                 Ok(Value::Object(map)) => {
                     if let Some(format) = self.pick(&Evidence::Object(&map)) {
                         return Ok(format.clone());

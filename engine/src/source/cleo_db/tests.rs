@@ -491,7 +491,7 @@ fn a_details_json_is_checked_for_the_packs_that_check_a_logs_params() {
                 line.as_bytes(),
                 Some(&line),
                 checked,
-                &mut None,
+                &mut Default::default(),
             )
             .map(|e| serde_json::to_string(&e.params).unwrap());
             let [whole, streamed] = params_read(&path, checked);
@@ -682,4 +682,65 @@ fn rows_whose_instant_order_is_not_their_timestamp_text_order_are_named_once() {
         )]
     );
     assert_eq!(only(&["u"]), Vec::<String>::new());
+}
+
+/// CLEO writes `details_json` with `JSON.stringify`, which writes `\ud83d` alone for a string
+/// cut inside a character; serde_json refused it, and a pack that reads params refused the
+/// whole database. Read with U+FFFD, said once, whole, streamed and for named sessions.
+#[test]
+fn a_lone_surrogate_in_details_json_is_read_as_the_replacement_character() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = database(dir.path(), &[(1, "s"), (2, "s"), (3, "t")]);
+    Connection::open(&path)
+        .unwrap()
+        .execute_batch(
+            r#"UPDATE audit_log SET details_json = '{"title":"a\ud83d","n":[1]}' WHERE rowid = 2;
+               UPDATE audit_log SET details_json = '{"title":"\udc00"}' WHERE rowid = 3"#,
+        )
+        .unwrap();
+    let wanted = |rows: u64| {
+        let plural = if rows == 1 { "" } else { "s" };
+        format!(
+            "{}: audit_log row `r1`: `details_json`: {} ({rows} row{plural})",
+            path.display(),
+            crate::json::LONE_SURROGATE_READ
+        )
+    };
+    let texts = |warnings: &[SourceWarning]| -> Vec<String> {
+        warnings.iter().map(ToString::to_string).collect()
+    };
+    let titles = |sessions: &[Session]| -> Vec<String> {
+        sessions
+            .iter()
+            .flat_map(|s| &s.entries)
+            .filter_map(|e| e.params.get("title").map(ToString::to_string))
+            .collect()
+    };
+    let options = ReadOptions {
+        checked: FieldsRead::ALL,
+        ..ReadOptions::default()
+    };
+    let whole = CleoDb
+        .read(&Input::File(&path), &SessionFilter::All, &options)
+        .unwrap();
+    assert_eq!(texts(&whole.warnings), [wanted(2)]);
+    assert_eq!(titles(&whole.sessions), ["\"a\u{fffd}\"", "\"\u{fffd}\""]);
+    let stream = CleoDb
+        .open_stream(&path, &SessionFilter::All, &options, None)
+        .unwrap()
+        .unwrap();
+    let mut streamed = Vec::new();
+    let delivered = stream
+        .map_into(&|s: Session| Ok::<_, ()>(s), &mut |s| streamed.push(s))
+        .unwrap_or_else(|_| panic!("the stream fails"));
+    assert_eq!(texts(&delivered.warnings), [wanted(2)]);
+    assert_eq!(titles(&streamed), titles(&whole.sessions));
+    let named = CleoDb
+        .read(
+            &Input::File(&path),
+            &SessionFilter::Only(["s".to_owned()].into_iter().collect()),
+            &options,
+        )
+        .unwrap();
+    assert_eq!(texts(&named.warnings), [wanted(1)]);
 }

@@ -484,7 +484,7 @@ pub(crate) fn agrees_with_serde(line: &str) -> Result<bool, String> {
     let Some(fast) = both(&|| read(line)) else {
         return Ok(false);
     };
-    let by_serde = || read_raw(line.as_bytes(), Some(line), &mut None);
+    let by_serde = || read_raw(line.as_bytes(), Some(line), &mut Default::default());
     if let Err(e) = by_serde() {
         return Err(format!("fast read a line serde refuses ({e:?}): {line:?}"));
     }
@@ -538,9 +538,14 @@ mod tests {
         };
         let mut repeats = false;
         for reads in [FieldsRead::ALL, FieldsRead::NONE] {
-            let mut repeated = None;
-            let ours = parse_line(line.as_bytes(), Some(line), reads, &mut repeated);
-            let theirs = parse_line(plain.as_bytes(), Some(&plain), reads, &mut None);
+            let mut notes = super::super::LineNotes::default();
+            let ours = parse_line(line.as_bytes(), Some(line), reads, &mut notes);
+            let theirs = parse_line(
+                plain.as_bytes(),
+                Some(&plain),
+                reads,
+                &mut Default::default(),
+            );
             match (&ours, &theirs) {
                 (Ok(a), Ok(b)) if a == b => {}
                 (Err(_), Err(_)) => {}
@@ -550,14 +555,14 @@ mod tests {
                     )))
                 }
             }
-            repeats = repeated.is_some();
+            repeats = notes.repeated.is_some();
         }
         skim_agrees_with_parse(line).map_err(TestCaseError::fail)?;
         Ok(repeats)
     }
 
     fn by_serde(line: &str) -> Result<(), LineError> {
-        read_raw(line.as_bytes(), Some(line), &mut None).map(drop)
+        read_raw(line.as_bytes(), Some(line), &mut Default::default()).map(drop)
     }
 
     // Each list starts with the options in the shape `fast` reads, then those it leaves to

@@ -118,14 +118,14 @@ fn read_chunks(
     let mut groups = SessionGroups::default();
     let mut warnings = Vec::new();
     let mut skipped_lines = 0;
-    let mut repeats = Repeats::default();
+    let mut notes = Notes::default();
     let file = SourceFile::named(path);
     let mut lines = 0;
     while let Some(chunk) = chunks.next_chunk().map_err(|e| e.named(path, lines))? {
         let parsed = parse_chunk(&chunk, &mut lines, options, file, |e: &Entry| {
             filter.wants(&e.session_id).then_some(())
         });
-        let (parsed, skipped) = unwrap_pieces(parsed, path, &mut repeats)?;
+        let (parsed, skipped) = unwrap_pieces(parsed, path, &mut notes)?;
         chunks.recycle(chunk);
         for (entries, _) in parsed {
             entries.into_iter().for_each(|e| groups.push(e));
@@ -139,7 +139,7 @@ fn read_chunks(
             warnings.push(line.warning(path));
         }
     }
-    warnings.extend(repeats.warning(path));
+    warnings.extend(notes.warnings(path));
     let (sessions, skipped_unattributed) = groups.into_sessions();
     Ok(SourceRead {
         sessions,
@@ -219,7 +219,7 @@ fn open_stream<'p>(
         lines: 0,
         warnings: Vec::new(),
         skipped_lines: 0,
-        repeats: Repeats::default(),
+        notes: Notes::default(),
     };
     Ok((table, batches))
 }
@@ -239,16 +239,16 @@ struct JsonlBatches<'p> {
     warnings: Vec<SourceWarning>,
     /// The lines skipped so far.
     skipped_lines: u64,
-    /// The lines that repeat a field so far, said once at the end.
-    repeats: Repeats,
+    /// What the lines so far noticed (a repeated field, a lone surrogate), said at the end.
+    notes: Notes,
 }
 
 impl Batches for JsonlBatches<'_> {
     fn next_batch(&mut self, table: &SessionTable) -> Result<Option<Batch>, SourceError> {
         let next = self.chunks.next_chunk();
         let Some(chunk) = next.map_err(|e| e.named(&self.path, self.lines))? else {
-            let repeats = std::mem::take(&mut self.repeats);
-            self.warnings.extend(repeats.warning(&self.path));
+            let notes = std::mem::take(&mut self.notes);
+            self.warnings.extend(notes.warnings(&self.path));
             return Ok(None);
         };
         let filter = &self.filter;
@@ -265,7 +265,7 @@ impl Batches for JsonlBatches<'_> {
                 Some(table.lookup(&entry.session_id).unwrap_or(u32::MAX))
             },
         );
-        let (pieces, skipped) = unwrap_pieces(parsed, &self.path, &mut self.repeats)?;
+        let (pieces, skipped) = unwrap_pieces(parsed, &self.path, &mut self.notes)?;
         self.chunks.recycle(chunk);
         // A skipped line still counts toward its session, which the first pass counted it in.
         let mut lost = Vec::new();
@@ -323,53 +323,88 @@ struct Piece<K> {
     keys: Vec<K>,
     skipped: Vec<BadLine>,
     fatal: Option<BadLine>,
-    repeats: Repeats<usize>,
+    notes: Notes<usize>,
 }
 
-/// The lines of a log that repeat a field of the entry: the first (`P`, its place) with the
-/// field, and how many. Said once for the run, not line by line.
+/// What reading one line noticed, beside its entry.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub(crate) struct LineNotes {
+    /// A field of the entry the line repeats (the last value is read).
+    pub repeated: Option<&'static str>,
+    /// The line holds half of a UTF-16 surrogate pair (`\ud83d` alone), read as U+FFFD.
+    pub lone_surrogate: bool,
+}
+
+/// What lines of a log noticed, said once for the run, not line by line: the first line
+/// (`P`, its place) that repeats a field, with the field, and how many do; the first that
+/// holds a lone surrogate, and how many do.
 #[derive(Debug, Clone, PartialEq)]
-struct Repeats<P = u64> {
+struct Notes<P = u64> {
     first: Option<(P, &'static str)>,
     lines: u64,
+    first_lone: Option<P>,
+    lone_lines: u64,
 }
 
-impl<P> Default for Repeats<P> {
+impl<P> Default for Notes<P> {
     fn default() -> Self {
-        Repeats {
+        Notes {
             first: None,
             lines: 0,
+            first_lone: None,
+            lone_lines: 0,
         }
     }
 }
 
-impl<P> Repeats<P> {
-    fn add(&mut self, at: P, field: &'static str) {
-        self.first.get_or_insert((at, field));
-        self.lines += 1;
+impl<P: Copy> Notes<P> {
+    fn add(&mut self, at: P, line: LineNotes) {
+        if let Some(field) = line.repeated {
+            self.first.get_or_insert((at, field));
+            self.lines += 1;
+        }
+        if line.lone_surrogate {
+            self.first_lone.get_or_insert(at);
+            self.lone_lines += 1;
+        }
     }
 }
 
-impl Repeats {
-    /// Adds the repeats of a later piece, whose lines come after these.
-    fn extend<P>(&mut self, later: Repeats<P>, line_of: impl Fn(P) -> u64) {
+impl Notes {
+    /// Adds the notes of a later piece, whose lines come after these.
+    fn extend<P>(&mut self, later: Notes<P>, line_of: impl Fn(P) -> u64) {
         if let Some((at, field)) = later.first {
             self.first.get_or_insert((line_of(at), field));
         }
         self.lines += later.lines;
+        if let Some(at) = later.first_lone {
+            self.first_lone.get_or_insert(line_of(at));
+        }
+        self.lone_lines += later.lone_lines;
     }
 
-    fn warning(&self, path: &Path) -> Option<SourceWarning> {
-        let (line, field) = self.first?;
-        let lines = self.lines;
-        let plural = if lines == 1 { "" } else { "s" };
-        Some(SourceWarning {
+    fn warnings(&self, path: &Path) -> impl Iterator<Item = SourceWarning> + '_ {
+        let plural = |lines: u64| if lines == 1 { "" } else { "s" };
+        let repeated = self.first.map(|(line, field)| SourceWarning {
             path: path.to_owned(),
             place: Place::Line(line),
             message: format!(
-                "key `{field}` appears more than once; the last value is used, as CLEO's grader does ({lines} line{plural})"
+                "key `{field}` appears more than once; the last value is used, as CLEO's grader does ({} line{})",
+                self.lines,
+                plural(self.lines)
             ),
-        })
+        });
+        let lone = self.first_lone.map(|line| SourceWarning {
+            path: path.to_owned(),
+            place: Place::Line(line),
+            message: format!(
+                "{} ({} line{})",
+                crate::json::LONE_SURROGATE_READ,
+                self.lone_lines,
+                plural(self.lone_lines)
+            ),
+        });
+        repeated.into_iter().chain(lone)
     }
 }
 
@@ -422,7 +457,7 @@ where
             let mut kept = Vec::with_capacity(piece.len() / 200);
             let mut keys = Vec::with_capacity(piece.len() / 200);
             let mut skipped = Vec::new();
-            let mut repeats = Repeats::default();
+            let mut notes = Notes::default();
             // UTF-8 checked once for the piece rather than string by string in the parser;
             // a piece that fails is parsed from bytes, so the bad line is the one named.
             let text = std::str::from_utf8(piece).ok();
@@ -438,11 +473,9 @@ where
                 if is_blank(line) {
                     continue;
                 }
-                let mut repeated = None;
-                let parsed = parse_line(line, line_text, options.checked, &mut repeated);
-                if let Some(field) = repeated {
-                    repeats.add(i, field);
-                }
+                let mut noticed = LineNotes::default();
+                let parsed = parse_line(line, line_text, options.checked, &mut noticed);
+                notes.add(i, noticed);
                 let mut entry = match parsed {
                     Ok(e) => e,
                     Err(error) => {
@@ -466,7 +499,7 @@ where
                                 keys,
                                 skipped,
                                 fatal: Some(bad),
-                                repeats,
+                                notes,
                             },
                         );
                     }
@@ -484,7 +517,7 @@ where
                     keys,
                     skipped,
                     fatal: None,
-                    repeats,
+                    notes,
                 },
             )
         })
@@ -518,7 +551,7 @@ type Kept<K> = Vec<(Vec<Entry>, Vec<K>)>;
 fn unwrap_pieces<K>(
     parsed: Vec<(u64, Piece<K>)>,
     path: &Path,
-    repeats: &mut Repeats,
+    notes: &mut Notes,
 ) -> Result<(Kept<K>, Vec<SkippedLine>), SourceError> {
     let mut out = Vec::with_capacity(parsed.len());
     let mut skipped = Vec::new();
@@ -532,7 +565,7 @@ fn unwrap_pieces<K>(
             });
         }
         out.push((piece.kept, piece.keys));
-        repeats.extend(piece.repeats, line_of);
+        notes.extend(piece.notes, line_of);
         skipped.extend(piece.skipped.into_iter().map(|bad| SkippedLine {
             line: line_of(bad.index),
             session: bad.session.clone(),
@@ -579,34 +612,50 @@ fn optional<T>(
 
 /// Parses a line; `text` is the same line when it is known to be valid UTF-8. Optional
 /// fields of the wrong type are refused only if `reads` names them. A line that repeats a
-/// field is read with the field's last value, and `repeated` set to the field's name.
+/// field is read with the field's last value, and `notes.repeated` set to the field's name;
+/// one with a lone surrogate is read with U+FFFD in its place, and `notes.lone_surrogate` set.
 pub(crate) fn parse_line(
     line: &[u8],
     text: Option<&str>,
     reads: FieldsRead,
-    repeated: &mut Option<&'static str>,
+    notes: &mut LineNotes,
 ) -> Result<Entry, LineError> {
     let raw = match text.and_then(fast::read) {
         Some(raw) => raw,
-        None => read_raw(line, text, repeated)?,
+        None => read_raw(line, text, notes)?,
     };
     finish_line(raw, reads)
 }
 
 /// A line read by serde, whatever its shape; a repeated field keeps its last value, and
-/// `repeated` is set to its name.
-fn read_raw(
-    line: &[u8],
-    text: Option<&str>,
-    repeated: &mut Option<&'static str>,
-) -> Result<RawEntry, LineError> {
+/// `notes.repeated` is set to its name; a lone surrogate is read as U+FFFD.
+fn read_raw(line: &[u8], text: Option<&str>, notes: &mut LineNotes) -> Result<RawEntry, LineError> {
     // serde reads a struct from a list of its fields in order too, so a list must be refused
     // before it: CLEO writes each entry as an object, and a list read as one would be graded
     // in a session the first pass (`skim`), which reads objects only, never saw.
     if line.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
         return Err(not_an_entry(line));
     }
-    by_serde(line, text).or_else(|e| read_keeping_last(line, text, e, repeated))
+    by_serde(line, text)
+        .or_else(|e| read_keeping_last(line, text, e, &mut notes.repeated))
+        .or_else(|err| read_without_lone_surrogates(line, text, notes).unwrap_or(Err(err)))
+}
+
+/// A line serde refused, read again with each lone surrogate's escape replaced by U+FFFD's
+/// (same length, so columns stay): JSON allows `\ud83d` alone, JavaScript writes one where
+/// it cuts a string inside a character, and CLEO's grader reads the line; Rust text cannot
+/// hold it. `None` for a line without one.
+#[cold]
+fn read_without_lone_surrogates(
+    line: &[u8],
+    text: Option<&str>,
+    notes: &mut LineNotes,
+) -> Option<Result<RawEntry, LineError>> {
+    let fixed = crate::json::lone_surrogates_replaced(line)?;
+    notes.lone_surrogate = true;
+    // Escapes are ASCII, replaced by ASCII: valid UTF-8 stays so.
+    let text = text.and_then(|_| std::str::from_utf8(&fixed).ok());
+    Some(read_raw(&fixed, text, notes))
 }
 
 /// Why a line that does not start as an object is no entry: what JSON value it is, in the
@@ -739,7 +788,7 @@ mod tests {
 
     #[test]
     fn a_missing_field_is_named() {
-        let err = parse_line(br#"{"timestamp":"2026-03-01T00:00:00Z","domain":"tasks","operation":"find","result":{"success":true}}"#, None, FieldsRead::ALL, &mut None)
+        let err = parse_line(br#"{"timestamp":"2026-03-01T00:00:00Z","domain":"tasks","operation":"find","result":{"success":true}}"#, None, FieldsRead::ALL, &mut Default::default())
             .unwrap_err();
         assert!(
             err.message.contains("missing field `sessionId`"),
@@ -764,8 +813,13 @@ mod tests {
             ("true", "boolean"),
         ] {
             for text in [Some(line), None] {
-                let err =
-                    parse_line(line.as_bytes(), text, FieldsRead::ALL, &mut None).unwrap_err();
+                let err = parse_line(
+                    line.as_bytes(),
+                    text,
+                    FieldsRead::ALL,
+                    &mut Default::default(),
+                )
+                .unwrap_err();
                 assert_eq!(
                     err,
                     LineError {
@@ -776,7 +830,7 @@ mod tests {
             }
         }
         // A list cut off is a line still being written, as an object cut off is.
-        let err = parse_line(b"[1,", None, FieldsRead::ALL, &mut None).unwrap_err();
+        let err = parse_line(b"[1,", None, FieldsRead::ALL, &mut Default::default()).unwrap_err();
         assert!(err.not_json, "{}", err.message);
     }
 
@@ -784,7 +838,13 @@ mod tests {
     fn a_line_behind_a_byte_order_mark_says_so() {
         let line = "\u{FEFF}{\"timestamp\":\"2026-03-01T00:00:00Z\",\"sessionId\":\"s\",\"domain\":\"tasks\",\"operation\":\"find\",\"result\":{\"success\":true}}";
         for text in [Some(line), None] {
-            let err = parse_line(line.as_bytes(), text, FieldsRead::ALL, &mut None).unwrap_err();
+            let err = parse_line(
+                line.as_bytes(),
+                text,
+                FieldsRead::ALL,
+                &mut Default::default(),
+            )
+            .unwrap_err();
             assert!(err.not_json);
             assert!(
                 err.message
@@ -800,7 +860,7 @@ mod tests {
     #[test]
     fn a_number_out_of_range_is_not_taken_for_a_line_still_being_written() {
         let line = br#"{"timestamp":"2026-03-01T00:00:00Z","sessionId":"s","domain":"d","operation":"o","result":{"success":true,"duration":1e400}}"#;
-        let err = parse_line(line, None, FieldsRead::NONE, &mut None).unwrap_err();
+        let err = parse_line(line, None, FieldsRead::NONE, &mut Default::default()).unwrap_err();
         assert!(!err.not_json, "{err:?}");
         assert!(
             err.message.contains("beyond what a 64-bit float holds"),
@@ -863,7 +923,8 @@ mod tests {
             }
             let line = format!("{{{}}}", parts.join(","));
             for reads in [FieldsRead::ALL, FieldsRead::NONE] {
-                let err = parse_line(line.as_bytes(), Some(&line), reads, &mut None).unwrap_err();
+                let err = parse_line(line.as_bytes(), Some(&line), reads, &mut Default::default())
+                    .unwrap_err();
                 assert!(
                     err.message.starts_with(&format!("{message} (column ")),
                     "{line}: {}",
@@ -881,9 +942,9 @@ mod tests {
         let head = r#"{"timestamp":"2026-03-01T00:00:00Z","domain":"d","operation":"o""#;
         let read = |rest: &str, reads| {
             let line = format!("{head},{rest}}}");
-            let mut repeated = None;
-            let entry = parse_line(line.as_bytes(), Some(&line), reads, &mut repeated);
-            (entry, repeated)
+            let mut notes = LineNotes::default();
+            let entry = parse_line(line.as_bytes(), Some(&line), reads, &mut notes);
+            (entry, notes.repeated)
         };
         let (e, repeated) = read(
             r#""sessionId":"a","sessionId":"b","result":{"success":true}"#,
@@ -931,19 +992,19 @@ mod tests {
     #[test]
     fn a_line_cut_off_after_a_repeated_field_is_not_json() {
         let line = br#"{"timestamp":"2026-03-01T00:00:00Z","sessionId":"a","sessionId":"b","dom"#;
-        let mut repeated = None;
-        let err = parse_line(line, None, FieldsRead::ALL, &mut repeated).unwrap_err();
+        let mut notes = LineNotes::default();
+        let err = parse_line(line, None, FieldsRead::ALL, &mut notes).unwrap_err();
         assert!(err.not_json, "{err:?}");
         assert_eq!(
             err.message,
             "not valid JSON: EOF while parsing a string (column 72)"
         );
-        assert_eq!(repeated, None);
+        assert_eq!(notes, LineNotes::default());
     }
 
     #[test]
     fn defaults_follow_cleo() {
-        let e = parse_line(br#"{"timestamp":"2026-03-01T00:00:00Z","sessionId":"s","domain":"tasks","operation":"find","result":{"success":false}}"#, None, FieldsRead::ALL, &mut None)
+        let e = parse_line(br#"{"timestamp":"2026-03-01T00:00:00Z","sessionId":"s","domain":"tasks","operation":"find","result":{"success":false}}"#, None, FieldsRead::ALL, &mut Default::default())
             .unwrap();
         assert_eq!(e.result.exit_code, 1);
         assert_eq!(e.metadata.source, MetaValue::from("mcp"));
@@ -953,7 +1014,7 @@ mod tests {
     #[test]
     fn metadata_is_read_as_from_map_reads_it() {
         let line = br#"{"timestamp":"2026-03-01T00:00:00Z","sessionId":"s","domain":"d","operation":"o","result":{"success":true},"metadata":{"source":null,"taskId":"T1","x":{"y":1},"role":null,"gateway":"a","gateway":"query","userId":7}}"#;
-        let e = parse_line(line, None, FieldsRead::ALL, &mut None).unwrap();
+        let e = parse_line(line, None, FieldsRead::ALL, &mut Default::default()).unwrap();
         let v: Value = serde_json::from_slice(line).unwrap();
         let map = v["metadata"].as_object().unwrap().clone();
         assert_eq!(e.metadata, Metadata::from_map(map, "mcp"));
@@ -1008,6 +1069,64 @@ mod tests {
         assert_eq!(streamed.warnings, expected);
         assert_eq!(streamed.skipped_lines, 0);
         assert_eq!(streamed.results, vec![30_000]);
+    }
+
+    /// JavaScript's `JSON.stringify` writes `\ud83d` alone for a string cut inside a
+    /// character, and CLEO's grader reads the line; serde_json refused it, so the whole log
+    /// failed as "not valid JSON". Read with U+FFFD, said once, the session's own id too.
+    #[test]
+    fn lone_surrogates_are_read_as_the_replacement_character_and_said_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let pad = "p".repeat(150);
+        let mut text = String::new();
+        // About 6 MB: more than one chunk, many pieces.
+        for n in 0..30_000u64 {
+            let (session, title) = match n % 10_007 {
+                5 => (r#"b\ud83d"#, r#"x\udc00"#),
+                6 => ("a", r#"\ud83d\ude00 \ud800"#),
+                _ => ("a", "t"),
+            };
+            text.push_str(&format!(
+                "{{\"timestamp\":\"2026-03-01T00:00:00Z\",\"sessionId\":\"{session}\",\"domain\":\"tasks\",\"operation\":\"show\",\"params\":{{\"title\":\"{title}\",\"pad\":\"{pad}\"}},\"result\":{{\"success\":true}}}}\n"
+            ));
+        }
+        std::fs::write(&path, &text).unwrap();
+        // Lines 6, 7, 10,013, 10,014, 20,020 and 20,021.
+        let expected = vec![SourceWarning {
+            path: path.clone(),
+            place: Place::Line(6),
+            message: format!("{} (6 lines)", crate::json::LONE_SURROGATE_READ),
+        }];
+        let options = ReadOptions::default();
+        let read = CleoJsonl
+            .read(&Input::File(&path), &SessionFilter::All, &options)
+            .unwrap();
+        assert_eq!(read.warnings, expected);
+        let sessions: Vec<(&str, usize)> = read
+            .sessions
+            .iter()
+            .map(|s| (s.id.as_str(), s.entries.len()))
+            .collect();
+        assert_eq!(sessions, [("a", 29_997), ("b\u{fffd}", 3)]);
+        let titles: Vec<&serde_json::Value> = read.sessions[0].entries[5..7]
+            .iter()
+            .filter_map(|e| e.params.get("title"))
+            .collect();
+        assert_eq!(titles, ["\u{1f600} \u{fffd}", "t"]);
+        let streamed = super::super::Registry::builtin()
+            .map_sessions(&path, None, &SessionFilter::All, &options, None, |s| {
+                Ok::<_, ()>((s.id, s.entries.len()))
+            })
+            .unwrap();
+        assert_eq!(streamed.warnings, expected);
+        assert_eq!(
+            streamed.results,
+            [("a".to_owned(), 29_997), ("b\u{fffd}".to_owned(), 3)]
+        );
+        for line in text.lines().take(7) {
+            assert_eq!(skim::skim_agrees_with_parse(line), Ok(true), "{line}");
+        }
     }
 
     /// Each entry's origin is its line of the log, across pieces and chunks, blank and

@@ -85,7 +85,12 @@ pub(super) fn session_of(line: &[u8]) -> Option<Cow<'_, str>> {
     };
     match serde_json::from_slice::<LastSession>(line) {
         Ok(LastSession(id)) => id.map(Cow::Owned),
-        Err(_) => so_far,
+        // Read as the full parse reads it, with U+FFFD for a lone surrogate (its own id's
+        // too): a line counted in no session and then graded in one is a changed log.
+        Err(_) => match crate::json::lone_surrogates_replaced(line) {
+            Some(fixed) => session_of(&fixed).map(|id| Cow::Owned(id.into_owned())),
+            None => so_far,
+        },
     }
 }
 
@@ -99,7 +104,9 @@ pub(crate) fn skim_agrees_with_parse(line: &str) -> Result<bool, String> {
     let skimmed = session_of(line.as_bytes());
     let mut parsed = false;
     for reads in [FieldsRead::ALL, FieldsRead::NONE] {
-        let Ok(entry) = super::parse_line(line.as_bytes(), Some(line), reads, &mut None) else {
+        let Ok(entry) =
+            super::parse_line(line.as_bytes(), Some(line), reads, &mut Default::default())
+        else {
             continue;
         };
         parsed = true;
