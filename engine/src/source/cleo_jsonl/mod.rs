@@ -783,8 +783,13 @@ fn describe_json_error(err: &serde_json::Error, line: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::entry::MetaValue;
+    use crate::entry::{MetaValue, Session};
     use serde_json::Value;
+
+    /// Why a pack that reads every field refuses `line`.
+    fn refused(line: &[u8], text: Option<&str>) -> LineError {
+        parse_line(line, text, FieldsRead::ALL, &mut Default::default()).unwrap_err()
+    }
 
     #[test]
     fn a_missing_field_is_named() {
@@ -813,13 +818,7 @@ mod tests {
             ("true", "boolean"),
         ] {
             for text in [Some(line), None] {
-                let err = parse_line(
-                    line.as_bytes(),
-                    text,
-                    FieldsRead::ALL,
-                    &mut Default::default(),
-                )
-                .unwrap_err();
+                let err = refused(line.as_bytes(), text);
                 assert_eq!(
                     err,
                     LineError {
@@ -830,7 +829,7 @@ mod tests {
             }
         }
         // A list cut off is a line still being written, as an object cut off is.
-        let err = parse_line(b"[1,", None, FieldsRead::ALL, &mut Default::default()).unwrap_err();
+        let err = refused(b"[1,", None);
         assert!(err.not_json, "{}", err.message);
     }
 
@@ -838,13 +837,7 @@ mod tests {
     fn a_line_behind_a_byte_order_mark_says_so() {
         let line = "\u{FEFF}{\"timestamp\":\"2026-03-01T00:00:00Z\",\"sessionId\":\"s\",\"domain\":\"tasks\",\"operation\":\"find\",\"result\":{\"success\":true}}";
         for text in [Some(line), None] {
-            let err = parse_line(
-                line.as_bytes(),
-                text,
-                FieldsRead::ALL,
-                &mut Default::default(),
-            )
-            .unwrap_err();
+            let err = refused(line.as_bytes(), text);
             assert!(err.not_json);
             assert!(
                 err.message
@@ -1020,17 +1013,54 @@ mod tests {
         assert_eq!(e.metadata, Metadata::from_map(map, "mcp"));
         assert_eq!(e.metadata.gateway, Some(MetaValue::from("query")));
     }
+    /// What a read gave: its warnings and sessions.
+    type Read = (Vec<SourceWarning>, Vec<Session>);
+
+    /// A log of 30,000 lines of about 200 bytes (about 6 MB: more than one chunk, many
+    /// pieces), line `n` (from 0) holding `fields(n)`'s session and result keys and params;
+    /// read whole and streamed, each read's warnings and sessions (id, entries).
+    fn read_both_ways(
+        fields: impl Fn(u64) -> (String, String, String),
+    ) -> (tempfile::TempDir, PathBuf, [Read; 2]) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let pad = "p".repeat(150);
+        let mut text = String::new();
+        for n in 0..30_000u64 {
+            let (sessions, result, params) = fields(n);
+            text.push_str(&format!(
+                "{{\"timestamp\":\"2026-03-01T00:00:00Z\",{sessions},\"domain\":\"tasks\",\"operation\":\"show\",\"params\":{{{params},\"pad\":\"{pad}\"}},\"result\":{{{result}}}}}\n"
+            ));
+        }
+        assert!(text.len() > chunks::CHUNK_BYTES);
+        std::fs::write(&path, &text).unwrap();
+        let options = ReadOptions::default();
+        let read = CleoJsonl
+            .read(&Input::File(&path), &SessionFilter::All, &options)
+            .unwrap();
+        assert_eq!(read.skipped_lines, 0);
+        let streamed = super::super::Registry::builtin()
+            .map_sessions(&path, None, &SessionFilter::All, &options, None, |s| {
+                Ok::<_, ()>(s)
+            })
+            .unwrap();
+        assert_eq!(streamed.skipped_lines, 0);
+        for line in text.lines().take(10) {
+            assert_eq!(skim::skim_agrees_with_parse(line), Ok(true), "{line}");
+        }
+        let both = [
+            (read.warnings, read.sessions),
+            (streamed.warnings, streamed.results),
+        ];
+        (dir, path, both)
+    }
+
     /// Lines that repeat a field, across pieces and chunks: one warning for the log, naming
     /// the first and how many, whether the log is read whole or streamed; each entry in the
     /// session it names last.
     #[test]
     fn repeated_fields_are_said_once_for_the_log_whether_read_whole_or_streamed() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("audit.jsonl");
-        let pad = "p".repeat(150);
-        let mut text = String::new();
-        // About 6 MB: more than one chunk, many pieces.
-        for n in 0..30_000u64 {
+        let (_dir, path, both) = read_both_ways(|n| {
             let sessions = match n % 7_001 {
                 1_000 => r#""sessionId":"b","sessionId":"a""#,
                 _ => r#""sessionId":"a""#,
@@ -1039,12 +1069,12 @@ mod tests {
                 2_000 => r#""success":false,"success":true"#,
                 _ => r#""success":true"#,
             };
-            text.push_str(&format!(
-                "{{\"timestamp\":\"2026-03-01T00:00:00Z\",{sessions},\"domain\":\"tasks\",\"operation\":\"show\",\"params\":{{\"n\":{n},\"pad\":\"{pad}\"}},\"result\":{{{success}}}}}\n"
-            ));
-        }
-        assert!(text.len() > chunks::CHUNK_BYTES);
-        std::fs::write(&path, &text).unwrap();
+            (
+                sessions.to_owned(),
+                success.to_owned(),
+                format!("\"n\":{n}"),
+            )
+        });
         // Lines 1,001, 8,002, 15,003, 22,004 and 29,005 repeat `sessionId`; 2,001, 11,002,
         // 20,003 and 29,004 `result.success`.
         let expected = vec![SourceWarning {
@@ -1052,23 +1082,12 @@ mod tests {
             place: Place::Line(1_001),
             message: "key `sessionId` appears more than once; the last value is used, as CLEO's grader does (9 lines)".to_owned(),
         }];
-        let options = ReadOptions::default();
-        let read = CleoJsonl
-            .read(&Input::File(&path), &SessionFilter::All, &options)
-            .unwrap();
-        assert_eq!(read.warnings, expected);
-        assert_eq!(read.skipped_lines, 0);
-        assert_eq!(read.sessions.len(), 1);
-        assert_eq!(read.sessions[0].entries.len(), 30_000);
-        assert!(read.sessions[0].entries.iter().all(|e| e.result.success));
-        let streamed = super::super::Registry::builtin()
-            .map_sessions(&path, None, &SessionFilter::All, &options, None, |s| {
-                Ok::<_, ()>(s.entries.len())
-            })
-            .unwrap();
-        assert_eq!(streamed.warnings, expected);
-        assert_eq!(streamed.skipped_lines, 0);
-        assert_eq!(streamed.results, vec![30_000]);
+        for (warnings, sessions) in both {
+            assert_eq!(warnings, expected);
+            assert_eq!(sessions.len(), 1);
+            assert_eq!(sessions[0].entries.len(), 30_000);
+            assert!(sessions[0].entries.iter().all(|e| e.result.success));
+        }
     }
 
     /// JavaScript's `JSON.stringify` writes `\ud83d` alone for a string cut inside a
@@ -1076,56 +1095,36 @@ mod tests {
     /// failed as "not valid JSON". Read with U+FFFD, said once, the session's own id too.
     #[test]
     fn lone_surrogates_are_read_as_the_replacement_character_and_said_once() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("audit.jsonl");
-        let pad = "p".repeat(150);
-        let mut text = String::new();
-        // About 6 MB: more than one chunk, many pieces.
-        for n in 0..30_000u64 {
+        let (_dir, path, both) = read_both_ways(|n| {
             let (session, title) = match n % 10_007 {
-                5 => (r#"b\ud83d"#, r#"x\udc00"#),
-                6 => ("a", r#"\ud83d\ude00 \ud800"#),
+                5 => (r"b\ud83d", r"x\udc00"),
+                6 => ("a", r"\ud83d\ude00 \ud800"),
                 _ => ("a", "t"),
             };
-            text.push_str(&format!(
-                "{{\"timestamp\":\"2026-03-01T00:00:00Z\",\"sessionId\":\"{session}\",\"domain\":\"tasks\",\"operation\":\"show\",\"params\":{{\"title\":\"{title}\",\"pad\":\"{pad}\"}},\"result\":{{\"success\":true}}}}\n"
-            ));
-        }
-        std::fs::write(&path, &text).unwrap();
+            (
+                format!("\"sessionId\":\"{session}\""),
+                "\"success\":true".to_owned(),
+                format!("\"title\":\"{title}\""),
+            )
+        });
         // Lines 6, 7, 10,013, 10,014, 20,020 and 20,021.
         let expected = vec![SourceWarning {
             path: path.clone(),
             place: Place::Line(6),
             message: format!("{} (6 lines)", crate::json::LONE_SURROGATE_READ),
         }];
-        let options = ReadOptions::default();
-        let read = CleoJsonl
-            .read(&Input::File(&path), &SessionFilter::All, &options)
-            .unwrap();
-        assert_eq!(read.warnings, expected);
-        let sessions: Vec<(&str, usize)> = read
-            .sessions
-            .iter()
-            .map(|s| (s.id.as_str(), s.entries.len()))
-            .collect();
-        assert_eq!(sessions, [("a", 29_997), ("b\u{fffd}", 3)]);
-        let titles: Vec<&serde_json::Value> = read.sessions[0].entries[5..7]
-            .iter()
-            .filter_map(|e| e.params.get("title"))
-            .collect();
-        assert_eq!(titles, ["\u{1f600} \u{fffd}", "t"]);
-        let streamed = super::super::Registry::builtin()
-            .map_sessions(&path, None, &SessionFilter::All, &options, None, |s| {
-                Ok::<_, ()>((s.id, s.entries.len()))
-            })
-            .unwrap();
-        assert_eq!(streamed.warnings, expected);
-        assert_eq!(
-            streamed.results,
-            [("a".to_owned(), 29_997), ("b\u{fffd}".to_owned(), 3)]
-        );
-        for line in text.lines().take(7) {
-            assert_eq!(skim::skim_agrees_with_parse(line), Ok(true), "{line}");
+        for (warnings, sessions) in both {
+            assert_eq!(warnings, expected);
+            let counts: Vec<(&str, usize)> = sessions
+                .iter()
+                .map(|s| (s.id.as_str(), s.entries.len()))
+                .collect();
+            assert_eq!(counts, [("a", 29_997), ("b\u{fffd}", 3)]);
+            let titles: Vec<&serde_json::Value> = sessions[0].entries[5..7]
+                .iter()
+                .filter_map(|e| e.params.get("title"))
+                .collect();
+            assert_eq!(titles, ["\u{1f600} \u{fffd}", "t"]);
         }
     }
 
