@@ -79,15 +79,16 @@ impl SourceFormat for LangfuseTrace {
     ) -> Result<SourceRead, SourceError> {
         let path = input.name();
         let text = input.bytes()?;
-        let doc: Value = serde_json::from_slice(&text).map_err(|err| SourceError::BadLine {
-            path: path.to_owned(),
-            line: err.line() as u64,
-            message: format!(
-                "not a Langfuse trace, which is one JSON document: {}",
-                describe_json_error(&err, &text)
-            ),
-        })?;
-        match doc {
+        let (doc, lone): (Value, bool) =
+            crate::json::from_slice_lenient(&text).map_err(|err| SourceError::BadLine {
+                path: path.to_owned(),
+                line: err.line() as u64,
+                message: format!(
+                    "not a Langfuse trace, which is one JSON document: {}",
+                    describe_json_error(&err, &text)
+                ),
+            })?;
+        let mut read = match doc {
             // Several traces: a session's, as `--source langfuse:session/ID` fetches them.
             Value::Array(docs) if docs.is_empty() => Err(SourceError::NotLangfuse {
                 path: path.to_owned(),
@@ -102,7 +103,18 @@ impl SourceFormat for LangfuseTrace {
                 None => LangfuseTrace::read_document(path, Value::Object(map), filter),
             },
             doc => LangfuseTrace::read_document(path, doc, filter),
+        }?;
+        if lone {
+            read.warnings.insert(
+                0,
+                SourceWarning {
+                    path: path.to_owned(),
+                    place: Place::File,
+                    message: crate::json::LONE_SURROGATE_READ.to_owned(),
+                },
+            );
         }
+        Ok(read)
     }
 }
 
@@ -933,6 +945,26 @@ mod tests {
             .map(|e| format!("{}.{}", e.domain, e.operation))
             .collect();
         assert_eq!(ops, ["trace.first", "event.a", "trace.second", "event.b"]);
+    }
+
+    /// A trace whose texts were cut inside a character (`\ud83d` alone, as JavaScript
+    /// writes it) was refused whole as "not a Langfuse trace".
+    #[test]
+    fn a_lone_surrogate_is_read_as_the_replacement_character_with_a_warning() {
+        let read = read(
+            r#"{"id": "t", "name": "run \ud83d", "timestamp": "2025-12-04T13:00:00Z", "observations": [{"type": "TOOL", "name": "cut\udc00", "startTime": "2025-12-04T13:00:01Z"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            warned(&read),
+            [format!("File: {}", crate::json::LONE_SURROGATE_READ)]
+        );
+        let ops: Vec<String> = read.sessions[0]
+            .entries
+            .iter()
+            .map(|e| format!("{}.{}", e.domain, e.operation))
+            .collect();
+        assert_eq!(ops, ["trace.run \u{fffd}", "tool.cut\u{fffd}"]);
     }
 
     /// The messages of `read`'s warnings, without the file they name.

@@ -329,7 +329,8 @@ impl Registry {
         broken: &mut Option<String>,
     ) -> Result<Option<Result<Arc<dyn SourceFormat>, SourceError>>, SourceError> {
         let text = input.bytes()?;
-        Ok(match serde_json::from_slice::<Value>(&text) {
+        let parsed = crate::json::from_slice_lenient::<Value>(&text).map(|(value, _)| value);
+        Ok(match parsed {
             Ok(Value::Object(map)) => Some(match self.pick(&Evidence::Object(&map)) {
                 Some(format) => Ok(format.clone()),
                 None => {
