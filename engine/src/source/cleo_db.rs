@@ -17,7 +17,7 @@ use super::common::{
 };
 use super::format::{Evidence, Sniff, SourceFormat};
 use super::readonly_db::{explain, ReadOnlyDb};
-use super::stream::{Batch, Batches, Progress, SessionTable, Stream};
+use super::stream::{Batch, Batches, Progress, SessionOrder, SessionTable, Stream};
 use crate::entry::{
     Entry, MetaValue, Metadata, Origin, Outcome, Params, Session, SourceFile, Text,
 };
@@ -70,7 +70,7 @@ impl SourceFormat for CleoDb {
         options: &ReadOptions,
     ) -> Result<SourceRead, SourceError> {
         let checked = options.checked;
-        let ((sessions, lone), name) = match input {
+        let ((mut sessions, lone), name) = match input {
             Input::File(path) => (read_cleo_db(path, path, filter, checked)?, *path),
             // SQLite reads files: bytes from a pipe are kept in a temporary one meanwhile.
             Input::Bytes { name, bytes } => {
@@ -80,18 +80,16 @@ impl SourceFormat for CleoDb {
                 (read, *name)
             }
         };
-        let mut text_order = TextOrder::default();
-        for (order, session) in sessions.iter().enumerate() {
-            if let Some(pair) = TextOrder::out_of_order(session) {
-                text_order.note(order, session, pair);
-            }
+        let order = InstantOrder::default();
+        for (place, session) in sessions.iter_mut().enumerate() {
+            order.arrange(place, session);
         }
         Ok(SourceRead {
             sessions,
             warnings: lone
                 .warning(name)
                 .into_iter()
-                .chain(text_order.warning(name))
+                .chain(order.warning(name))
                 .collect(),
             ..SourceRead::default()
         })
@@ -113,8 +111,8 @@ impl SourceFormat for CleoDb {
             SessionFilter::Only(_) => Ok(None),
             SessionFilter::All => {
                 let (table, batches) = open_stream(path, options.checked, progress)?;
-                // Instant order, ties in rowid order, as the whole read orders them.
-                Ok(Some(Stream::new(table, batches, true)))
+                let order = Box::new(InstantOrder::default());
+                Ok(Some(Stream::new(table, batches, Some(order))))
             }
         }
     }
@@ -208,12 +206,8 @@ fn read_cleo_db(
         groups.push(entry);
     }
 
-    // A session's entries in order of instant, ties by rowid (the order CLEO inserted them):
-    // rows came in rowid order and the sort is stable.
-    let (mut sessions, _) = groups.into_sessions();
-    for session in &mut sessions {
-        session.entries.sort_by_key(|e| e.instant);
-    }
+    // Rows came in rowid order; the caller puts each session's in order of instant.
+    let (sessions, _) = groups.into_sessions();
     Ok((sessions, lone))
 }
 
@@ -599,12 +593,36 @@ fn map_row(
     })
 }
 
+/// A session's rows in order of instant, ties in rowid order (the order CLEO inserted them:
+/// rows are read in rowid order, and the sort is stable); and the sessions whose timestamp
+/// texts are in another order, said once ([`TextOrder`]). Both the whole read and the
+/// stream order sessions with it.
+#[derive(Debug, Default)]
+pub(super) struct InstantOrder(Mutex<TextOrder>);
+
+impl SessionOrder for InstantOrder {
+    fn arrange(&self, order: usize, session: &mut Session) {
+        session.entries.sort_by_key(|e| e.instant);
+        if let Some(pair) = TextOrder::out_of_order(session) {
+            self.0
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .note(order, session, pair);
+        }
+    }
+
+    fn warning(&self, path: &Path) -> Option<SourceWarning> {
+        let mut text_order = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        std::mem::take(&mut *text_order).warning(path)
+    }
+}
+
 /// Sessions whose rows, read in order of instant, are not in the order of their `timestamp`
 /// texts: CLEO's reader gives its grader that order (`ORDER BY timestamp`), so where
 /// spellings mix (`2026-03-01 10:00:05` sorts before `2026-03-01T10:00:01Z`) CLEO's own grade
 /// of the session may differ, and the run says so once.
 #[derive(Debug, Default)]
-pub(super) struct TextOrder {
+struct TextOrder {
     count: u64,
     /// The first such session by place in the read: that place, its id, and two timestamps
     /// read in one order and in the other by text.
@@ -613,7 +631,7 @@ pub(super) struct TextOrder {
 
 impl TextOrder {
     /// Two consecutive timestamps of `session`, in instant order, whose texts are not.
-    pub(super) fn out_of_order(session: &Session) -> Option<(&Text, &Text)> {
+    fn out_of_order(session: &Session) -> Option<(&Text, &Text)> {
         session.entries.windows(2).find_map(|w| match w {
             [a, b] if a.timestamp > b.timestamp => Some((&a.timestamp, &b.timestamp)),
             _ => None,
@@ -621,7 +639,7 @@ impl TextOrder {
     }
 
     /// Notes `session`, the `order`-th of the read, whose timestamps `pair` are out of order.
-    pub(super) fn note(&mut self, order: usize, session: &Session, pair: (&Text, &Text)) {
+    fn note(&mut self, order: usize, session: &Session, pair: (&Text, &Text)) {
         self.count += 1;
         if self.first.as_ref().is_none_or(|(o, ..)| order < *o) {
             self.first = Some((order, session.id.clone(), pair.0.clone(), pair.1.clone()));
@@ -629,7 +647,7 @@ impl TextOrder {
     }
 
     /// The run's warning, if any session was out of order.
-    pub(super) fn warning(self, path: &Path) -> Option<SourceWarning> {
+    fn warning(self, path: &Path) -> Option<SourceWarning> {
         let (_, id, earlier, later) = self.first?;
         let more = match self.count.saturating_sub(1) {
             0 => String::new(),

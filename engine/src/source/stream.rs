@@ -16,7 +16,6 @@ use rayon::prelude::*;
 use rustc_hash::{FxBuildHasher, FxHashMap};
 use std::collections::hash_map;
 
-use super::cleo_db::TextOrder;
 use super::common::{SourceError, SourceWarning};
 use super::packed::{Dictionary, PackedEntries};
 use crate::entry;
@@ -190,21 +189,30 @@ impl Delivered {
 pub struct Stream<'p> {
     pub(crate) table: SessionTable,
     pub(crate) batches: Box<dyn Batches + 'p>,
-    /// Whether a session's entries are put in instant order (ties in source order) before
-    /// it is handed on, as the whole read of the format orders them.
-    pub(crate) sort_by_instant: bool,
+    /// How the format puts a session's entries in order before it is handed on (as its
+    /// whole read orders them), if it does.
+    pub(crate) order: Option<Box<dyn SessionOrder + 'p>>,
+}
+
+/// How a format orders each session's entries before they are graded, beyond the order they
+/// were read in, and what it says of that order once the read is done.
+pub(crate) trait SessionOrder: Send + Sync {
+    /// Puts the entries of `session`, the `order`-th of the read, in order.
+    fn arrange(&self, order: usize, session: &mut Session);
+    /// What the read's sessions' order calls for saying, once every session is arranged.
+    fn warning(&self, path: &std::path::Path) -> Option<SourceWarning>;
 }
 
 impl<'p> Stream<'p> {
     pub(crate) fn new(
         table: SessionTable,
         batches: impl Batches + 'p,
-        sort_by_instant: bool,
+        order: Option<Box<dyn SessionOrder + 'p>>,
     ) -> Self {
         Stream {
             table,
             batches: Box::new(batches),
-            sort_by_instant,
+            order,
         }
     }
 
@@ -222,7 +230,7 @@ impl<'p> Stream<'p> {
         E: Send,
         F: Fn(Session) -> Result<T, E> + Sync,
     {
-        drive(self.table, self.batches, self.sort_by_instant, f, sink)
+        drive(self.table, self.batches, self.order.as_deref(), f, sink)
     }
 }
 
@@ -361,7 +369,7 @@ impl Held {
 fn drive<T, E, F>(
     table: SessionTable,
     batches: Box<dyn Batches + '_>,
-    sort_by_instant: bool,
+    order: Option<&dyn SessionOrder>,
     f: &F,
     sink: &mut dyn FnMut(T),
 ) -> Result<Delivered, StreamError<E>>
@@ -370,13 +378,13 @@ where
     E: Send,
     F: Fn(Session) -> Result<T, E> + Sync,
 {
-    drive_with_budget(table, batches, sort_by_instant, PARSED_BUDGET, f, sink)
+    drive_with_budget(table, batches, order, PARSED_BUDGET, f, sink)
 }
 
 fn drive_with_budget<T, E, F>(
     mut table: SessionTable,
     mut batches: Box<dyn Batches + '_>,
-    sort_by_instant: bool,
+    order: Option<&dyn SessionOrder>,
     budget: usize,
     f: &F,
     sink: &mut dyn FnMut(T),
@@ -401,7 +409,6 @@ where
     let mut skipped: FxHashMap<u32, u64> = FxHashMap::default();
     let unattributed = table.unattributed;
     let mut warnings = Vec::new();
-    let text_order = std::sync::Mutex::new(TextOrder::default());
     let mut results: Ordered<'_, T> = Ordered::new(sink);
     let mut first_error: Option<(usize, E)> = None;
     let mut unpacked = true;
@@ -412,21 +419,14 @@ where
         ready
             .into_par_iter()
             .map(|ready| {
-                let order = ready.order;
+                let place = ready.order;
                 let Some(mut session) = ready.session(dictionary) else {
-                    return (order, None);
+                    return (place, None);
                 };
-                if sort_by_instant {
-                    // Instant order, ties in source order (the sort is stable).
-                    session.entries.sort_by_key(|e| e.instant);
-                    if let Some(pair) = TextOrder::out_of_order(&session) {
-                        text_order
-                            .lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .note(order, &session, pair);
-                    }
+                if let Some(order) = order {
+                    order.arrange(place, &mut session);
                 }
-                (order, Some(f(session)))
+                (place, Some(f(session)))
             })
             .collect()
     };
@@ -536,8 +536,7 @@ where
         return Err(StreamError::Session(e));
     }
     results.finish();
-    let text_order = text_order.into_inner().unwrap_or_else(|e| e.into_inner());
-    warnings.extend(text_order.warning(batches.path()));
+    warnings.extend(order.and_then(|o| o.warning(batches.path())));
     Ok(Delivered {
         skipped_lines: batches.skipped_lines(),
         warnings,
@@ -566,7 +565,7 @@ mod tests {
         drive_with_budget(
             stream.table,
             stream.batches,
-            stream.sort_by_instant,
+            stream.order.as_deref(),
             budget,
             &|s: Session| Ok::<_, ()>(s),
             &mut |s| sessions.push(s),
@@ -616,7 +615,7 @@ mod tests {
         let err = drive_with_budget(
             stream.table,
             stream.batches,
-            stream.sort_by_instant,
+            stream.order.as_deref(),
             PARSED_BUDGET,
             &|s: Session| Ok::<_, ()>(s),
             &mut |_| graded += 1,

@@ -100,7 +100,8 @@ impl SourceFormat for CleoJsonl {
         progress: Option<Progress<'p>>,
     ) -> Result<Option<Stream<'p>>, SourceError> {
         let (table, batches) = open_stream(path, filter, options, progress)?;
-        Ok(Some(Stream::new(table, batches, false)))
+        // A log's entries keep the order they were written in.
+        Ok(Some(Stream::new(table, batches, None)))
     }
 }
 
