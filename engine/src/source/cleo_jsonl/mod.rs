@@ -653,10 +653,12 @@ fn read_without_lone_surrogates(
     notes: &mut LineNotes,
 ) -> Option<Result<RawEntry, LineError>> {
     let fixed = crate::json::lone_surrogates_replaced(line)?;
-    notes.lone_surrogate = true;
     // Escapes are ASCII, replaced by ASCII: valid UTF-8 stays so.
     let text = text.and_then(|_| std::str::from_utf8(&fixed).ok());
-    Some(read_raw(&fixed, text, notes))
+    let read = read_raw(&fixed, text, notes);
+    // A line still refused is told of as refused, not as read with U+FFFD.
+    notes.lone_surrogate = read.is_ok();
+    Some(read)
 }
 
 /// Why a line that does not start as an object is no entry: what JSON value it is, in the
@@ -979,6 +981,19 @@ mod tests {
             "field `sessionId` must be a string, not 7 (column 94)"
         );
         assert!(!e.not_json);
+    }
+
+    /// A line refused for another reason is not told of as read with U+FFFD.
+    #[test]
+    fn a_malformed_line_with_a_lone_surrogate_is_refused_not_noted() {
+        let mut notes = LineNotes::default();
+        let line = br#"{"timestamp":"2026-03-01T00:00:00Z","sessionId":"a\ud83d","domain":"d""#;
+        assert!(parse_line(line, None, FieldsRead::ALL, &mut notes).is_err());
+        assert_eq!(notes, LineNotes::default());
+        let line = br#"{"timestamp":"2026-03-01T00:00:00Z","sessionId":"a\ud83d","domain":"d","operation":"o","result":{"success":true}}"#;
+        let entry = parse_line(line, None, FieldsRead::ALL, &mut notes).unwrap();
+        assert_eq!(entry.session_id, "a\u{fffd}");
+        assert!(notes.lone_surrogate);
     }
 
     /// serde meets a repeated field before the end of a line cut off while it was written,
