@@ -49,12 +49,9 @@ pub(crate) enum TextTest {
     /// The key of the metric with this id, which has no `normalize` steps and so compares
     /// keys as JavaScript prints them.
     Key { metric: usize },
-    /// A message of the rule `rule` of the dimension `dimension` (or, with no rule, the
-    /// dimension's `otherwise`), which prints an entry's field as JavaScript does.
-    Message {
-        dimension: usize,
-        rule: Option<usize>,
-    },
+    /// A message of the rule `rule` of the dimension `dimension`, which prints an entry's
+    /// field as JavaScript does.
+    Message { dimension: usize, rule: usize },
 }
 
 impl CompiledPack {
@@ -592,6 +589,56 @@ dimensions:
         let facts = pack.facts("s1", &session.entries, false).expect("decided");
         assert_eq!(facts.metrics[pack.metric_index["raw_repeats"]], Some(1.0));
         assert_eq!(facts.metrics[pack.metric_index["raw_titles"]], Some(3.0));
+    }
+
+    /// A key or a message value JavaScript throws on rather than print (an object with its
+    /// own `toString`) printed as `[object Object]` and graded; it leaves the session not
+    /// graded, naming the metric or the rule.
+    #[test]
+    fn a_value_javascript_cannot_print_fails_the_session_naming_where_it_is_printed() {
+        let text = "id: t
+version: '1'
+name: T
+selectors:
+  added: { domain: tasks, operation: add }
+metrics:
+  titles: { distinct: { of: added, key: params.title } }
+dimensions:
+  - id: d
+    max: 100
+    rules:
+      - id: named
+        doc: d
+        for_each: added
+        points: 1
+        flag: 'added {entry.params.name}'
+";
+        let grade = |params: Value| {
+            let calls = [
+                ("tasks", "add", json!({ "title": "t", "name": "n" })),
+                ("tasks", "add", params),
+            ];
+            crate::pack::testing::pack(text)
+                .grade(&session(&calls), &GradeOptions::default())
+                .map(|r| r.flags)
+                .map_err(|e| e.to_string())
+        };
+        let object = json!({ "toString": 1 });
+        assert_eq!(
+            grade(json!({ "title": object, "name": "n" })),
+            Err("rubric `t` cannot grade session `s1`: metric `titles` compares keys as JavaScript prints them, which throws on an object with a `toString` of its own, and `params.title` of entry #2 of the session is an object (`{\"toString\":1}`) [E040]".to_owned())
+        );
+        assert_eq!(
+            grade(json!({ "title": "u", "name": [1, object] })),
+            Err("rubric `t` cannot grade session `s1`: a message of rule `named` prints `params.name` as JavaScript does, which throws on an object with a `toString` of its own, and `params.name` of entry #2 of the session is an array (`[1,{\"toString\":1}]`) [E040]".to_owned())
+        );
+        assert_eq!(
+            grade(json!({ "title": { "valueOf": 1 }, "name": [null, { "a": 1 }] })),
+            Ok(vec![
+                "added n".to_owned(),
+                "added ,[object Object]".to_owned()
+            ])
+        );
     }
 
     #[test]

@@ -327,17 +327,13 @@ impl CompiledPack {
                 self.metric_names.get(metric).map_or("", String::as_str)
             ),
             TextTest::Message { dimension, rule } => {
-                let dimension = self.dimensions.get(dimension);
-                let place = match (dimension, rule) {
-                    (Some(d), Some(r)) => d
-                        .rules
-                        .get(r)
-                        .map_or_else(String::new, |r| format!("a message of rule `{}`", r.id)),
-                    (Some(d), None) => format!("the `otherwise` of dimension `{}`", d.id),
-                    (None, _) => "a message".to_owned(),
-                };
+                let rule = self
+                    .dimensions
+                    .get(dimension)
+                    .and_then(|d| d.rules.get(rule))
+                    .map_or("", |r| r.id.as_str());
                 format!(
-                    "{place} prints `{}` as JavaScript does, {CANNOT_PRINT}",
+                    "a message of rule `{rule}` prints `{}` as JavaScript does, {CANNOT_PRINT}",
                     failure.field
                 )
             }
@@ -473,19 +469,8 @@ impl CompiledPack {
                     });
                 }
                 if !holds {
+                    // No entry here, so no field to print: nothing can be unprintable.
                     let reason = applies.otherwise.as_ref().map(|t| t.render(&ctx));
-                    if let Some((at, field)) = facts.unprintable.borrow_mut().take() {
-                        let test = TextTest::Message {
-                            dimension: d,
-                            rule: None,
-                        };
-                        let failure = NotText {
-                            test,
-                            field: &field,
-                            at,
-                        };
-                        return Err(self.not_text(session_id, entries, failure));
-                    }
                     result.dimensions.insert(
                         dimension.id.clone(),
                         DimensionScore {
@@ -545,7 +530,7 @@ impl CompiledPack {
                 if let Some((at, field)) = facts.unprintable.borrow_mut().take() {
                     let test = TextTest::Message {
                         dimension: d,
-                        rule: Some(r),
+                        rule: r,
                     };
                     let failure = NotText {
                         test,
