@@ -124,6 +124,13 @@ mod tests {
 /// What a source says of lines it read with [`lone_surrogates_replaced`].
 pub(crate) const LONE_SURROGATE_READ: &str = "a string holds a lone UTF-16 surrogate (an escape such as `\\ud83d` without its other half, which JavaScript writes for a string cut inside a character); text cannot hold one, so it is read as U+FFFD (\u{fffd}): two texts that differ only there read as equal, and a message that prints one shows U+FFFD";
 
+/// The warning of a source that read `count` lines (or rows: `unit`) with
+/// [`lone_surrogates_replaced`].
+pub(crate) fn lone_surrogates_read(count: u64, unit: &str) -> String {
+    let plural = if count == 1 { "" } else { "s" };
+    format!("{LONE_SURROGATE_READ} ({count} {unit}{plural})")
+}
+
 /// serde_json's reading of `json`, and `false`; or, where that fails and `json` holds a lone
 /// surrogate, the reading of it with U+FFFD in the surrogate's place, and `true`.
 pub(crate) fn from_slice_lenient<T: serde::de::DeserializeOwned>(

@@ -564,9 +564,8 @@ dimensions:
         assert_eq!(facts.metrics[pack.metric_index["repeats"]], Some(1.0));
     }
 
-    #[test]
-    fn keys_without_normalize_still_compare_as_javascript_prints_them() {
-        let pack = "id: t
+    /// Keys without `normalize`, and a message that prints a field of each added entry.
+    const RAW_KEYS: &str = "id: t
 version: '1'
 name: T
 selectors:
@@ -578,9 +577,16 @@ dimensions:
   - id: d
     max: 100
     rules:
-      - { id: r, doc: d, points: 1 }
+      - id: named
+        doc: d
+        for_each: added
+        points: 1
+        flag: 'added {entry.params.name}'
 ";
-        let pack = crate::pack::testing::pack(pack);
+
+    #[test]
+    fn keys_without_normalize_still_compare_as_javascript_prints_them() {
+        let pack = crate::pack::testing::pack(RAW_KEYS);
         let calls: Vec<(&str, &str, Value)> = [json!(3), json!("3"), json!(true), json!([1])]
             .into_iter()
             .map(|title| ("tasks", "add", json!({ "title": title })))
@@ -596,29 +602,12 @@ dimensions:
     /// graded, naming the metric or the rule.
     #[test]
     fn a_value_javascript_cannot_print_fails_the_session_naming_where_it_is_printed() {
-        let text = "id: t
-version: '1'
-name: T
-selectors:
-  added: { domain: tasks, operation: add }
-metrics:
-  titles: { distinct: { of: added, key: params.title } }
-dimensions:
-  - id: d
-    max: 100
-    rules:
-      - id: named
-        doc: d
-        for_each: added
-        points: 1
-        flag: 'added {entry.params.name}'
-";
         let grade = |params: Value| {
             let calls = [
                 ("tasks", "add", json!({ "title": "t", "name": "n" })),
                 ("tasks", "add", params),
             ];
-            crate::pack::testing::pack(text)
+            crate::pack::testing::pack(RAW_KEYS)
                 .grade(&session(&calls), &GradeOptions::default())
                 .map(|r| r.flags)
                 .map_err(|e| e.to_string())
@@ -626,7 +615,7 @@ dimensions:
         let object = json!({ "toString": 1 });
         assert_eq!(
             grade(json!({ "title": object, "name": "n" })),
-            Err("rubric `t` cannot grade session `s1`: metric `titles` compares keys as JavaScript prints them, which throws on an object with a `toString` of its own, and `params.title` of entry #2 of the session is an object (`{\"toString\":1}`) [E040]".to_owned())
+            Err("rubric `t` cannot grade session `s1`: metric `raw_repeats` compares keys as JavaScript prints them, which throws on an object with a `toString` of its own, and `params.title` of entry #2 of the session is an object (`{\"toString\":1}`) [E040]".to_owned())
         );
         assert_eq!(
             grade(json!({ "title": "u", "name": [1, object] })),

@@ -305,16 +305,12 @@ fn records_of(
         }
     }
     if let Some((first, lines)) = lone {
-        let plural = if lines == 1 { "" } else { "s" };
         warnings.push((
             first,
             SourceWarning {
                 path: path.to_owned(),
                 place: Place::Line(first),
-                message: format!(
-                    "{} ({lines} line{plural})",
-                    crate::json::LONE_SURROGATE_READ
-                ),
+                message: crate::json::lone_surrogates_read(lines, "line"),
             },
         ));
     }

@@ -331,14 +331,12 @@ impl LoneRows {
 
     fn warning(self, path: &Path) -> Option<SourceWarning> {
         let first = self.first?;
-        let plural = if self.rows == 1 { "" } else { "s" };
         Some(SourceWarning {
             path: path.to_owned(),
             place: Place::File,
             message: format!(
-                "audit_log row `{first}`: `details_json`: {} ({} row{plural})",
-                crate::json::LONE_SURROGATE_READ,
-                self.rows
+                "audit_log row `{first}`: `details_json`: {}",
+                crate::json::lone_surrogates_read(self.rows, "row")
             ),
         })
     }

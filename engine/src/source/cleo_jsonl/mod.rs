@@ -385,25 +385,19 @@ impl Notes {
     }
 
     fn warnings(&self, path: &Path) -> impl Iterator<Item = SourceWarning> + '_ {
-        let plural = |lines: u64| if lines == 1 { "" } else { "s" };
+        let plural = if self.lines == 1 { "" } else { "s" };
         let repeated = self.first.map(|(line, field)| SourceWarning {
             path: path.to_owned(),
             place: Place::Line(line),
             message: format!(
-                "key `{field}` appears more than once; the last value is used, as CLEO's grader does ({} line{})",
-                self.lines,
-                plural(self.lines)
+                "key `{field}` appears more than once; the last value is used, as CLEO's grader does ({} line{plural})",
+                self.lines
             ),
         });
         let lone = self.first_lone.map(|line| SourceWarning {
             path: path.to_owned(),
             place: Place::Line(line),
-            message: format!(
-                "{} ({} line{})",
-                crate::json::LONE_SURROGATE_READ,
-                self.lone_lines,
-                plural(self.lone_lines)
-            ),
+            message: crate::json::lone_surrogates_read(self.lone_lines, "line"),
         });
         repeated.into_iter().chain(lone)
     }
