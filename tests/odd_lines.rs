@@ -479,6 +479,102 @@ fn every_format_of_a_streamed_run_prints_and_records_the_same_when_its_output_go
     );
 }
 
+/// A streamed run (`--all`) renders each result on the thread that graded it, and the one
+/// that takes results in order only moves bytes and adds counts; what it prints and records
+/// must be what the whole-read path (sessions named) prints and records from the results
+/// themselves, in every format, with and without `--explain` (whose grades-file line is
+/// not the printed one), with `--fail-under` naming the same sessions.
+#[test]
+fn a_streamed_run_prints_and_records_what_naming_its_sessions_does_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let ids: Vec<String> = (0..40).map(|i| format!("s{i:02}")).collect();
+    let lines: Vec<String> = (0..200)
+        .map(|i| {
+            let (domain, operation) = match i % 5 {
+                0 => ("tasks", "show"),
+                1 => ("tasks", "find"),
+                2 => ("session", "end"),
+                _ => ("session", "list"),
+            };
+            let result = if i % 9 == 0 {
+                json!({"success": false, "exitCode": 4, "duration": 5})
+            } else {
+                ok()
+            };
+            line(
+                &ids[i % ids.len()],
+                (i % 60) as u32,
+                domain,
+                operation,
+                result,
+            )
+        })
+        .collect();
+    let log = write(dir.path(), "audit.jsonl", &(lines.join("\n") + "\n"));
+    let grades = dir.path().join("GRADES.jsonl");
+    let mask = |text: &str| {
+        let mut out = String::new();
+        for line in text.split_inclusive('\n') {
+            let masked = match line.find("timestamp\"") {
+                Some(_) => {
+                    let re_start = line.find("\"timestamp\"").unwrap_or(0);
+                    let value = line[re_start..]
+                        .find("Z\"")
+                        .map_or(line.len(), |end| re_start + end + 2);
+                    format!("{}\"timestamp\"X{}", &line[..re_start], &line[value..])
+                }
+                None if line.contains("· graded ") => line
+                    .split("· graded ")
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned(),
+                None => line.to_owned(),
+            };
+            out.push_str(&masked);
+        }
+        out
+    };
+    let run = |args: &[&str], named: bool| {
+        let mut cmd = grade_bin();
+        cmd.args(["--rubric", "cleo-v1", "--color", "never", "--source"])
+            .arg(&log)
+            .arg("--grades")
+            .arg(&grades)
+            .args(args);
+        if named {
+            cmd.args(&ids);
+        } else {
+            cmd.arg("--all");
+        }
+        let out = cmd.output().unwrap();
+        let recorded = std::fs::read_to_string(&grades).unwrap_or_default();
+        let _ = std::fs::remove_file(&grades);
+        (
+            code(&out),
+            mask(&stdout(&out)),
+            mask(&recorded),
+            stderr(&out),
+        )
+    };
+    for format in ["human", "json", "jsonl"] {
+        for extra in [&[][..], &["--explain"], &["--fail-under", "90"]] {
+            let args: Vec<&str> = ["--format", format].iter().chain(extra).copied().collect();
+            let (code, mut streamed, recorded, err) = run(&args, false);
+            let (named_code, named, named_recorded, named_err) = run(&args, true);
+            assert_eq!(code, named_code, "{args:?}: {err} / {named_err}");
+            assert_eq!(err, named_err, "{args:?}");
+            if format == "human" {
+                // Only a run over the whole source ends in a summary.
+                let summary = streamed.rfind("\n40 sessions graded").unwrap();
+                streamed.truncate(summary);
+            }
+            assert_eq!(streamed, named, "{args:?}");
+            assert_eq!(recorded, named_recorded, "{args:?}");
+            assert_eq!(recorded.lines().count(), 40, "{args:?}");
+        }
+    }
+}
+
 /// A file saved with UTF-8's byte order mark fails on its first byte; serde_json says only
 /// "expected value (column 1)", so every JSON source names the mark instead.
 #[test]

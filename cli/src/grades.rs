@@ -53,6 +53,11 @@ impl Recorder {
         Ok(self.0.accept(result)?)
     }
 
+    /// Takes the next result as [`GradesFile::line`] rendered it.
+    pub fn accept_line(&mut self, line: &[u8]) {
+        self.0.accept_line(line);
+    }
+
     /// Opens a deferred grades file, so that one that cannot be written fails the run
     /// before anything is printed.
     pub fn open_now(&mut self) -> Result<(), CliError> {

@@ -324,13 +324,84 @@ struct Streamed {
 }
 
 /// A session graded by a streamed run, as the thread that graded it left it: its JSON line
-/// (when lines are all the run prints), the result with its human report (when the format
-/// is human), or why it failed. Boxed, so that the results waiting for an earlier session
+/// (when lines are all the run prints), the result rendered for every place it goes, or why
+/// it failed. Boxed, so that the results waiting for an earlier session
 /// cost little beside them, and a line its length (not serde_json's doubled buffer).
 enum Graded {
     Line(Box<[u8]>),
-    Result(Box<GradeResult>, Option<Box<str>>),
+    Rendered(Box<Rendered>),
     Failed(Box<grade_engine::EvalError>),
+}
+
+/// A result rendered by the thread that graded it for every place it goes, so that the one
+/// thread taking results in order only moves bytes and adds counts: rendering there (two
+/// JSON lines a result when a run records, a summary's flag shapes) held up the pipeline,
+/// and the default run (`--all`, recorded, human) took 1.86× the time of `--format jsonl
+/// --no-record`.
+struct Rendered {
+    /// Its JSON line, its human report after a blank line, or its element of a JSON
+    /// document's array.
+    output: Box<[u8]>,
+    /// The grades file's line, when the run records.
+    record: Option<RecordLine>,
+    summary: Option<summary::Tally>,
+    /// How the `--fail-under` gate names it, when it is below.
+    below: Option<Box<str>>,
+}
+
+/// The line a result is recorded as.
+enum RecordLine {
+    /// The output line itself (a JSON line without `explain`).
+    Output,
+    Own(Box<[u8]>),
+}
+
+/// What each result is rendered for.
+#[derive(Clone, Copy)]
+struct Renders<'a> {
+    format: Format,
+    color: bool,
+    pack: &'a CompiledPack,
+    record: bool,
+    summary: bool,
+    floor: Option<f64>,
+}
+
+impl Renders<'_> {
+    fn render(&self, result: GradeResult) -> Result<Rendered, CliError> {
+        let output = match self.format {
+            Format::Human => {
+                let report = render::report(&result, self.pack, self.color);
+                let mut bytes = Vec::with_capacity(report.len() + 1);
+                bytes.push(b'\n');
+                bytes.extend_from_slice(report.as_bytes());
+                bytes.into_boxed_slice()
+            }
+            Format::Json => sink::document_element(&result)?.into_boxed_slice(),
+            Format::Jsonl => json_line(&result)?,
+        };
+        let record = match self.record {
+            false => None,
+            true if self.format == Format::Jsonl && result.explain.is_none() => {
+                Some(RecordLine::Output)
+            }
+            true => {
+                let mut line = Vec::new();
+                sink::GradesFile::line(&result, &mut line)?;
+                Some(RecordLine::Own(line.into_boxed_slice()))
+            }
+        };
+        let summary = self.summary.then(|| summary::Tally::of(&result));
+        let below = self
+            .floor
+            .and_then(|threshold| summary::Floor::below(threshold, &result));
+        Ok(Rendered {
+            output,
+            record,
+            summary,
+            below,
+        })
+    }
 }
 
 /// Where a streamed run's results go, taken one at a time in the order of their sessions:
@@ -343,8 +414,8 @@ struct Delivery {
     format: Format,
     /// A JSON document's sink, writing into a buffer emptied into `held` after each result.
     document: JsonDocument<Vec<u8>>,
-    /// Human reports written so far.
-    reports: usize,
+    /// Results taken so far (every human report but the first follows a blank line).
+    taken: usize,
     record: Option<grades::Recorder>,
     summary: Option<summary::Summary>,
     floor: Option<summary::Floor>,
@@ -358,7 +429,7 @@ impl Delivery {
             held: HeldOutput::new(plan.held_budget),
             format: cli.format,
             document: JsonDocument::new(Vec::new()),
-            reports: 0,
+            taken: 0,
             record: plan.record_to.as_deref().map(grades::Recorder::deferred),
             summary: (cli.format == Format::Human).then(summary::Summary::default),
             floor: cli.fail_under.map(summary::Floor::new),
@@ -366,44 +437,56 @@ impl Delivery {
         }
     }
 
-    /// Takes the next result, with its human report when the format is human.
-    fn take(&mut self, result: &GradeResult, report: Option<Box<str>>) {
-        if self.error.is_some() {
-            return;
-        }
-        if let Err(err) = self.write(result, report) {
-            self.error = Some(err);
+    /// What each result is rendered for, by the thread that grades it.
+    fn renders<'a>(&self, cli: &Cli, pack: &'a CompiledPack) -> Renders<'a> {
+        Renders {
+            format: self.format,
+            color: report_color(cli),
+            pack,
+            record: self.record.is_some(),
+            summary: self.summary.is_some(),
+            floor: self.floor.as_ref().map(summary::Floor::threshold),
         }
     }
 
-    fn write(&mut self, result: &GradeResult, report: Option<Box<str>>) -> Result<(), CliError> {
-        match self.format {
-            Format::Jsonl => self.held.write(json_line(result)?),
-            Format::Json => {
-                sink::Sink::accept(&mut self.document, result)?;
-                self.hold_document();
-            }
-            Format::Human => {
-                let report = report.unwrap_or_default();
-                let mut bytes = Vec::with_capacity(report.len() + 1);
-                if self.reports > 0 {
-                    bytes.push(b'\n');
-                }
-                bytes.extend_from_slice(report.as_bytes());
-                self.held.write(bytes.into_boxed_slice());
-                self.reports += 1;
-            }
-        }
-        if let Some(summary) = &mut self.summary {
-            summary.add(result);
+    /// Takes the next result as rendered for this run.
+    fn take(&mut self, rendered: Rendered) {
+        let Rendered {
+            output,
+            record,
+            summary,
+            below,
+        } = rendered;
+        if let (Some(summary), Some(tally)) = (&mut self.summary, summary) {
+            summary.count(tally);
         }
         if let Some(floor) = &mut self.floor {
-            floor.add(result);
+            floor.count(below);
         }
-        if let Some(record) = &mut self.record {
-            record.accept(result)?;
+        if let Some(recorder) = &mut self.record {
+            match &record {
+                Some(RecordLine::Output) => recorder.accept_line(&output),
+                Some(RecordLine::Own(line)) => recorder.accept_line(line),
+                None => {}
+            }
         }
-        Ok(())
+        match self.format {
+            Format::Json => {
+                if self.error.is_none() {
+                    if let Err(err) = self.document.accept_element(output.into_vec()) {
+                        self.error = Some(err.into());
+                    }
+                }
+                self.hold_document();
+            }
+            // Reports are rendered after a blank line, which the first goes without.
+            Format::Human if self.taken == 0 => {
+                self.held
+                    .write(Box::from(output.get(1..).unwrap_or_default()));
+            }
+            _ => self.held.write(output),
+        }
+        self.taken += 1;
     }
 
     fn hold_document(&mut self) {
@@ -502,22 +585,18 @@ fn stream(cli: &Cli, plan: &GradePlan, format: &dyn SourceFormat) -> Result<Stre
         .is_some()
         .then_some(&report as grade_engine::source::Progress<'_>);
     let lines_only = plan.lines_only;
-    let human = (cli.format == Format::Human).then(|| report_color(cli));
     let pack = &plan.pack;
-    // What can be rendered without the others (a JSON line, a human report) is rendered by
-    // the threads that grade.
+    let source = &plan.source;
+    let mut delivery = Delivery::new(cli, plan);
+    let renders = delivery.renders(cli, pack);
+    // Each result is rendered by the thread that graded it for every place it goes.
     let then = |outcome: Outcome| -> Result<Graded, Box<CliError>> {
         Ok(match outcome {
             Ok(result) if lines_only => Graded::Line(json_line(&result)?),
-            Ok(result) => {
-                let report = human.map(|color| render::report(&result, pack, color).into());
-                Graded::Result(Box::new(result), report)
-            }
+            Ok(result) => Graded::Rendered(Box::new(renders.render(result)?)),
             Err(err) => Graded::Failed(Box::new(err)),
         })
     };
-    let source = &plan.source;
-    let mut delivery = Delivery::new(cli, plan);
     // Failed sessions: where their message goes between the lines, and the message.
     let mut failures: Vec<(u64, Box<grade_engine::EvalError>)> = Vec::new();
     let mut total = 0usize;
@@ -533,7 +612,7 @@ fn stream(cli: &Cli, plan: &GradePlan, format: &dyn SourceFormat) -> Result<Stre
             total += 1;
             match graded {
                 Ok(Graded::Line(line)) => delivery.held.write(line),
-                Ok(Graded::Result(result, report)) => delivery.take(&result, report),
+                Ok(Graded::Rendered(rendered)) => delivery.take(*rendered),
                 Ok(Graded::Failed(err)) => failures.push((delivery.held.len(), err)),
                 Err(err) => {
                     first_error.get_or_insert(err);

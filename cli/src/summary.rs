@@ -46,16 +46,31 @@ impl Default for Summary {
 impl Summary {
     /// Counts the next result.
     pub fn add(&mut self, r: &GradeResult) {
+        self.count(Tally::of(r));
+    }
+
+    /// Counts the next result, as [`Tally::of`] took it.
+    pub fn count(&mut self, tally: Tally) {
         self.results += 1;
-        if r.max_score.0 > 0.0 {
+        if let Some((percent, grade)) = tally.graded {
             self.graded += 1;
-            self.percents += r.percent.0;
-            if let Some(g) = r.grade.as_deref() {
-                *self.letters.entry(g.to_owned()).or_default() += 1;
+            self.percents += percent;
+            if let Some(g) = grade {
+                match self.letters.get_mut(&*g) {
+                    Some(n) => *n += 1,
+                    None => {
+                        self.letters.insert(g.into(), 1);
+                    }
+                }
             }
         }
-        for f in &r.flags {
-            *self.flags.entry(shape_of(f)).or_default() += 1;
+        for shape in tally.flags {
+            match self.flags.get_mut(&*shape) {
+                Some(n) => *n += 1,
+                None => {
+                    self.flags.insert(shape.into(), 1);
+                }
+            }
         }
     }
 
@@ -115,6 +130,29 @@ impl Summary {
             }
         }
         out
+    }
+}
+
+/// What the summary counts of one result: taken by the thread that graded it (a flag's
+/// shape is a new string), so that the one thread that takes results in order only adds.
+#[derive(Debug)]
+pub struct Tally {
+    /// The percentage and letter of a result that was graded out of more than 0.
+    graded: Option<(f64, Option<Box<str>>)>,
+    /// Its flags' shapes.
+    flags: Vec<Box<str>>,
+}
+
+impl Tally {
+    pub fn of(r: &GradeResult) -> Tally {
+        Tally {
+            graded: (r.max_score.0 > 0.0).then(|| (r.percent.0, r.grade.as_deref().map(Box::from))),
+            flags: r
+                .flags
+                .iter()
+                .map(|f| shape_of(f).into_boxed_str())
+                .collect(),
+        }
     }
 }
 
@@ -187,14 +225,30 @@ impl Floor {
 
     /// Counts the next result.
     pub fn add(&mut self, r: &GradeResult) {
+        self.count(Floor::below(self.threshold, r));
+    }
+
+    /// How a result that is below `threshold` is named, or `None` for one that is not:
+    /// what [`Floor::count`] takes, found by the thread that graded the result.
+    pub fn below(threshold: f64, r: &GradeResult) -> Option<Box<str>> {
+        (r.max_score.0 > 0.0 && r.percent.0 < threshold)
+            .then(|| format!("`{}` ({}%)", r.session_id, r.percent).into_boxed_str())
+    }
+
+    /// Counts the next result, as [`Floor::below`] named it.
+    pub fn count(&mut self, below: Option<Box<str>>) {
         self.total += 1;
-        if r.max_score.0 > 0.0 && r.percent.0 < self.threshold {
+        if let Some(named) = below {
             self.below += 1;
             if self.shown.len() < SHOWN_BELOW {
-                self.shown
-                    .push(format!("`{}` ({}%)", r.session_id, r.percent));
+                self.shown.push(named.into());
             }
         }
+    }
+
+    /// The threshold results are counted against.
+    pub fn threshold(&self) -> f64 {
+        self.threshold
     }
 
     /// Fails when a result counted was below the threshold.

@@ -99,6 +99,23 @@ impl GradesFile {
         self.recorded
     }
 
+    /// Appends to `out` the line `result` is recorded as: its JSON line without `explain`.
+    /// [`Sink::accept`] is this and [`GradesFile::accept_line`]; apart, the lines can be
+    /// rendered by the threads that grade, and only taken in order by the one that records.
+    pub fn line(result: &GradeResult, out: &mut Vec<u8>) -> Result<(), SinkError> {
+        result
+            .write_json_line_unexplained(out)
+            .map_err(SinkError::Json)
+    }
+
+    /// Takes the next result as [`GradesFile::line`] rendered it.
+    pub fn accept_line(&mut self, line: &[u8]) {
+        if self.held.is_ok() {
+            self.held = self.lines.write(line);
+        }
+        self.recorded += 1;
+    }
+
     /// What appending found and mended (a torn last line cut off), to tell the user.
     pub fn warnings(&self) -> &[String] {
         &self.warnings
@@ -108,13 +125,8 @@ impl GradesFile {
 impl Sink for GradesFile {
     fn accept(&mut self, result: &GradeResult) -> Result<(), SinkError> {
         let mut line = Vec::new();
-        result
-            .write_json_line_unexplained(&mut line)
-            .map_err(SinkError::Json)?;
-        if self.held.is_ok() {
-            self.held = self.lines.write(&line);
-        }
-        self.recorded += 1;
+        GradesFile::line(result, &mut line)?;
+        self.accept_line(&line);
         Ok(())
     }
 

@@ -47,6 +47,22 @@ impl<W: Write> Sink for JsonLines<W> {
     }
 }
 
+/// `result` as an element of the document's array: exactly the bytes pretty-printing the
+/// whole array gives it (`[\n`, elements indented by two and separated by `,\n`, then
+/// `\n]` at the end). [`JsonDocument`]'s [`Sink::accept`] is this and [`JsonDocument::accept_element`];
+/// apart, elements can be rendered by the threads that grade, and only taken in order by
+/// the one that writes.
+pub fn document_element(result: &GradeResult) -> Result<Vec<u8>, SinkError> {
+    let mut array = Vec::new();
+    serde_json::to_writer_pretty(&mut array, std::slice::from_ref(result))
+        .map_err(SinkError::Json)?;
+    // `[\n` + the element + `\n]`.
+    let end = array.len().saturating_sub(2);
+    array.truncate(end);
+    array.drain(..2.min(end));
+    Ok(array)
+}
+
 /// The whole run as one pretty-printed JSON document (`grade --format json`): the result
 /// itself when there is exactly one, else an array of them. Results are written as they come
 /// (once a second one shows the document is an array), not kept: a run over many sessions
@@ -54,12 +70,10 @@ impl<W: Write> Sink for JsonLines<W> {
 #[derive(Debug)]
 pub struct JsonDocument<W: Write> {
     out: W,
-    /// The first result, until a second one (or the end) says how it is written.
-    first: Option<GradeResult>,
+    /// The first result's element, until a second one (or the end) says how it is written.
+    first: Option<Vec<u8>>,
     /// Elements of the array written so far.
     written: usize,
-    /// A scratch buffer for one element.
-    element: Vec<u8>,
 }
 
 impl<W: Write> JsonDocument<W> {
@@ -69,7 +83,6 @@ impl<W: Write> JsonDocument<W> {
             out,
             first: None,
             written: 0,
-            element: Vec::new(),
         }
     }
 
@@ -83,21 +96,24 @@ impl<W: Write> JsonDocument<W> {
         &mut self.out
     }
 
-    /// Writes `result` as the array's next element: exactly the bytes pretty-printing the
-    /// whole array gives it (`[\n`, elements indented by two and separated by `,\n`, then
-    /// `\n]` at the end).
-    fn element(&mut self, result: &GradeResult) -> Result<(), SinkError> {
-        self.element.clear();
-        serde_json::to_writer_pretty(&mut self.element, std::slice::from_ref(result))
-            .map_err(SinkError::Json)?;
-        // `[\n` + the element + `\n]`.
-        let inner = self
-            .element
-            .get(2..self.element.len().saturating_sub(2))
-            .unwrap_or_default();
+    /// Takes the next result, with its element as [`document_element`] rendered it.
+    pub fn accept_element(&mut self, element: Vec<u8>) -> Result<(), SinkError> {
+        match self.first.take() {
+            None if self.written == 0 => self.first = Some(element),
+            // A second result: the document is an array, and the first opens it.
+            Some(first) => {
+                self.write_element(&first)?;
+                self.write_element(&element)?;
+            }
+            None => self.write_element(&element)?,
+        }
+        Ok(())
+    }
+
+    fn write_element(&mut self, element: &[u8]) -> Result<(), SinkError> {
         let separator: &[u8] = if self.written == 0 { b"[\n" } else { b",\n" };
         self.out.write_all(separator).map_err(SinkError::Write)?;
-        self.out.write_all(inner).map_err(SinkError::Write)?;
+        self.out.write_all(element).map_err(SinkError::Write)?;
         self.written += 1;
         Ok(())
     }
@@ -105,21 +121,18 @@ impl<W: Write> JsonDocument<W> {
 
 impl<W: Write> Sink for JsonDocument<W> {
     fn accept(&mut self, result: &GradeResult) -> Result<(), SinkError> {
-        match self.first.take() {
-            None if self.written == 0 => self.first = Some(result.clone()),
-            // A second result: the document is an array, and the first opens it.
-            Some(first) => {
-                self.element(&first)?;
-                self.element(result)?;
-            }
-            None => self.element(result)?,
-        }
-        Ok(())
+        self.accept_element(document_element(result)?)
     }
 
     fn finish(&mut self) -> Result<(), SinkError> {
         if let Some(one) = self.first.take() {
-            serde_json::to_writer_pretty(&mut self.out, &one).map_err(SinkError::Json)?;
+            // Alone, the result is the document: its element one level of indentation
+            // out. Each line of the element starts with that level's two spaces, and no
+            // line break is inside a string, where JSON escapes it.
+            for line in one.split_inclusive(|&b| b == b'\n') {
+                let line = line.strip_prefix(b"  ").unwrap_or(line);
+                self.out.write_all(line).map_err(SinkError::Write)?;
+            }
         } else if self.written == 0 {
             self.out.write_all(b"[]").map_err(SinkError::Write)?;
         } else {
@@ -150,7 +163,12 @@ mod tests {
     /// at the end gave: the one result alone, else the array.
     #[test]
     fn the_document_written_as_results_come_is_the_whole_pretty_printed_one() {
-        let all: Vec<GradeResult> = (0..4).map(|i| result(&format!("s{i}"))).collect();
+        let mut all: Vec<GradeResult> = (0..4).map(|i| result(&format!("s{i}"))).collect();
+        // A line break and indentation inside a string stay as they are when a lone
+        // result's element is taken one level out.
+        all[0]
+            .flags
+            .push("first\n  second\r\n  {\"third\": [\n".to_owned());
         for n in 0..=all.len() {
             let mut sink = JsonDocument::new(Vec::new());
             for r in &all[..n] {

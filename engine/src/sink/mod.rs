@@ -13,7 +13,7 @@ mod spool;
 use std::path::PathBuf;
 
 pub use grades_file::GradesFile;
-pub use json::{JsonDocument, JsonLines};
+pub use json::{document_element, JsonDocument, JsonLines};
 
 use crate::GradeResult;
 
