@@ -174,6 +174,15 @@ if [[ ! -s $data/cc-20k.jsonl ]]; then python3 bench/gen_claude_code.py 20000 > 
 time_cmds k "$(all claude-code-v1 "$data/cc-20k.jsonl") > /dev/null"
 peak k_grade "$(all claude-code-v1 "$data/cc-20k.jsonl")"
 
+echo "== (l) the run a user types: human reports and a summary, grades recorded" >&2
+# `--all` in the default format, recording to a grades file (removed before each run, so that
+# every run appends to an empty one): what `grade --rubric cleo-v1 --source tasks.db --all`
+# does in a CLEO project. The cases above print JSON lines and record nothing.
+typed() { echo "rm -f $results/l-grades.jsonl; ${2:-$grade} --rubric cleo-v1 --source $1 --all --grades $results/l-grades.jsonl"; }
+alternate l "$(typed "$big_jsonl")" "$(all cleo-v1 "$big_jsonl")" "$(typed "$big_db")" "$(all cleo-v1 "$big_db")"
+peak l_jsonl "$(typed "$big_jsonl")"
+peak l_db "$(typed "$big_db")"
+
 if [[ -n ${BASELINE:-} ]]; then
   echo "== (i) $BASELINE against this build, alternated" >&2
   base() { echo "$BASELINE --rubric $1 --source $2 --all --format jsonl --no-record"; }
@@ -186,7 +195,9 @@ if [[ -n ${BASELINE:-} ]]; then
     "$BASELINE compare --rubric cleo-v1 --rubric cleo-v2 --source $big_jsonl --all --format json" \
     "$grade compare --rubric cleo-v1 --rubric cleo-v2 --source $big_jsonl --all --format json" \
     "$(base cleo-v1 "$data/spread-1m.jsonl")" "$(all cleo-v1 "$data/spread-1m.jsonl")" \
-    "$(base claude-code-v1 "$data/cc-20k.jsonl")" "$(all claude-code-v1 "$data/cc-20k.jsonl")"
+    "$(base claude-code-v1 "$data/cc-20k.jsonl")" "$(all claude-code-v1 "$data/cc-20k.jsonl")" \
+    "$(typed "$big_jsonl" "$BASELINE")" "$(typed "$big_jsonl")" \
+    "$(typed "$big_db" "$BASELINE")" "$(typed "$big_db")"
   peak i_base_b "$(base cleo-v1 "$big_jsonl")"
   peak i_base_spread "$(base cleo-v1 "$data/spread-1m.jsonl")"
   peak i_base_one1m "$(base cleo-v1 "$data/one-1m.jsonl")"
@@ -266,6 +277,10 @@ if "1m" in h and "5m" in h:
     e1, e5 = rss("h_engine_1m"), rss("h_engine_5m")
     slope = (e5 - e1) * 1024 * 1024 / 4e6
     rows.append(("(h) ... streaming alone (examples/stream_only)", f"{e1:.0f} / {e5:.0f} MiB", "1M / 5M sessions", f"{slope:.0f} B", "<= 200 B", verdict(slope <= 200)))
+l = json.load(open(os.path.join(res, "l.json")))["times"]
+for k, (label, src) in enumerate((("JSONL", "jsonl"), ("tasks.db", "db"))):
+    typed, lines = statistics.median(l[2 * k]), statistics.median(l[2 * k + 1])
+    rows.append((f"(l) typed run (human, recorded), {label} 1M", f"{typed:.3f} s, {rss('l_' + src):.0f} MiB", f"--format jsonl --no-record: {lines:.3f} s", f"{typed / lines:.2f}x", "", ""))
 k = json.load(open(os.path.join(res, "k.json")))["results"][0]
 rows.append(("(k) one Claude Code transcript, 20k calls", fmt((k["mean"], k["stddev"] or 0.0)), f"CPU: {k['user'] + k['system']:.2f} s", f"{rss('k_grade'):.0f} MiB", "", ""))
 w = [max(len(str(r[i])) for r in rows) for i in range(6)]
@@ -284,7 +299,7 @@ if os.path.exists(os.path.join(res, "i.json")):
     i = json.load(open(os.path.join(res, "i.json")))
     print()
     print("(i) before (BASELINE) and after (this build), alternated run by run: medians, after/before")
-    labels = ["1M JSONL --all", "1M tasks.db --all", "one session of tasks.db", "Rhai pack, 1M JSONL", "compare 2 packs, 1M JSONL", "worst-case interleaving 1M", "claude-code-v1, 20k calls"]
+    labels = ["1M JSONL --all", "1M tasks.db --all", "one session of tasks.db", "Rhai pack, 1M JSONL", "compare 2 packs, 1M JSONL", "worst-case interleaving 1M", "claude-code-v1, 20k calls", "typed run (l), 1M JSONL", "typed run (l), 1M tasks.db"]
     for k, label in enumerate(labels):
         before, after = i["times"][2 * k], i["times"][2 * k + 1]
         r = statistics.median([y / x for x, y in zip(before, after)])
