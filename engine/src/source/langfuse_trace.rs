@@ -104,7 +104,11 @@ impl SourceFormat for LangfuseTrace {
             },
             doc => LangfuseTrace::read_document(path, doc, filter),
         }?;
-        if lone {
+        // Said once, whether the document or JSON texts nested in its traces held one.
+        let said = |w: &SourceWarning| w.message == crate::json::LONE_SURROGATE_READ;
+        let nested = read.warnings.iter().any(said);
+        read.warnings.retain(|w| !said(w));
+        if lone || nested {
             read.warnings.insert(
                 0,
                 SourceWarning {
@@ -196,6 +200,23 @@ impl LangfuseTrace {
 }
 
 fn read_trace(path: &Path, doc: Value, filter: &SessionFilter) -> Result<SourceRead, SourceError> {
+    NESTED_LONE_SURROGATE.with(|seen| seen.set(false));
+    let mut read = read_trace_entries(path, doc, filter)?;
+    if NESTED_LONE_SURROGATE.with(|seen| seen.replace(false)) {
+        read.warnings.push(SourceWarning {
+            path: path.to_owned(),
+            place: Place::File,
+            message: crate::json::LONE_SURROGATE_READ.to_owned(),
+        });
+    }
+    Ok(read)
+}
+
+fn read_trace_entries(
+    path: &Path,
+    doc: Value,
+    filter: &SessionFilter,
+) -> Result<SourceRead, SourceError> {
     let not = |reason: String| SourceError::NotLangfuse {
         path: path.to_owned(),
         reason,
@@ -857,12 +878,26 @@ fn decode(mut value: Value) -> Value {
         if !(trimmed.starts_with('{') || trimmed.starts_with('[') || trimmed.starts_with('"')) {
             break;
         }
-        match serde_json::from_str::<Value>(text) {
-            Ok(inner) => value = inner,
+        match crate::json::from_slice_lenient::<Value>(text.as_bytes()) {
+            Ok((inner, lone)) => {
+                if lone {
+                    NESTED_LONE_SURROGATE.with(|seen| seen.set(true));
+                }
+                value = inner;
+            }
             Err(_) => break,
         }
     }
     value
+}
+
+thread_local! {
+    /// Whether a JSON text nested in a string of the trace being read held a lone surrogate,
+    /// read as U+FFFD (kept as a string, a tool's arguments would have no keys, and every rule
+    /// reading one would pass in silence). Set by [`decode`], which the readers of entries
+    /// call from deep inside them, and said once per trace by [`read_trace`]; a trace is read
+    /// on one thread.
+    static NESTED_LONE_SURROGATE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// A tool call's input as params. The Claude Agent SDK's instrumentation records a call's
@@ -965,6 +1000,36 @@ mod tests {
             .map(|e| format!("{}.{}", e.domain, e.operation))
             .collect();
         assert_eq!(ops, ["trace.run \u{fffd}", "tool.cut\u{fffd}"]);
+    }
+
+    /// A tool's arguments recorded as a JSON text (as the SDKs record them) that holds a lone
+    /// surrogate stayed a string: the call had no `file_path`, and a rule reading it passed
+    /// in silence. Said once for the source, however many traces held one.
+    #[test]
+    fn a_lone_surrogate_in_nested_json_is_read_as_the_replacement_character_once() {
+        let trace = |id: &str| {
+            format!(
+                r#"{{"id": "{id}", "sessionId": "s", "timestamp": "2025-12-04T13:00:00Z", "observations": [{{"type": "TOOL", "name": "Read", "startTime": "2025-12-04T13:00:01Z", "input": "{{\"file_path\": \"a\\ud83d.rs\"}}"}}]}}"#
+            )
+        };
+        for doc in [trace("t1"), format!("[{}, {}]", trace("t1"), trace("t2"))] {
+            let read = read(&doc).unwrap();
+            assert_eq!(
+                warned(&read),
+                [format!("File: {}", crate::json::LONE_SURROGATE_READ)],
+                "{doc}"
+            );
+            let tool = read.sessions[0]
+                .entries
+                .iter()
+                .find(|e| e.domain == "tool")
+                .unwrap();
+            assert_eq!(
+                tool.params.get("file_path"),
+                Some(&Value::from("a\u{fffd}.rs")),
+                "{doc}"
+            );
+        }
     }
 
     /// The messages of `read`'s warnings, without the file they name.
