@@ -3,6 +3,8 @@
 
 use std::collections::BTreeMap;
 
+use rayon::prelude::*;
+
 use super::pairing::{grade_counts, pair, Merged, MergedTerm};
 use super::*;
 
@@ -98,69 +100,87 @@ pub(super) fn paired(
         options,
     );
 
-    // Attribution: per pair, candidate terms minus baseline terms.
+    // Attribution: per pair, candidate terms minus baseline terms. The pairs' changes are
+    // found on every core (a million entries make 50,000 pairs, found after the pool that
+    // graded them went idle); the sums over them are taken in pair order, as before, so
+    // that every total adds the same numbers in the same order.
     let m = merged.terms.len();
-    let mut scratch = vec![0.0f64; m];
-    let mut touched: Vec<u32> = Vec::new();
+    let changes: Vec<Vec<(usize, f64)>> = pairs
+        .par_iter()
+        .map_init(
+            || (vec![0.0f64; m], Vec::<u32>::new()),
+            |(scratch, touched), &(i, j)| {
+                let (b, c) = (&base.sessions[i], &cand.sessions[j]);
+                for &(t, v) in &b.terms {
+                    let at = merged.from_base[t as usize];
+                    scratch[at as usize] -= v;
+                    touched.push(at);
+                }
+                for &(t, v) in &c.terms {
+                    let at = merged.from_cand[t as usize];
+                    scratch[at as usize] += v;
+                    touched.push(at);
+                }
+                touched.sort_unstable();
+                touched.dedup();
+                let mut moved = Vec::new();
+                for &t in touched.iter() {
+                    let v = snap(scratch[t as usize]);
+                    scratch[t as usize] = 0.0;
+                    if v != 0.0 {
+                        moved.push((t as usize, v));
+                    }
+                }
+                touched.clear();
+                moved
+            },
+        )
+        .collect();
     let mut changed = vec![0usize; m];
     let mut moved = vec![0.0f64; m];
     let mut gained = vec![0.0f64; m];
     let mut lost = vec![0.0f64; m];
-    let mut sessions = Vec::with_capacity(n);
-    for (p, &(i, j)) in pairs.iter().enumerate() {
-        let (b, c) = (&base.sessions[i], &cand.sessions[j]);
-        for &(t, v) in &b.terms {
-            let at = merged.from_base[t as usize];
-            scratch[at as usize] -= v;
-            touched.push(at);
+    for &(t, v) in changes.iter().flatten() {
+        changed[t] += 1;
+        moved[t] += v;
+        if v > 0.0 {
+            gained[t] += v;
+        } else {
+            lost[t] += v;
         }
-        for &(t, v) in &c.terms {
-            let at = merged.from_cand[t as usize];
-            scratch[at as usize] += v;
-            touched.push(at);
-        }
-        touched.sort_unstable();
-        touched.dedup();
-        let mut rules = Vec::new();
-        for &t in &touched {
-            let v = snap(scratch[t as usize]);
-            scratch[t as usize] = 0.0;
-            if v == 0.0 {
-                continue;
-            }
-            let t = t as usize;
-            changed[t] += 1;
-            moved[t] += v;
-            if v > 0.0 {
-                gained[t] += v;
-            } else {
-                lost[t] += v;
-            }
-            rules.push(RuleChangeOf {
-                dimension: merged.terms[t].key.dimension.clone(),
-                rule: merged.terms[t].key.rule.clone(),
-                delta: v,
-            });
-        }
-        touched.clear();
-        let key = match pairing {
-            Pairing::ByKey(_) => base.keys.get(i).cloned().flatten(),
-            _ => None,
-        };
-        sessions.push(SessionDelta {
-            session_id: b.session_id.clone(),
-            candidate_session_id: (c.session_id != b.session_id).then(|| c.session_id.clone()),
-            key,
-            baseline: b.percent,
-            candidate: c.percent,
-            delta: deltas[p],
-            baseline_grade: b.grade.clone(),
-            candidate_grade: c.grade.clone(),
-            rules,
-        });
     }
-    // The most changed first; ties keep the source order.
-    sessions.sort_by(|a, b| b.delta.abs().total_cmp(&a.delta.abs()));
+    let mut sessions: Vec<SessionDelta> = pairs
+        .par_iter()
+        .zip(&changes)
+        .zip(&deltas)
+        .map(|((&(i, j), changes), &delta)| {
+            let (b, c) = (&base.sessions[i], &cand.sessions[j]);
+            let key = match pairing {
+                Pairing::ByKey(_) => base.keys.get(i).cloned().flatten(),
+                _ => None,
+            };
+            SessionDelta {
+                session_id: b.session_id.clone(),
+                candidate_session_id: (c.session_id != b.session_id).then(|| c.session_id.clone()),
+                key,
+                baseline: b.percent,
+                candidate: c.percent,
+                delta,
+                baseline_grade: b.grade.clone(),
+                candidate_grade: c.grade.clone(),
+                rules: changes
+                    .iter()
+                    .map(|&(t, v)| RuleChangeOf {
+                        dimension: merged.terms[t].key.dimension.clone(),
+                        rule: merged.terms[t].key.rule.clone(),
+                        delta: v,
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    // The most changed first; ties keep the source order (rayon's sort is stable too).
+    sessions.par_sort_by(|a, b| b.delta.abs().total_cmp(&a.delta.abs()));
     report.sessions = sessions;
     let nf = n.max(1) as f64;
     report.rules = (0..m)
@@ -265,92 +285,97 @@ pub(super) fn dimension_deltas(
     diff: Option<&RubricDiff>,
     options: &CompareOptions,
 ) -> Vec<DimensionDelta> {
-    let mut out = Vec::new();
     let status_of = |id: &str| {
         diff.and_then(|d| d.dimensions.iter().find(|c| c.dimension == id))
             .map_or(Status::Same, |c| c.status)
     };
-    for (k, bd) in base.layout.dimensions.iter().enumerate() {
-        let seed = options.seed.wrapping_add(1 + k as u64);
-        let bi = k;
-        let ci = cand.layout.dimensions.iter().position(|d| d.id == bd.id);
-        let Some(ci) = ci else {
-            let vals: Vec<f64> = base
-                .sessions
-                .iter()
-                .filter_map(|s| s.dimensions[bi])
-                .collect();
-            out.push(DimensionDelta {
-                dimension: bd.id.clone(),
-                name: bd.name.clone(),
-                status: Status::Removed,
-                n: vals.len(),
-                mean_baseline: (!vals.is_empty()).then(|| stats::mean(&vals)),
-                mean_candidate: None,
-                mean_delta: None,
-                ci95: None,
-                p: None,
-                improved: None,
-                regressed: None,
-            });
-            continue;
-        };
-        let d = match pairs {
-            Some((b_idx, c_idx)) => {
-                let (mut xb, mut xc) = (Vec::new(), Vec::new());
-                for (&i, &j) in b_idx.iter().zip(c_idx) {
-                    if let (Some(b), Some(c)) = (
-                        base.sessions[i].dimensions[bi],
-                        cand.sessions[j].dimensions[ci],
-                    ) {
-                        xb.push(b);
-                        xc.push(c);
-                    }
-                }
-                let deltas: Vec<f64> = xb.iter().zip(&xc).map(|(b, c)| snap(c - b)).collect();
-                DimensionDelta {
-                    dimension: bd.id.clone(),
-                    name: bd.name.clone(),
-                    status: status_of(&bd.id),
-                    n: deltas.len(),
-                    mean_baseline: (!xb.is_empty()).then(|| stats::mean(&xb)),
-                    mean_candidate: (!xc.is_empty()).then(|| stats::mean(&xc)),
-                    mean_delta: (!deltas.is_empty()).then(|| stats::mean(&deltas)),
-                    ci95: stats::bootstrap_mean_ci(&deltas, options.resamples, seed),
-                    p: stats::wilcoxon(&deltas),
-                    improved: Some(deltas.iter().filter(|&&d| d > 0.0).count()),
-                    regressed: Some(deltas.iter().filter(|&&d| d < 0.0).count()),
-                }
-            }
-            None => {
-                let xb: Vec<f64> = base
+    // Each dimension on a core of its own (its bootstrap seeded by its place, as before).
+    let mut out: Vec<DimensionDelta> = base
+        .layout
+        .dimensions
+        .par_iter()
+        .enumerate()
+        .map(|(k, bd)| {
+            let seed = options.seed.wrapping_add(1 + k as u64);
+            let bi = k;
+            let ci = cand.layout.dimensions.iter().position(|d| d.id == bd.id);
+            let Some(ci) = ci else {
+                let vals: Vec<f64> = base
                     .sessions
                     .iter()
                     .filter_map(|s| s.dimensions[bi])
                     .collect();
-                let xc: Vec<f64> = cand
-                    .sessions
-                    .iter()
-                    .filter_map(|s| s.dimensions[ci])
-                    .collect();
-                DimensionDelta {
+                return DimensionDelta {
                     dimension: bd.id.clone(),
                     name: bd.name.clone(),
-                    status: status_of(&bd.id),
-                    n: xb.len() + xc.len(),
-                    mean_baseline: (!xb.is_empty()).then(|| stats::mean(&xb)),
-                    mean_candidate: (!xc.is_empty()).then(|| stats::mean(&xc)),
-                    mean_delta: (!xb.is_empty() && !xc.is_empty())
-                        .then(|| snap(stats::mean(&xc) - stats::mean(&xb))),
-                    ci95: stats::bootstrap_diff_ci(&xb, &xc, options.resamples, seed),
-                    p: stats::mann_whitney_u(&xb, &xc),
+                    status: Status::Removed,
+                    n: vals.len(),
+                    mean_baseline: (!vals.is_empty()).then(|| stats::mean(&vals)),
+                    mean_candidate: None,
+                    mean_delta: None,
+                    ci95: None,
+                    p: None,
                     improved: None,
                     regressed: None,
+                };
+            };
+            let d = match pairs {
+                Some((b_idx, c_idx)) => {
+                    let (mut xb, mut xc) = (Vec::new(), Vec::new());
+                    for (&i, &j) in b_idx.iter().zip(c_idx) {
+                        if let (Some(b), Some(c)) = (
+                            base.sessions[i].dimensions[bi],
+                            cand.sessions[j].dimensions[ci],
+                        ) {
+                            xb.push(b);
+                            xc.push(c);
+                        }
+                    }
+                    let deltas: Vec<f64> = xb.iter().zip(&xc).map(|(b, c)| snap(c - b)).collect();
+                    DimensionDelta {
+                        dimension: bd.id.clone(),
+                        name: bd.name.clone(),
+                        status: status_of(&bd.id),
+                        n: deltas.len(),
+                        mean_baseline: (!xb.is_empty()).then(|| stats::mean(&xb)),
+                        mean_candidate: (!xc.is_empty()).then(|| stats::mean(&xc)),
+                        mean_delta: (!deltas.is_empty()).then(|| stats::mean(&deltas)),
+                        ci95: stats::bootstrap_mean_ci(&deltas, options.resamples, seed),
+                        p: stats::wilcoxon(&deltas),
+                        improved: Some(deltas.iter().filter(|&&d| d > 0.0).count()),
+                        regressed: Some(deltas.iter().filter(|&&d| d < 0.0).count()),
+                    }
                 }
-            }
-        };
-        out.push(d);
-    }
+                None => {
+                    let xb: Vec<f64> = base
+                        .sessions
+                        .iter()
+                        .filter_map(|s| s.dimensions[bi])
+                        .collect();
+                    let xc: Vec<f64> = cand
+                        .sessions
+                        .iter()
+                        .filter_map(|s| s.dimensions[ci])
+                        .collect();
+                    DimensionDelta {
+                        dimension: bd.id.clone(),
+                        name: bd.name.clone(),
+                        status: status_of(&bd.id),
+                        n: xb.len() + xc.len(),
+                        mean_baseline: (!xb.is_empty()).then(|| stats::mean(&xb)),
+                        mean_candidate: (!xc.is_empty()).then(|| stats::mean(&xc)),
+                        mean_delta: (!xb.is_empty() && !xc.is_empty())
+                            .then(|| snap(stats::mean(&xc) - stats::mean(&xb))),
+                        ci95: stats::bootstrap_diff_ci(&xb, &xc, options.resamples, seed),
+                        p: stats::mann_whitney_u(&xb, &xc),
+                        improved: None,
+                        regressed: None,
+                    }
+                }
+            };
+            d
+        })
+        .collect();
     for cd in &cand.layout.dimensions {
         if base.layout.dimension(&cd.id).is_none() {
             let ci = cand
