@@ -106,22 +106,33 @@ impl Spool {
 mod tests {
     use super::*;
 
+    /// What a spool of `budget` bytes in memory gives back of `parts`, and the bytes it held
+    /// in memory.
+    fn round_trip<P: AsRef<[u8]>>(budget: usize, parts: &[P]) -> (Vec<u8>, usize) {
+        let mut spool = Spool::new(budget);
+        for part in parts {
+            spool.write(part.as_ref()).unwrap();
+        }
+        let in_memory = spool.in_memory;
+        let mut out = Vec::new();
+        spool
+            .drain(&mut |bytes| {
+                out.extend_from_slice(bytes);
+                Ok(())
+            })
+            .unwrap();
+        (out, in_memory)
+    }
+
     #[test]
     fn what_is_spooled_comes_back_in_order_whether_it_stayed_in_memory_or_not() {
         let parts: [&[u8]; 5] = [b"first line\n", b"second\n", b"", b"third line\n", b"4\n"];
         for budget in [0, 1, 11, 18, 1 << 20] {
-            let mut spool = Spool::new(budget);
-            for part in parts {
-                spool.write(part).unwrap();
-            }
-            let mut out = Vec::new();
-            spool
-                .drain(&mut |bytes| {
-                    out.extend_from_slice(bytes);
-                    Ok(())
-                })
-                .unwrap();
-            assert_eq!(out, parts.concat(), "budget {budget}");
+            assert_eq!(
+                round_trip(budget, &parts).0,
+                parts.concat(),
+                "budget {budget}"
+            );
         }
     }
 
@@ -133,18 +144,8 @@ mod tests {
             .collect();
         let total: usize = parts.iter().map(Vec::len).sum();
         for budget in [total, total - 1, BLOCK + 1] {
-            let mut spool = Spool::new(budget);
-            for part in &parts {
-                spool.write(part).unwrap();
-            }
-            assert!(spool.in_memory <= budget);
-            let mut out = Vec::new();
-            spool
-                .drain(&mut |bytes| {
-                    out.extend_from_slice(bytes);
-                    Ok(())
-                })
-                .unwrap();
+            let (out, in_memory) = round_trip(budget, &parts);
+            assert!(in_memory <= budget);
             assert_eq!(out, parts.concat(), "budget {budget}");
         }
     }
