@@ -2,6 +2,8 @@
 
 use std::path::Path;
 
+use rayon::prelude::*;
+
 use super::breakdown::{Layout, LayoutMismatch, Scored};
 use super::Side;
 use crate::entry::{js_number, Session};
@@ -107,24 +109,30 @@ pub fn sides_of(
     graded: &mut [GradedSession],
     which: usize,
 ) -> (Side, Vec<GradeError>) {
-    let mut sessions = Vec::with_capacity(graded.len());
-    let mut keys = Vec::with_capacity(graded.len());
+    // Taken out on every core (a slot a session, scattered in memory: after the last
+    // session is graded, with the pool otherwise idle), then sorted into the side in order.
+    let taken: Vec<Result<(Scored, Option<String>), GradeError>> = graded
+        .par_iter_mut()
+        .filter_map(|g| {
+            // What is left in the slot once its outcome is taken: never read, so it costs no
+            // allocation per session (empty strings do not allocate).
+            let placeholder = Err(GradeError::Layout(LayoutMismatch {
+                session: String::new(),
+                rubric: String::new(),
+                what: String::new(),
+            }));
+            let slot = g.scored.get_mut(which)?;
+            Some(std::mem::replace(slot, placeholder).map(|s| (s, g.key.clone())))
+        })
+        .collect();
+    let mut sessions = Vec::with_capacity(taken.len());
+    let mut keys = Vec::with_capacity(taken.len());
     let mut failed = Vec::new();
-    for g in graded.iter_mut() {
-        // What is left in the slot once its outcome is taken: never read, so it costs no
-        // allocation per session (empty strings do not allocate).
-        let placeholder = Err(GradeError::Layout(LayoutMismatch {
-            session: String::new(),
-            rubric: String::new(),
-            what: String::new(),
-        }));
-        let Some(slot) = g.scored.get_mut(which) else {
-            continue;
-        };
-        match std::mem::replace(slot, placeholder) {
-            Ok(s) => {
+    for outcome in taken {
+        match outcome {
+            Ok((s, key)) => {
                 sessions.push(s);
-                keys.push(g.key.clone());
+                keys.push(key);
             }
             Err(e) => failed.push(e),
         }
