@@ -144,6 +144,7 @@ pub struct Tally {
 }
 
 impl Tally {
+    /// What `r` adds to a summary.
     pub fn of(r: &GradeResult) -> Tally {
         Tally {
             graded: (r.max_score.0 > 0.0).then(|| (r.percent.0, r.grade.as_deref().map(Box::from))),
