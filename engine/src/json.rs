@@ -121,6 +121,22 @@ mod tests {
     }
 }
 
+/// Appends `pretty` (serde_json's pretty printing of a value at the top level) to `out` as
+/// the same value nested `indent` deeper: `indent` before each of its lines. Exact, because
+/// pretty printing breaks lines only between tokens, never inside a string, where JSON
+/// escapes a line break.
+pub(crate) fn push_indented(out: &mut Vec<u8>, pretty: &[u8], indent: &[u8]) {
+    out.reserve(pretty.len() + pretty.len() / 8);
+    let mut start = 0;
+    out.extend_from_slice(indent);
+    for end in memchr::memchr_iter(b'\n', pretty) {
+        out.extend_from_slice(&pretty[start..=end]);
+        out.extend_from_slice(indent);
+        start = end + 1;
+    }
+    out.extend_from_slice(&pretty[start..]);
+}
+
 /// What a source says of lines it read with [`lone_surrogates_replaced`].
 pub(crate) const LONE_SURROGATE_READ: &str = "a string holds a lone UTF-16 surrogate (an escape such as `\\ud83d` without its other half, which JavaScript writes for a string cut inside a character); text cannot hold one, so it is read as U+FFFD (\u{fffd}): two texts that differ only there read as equal, and a message that prints one shows U+FFFD";
 

@@ -395,11 +395,13 @@ pub fn parse_json_lines(
         .collect();
     lines
         .par_iter()
-        .map(|&(n, line)| serde_json::from_str(line).map(|value| (n, value)))
+        .map(|&(n, line)| {
+            serde_json::from_str(line)
+                .map(|value| (n, value))
+                .map_err(|e| (n, e))
+        })
         .collect::<Vec<_>>()
         .into_iter()
-        .zip(&lines)
-        .map(|(parsed, &(n, _))| parsed.map_err(|e| (n, e)))
         .collect()
 }
 

@@ -36,6 +36,7 @@ pub(crate) mod breakdown;
 mod deltas;
 pub(crate) mod diff;
 mod grading;
+mod json;
 mod pairing;
 pub mod stats;
 
@@ -48,6 +49,7 @@ pub use breakdown::{DimensionInfo, Layout, LayoutMismatch, Scored, TermKey, Term
 use deltas::{paired, unpaired};
 pub use diff::{rubric_diff, PackSource, RubricDiff, Status};
 pub use grading::{grade_source, sides_of, GradeError, GradedSession};
+pub use json::write_json;
 use pairing::{letter_order, merge_terms};
 
 use crate::pack::Band;

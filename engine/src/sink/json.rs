@@ -53,14 +53,10 @@ impl<W: Write> Sink for JsonLines<W> {
 /// apart, elements can be rendered by the threads that grade, and only taken in order by
 /// the one that writes.
 pub fn document_element(result: &GradeResult) -> Result<Vec<u8>, SinkError> {
-    let mut array = Vec::new();
-    serde_json::to_writer_pretty(&mut array, std::slice::from_ref(result))
-        .map_err(SinkError::Json)?;
-    // `[\n` + the element + `\n]`.
-    let end = array.len().saturating_sub(2);
-    array.truncate(end);
-    array.drain(..2.min(end));
-    Ok(array)
+    let alone = serde_json::to_vec_pretty(result).map_err(SinkError::Json)?;
+    let mut element = Vec::new();
+    crate::json::push_indented(&mut element, &alone, b"  ");
+    Ok(element)
 }
 
 /// The whole run as one pretty-printed JSON document (`grade --format json`): the result
@@ -127,8 +123,7 @@ impl<W: Write> Sink for JsonDocument<W> {
     fn finish(&mut self) -> Result<(), SinkError> {
         if let Some(one) = self.first.take() {
             // Alone, the result is the document: its element one level of indentation
-            // out. Each line of the element starts with that level's two spaces, and no
-            // line break is inside a string, where JSON escapes it.
+            // out, the two spaces `push_indented` put before each line taken off again.
             for line in one.split_inclusive(|&b| b == b'\n') {
                 let line = line.strip_prefix(b"  ").unwrap_or(line);
                 self.out.write_all(line).map_err(SinkError::Write)?;

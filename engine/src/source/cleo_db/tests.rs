@@ -32,6 +32,11 @@ fn database(dir: &Path, rows: &[(i64, &str)]) -> PathBuf {
     path
 }
 
+/// Runs `sql` on the database at `path`, to make it odd.
+fn execute(path: &Path, sql: &str) {
+    Connection::open(path).unwrap().execute_batch(sql).unwrap();
+}
+
 fn read_whole(path: &Path, filter: &SessionFilter) -> Result<Vec<Session>, SourceError> {
     CleoDb
         .read(&Input::File(path), filter, &ReadOptions::default())
@@ -144,10 +149,7 @@ fn a_row_removed_or_added_between_the_passes_is_a_change() {
         let dir = tempfile::tempdir().unwrap();
         let path = database(dir.path(), &[(1, "a"), (3, "b"), (5, "a"), (7, "c")]);
         let stream = open(&path).unwrap();
-        Connection::open(&path)
-            .unwrap()
-            .execute_batch(change)
-            .unwrap();
+        execute(&path, change);
         let err = drain(stream).unwrap_err().to_string();
         assert!(err.contains("changed while it was read"), "{change}: {err}");
     }
@@ -180,10 +182,10 @@ fn more_named_sessions_than_sqlite_takes_parameters_are_read() {
 fn a_malformed_row_of_another_session_stops_all_but_not_a_named_read() {
     let dir = tempfile::tempdir().unwrap();
     let path = database(dir.path(), &[(1, "good"), (2, "bad"), (3, "good")]);
-    Connection::open(&path)
-        .unwrap()
-        .execute_batch("UPDATE audit_log SET timestamp = 'yesterday' WHERE rowid = 2")
-        .unwrap();
+    execute(
+        &path,
+        "UPDATE audit_log SET timestamp = 'yesterday' WHERE rowid = 2",
+    );
     let named = read_whole(&path, &SessionFilter::only(["good"])).unwrap();
     assert_eq!(named.len(), 1);
     assert_eq!(named[0].entries.len(), 2);
@@ -214,10 +216,7 @@ fn a_view_or_a_without_rowid_audit_log_is_refused_in_one_line() {
     ] {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("tasks.db");
-        Connection::open(&path)
-            .unwrap()
-            .execute_batch(&ddl)
-            .unwrap();
+        execute(&path, &ddl);
         let whole = read_whole(&path, &SessionFilter::only(["s"])).unwrap_err();
         let streamed = open(&path).err().unwrap();
         for err in [whole.to_string(), streamed.to_string()] {
@@ -259,10 +258,7 @@ fn a_value_of_the_wrong_kind_is_named_by_its_column_and_value() {
     ] {
         let dir = tempfile::tempdir().unwrap();
         let path = database(dir.path(), &[(1, "s")]);
-        Connection::open(&path)
-            .unwrap()
-            .execute_batch(&format!("UPDATE audit_log SET {set} WHERE rowid = 1"))
-            .unwrap();
+        execute(&path, &format!("UPDATE audit_log SET {set} WHERE rowid = 1"));
         for err in [
             read_whole(&path, &SessionFilter::All).unwrap_err(),
             read_streamed(&path).unwrap_err(),
@@ -335,13 +331,13 @@ fn a_duration_that_is_no_duration_is_refused_only_by_a_pack_that_reads_durations
     ] {
         let dir = tempfile::tempdir().unwrap();
         let path = database(dir.path(), &[(1, "s"), (2, "s")]);
-        Connection::open(&path)
-            .unwrap()
-            .execute_batch(&format!(
+        execute(
+            &path,
+            &format!(
                 "UPDATE audit_log SET duration_ms = 7 WHERE rowid = 1; \
                  UPDATE audit_log SET duration_ms = {value} WHERE rowid = 2"
-            ))
-            .unwrap();
+            ),
+        );
         let refused = Err(format!(
             "`{}`: audit_log row `r1`: `duration_ms` is {found}, {wanted}",
             path.display()
@@ -360,14 +356,12 @@ fn a_duration_that_is_no_duration_is_refused_only_by_a_pack_that_reads_durations
     // Up to the bound, negative, fractional or none, durations are read as they are.
     let dir = tempfile::tempdir().unwrap();
     let path = database(dir.path(), &[(1, "s"), (2, "s"), (3, "s"), (4, "s")]);
-    Connection::open(&path)
-        .unwrap()
-        .execute_batch(
-            "UPDATE audit_log SET duration_ms = 9007199254740991 WHERE rowid = 1; \
+    execute(
+        &path,
+        "UPDATE audit_log SET duration_ms = 9007199254740991 WHERE rowid = 1; \
              UPDATE audit_log SET duration_ms = -9007199254740991 WHERE rowid = 2; \
              UPDATE audit_log SET duration_ms = 1.5 WHERE rowid = 3",
-        )
-        .unwrap();
+    );
     let read = vec![9_007_199_254_740_991.0, -9_007_199_254_740_991.0, 1.5, 0.0];
     for checked in [FieldsRead::ALL, FieldsRead::NONE] {
         assert_eq!(
@@ -387,13 +381,13 @@ fn params_read(path: &Path, checked: FieldsRead) -> [Result<Vec<String>, String>
 /// `details_json` set to the SQL expression `value`.
 fn database_with_details(dir: &Path, value: &str) -> PathBuf {
     let path = database(dir, &[(1, "s"), (2, "s")]);
-    Connection::open(&path)
-        .unwrap()
-        .execute_batch(&format!(
+    execute(
+        &path,
+        &format!(
             "UPDATE audit_log SET details_json = '{{\"a\":1}}' WHERE rowid = 1; \
              UPDATE audit_log SET details_json = {value} WHERE rowid = 2"
-        ))
-        .unwrap();
+        ),
+    );
     path
 }
 
@@ -633,15 +627,13 @@ fn rows_whose_instant_order_is_not_their_timestamp_text_order_are_named_once() {
         dir.path(),
         &[(1, "s"), (2, "s"), (3, "t"), (4, "t"), (5, "u"), (6, "u")],
     );
-    Connection::open(&path)
-        .unwrap()
-        .execute_batch(
-            "UPDATE audit_log SET timestamp = '2026-03-01 10:00:05' WHERE rowid = 1; \
+    execute(
+        &path,
+        "UPDATE audit_log SET timestamp = '2026-03-01 10:00:05' WHERE rowid = 1; \
              UPDATE audit_log SET timestamp = '2026-03-01T10:00:01Z' WHERE rowid = 2; \
              UPDATE audit_log SET timestamp = '2026-03-01T12:00:00+02:00' WHERE rowid = 3; \
              UPDATE audit_log SET timestamp = '2026-03-01T11:00:00Z' WHERE rowid = 4",
-        )
-        .unwrap();
+    );
     let wanted = format!(
         "{}: session `s`: its rows are graded in order of instant (`2026-03-01T10:00:01Z` \
          before `2026-03-01 10:00:05`), but CLEO's reader orders them by the text of \
@@ -691,13 +683,11 @@ fn rows_whose_instant_order_is_not_their_timestamp_text_order_are_named_once() {
 fn a_lone_surrogate_in_details_json_is_read_as_the_replacement_character() {
     let dir = tempfile::tempdir().unwrap();
     let path = database(dir.path(), &[(1, "s"), (2, "s"), (3, "t")]);
-    Connection::open(&path)
-        .unwrap()
-        .execute_batch(
-            r#"UPDATE audit_log SET details_json = '{"title":"a\ud83d","n":[1]}' WHERE rowid = 2;
+    execute(
+        &path,
+        r#"UPDATE audit_log SET details_json = '{"title":"a\ud83d","n":[1]}' WHERE rowid = 2;
                UPDATE audit_log SET details_json = '{"title":"\udc00"}' WHERE rowid = 3"#,
-        )
-        .unwrap();
+    );
     let wanted = |rows: u64| {
         let plural = if rows == 1 { "" } else { "s" };
         format!(
