@@ -21,7 +21,7 @@ impl Serialize for Score {
 
 impl std::fmt::Display for Score {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&crate::entry::js_number(self.0))
+        crate::entry::with_js_number(self.0, |text| f.write_str(text))
     }
 }
 

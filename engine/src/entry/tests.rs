@@ -29,6 +29,20 @@ fn numbers_print_as_javascript_number_to_string() {
     }
 }
 
+proptest::proptest! {
+    /// Whole numbers take a shortcut past `ryu_js`: it must print what `ryu_js` prints.
+    #[test]
+    fn whole_numbers_print_as_the_general_path_prints_them(
+        n in -2_000_000_000_000_000i64..2_000_000_000_000_000i64,
+        bits in proptest::num::u64::ANY,
+    ) {
+        for x in [n as f64, (n % 1_000) as f64, f64::from_bits(bits), (n as f64).trunc() / 8.0] {
+            let mut general = ryu_js::Buffer::new();
+            proptest::prop_assert_eq!(js_number(x), general.format(x), "{:e}", x);
+        }
+    }
+}
+
 #[test]
 fn json_numbers_print_as_javascript_reads_them() {
     for (v, js) in [
