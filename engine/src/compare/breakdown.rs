@@ -12,6 +12,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
+use crate::eval::RulePoints;
 use crate::pack::{Band, CompiledPack};
 use crate::result::{GradeResult, RubricRef};
 
@@ -219,8 +220,24 @@ impl Layout {
         self.index.get(key).copied()
     }
 
-    /// Takes a result apart into this layout's terms.
+    /// Takes a result apart into this layout's terms, its rules' points read from its
+    /// `explain`.
     pub fn score(&self, result: &GradeResult) -> Result<Scored, LayoutMismatch> {
+        self.take_apart(result, Rules::Explain)
+    }
+
+    /// Takes apart a result graded by `pack` (whose dimensions it has, in order) with its
+    /// rules' `points` recorded beside it.
+    pub(crate) fn score_points(
+        &self,
+        result: &GradeResult,
+        pack: &CompiledPack,
+        points: &RulePoints,
+    ) -> Result<Scored, LayoutMismatch> {
+        self.take_apart(result, Rules::Points(pack, points))
+    }
+
+    fn take_apart(&self, result: &GradeResult, rules: Rules<'_>) -> Result<Scored, LayoutMismatch> {
         let mismatch = |what: String| LayoutMismatch {
             session: result.session_id.clone(),
             rubric: self.rubric.id.clone(),
@@ -233,11 +250,12 @@ impl Layout {
             0.0
         };
         let mut terms: Vec<(u32, f64)> = Vec::new();
-        // The term (`rule` for a rule, else the kind's label) of dimension `at` (`id`).
+        // The term (`rule` for a rule, else the kind's label) of dimension `at` (`id`),
+        // looked for first at `hint` among the dimension's terms, where a layout of the pack
+        // has it.
         let mut push = |id: &str,
                         at: usize,
-                        kind: TermKind,
-                        rule: &str,
+                        (kind, rule, hint): (TermKind, &str, usize),
                         value: f64|
          -> Result<(), LayoutMismatch> {
             let label = if kind == TermKind::Rule {
@@ -245,10 +263,15 @@ impl Layout {
             } else {
                 kind.label()
             };
-            let found = self.terms_of[at].iter().copied().find(|&i| {
+            let is_it = |i: u32| {
                 let term = &self.terms[i as usize];
                 term.kind == kind && term.rule == label
-            });
+            };
+            let of_dimension = &self.terms_of[at];
+            let found = match of_dimension.get(hint) {
+                Some(&i) if is_it(i) => Some(i),
+                _ => of_dimension.iter().copied().find(|&i| is_it(i)),
+            };
             let Some(i) = found else {
                 return Err(mismatch(if kind == TermKind::Rule {
                     format!("rule `{rule}` of dimension `{id}`")
@@ -262,7 +285,7 @@ impl Layout {
             Ok(())
         };
         let mut dimensions = vec![None; self.dimensions.len()];
-        for (id, d) in &result.dimensions {
+        for (place, (id, d)) in result.dimensions.iter().enumerate() {
             let Some(&at) = self.dimension_index.get(id) else {
                 return Err(mismatch(format!("dimension `{id}`")));
             };
@@ -280,28 +303,48 @@ impl Layout {
                 (Some(w), Some(norm)) => (w * norm, if d.max.0 > 0.0 { w / d.max.0 } else { 0.0 }),
                 _ => (d.score.0, 1.0),
             };
-            match result.explain.as_ref().and_then(|e| e.get(id)) {
-                Some(traces) => {
-                    let mut ruled = 0.0;
-                    for t in traces {
-                        ruled += t.points.0;
-                        push(id, at, TermKind::Rule, &t.rule, factor * t.points.0)?;
-                    }
-                    match info.start {
-                        Some(start) => {
-                            push(id, at, TermKind::Start, "", factor * start)?;
-                            push(
-                                id,
-                                at,
-                                TermKind::Clamp,
-                                "",
-                                share - factor * (start + ruled),
-                            )?;
+            // The sum of the rules' points and how many rules there were, if they ran.
+            let ruled = match rules {
+                Rules::Explain => match result.explain.as_ref().and_then(|e| e.get(id)) {
+                    Some(traces) => {
+                        let mut ruled = 0.0;
+                        for (r, t) in traces.iter().enumerate() {
+                            ruled += t.points.0;
+                            let term = (TermKind::Rule, t.rule.as_str(), r + 1);
+                            push(id, at, term, factor * t.points.0)?;
                         }
-                        None => push(id, at, TermKind::Base, "", share - factor * ruled)?,
+                        Some((ruled, traces.len()))
+                    }
+                    None => None,
+                },
+                Rules::Points(pack, points) => {
+                    let dimension = pack.dimensions.get(place).filter(|p| p.id == *id);
+                    match dimension.and_then(|p| Some((p, points.of(place, p.rules.len())?))) {
+                        Some((dimension, points)) => {
+                            let mut ruled = 0.0;
+                            for (r, (rule, &p)) in dimension.rules.iter().zip(points).enumerate() {
+                                ruled += p;
+                                push(id, at, (TermKind::Rule, &rule.id, r + 1), factor * p)?;
+                            }
+                            Some((ruled, points.len()))
+                        }
+                        None => None,
                     }
                 }
-                None => push(id, at, TermKind::Score, "", share)?,
+            };
+            match ruled {
+                Some((ruled, n)) => match info.start {
+                    Some(start) => {
+                        push(id, at, (TermKind::Start, "", 0), factor * start)?;
+                        let clamp = (TermKind::Clamp, "", n + 1);
+                        push(id, at, clamp, share - factor * (start + ruled))?;
+                    }
+                    None => push(id, at, (TermKind::Base, "", n), share - factor * ruled)?,
+                },
+                None => {
+                    let last = self.terms_of[at].len().saturating_sub(1);
+                    push(id, at, (TermKind::Score, "", last), share)?;
+                }
             }
         }
         Ok(Scored {
@@ -314,6 +357,15 @@ impl Layout {
             terms,
         })
     }
+}
+
+/// Where the points of a result's rules are read from.
+#[derive(Clone, Copy)]
+enum Rules<'r> {
+    /// Its `explain` (a recorded result, or one graded with `--explain`).
+    Explain,
+    /// What grading it with the pack recorded beside it.
+    Points(&'r CompiledPack, &'r RulePoints),
 }
 
 fn key(dimension: &str, kind: TermKind, rule: &str) -> TermKey {

@@ -7,7 +7,7 @@ use rayon::prelude::*;
 use super::breakdown::{Layout, LayoutMismatch, Scored};
 use super::Side;
 use crate::entry::{js_number, Session};
-use crate::eval::{EvalError, GradeOptions};
+use crate::eval::{EvalError, GradeOptions, RulePoints};
 use crate::field::{Field, FieldValue, FieldsRead};
 use crate::pack::CompiledPack;
 use crate::source::{self, SessionFilter, SourceError, SourceFormat};
@@ -56,11 +56,12 @@ pub fn grade_source(
     let options = GradeOptions::default();
     let grade = |session: Session| -> GradedSession {
         let key = key.and_then(|field| key_of(field, &session));
+        let mut points = RulePoints::default();
         let scored = packs
             .iter()
             .map(|(pack, layout)| {
-                let result = pack.grade_rule_points(&session, &options)?;
-                Ok(layout.score(&result)?)
+                let result = pack.grade_rule_points(&session, &options, &mut points)?;
+                Ok(layout.score_points(&result, pack, &points)?)
             })
             .collect();
         GradedSession {
@@ -140,4 +141,112 @@ pub fn sides_of(
     let mut side = Side::new(label, layout.clone(), sessions);
     side.keys = keys;
     (side, failed)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::compare::Layout;
+    use crate::source::{CleoJsonl, Input, ReadOptions};
+
+    /// A weighted pack whose dimensions clamp at a floor and a cap and one that may not apply:
+    /// every kind of term a compiled pack's grade has.
+    const WEIGHTED: &str = "id: w
+version: '1'
+name: W
+scoring: weighted
+selectors:
+  tasks: { domain: tasks }
+  adds: { domain: tasks, operation: add }
+  lists: { domain: session, operation: list }
+dimensions:
+  - id: capped
+    max: 10
+    weight: 0.5
+    cap: 6
+    rules:
+      - { id: each-task, doc: d, for_each: tasks, points: 2 }
+      - { id: any-list, doc: d, when: { count: lists }, points: 3 }
+  - id: floored
+    max: 10
+    start: 10
+    floor: 2
+    weight: 0.3
+    rules:
+      - { id: each-add, doc: d, for_each: adds, points: -4 }
+  - id: maybe
+    max: 5
+    weight: 0.2
+    applies_when: { count: lists }
+    not_applicable: no lists
+    rules:
+      - { id: lists, doc: d, when: { count: lists }, points: 5 }
+";
+
+    /// The points recorded beside a grade take it apart into the terms its `explain` gives,
+    /// for every session of the odd-sessions fixture and every kind of pack: the comparison
+    /// reads the former, recorded grades the latter.
+    #[test]
+    fn rule_points_take_a_grade_apart_as_its_explain_does() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let log = root.join("tests/fixtures/odd-sessions/audit.jsonl");
+        let sessions = CleoJsonl
+            .read(
+                &Input::File(&log),
+                &SessionFilter::All,
+                &ReadOptions {
+                    checked: FieldsRead::NONE,
+                    skip_bad_lines: false,
+                },
+            )
+            .unwrap()
+            .sessions;
+        let scripted = root.join("tests/packs/cleo-v1-scripted");
+        let tutorial = root.join("tests/packs/tutorial");
+        let packs = [
+            crate::load_pack("cleo-v1", &[]).unwrap(),
+            crate::load_pack("cleo-v2", &[]).unwrap(),
+            crate::load_pack(&scripted.to_string_lossy(), &[]).unwrap(),
+            crate::load_pack(&tutorial.to_string_lossy(), &[]).unwrap(),
+            crate::pack::testing::pack(WEIGHTED),
+        ];
+        let (explained, plain) = (
+            GradeOptions {
+                now: 0,
+                explain: true,
+            },
+            GradeOptions {
+                now: 0,
+                explain: false,
+            },
+        );
+        let mut points = RulePoints::default();
+        let mut compared = 0;
+        for pack in &packs {
+            let layout = Layout::of_pack(pack);
+            for session in &sessions {
+                let Ok(whole) = pack.grade(session, &explained) else {
+                    assert!(pack
+                        .grade_rule_points(session, &plain, &mut points)
+                        .is_err());
+                    continue;
+                };
+                let result = pack
+                    .grade_rule_points(session, &plain, &mut points)
+                    .unwrap();
+                assert_eq!(result.explain, None);
+                assert_eq!(
+                    layout.score_points(&result, pack, &points).unwrap(),
+                    layout.score(&whole).unwrap(),
+                    "pack `{}`, session `{}`",
+                    pack.id,
+                    session.id
+                );
+                compared += 1;
+            }
+        }
+        assert!(compared > 1_000, "{compared}");
+    }
 }

@@ -66,19 +66,41 @@ impl Default for GradeOptions {
     }
 }
 
-/// How much of why a grade was given is recorded in its `explain`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Trace {
+/// How much of why a grade was given is recorded, and where.
+#[derive(Debug)]
+pub(crate) enum Trace<'p> {
     Off,
-    /// Each rule's points, no evidence or entries: what attributing a change to rules needs,
-    /// at about the cost of grading without a trace.
-    Points,
-    /// Each rule's points, evidence, flags and the entries behind them (`--explain`).
+    /// Each rule's points, into the [`RulePoints`] given, and nothing in `explain`: what
+    /// attributing a change to rules needs, at the cost of grading without a trace.
+    Points(&'p mut RulePoints),
+    /// Each rule's points, evidence, flags and the entries behind them in `explain`
+    /// (`--explain`).
     Entries,
 }
 
-impl Trace {
-    fn of(options: &GradeOptions) -> Trace {
+/// Each rule's points of one grade, in the pack's order: a number a rule, where a trace in
+/// `explain` is a rule id (an allocation), an evidence list and a flag list a rule, and an
+/// entry in a map of dimensions (a tenth of a comparison's time went to building, reading
+/// and dropping them).
+#[derive(Debug, Default)]
+pub(crate) struct RulePoints {
+    points: Vec<f64>,
+    /// Per dimension of the pack, where its rules' points start in `points`; `None` for a
+    /// dimension whose rules did not run (judged, not applicable, or the session empty).
+    starts: Vec<Option<usize>>,
+}
+
+impl RulePoints {
+    /// The points of the rules of dimension `d` (the pack's `d`-th), in the pack's order, if
+    /// they ran.
+    pub(crate) fn of(&self, d: usize, rules: usize) -> Option<&[f64]> {
+        let start = (*self.starts.get(d)?)?;
+        self.points.get(start..start + rules)
+    }
+}
+
+impl Trace<'_> {
+    fn of(options: &GradeOptions) -> Trace<'static> {
         if options.explain {
             Trace::Entries
         } else {
@@ -197,14 +219,15 @@ impl CompiledPack {
         self.grade_traced(session, judgment, options, Trace::of(options))
     }
 
-    /// Grades a session recording each rule's points in `explain` (and nothing else there),
-    /// as comparing two grades rule by rule needs.
+    /// Grades a session recording each rule's points in `points` (and no `explain`), as
+    /// comparing two grades rule by rule needs.
     pub(crate) fn grade_rule_points(
         &self,
         session: &Session,
         options: &GradeOptions,
+        points: &mut RulePoints,
     ) -> Result<GradeResult, EvalError> {
-        self.grade_traced(session, None, options, Trace::Points)
+        self.grade_traced(session, None, options, Trace::Points(points))
     }
 
     fn grade_traced(
@@ -212,7 +235,7 @@ impl CompiledPack {
         session: &Session,
         judgment: Option<&Judgment>,
         options: &GradeOptions,
-        trace: Trace,
+        trace: Trace<'_>,
     ) -> Result<GradeResult, EvalError> {
         let copy = || Arc::new(session.entries.clone());
         let mut result = self.grade_entries(
@@ -260,11 +283,11 @@ impl CompiledPack {
         share: &dyn Fn() -> Arc<Vec<Entry>>,
         judgment: Option<&Judgment>,
         options: &GradeOptions,
-        trace: Trace,
+        trace: Trace<'_>,
     ) -> Result<GradeResult, EvalError> {
         self.check_judgment(session_id, judgment)?;
         let facts = self
-            .facts(session_id, entries, trace == Trace::Entries)
+            .facts(session_id, entries, matches!(trace, Trace::Entries))
             .map_err(|failure| self.not_text(session_id, entries, failure))?;
         if let Some(failure) = facts.native_failure.borrow_mut().take() {
             let name = facts.failed_metric.and_then(|i| self.metric_names.get(i));
@@ -387,9 +410,14 @@ impl CompiledPack {
         judgment: Option<&Judgment>,
         script_data: &mut Option<Arc<SessionData>>,
         make_script_data: &dyn Fn() -> Arc<SessionData>,
-        (now, trace): (InstantMs, Trace),
+        (now, mut trace): (InstantMs, Trace<'_>),
     ) -> Result<GradeResult, EvalError> {
-        let witnessed = trace == Trace::Entries;
+        let witnessed = matches!(trace, Trace::Entries);
+        if let Trace::Points(points) = &mut trace {
+            points.points.clear();
+            points.starts.clear();
+            points.starts.resize(self.dimensions.len(), None);
+        }
         let entries = facts.entries;
         let mut result = GradeResult {
             session_id: session_id.to_owned(),
@@ -410,7 +438,7 @@ impl CompiledPack {
             percent: Score(0.0),
             grade: None,
             judge: judgment.and_then(|j| j.usage.clone()),
-            explain: (trace != Trace::Off).then(IndexMap::new),
+            explain: witnessed.then(IndexMap::new),
         };
         // With a judgment, the grade rests on it even when the source has no entries.
         if entries.is_empty() && judgment.is_none() {
@@ -491,6 +519,9 @@ impl CompiledPack {
             let mut score = dimension.start;
             let mut evidence = Vec::new();
             let mut traces = Vec::new();
+            if let Trace::Points(points) = &mut trace {
+                points.starts[d] = Some(points.points.len());
+            }
             for (r, rule) in dimension.rules.iter().enumerate() {
                 let before = score;
                 let (flags_before, evidence_before) = (result.flags.len(), evidence.len());
@@ -539,14 +570,8 @@ impl CompiledPack {
                     };
                     return Err(self.not_text(session_id, entries, failure));
                 }
-                if trace == Trace::Points {
-                    traces.push(RuleTrace {
-                        rule: rule.id.clone(),
-                        points: Score(score - before),
-                        evidence: Vec::new(),
-                        flags: Vec::new(),
-                        entries: Vec::new(),
-                    });
+                if let Trace::Points(points) = &mut trace {
+                    points.points.push(score - before);
                 } else if witnessed {
                     witnesses.sort_unstable();
                     witnesses.dedup();
