@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end benchmark of `grade` against the peer commands, on generated CLEO traffic.
 #
-#   bench/run.sh            build in release, generate the data once, time, print the table
+#   bench/run.sh            build (profile dist), generate the data once, time, print the table
 #   RUNS=10 bench/run.sh    more runs per command (default 5, plus one warm-up)
 #   BENCH_DATA=/tmp/d bench/run.sh   where the generated data lives (default target/bench-data)
 #   REGEN=1 bench/run.sh    generate the data again
@@ -25,13 +25,14 @@ for tool in hyperfine sqlite3 python3 /usr/bin/time; do
   command -v "$tool" >/dev/null || { echo "bench/run.sh needs $tool (apt-get install hyperfine sqlite3 time)" >&2; exit 2; }
 done
 
-echo "== build (release)" >&2
-cargo build --release -q -p grade-cli -p grade-bench
-cargo build --release -q -p grade-engine --example grade_only --example stream_only
-grade=$root/target/release/grade
-gen=$root/target/release/gen
-grade_only=$root/target/release/examples/grade_only
-stream_only=$root/target/release/examples/stream_only
+# The `dist` profile (Cargo.toml): what `cargo install --profile dist` builds.
+echo "== build (profile dist: release with fat LTO, one codegen unit; ~6 min the first time)" >&2
+cargo build --profile dist -q -p grade-cli -p grade-bench
+cargo build --profile dist -q -p grade-engine --example grade_only --example stream_only
+grade=$root/target/dist/grade
+gen=$root/target/dist/gen
+grade_only=$root/target/dist/examples/grade_only
+stream_only=$root/target/dist/examples/stream_only
 
 # name sessions entries
 sizes=("10k 500 10000" "100k 5000 100000" "1m 50000 1000000")
