@@ -26,7 +26,7 @@ for tool in hyperfine sqlite3 python3 /usr/bin/time; do
 done
 
 # The `dist` profile (Cargo.toml): what `cargo install --profile dist` builds.
-echo "== build (profile dist: release with fat LTO, one codegen unit; ~6 min the first time)" >&2
+echo "== build (profile dist: release with fat LTO, one codegen unit; ~9 min on two cores the first time)" >&2
 cargo build --profile dist -q -p grade-cli -p grade-bench
 cargo build --profile dist -q -p grade-engine --example grade_only --example stream_only
 grade=$root/target/dist/grade
