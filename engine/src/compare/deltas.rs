@@ -319,7 +319,7 @@ pub(super) fn dimension_deltas(
                     regressed: None,
                 };
             };
-            let d = match pairs {
+            match pairs {
                 Some((b_idx, c_idx)) => {
                     let (mut xb, mut xc) = (Vec::new(), Vec::new());
                     for (&i, &j) in b_idx.iter().zip(c_idx) {
@@ -372,8 +372,7 @@ pub(super) fn dimension_deltas(
                         regressed: None,
                     }
                 }
-            };
-            d
+            }
         })
         .collect();
     for cd in &cand.layout.dimensions {
