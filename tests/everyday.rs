@@ -1028,3 +1028,85 @@ fn flags_that_would_do_nothing_are_refused_all_at_once() {
         stderr(&out)
     );
 }
+
+#[test]
+fn counts_of_one_are_said_in_the_singular() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("one.jsonl"),
+        r#"{"timestamp":"2026-03-01T00:00:00Z","sessionId":"s","domain":"tasks","operation":"add","params":{"title":"x"},"result":{"success":true}}"#,
+    )
+    .unwrap();
+    let report = run_in(
+        dir.path(),
+        &[
+            "--rubric",
+            "cleo-v1",
+            "--source",
+            "one.jsonl",
+            "--all",
+            "--no-record",
+        ],
+    );
+    assert_eq!(code(&report), 0, "{}", stderr(&report));
+    assert!(
+        stdout(&report).contains("rubric cleo-v1 1.0.0 · 1 entry · graded"),
+        "{}",
+        stdout(&report)
+    );
+    let compared = run_in(
+        dir.path(),
+        &[
+            "compare",
+            "--rubric",
+            "cleo-v1",
+            "--rubric",
+            "cleo-v2",
+            "--source",
+            "one.jsonl",
+            "--all",
+        ],
+    );
+    assert_eq!(code(&compared), 0, "{}", stderr(&compared));
+    assert!(
+        stdout(&compared).contains("\n1 session paired by sessionId ·"),
+        "{}",
+        stdout(&compared)
+    );
+    // A pack of one dimension, and one that does not load for one problem.
+    let packs = dir.path().join("packs");
+    let single = packs.join("single");
+    std::fs::create_dir_all(&single).unwrap();
+    let tutorial =
+        std::fs::read_to_string(repo_root().join("tests/packs/tutorial/rubric.yaml")).unwrap();
+    let cut = tutorial.find("\n  - id: discovery").unwrap();
+    std::fs::write(
+        single.join("rubric.yaml"),
+        tutorial[..cut].replace("id: tutorial", "id: single"),
+    )
+    .unwrap();
+    std::fs::copy(
+        repo_root().join("tests/packs/tutorial/failure_streak.rhai"),
+        single.join("failure_streak.rhai"),
+    )
+    .unwrap();
+    let broken = packs.join("broken");
+    std::fs::create_dir_all(&broken).unwrap();
+    std::fs::write(
+        broken.join("rubric.yaml"),
+        "id: broken\nversion: 1.0.0\nname: Broken\ndimensions: []\n",
+    )
+    .unwrap();
+    let listed = run_in(dir.path(), &["rubric", "list", "--rubric-path", "packs"]);
+    let text = stdout(&listed);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("single ") && l.contains(" 1 dimension,  max 10 ")),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.contains("invalid (1 problem; run `grade rubric validate`)")),
+        "{text}"
+    );
+}

@@ -1180,3 +1180,27 @@ fn a_source_that_is_a_named_pipe_is_a_tool_error_and_the_server_still_exits() {
     let (code, stderr) = client.close();
     assert_eq!(code, 0, "{stderr}");
 }
+
+#[test]
+fn a_one_entry_session_is_graded_over_1_entry_not_1_entries() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("one.jsonl"),
+        r#"{"timestamp":"2026-03-01T00:00:00Z","sessionId":"s","domain":"tasks","operation":"add","params":{"title":"x"},"result":{"success":true}}"#,
+    )
+    .unwrap();
+    let mut client = Client::start(dir.path(), &[]);
+    let result = client.call(
+        "grade",
+        json!({ "sessionId": "s", "rubric": "cleo-v1", "source": "one.jsonl", "record": false }),
+    );
+    assert!(!is_error(&result), "{}", text(&result));
+    let text = text(&result);
+    assert!(
+        text.lines()
+            .next()
+            .is_some_and(|l| l.ends_with(" by cleo-v1 1.0.0 over 1 entry")),
+        "{text}"
+    );
+    client.close();
+}

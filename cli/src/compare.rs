@@ -895,8 +895,9 @@ pub fn human(c: &Comparison, top: usize, color: bool) -> String {
     if c.paired {
         let _ = writeln!(
             out,
-            "{} sessions paired by {} · pass at {}% · bootstrap {} resamples, seed {}",
+            "{} session{} paired by {} · pass at {}% · bootstrap {} resamples, seed {}",
             s.n,
+            if s.n == 1 { "" } else { "s" },
             c.pair_by.as_deref().unwrap_or("sessionId"),
             pct(c.pass_at),
             c.resamples,

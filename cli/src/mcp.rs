@@ -470,12 +470,13 @@ fn summary(r: &GradeResult) -> String {
     let skipped = crate::render::not_applicable(r);
     let mut text = if skipped > 0 && skipped == r.dimensions.len() {
         format!(
-            "session `{}`: {}; rubric {} {} over {} entries\n",
+            "session `{}`: {}; rubric {} {} over {} entr{}\n",
             r.session_id,
             crate::render::NOTHING_TO_GRADE,
             r.rubric.id,
             r.rubric.version,
-            r.entry_count
+            r.entry_count,
+            if r.entry_count == 1 { "y" } else { "ies" }
         )
     } else {
         let letter = r
@@ -492,14 +493,15 @@ fn summary(r: &GradeResult) -> String {
             String::new()
         };
         format!(
-            "session `{}`: {}/{} ({}%){letter}{left_out} by {} {} over {} entries\n",
+            "session `{}`: {}/{} ({}%){letter}{left_out} by {} {} over {} entr{}\n",
             r.session_id,
             r.total_score,
             r.max_score,
             r.percent,
             r.rubric.id,
             r.rubric.version,
-            r.entry_count
+            r.entry_count,
+            if r.entry_count == 1 { "y" } else { "ies" }
         )
     };
     if r.flags.is_empty() {

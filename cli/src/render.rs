@@ -102,10 +102,11 @@ pub fn report(r: &GradeResult, pack: &CompiledPack, color: bool) -> String {
         out,
         "{}",
         p.dim(&format!(
-            "rubric {} {} · {} entries · graded {}",
+            "rubric {} {} · {} entr{} · graded {}",
             escape_controls(&r.rubric.id),
             escape_controls(&r.rubric.version),
             r.entry_count,
+            if r.entry_count == 1 { "y" } else { "ies" },
             escape_controls(&r.timestamp)
         ))
     );

@@ -173,17 +173,21 @@ pub fn list_human(rows: &[serde_json::Value]) -> String {
         if let Some(n) = r.get("invalid") {
             let _ = writeln!(
                 out,
-                "{:<16} invalid ({n} problems; run `grade rubric validate`)  {}",
+                "{:<16} invalid ({}; run `grade rubric validate`)  {}",
                 "?",
+                plural(n.as_u64().unwrap_or(0) as usize, "problem"),
                 r["origin"].as_str().unwrap_or("")
             );
         } else {
             let _ = writeln!(
                 out,
-                "{:<16} {:<8} {} dimensions, max {:<5} {}",
+                "{:<16} {:<8} {:<13} max {:<5} {}",
                 r["id"].as_str().unwrap_or(""),
                 r["version"].as_str().unwrap_or(""),
-                r["dimensions"],
+                format!(
+                    "{},",
+                    plural(r["dimensions"].as_u64().unwrap_or(0) as usize, "dimension")
+                ),
                 r["maxScore"].as_f64().map(js_number).unwrap_or_default(),
                 r["origin"].as_str().unwrap_or("")
             );
