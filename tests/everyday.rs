@@ -1082,7 +1082,9 @@ fn counts_of_one_are_said_in_the_singular() {
     let cut = tutorial.find("\n  - id: discovery").unwrap();
     std::fs::write(
         single.join("rubric.yaml"),
-        tutorial[..cut].replace("id: tutorial", "id: single"),
+        tutorial[..cut]
+            .replace("id: tutorial", "id: single")
+            .replace("max: 10\n    start: 10", "max: 1\n    start: 1"),
     )
     .unwrap();
     std::fs::copy(
@@ -1101,12 +1103,18 @@ fn counts_of_one_are_said_in_the_singular() {
     let text = stdout(&listed);
     assert!(
         text.lines()
-            .any(|l| l.starts_with("single ") && l.contains(" 1 dimension,  max 10 ")),
+            .any(|l| l.starts_with("single ") && l.contains(" 1 dimension,  max 1 ")),
         "{text}"
     );
     assert!(
         text.lines()
             .any(|l| l.contains("invalid (1 problem; run `grade rubric validate`)")),
         "{text}"
+    );
+    let shown = run_in(dir.path(), &["rubric", "show", "packs/single"]);
+    assert!(
+        stdout(&shown).contains("(recovery) — 1 point, starts at 1\n"),
+        "{}",
+        stdout(&shown)
     );
 }

@@ -276,8 +276,9 @@ pub fn show_human(pack: &CompiledPack) -> String {
             .unwrap_or_default();
         let scale = match &d.kind {
             DimensionKind::Points => format!(
-                "{} points, starts at {}",
+                "{} point{}, starts at {}",
                 js_number(d.max),
+                if d.max == 1.0 { "" } else { "s" },
                 js_number(d.start)
             ),
             DimensionKind::Numeric { min } => {
