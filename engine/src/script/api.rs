@@ -106,6 +106,9 @@ pub(super) fn register_api(engine: &mut Engine) {
         e.ask(Getter::Field(Field::Timestamp))
     });
     engine.register_get("instant", |e: &mut EntryView| e.ask(Getter::Instant));
+    engine.register_fn("cmp_time", |a: &mut EntryView, b: EntryView| {
+        a.session.ask(Probe::TimeOrder(a.at, b.at))
+    });
     engine.register_get("session_id", |e: &mut EntryView| {
         e.ask(Getter::Field(Field::SessionId))
     });

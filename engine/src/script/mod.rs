@@ -409,6 +409,60 @@ mod tests {
         assert_eq!(hits(&without_positions), 1);
     }
 
+    /// [`session`], with the entries at these instants.
+    fn timed(id: &str, operations: &[&str], instants: &[i64]) -> Arc<SessionData> {
+        let Ok(mut data) = Arc::try_unwrap(session(id, operations)) else {
+            unreachable!("a new session has one owner")
+        };
+        let mut entries = (*data.entries).clone();
+        for (entry, &instant) in entries.iter_mut().zip(instants) {
+            entry.instant = instant;
+        }
+        data.entries = Arc::new(entries);
+        Arc::new(data)
+    }
+
+    #[test]
+    fn cmp_time_orders_two_entries_by_instant() {
+        let host = host(
+            r#"
+            let add = session.first("add");
+            let find = session.first("find");
+            #{ points: add.cmp_time(find), evidence: `${find.cmp_time(session.entries[0])}` }
+            "#,
+        );
+        let points = |instants: &[i64]| {
+            let outcome = run(&host, &timed("s", &["add", "find"], instants), 0.0);
+            (outcome.points, outcome.evidence[0].clone())
+        };
+        assert_eq!(points(&[1_000, 2_000]), (-1.0, "1".to_owned()));
+        assert_eq!(points(&[2_000, 2_000]), (0.0, "0".to_owned()));
+        assert_eq!(points(&[3_000, 2_000]), (1.0, "-1".to_owned()));
+    }
+
+    #[test]
+    fn a_run_that_compares_times_is_reused_where_one_that_reads_instants_is_not() {
+        let compares = host(
+            r#"if session.first("add").cmp_time(session.first("find")) <= 0 { #{ points: 1 } }"#,
+        );
+        let reads = host(
+            r#"if session.first("add").instant <= session.first("find").instant { #{ points: 1 } }"#,
+        );
+        // The same order, an hour apart: every instant differs.
+        let early = timed("a", &["add", "find"], &[1_000, 5_000]);
+        let late = timed("b", &["add", "find"], &[3_601_000, 3_605_000]);
+        for host in [&compares, &reads] {
+            assert_eq!(run(host, &early, 0.0).points, 1.0);
+            assert_eq!(run(host, &late, 0.0).points, 1.0);
+        }
+        assert_eq!(hits(&compares), 1);
+        assert_eq!(hits(&reads), 0);
+        // Another order is another answer, and another outcome.
+        let reversed = timed("c", &["add", "find"], &[9_000, 5_000]);
+        assert_eq!(run(&compares, &reversed, 0.0).points, 0.0);
+        assert_eq!(hits(&compares), 1);
+    }
+
     #[test]
     fn a_run_that_reads_a_map_or_too_many_entries_is_not_remembered() {
         let reads_params = host(

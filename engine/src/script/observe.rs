@@ -60,6 +60,9 @@ pub enum Probe {
     Any(u32),
     Metric(u32),
     Entry(EntryAt, Getter),
+    /// How one entry's instant compares with another's (`a.cmp_time(b)`): −1, 0 or 1. One
+    /// answer where reading both instants would be two that differ in every session.
+    TimeOrder(EntryAt, EntryAt),
 }
 
 /// What a script reads of one entry.
@@ -169,6 +172,14 @@ impl Probe {
                     ),
                     Getter::Field(field) => Answer::from_field(field.get(entry))?,
                 }
+            }
+            Probe::TimeOrder(a, b) => {
+                let instant = |at: &EntryAt| Some(on.entries.get(at.index(on)? as usize)?.instant);
+                Answer::Int(match instant(a)?.cmp(&instant(b)?) {
+                    std::cmp::Ordering::Less => -1,
+                    std::cmp::Ordering::Equal => 0,
+                    std::cmp::Ordering::Greater => 1,
+                })
             }
         })
     }
