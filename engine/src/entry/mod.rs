@@ -9,6 +9,10 @@ use serde_json::{Map, Value};
 
 use crate::time::InstantMs;
 
+mod window;
+
+pub(crate) use window::Reach;
+
 /// A text of an entry. Nearly all (timestamps, session ids, domains, operations, param keys)
 /// fit in 24 bytes and are then kept inline, without an allocation.
 pub type Text = compact_str::CompactString;

@@ -3,7 +3,7 @@
 use rhai::{Array, Dynamic, Engine, EvalAltResult, ImmutableString};
 use serde_json::Value;
 
-use super::observe::{Answer, EntryAt, Getter, Probe};
+use super::observe::{Answer, EntryAt, Getter, Probe, Reach};
 use super::view::{id_of, EntryView, Fallible, SessionView};
 use crate::entry::{MetaValue, Metadata};
 use crate::field::Field;
@@ -168,11 +168,41 @@ pub(super) fn register_api(engine: &mut Engine) {
     engine.register_fn("is", |e: &mut EntryView, name: &str| -> Fallible<Dynamic> {
         Ok(e.ask(Getter::Is(e.session.selector(name)?)))
     });
+    engine.register_fn(
+        "followed_by",
+        |e: &mut EntryView, name: &str, within: i64| -> Fallible<Dynamic> {
+            near(e, name, within, "followed_by", Reach::After)
+        },
+    );
+    engine.register_fn(
+        "preceded_by",
+        |e: &mut EntryView, name: &str, within: i64| -> Fallible<Dynamic> {
+            near(e, name, within, "preceded_by", Reach::Before)
+        },
+    );
     engine.register_fn("to_string", |e: &mut EntryView| -> ImmutableString {
         e.ask(Getter::Describe)
             .into_immutable_string()
             .unwrap_or_default()
     });
+}
+
+/// `e.followed_by(NAME, N)` and `e.preceded_by(NAME, N)`: whether one of the `N` entries after
+/// (before) `e` matches the selector, as the declarative conditions of the same names.
+fn near(
+    e: &EntryView,
+    name: &str,
+    within: i64,
+    function: &str,
+    reach: fn(u32) -> Reach,
+) -> Fallible<Dynamic> {
+    let selector = e.session.selector(name)?;
+    if within < 1 {
+        return Err(format!("`{function}` looks at 1 or more entries, not {within}").into());
+    }
+    // A reach past any session's end is as good as the end.
+    let within = u32::try_from(within).unwrap_or(u32::MAX);
+    Ok(e.session.ask(Probe::Near(e.at, selector, reach(within))))
 }
 
 #[cfg(test)]

@@ -440,27 +440,82 @@ mod tests {
         assert_eq!(points(&[3_000, 2_000]), (1.0, "-1".to_owned()));
     }
 
+    /// Runs each script on both sessions, in which each scores 1, and says how many times
+    /// each was reused.
+    fn reused(scripts: [&str; 2], sessions: [&Arc<SessionData>; 2]) -> [u64; 2] {
+        scripts.map(|source| {
+            let host = host(source);
+            for data in sessions {
+                assert_eq!(run(&host, data, 0.0).points, 1.0, "{source}");
+            }
+            hits(&host)
+        })
+    }
+
     #[test]
     fn a_run_that_compares_times_is_reused_where_one_that_reads_instants_is_not() {
-        let compares = host(
-            r#"if session.first("add").cmp_time(session.first("find")) <= 0 { #{ points: 1 } }"#,
-        );
-        let reads = host(
-            r#"if session.first("add").instant <= session.first("find").instant { #{ points: 1 } }"#,
-        );
+        const COMPARES: &str =
+            r#"if session.first("add").cmp_time(session.first("find")) <= 0 { #{ points: 1 } }"#;
+        const READS: &str = r#"if session.first("add").instant <= session.first("find").instant { #{ points: 1 } }"#;
         // The same order, an hour apart: every instant differs.
         let early = timed("a", &["add", "find"], &[1_000, 5_000]);
         let late = timed("b", &["add", "find"], &[3_601_000, 3_605_000]);
-        for host in [&compares, &reads] {
-            assert_eq!(run(host, &early, 0.0).points, 1.0);
-            assert_eq!(run(host, &late, 0.0).points, 1.0);
-        }
-        assert_eq!(hits(&compares), 1);
-        assert_eq!(hits(&reads), 0);
+        assert_eq!(reused([COMPARES, READS], [&early, &late]), [1, 0]);
         // Another order is another answer, and another outcome.
+        let compares = host(COMPARES);
+        assert_eq!(run(&compares, &early, 0.0).points, 1.0);
         let reversed = timed("c", &["add", "find"], &[9_000, 5_000]);
         assert_eq!(run(&compares, &reversed, 0.0).points, 0.0);
-        assert_eq!(hits(&compares), 1);
+        assert_eq!(hits(&compares), 0);
+    }
+
+    #[test]
+    fn followed_by_and_preceded_by_look_as_the_declarative_window_does() {
+        let host = host(
+            r#"
+            let adds = session.matching("add");
+            let said = [];
+            for e in adds {
+                said.push(`${e.position}: ${e.followed_by("find", 1)} ${e.preceded_by("find", 2)} ${e.preceded_by("find", 3)}`);
+            }
+            #{ evidence: said }
+            "#,
+        );
+        // adds at 0 and 4, finds at 1 and 5.
+        let outcome = run(
+            &host,
+            &session("s", &["add", "find", "x", "x", "add", "find"]),
+            0.0,
+        );
+        assert_eq!(
+            outcome.evidence,
+            ["1: true false false", "5: true false true"]
+        );
+        for call in [
+            r#"session.first("add").followed_by("find", 0)"#,
+            r#"session.first("add").preceded_by("find", -3)"#,
+        ] {
+            let message = failure(&super::tests::host(call), &session("s", &["add", "find"]));
+            assert!(
+                message.contains("looks at 1 or more entries, not "),
+                "{message}"
+            );
+        }
+        let message = failure(
+            &super::tests::host(r#"session.first("add").followed_by("nope", 2)"#),
+            &session("s", &["add", "find"]),
+        );
+        assert!(message.contains("unknown selector `nope`"), "{message}");
+    }
+
+    #[test]
+    fn a_run_that_asks_for_a_window_is_reused_where_one_that_reads_positions_is_not() {
+        const WINDOW: &str = r#"let n = 0; for e in session.matching("add") { if e.followed_by("find", 2) { n += 1 } } #{ points: n }"#;
+        const POSITIONS: &str = r#"let n = 0; let finds = session.matching("find"); for e in session.matching("add") { for f in finds { if f.index > e.index && f.index <= e.index + 2 { n += 1; break; } } } #{ points: n }"#;
+        // The same pattern at other places of the session.
+        let early = session("a", &["add", "find", "x", "x", "x"]);
+        let late = session("b", &["x", "x", "x", "add", "find"]);
+        assert_eq!(reused([WINDOW, POSITIONS], [&early, &late]), [1, 0]);
     }
 
     #[test]

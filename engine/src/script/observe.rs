@@ -10,6 +10,7 @@ use rhai::{Dynamic, ImmutableString};
 use serde_json::Value;
 
 use crate::entry::Entry;
+pub(crate) use crate::entry::Reach;
 use crate::field::{Field, FieldValue};
 
 /// The parts of a graded session a script can read.
@@ -63,6 +64,10 @@ pub enum Probe {
     /// How one entry's instant compares with another's (`a.cmp_time(b)`): −1, 0 or 1. One
     /// answer where reading both instants would be two that differ in every session.
     TimeOrder(EntryAt, EntryAt),
+    /// Whether an entry of a selector lies within reach of an entry (`e.followed_by(NAME, N)`,
+    /// `e.preceded_by(NAME, N)`): the declarative window, one answer where walking the
+    /// selector's entries would read positions that differ in every session.
+    Near(EntryAt, u32, Reach),
 }
 
 /// What a script reads of one entry.
@@ -172,6 +177,10 @@ impl Probe {
                     ),
                     Getter::Field(field) => Answer::from_field(field.get(entry))?,
                 }
+            }
+            Probe::Near(at, selector, reach) => {
+                let found = on.hits.get(*selector as usize)?;
+                Answer::Bool(reach.find(found, at.index(on)?).is_some())
             }
             Probe::TimeOrder(a, b) => {
                 let instant = |at: &EntryAt| Some(on.entries.get(at.index(on)? as usize)?.instant);

@@ -9,6 +9,7 @@
 
 use super::Ctx;
 use super::{Condition, Kind, RawCondition, Witnesses};
+pub(crate) use crate::entry::Reach;
 use crate::pack::codes::Code;
 use crate::pack::compile::Compiler;
 use crate::pack::CompiledPack;
@@ -17,17 +18,6 @@ use crate::pack::CompiledPack;
 pub(crate) struct Window {
     pub selector: usize,
     pub reach: Reach,
-}
-
-/// Which entries the window looks at, relative to the current one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Reach {
-    /// The current entry itself.
-    Here,
-    /// The next `within` entries.
-    After(u32),
-    /// The previous `within` entries.
-    Before(u32),
 }
 
 pub(super) fn compile(
@@ -95,51 +85,33 @@ impl Window {
     pub(super) fn holds(&self, ctx: &Ctx<'_, '_>, mut witnesses: Witnesses<'_>) -> bool {
         let Some(at) = ctx.entry else { return false };
         let facts = ctx.facts;
-        let found = &facts.hits[self.selector];
+        let found = self.reach.find(&facts.hits[self.selector], at);
         // The entries looked at before the answer: a test there that could not decide one
         // fails the session, as the same test on a named selector would.
-        match self.reach {
-            Reach::Here => {
-                let hit = found.binary_search(&at).is_ok();
-                if !hit {
-                    facts.read_deferred(self.selector, at, at, false);
-                }
-                hit
+        match (self.reach, found) {
+            (Reach::Here, Some(_)) => {}
+            (Reach::Here, None) => facts.read_deferred(self.selector, at, at, false),
+            (Reach::After(_), Some(j)) => {
+                facts.read_deferred(self.selector, at + 1, j - 1, false);
+                witnesses.add(&[j]);
             }
-            Reach::After(within) => {
-                let start = found.partition_point(|&j| j <= at);
-                let last = at.saturating_add(within);
-                match found.get(start) {
-                    Some(&j) if j <= last => {
-                        facts.read_deferred(self.selector, at + 1, j - 1, false);
-                        witnesses.add(&[j]);
-                        true
-                    }
-                    _ => {
-                        facts.read_deferred(self.selector, at.saturating_add(1), last, false);
-                        false
-                    }
-                }
+            (Reach::After(within), None) => facts.read_deferred(
+                self.selector,
+                at.saturating_add(1),
+                at.saturating_add(within),
+                false,
+            ),
+            (Reach::Before(_), Some(j)) => {
+                facts.read_deferred(self.selector, j + 1, at - 1, true);
+                witnesses.add(&[j]);
             }
-            Reach::Before(within) => {
-                let end = found.partition_point(|&j| j < at);
-                let first = at.saturating_sub(within);
-                let Some(to) = at.checked_sub(1) else {
-                    return false;
-                };
-                match end.checked_sub(1).and_then(|k| found.get(k)) {
-                    Some(&j) if j >= first => {
-                        facts.read_deferred(self.selector, j + 1, to, true);
-                        witnesses.add(&[j]);
-                        true
-                    }
-                    _ => {
-                        facts.read_deferred(self.selector, first, to, true);
-                        false
-                    }
+            (Reach::Before(within), None) => {
+                if let Some(to) = at.checked_sub(1) {
+                    facts.read_deferred(self.selector, at.saturating_sub(within), to, true);
                 }
             }
         }
+        found.is_some()
     }
 
     pub(super) fn never_holds(&self, pack: &CompiledPack) -> Option<String> {
