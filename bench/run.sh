@@ -8,6 +8,10 @@
 #   BASELINE=/path/to/old/grade bench/run.sh
 #                           also time an older binary against this one, alternated run by run,
 #                           on the cases that must not get slower (the "before" of a change)
+#   BASELINE_SCRIPTED=DIR   the scripted twin BASELINE grades with in (i) (default: this tree's
+#                           tests/packs/cleo-v1-scripted; an older binary may lack the script
+#                           methods it calls: give the twin of the baseline's commit, e.g.
+#                           `git worktree add /tmp/old OLD` and /tmp/old/tests/packs/cleo-v1-scripted)
 #   SKIP_5M=1 bench/run.sh  leave out the 5M one-entry sessions (1.4 GB of JSONL, ~30 s to make)
 #   (j) also builds the test plugin `faulty` and pins copies of bench/packs/plugin-twin in the data
 #
@@ -67,6 +71,14 @@ one=$(sed -n "$(( $(wc -l <"$data/1m.sessions") / 2 ))p" "$data/1m.sessions")
 results=$data/results
 rm -rf "$results"
 mkdir -p "$results"
+
+# Before any timing: a baseline that cannot run the twin's scripts would end the run late.
+base_twin=${BASELINE_SCRIPTED:-tests/packs/cleo-v1-scripted}
+if [[ -n ${BASELINE:-} ]] &&
+  ! "$BASELINE" --rubric "$base_twin" --source "$data/10k.jsonl" --all --format jsonl --no-record >/dev/null 2>&1; then
+  echo "bench/run.sh: BASELINE cannot grade with \`$base_twin\` (its scripts may call methods the baseline predates): set BASELINE_SCRIPTED to the twin of the baseline's commit" >&2
+  exit 2
+fi
 
 # alternate NAME CMD... : each command once per round, rounds alternated (the load of shared
 # cores drifts between hyperfine's back-to-back repeats); wall times into $results/NAME.json
@@ -192,7 +204,7 @@ if [[ -n ${BASELINE:-} ]]; then
     "$(base cleo-v1 "$big_db")" "$(all cleo-v1 "$big_db")" \
     "$BASELINE --rubric cleo-v1 --source $big_db --format jsonl --no-record $one" \
     "$grade --rubric cleo-v1 --source $big_db --format jsonl --no-record $one" \
-    "$(base tests/packs/cleo-v1-scripted "$big_jsonl")" "$(all tests/packs/cleo-v1-scripted "$big_jsonl")" \
+    "$(base "$base_twin" "$big_jsonl")" "$(all tests/packs/cleo-v1-scripted "$big_jsonl")" \
     "$BASELINE compare --rubric cleo-v1 --rubric cleo-v2 --source $big_jsonl --all --format json" \
     "$grade compare --rubric cleo-v1 --rubric cleo-v2 --source $big_jsonl --all --format json" \
     "$(base cleo-v1 "$data/spread-1m.jsonl")" "$(all cleo-v1 "$data/spread-1m.jsonl")" \
