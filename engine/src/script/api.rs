@@ -3,9 +3,9 @@
 use rhai::{Array, Dynamic, Engine, EvalAltResult, ImmutableString};
 use serde_json::Value;
 
-use super::observe::{Answer, EntryAt, Getter, Probe, Reach};
+use super::observe::{Answer, EntryAt, Getter, Probe};
 use super::view::{id_of, EntryView, Fallible, SessionView};
-use crate::entry::{MetaValue, Metadata};
+use crate::entry::{MetaValue, Metadata, Reach};
 use crate::field::Field;
 
 pub(super) fn json_to_dynamic(value: &Value) -> Dynamic {
@@ -198,7 +198,7 @@ fn near(
 ) -> Fallible<Dynamic> {
     let selector = e.session.selector(name)?;
     if within < 1 {
-        return Err(format!("`{function}` looks at 1 or more entries, not {within}").into());
+        return Err(format!("`{function}` looks at 1 or more entries, not `{within}`").into());
     }
     // A reach past any session's end is as good as the end.
     let within = u32::try_from(within).unwrap_or(u32::MAX);

@@ -9,8 +9,7 @@
 use rhai::{Dynamic, ImmutableString};
 use serde_json::Value;
 
-use crate::entry::Entry;
-pub(crate) use crate::entry::Reach;
+use crate::entry::{Entry, Reach};
 use crate::field::{Field, FieldValue};
 
 /// The parts of a graded session a script can read.
@@ -184,11 +183,8 @@ impl Probe {
             }
             Probe::TimeOrder(a, b) => {
                 let instant = |at: &EntryAt| Some(on.entries.get(at.index(on)? as usize)?.instant);
-                Answer::Int(match instant(a)?.cmp(&instant(b)?) {
-                    std::cmp::Ordering::Less => -1,
-                    std::cmp::Ordering::Equal => 0,
-                    std::cmp::Ordering::Greater => 1,
-                })
+                // `Ordering` is −1, 0 and 1 as an integer.
+                Answer::Int(instant(a)?.cmp(&instant(b)?) as i64)
             }
         })
     }

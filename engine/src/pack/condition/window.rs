@@ -9,7 +9,7 @@
 
 use super::Ctx;
 use super::{Condition, Kind, RawCondition, Witnesses};
-pub(crate) use crate::entry::Reach;
+use crate::entry::Reach;
 use crate::pack::codes::Code;
 use crate::pack::compile::Compiler;
 use crate::pack::CompiledPack;
