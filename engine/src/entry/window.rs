@@ -33,3 +33,35 @@ impl Reach {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Reach;
+
+    proptest::proptest! {
+        /// The binary searches find what a scan of every match would: the nearest match in
+        /// reach, and `None` exactly when no match is in reach.
+        #[test]
+        fn find_is_the_nearest_match_within_reach(
+            found in proptest::collection::btree_set(0u32..64, 0..24),
+            at in 0u32..64,
+            within in 1u32..70,
+        ) {
+            let found: Vec<u32> = found.into_iter().collect();
+            let after = found.iter().copied().find(|&j| j > at && j - at <= within);
+            let before = found.iter().copied().rev().find(|&j| j < at && at - j <= within);
+            let here = found.contains(&at).then_some(at);
+            proptest::prop_assert_eq!(Reach::After(within).find(&found, at), after);
+            proptest::prop_assert_eq!(Reach::Before(within).find(&found, at), before);
+            proptest::prop_assert_eq!(Reach::Here.find(&found, at), here);
+        }
+    }
+
+    #[test]
+    fn a_reach_past_the_largest_position_does_not_overflow() {
+        let found = [0, u32::MAX];
+        assert_eq!(Reach::After(u32::MAX).find(&found, 1), Some(u32::MAX));
+        assert_eq!(Reach::Before(u32::MAX).find(&found, u32::MAX), Some(0));
+        assert_eq!(Reach::After(1).find(&found, u32::MAX), None);
+    }
+}
