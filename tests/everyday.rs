@@ -1032,11 +1032,7 @@ fn flags_that_would_do_nothing_are_refused_all_at_once() {
 #[test]
 fn counts_of_one_are_said_in_the_singular() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("one.jsonl"),
-        r#"{"timestamp":"2026-03-01T00:00:00Z","sessionId":"s","domain":"tasks","operation":"add","params":{"title":"x"},"result":{"success":true}}"#,
-    )
-    .unwrap();
+    write_one_entry_log(dir.path());
     let report = run_in(
         dir.path(),
         &[

@@ -1184,11 +1184,7 @@ fn a_source_that_is_a_named_pipe_is_a_tool_error_and_the_server_still_exits() {
 #[test]
 fn a_one_entry_session_is_graded_over_1_entry_not_1_entries() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("one.jsonl"),
-        r#"{"timestamp":"2026-03-01T00:00:00Z","sessionId":"s","domain":"tasks","operation":"add","params":{"title":"x"},"result":{"success":true}}"#,
-    )
-    .unwrap();
+    write_one_entry_log(dir.path());
     let mut client = Client::start(dir.path(), &[]);
     let result = client.call(
         "grade",

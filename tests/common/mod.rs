@@ -31,6 +31,15 @@ pub fn run_in(dir: &Path, args: &[&str]) -> Output {
         .expect("the grade binary runs")
 }
 
+/// Writes `one.jsonl` into `dir`: a CLEO audit log of one session (`s`) with one entry.
+pub fn write_one_entry_log(dir: &Path) {
+    std::fs::write(
+        dir.join("one.jsonl"),
+        r#"{"timestamp":"2026-03-01T00:00:00Z","sessionId":"s","domain":"tasks","operation":"add","params":{"title":"x"},"result":{"success":true}}"#,
+    )
+    .expect("the one-entry log is written");
+}
+
 pub fn run(args: &[&str]) -> Output {
     run_in(&repo_root(), args)
 }
