@@ -167,6 +167,67 @@ fn list_shows_the_rubric_of_each_grade_and_filters_by_it() {
     assert_eq!(none, "no grades recorded\n");
 }
 
+/// `--list` turns each grade into what it prints as it reads it, rather than holding a JSON
+/// tree of every line (393 MiB for a 46 MB file of 50,000 grades, 80 MiB since); what it
+/// prints is still the pretty array, or the lines, of the grades kept, whatever they hold.
+#[test]
+fn the_listed_grades_are_the_recorded_lines_as_json_prints_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let grades = dir.path().join("GRADES.jsonl");
+    let lines = [
+        r#"{"sessionId":"s1","totalScore":5,"maxScore":10,"rubric":{"id":"a","version":"1"},"flags":[],"dimensions":{}}"#,
+        r#"{"sessionId":"s2","totalScore":7.5,"maxScore":10,"rubric":{"id":"b","version":"2"},"flags":["x\ny","é \u0001"],"nested":{"deep":[[],{},[1,{"k":null}]]}}"#,
+        "",
+        r#"{"sessionId":"s1","totalScore":10,"maxScore":10,"rubric":{"id":"a","version":"2"},"flags":["\"q\""],"timestamp":"2026-11-27T00:00:00.000Z"}"#,
+    ];
+    std::fs::write(&grades, lines.join("\n") + "\n").unwrap();
+    let grades = grades.to_str().unwrap();
+    let values: Vec<Value> = lines
+        .iter()
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kept = |pick: &[usize]| -> Vec<&Value> { pick.iter().map(|&i| &values[i]).collect() };
+    for (filter, pick) in [
+        (&[][..], &[0, 1, 2][..]),
+        (&["--session", "s1"][..], &[0, 2][..]),
+        (&["--rubric", "a@2"][..], &[2][..]),
+        (&["--session", "s2", "--rubric", "a"][..], &[][..]),
+    ] {
+        let listed = |format: &str| {
+            let out = run(&[
+                &["--list", "--grades", grades, "--format", format][..],
+                filter,
+            ]
+            .concat());
+            assert_eq!(code(&out), 0, "{filter:?}: {}", stderr(&out));
+            stdout(&out)
+        };
+        let want = kept(pick);
+        assert_eq!(
+            listed("json"),
+            serde_json::to_string_pretty(&want).unwrap() + "\n",
+            "{filter:?}"
+        );
+        let jsonl: String = want
+            .iter()
+            .map(|v| serde_json::to_string(v).unwrap() + "\n")
+            .collect();
+        assert_eq!(listed("jsonl"), jsonl, "{filter:?}");
+        let table = listed("human");
+        let sessions: Vec<&str> = table
+            .lines()
+            .skip(1)
+            .filter_map(|l| l.split_whitespace().next())
+            .collect();
+        let want_sessions: Vec<&str> = want
+            .iter()
+            .map(|v| v["sessionId"].as_str().unwrap())
+            .collect();
+        assert_eq!(sessions, want_sessions, "{filter:?}: {table}");
+    }
+}
+
 #[test]
 fn completions_for_each_shell_and_a_man_page() {
     for (shell, marker) in [

@@ -113,41 +113,44 @@ fn parse_json_lines(path: &Path, text: &str) -> Result<Vec<(usize, Value)>, CliE
     })
 }
 
-/// Reads recorded grades; a missing file has none. A last line without a line end that is
-/// not JSON is a write that never finished: it is skipped with a warning, and the whole
-/// lines before it are listed.
-pub fn read(path: &Path) -> Result<Vec<Value>, CliError> {
-    let lines = match read_text(path)? {
-        None => Vec::new(),
-        Some(mut text) => {
-            if !text.is_empty() && !text.ends_with('\n') {
-                let start = text.rfind('\n').map_or(0, |at| at + 1);
-                let last = &text[start..];
-                if !last.trim().is_empty() && serde_json::from_str::<Value>(last).is_err() {
-                    eprintln!(
-                        "warning: {}:{}: the last line is torn ({} bytes without a line end, a write that never finished); it is skipped",
-                        path.display(),
-                        text.lines().count(),
-                        last.len()
-                    );
-                    text.truncate(start);
-                }
-            }
-            parse_json_lines(path, &text)?
-        }
+/// What `keep` makes of each recorded grade, for those it keeps, in the file's order; a
+/// missing file has none. A last line without a line end that is not JSON is a write that
+/// never finished: it is skipped with a warning, and the whole lines before it are read. Only
+/// what is kept is held: a grades file grows by a line per session graded, and a JSON tree
+/// of every line took 8 times the file's size.
+pub fn read_kept<T: Send>(
+    path: &Path,
+    keep: impl Fn(Value) -> Option<T> + Sync,
+) -> Result<Vec<T>, CliError> {
+    let Some(mut text) = read_text(path)? else {
+        return Ok(Vec::new());
     };
-    let mut out = Vec::with_capacity(lines.len());
-    for (line, value) in lines {
-        if let Some(message) = not_a_grade(&value) {
-            return Err(CliError::GradesLine {
-                path: path.to_owned(),
-                line,
-                message,
-            });
+    if !text.is_empty() && !text.ends_with('\n') {
+        let start = text.rfind('\n').map_or(0, |at| at + 1);
+        let last = &text[start..];
+        if !last.trim().is_empty() && serde_json::from_str::<Value>(last).is_err() {
+            eprintln!(
+                "warning: {}:{}: the last line is torn ({} bytes without a line end, a write that never finished); it is skipped",
+                path.display(),
+                text.lines().count(),
+                last.len()
+            );
+            text.truncate(start);
         }
-        out.push(value);
     }
-    Ok(out)
+    let line_error = |line: usize, message: String| CliError::GradesLine {
+        path: path.to_owned(),
+        line,
+        message,
+    };
+    grade_engine::result::map_json_lines(
+        &text,
+        |line, value| match not_a_grade(&value) {
+            Some(message) => Err(line_error(line, message)),
+            None => Ok(keep(value)),
+        },
+        |line, e| line_error(line, e.to_string()),
+    )
 }
 
 /// Why a recorded line is no grade, if it is not. A `sessionId` alone does not make one: an

@@ -150,21 +150,33 @@ pub(crate) fn grades_path(cli: &Cli) -> PathBuf {
 
 /// The recorded grades, only those of `--session` and of `--rubric` when given.
 pub(crate) fn recorded_grades(cli: &Cli) -> Result<Vec<serde_json::Value>, CliError> {
-    let mut recorded = grades::read(&grades_path(cli))?;
-    if let Some(id) = &cli.session {
-        recorded.retain(|g| g.get("sessionId").and_then(|v| v.as_str()) == Some(id.as_str()));
-    }
-    if let Some(rubric) = &cli.rubric {
-        // `cleo-v1` or `cleo-v1@1.0.0`: the pack's grades, or only that version's.
-        let (id, version) = rubric
+    recorded_grades_as(cli, |g| g)
+}
+
+/// What `make` makes of each recorded grade of `--session` and of `--rubric` when given,
+/// holding only that (see [`grades::read_kept`]).
+pub(crate) fn recorded_grades_as<T: Send>(
+    cli: &Cli,
+    make: impl Fn(serde_json::Value) -> T + Sync,
+) -> Result<Vec<T>, CliError> {
+    // `cleo-v1` or `cleo-v1@1.0.0`: the pack's grades, or only that version's.
+    let rubric = cli.rubric.as_deref().map(|rubric| {
+        rubric
             .split_once('@')
-            .map_or((rubric.as_str(), None), |(i, v)| (i, Some(v)));
-        recorded.retain(|g| {
-            let field = |k: &str| g.pointer(&format!("/rubric/{k}")).and_then(|v| v.as_str());
-            field("id") == Some(id) && version.is_none_or(|v| field("version") == Some(v))
-        });
-    }
-    Ok(recorded)
+            .map_or((rubric, None), |(i, v)| (i, Some(v)))
+    });
+    let wanted = |g: &serde_json::Value| {
+        let session = cli
+            .session
+            .as_deref()
+            .is_none_or(|id| g.get("sessionId").and_then(|v| v.as_str()) == Some(id));
+        session
+            && rubric.is_none_or(|(id, version)| {
+                let field = |k: &str| g.pointer(&format!("/rubric/{k}")).and_then(|v| v.as_str());
+                field("id") == Some(id) && version.is_none_or(|v| field("version") == Some(v))
+            })
+    };
+    grades::read_kept(&grades_path(cli), |g| wanted(&g).then(|| make(g)))
 }
 
 fn list_grades(cli: &Cli) -> Result<(), CliError> {
@@ -208,18 +220,34 @@ fn list_grades(cli: &Cli) -> Result<(), CliError> {
             given.join(", ")
         )));
     }
-    let recorded = recorded_grades(cli)?;
+    // Each grade becomes what is printed of it as it is read, so the list holds that and
+    // not a JSON tree of every grade.
     let out = match cli.format {
-        Format::Human => render::grade_table(&recorded),
+        Format::Human => {
+            render::grade_table_of(&recorded_grades_as(cli, |g| render::grade_row(&g))?)
+        }
         Format::Json => {
-            let mut text = serde_json::to_string_pretty(&recorded).map_err(CliError::Json)?;
-            text.push('\n');
+            // The items of a pretty array, each indented by the array's two spaces: what
+            // `to_string_pretty` prints for the whole list.
+            let items = recorded_grades_as(cli, |g| serde_json::to_string_pretty(&g))?;
+            let mut text = String::from("[");
+            for (i, item) in items.into_iter().enumerate() {
+                text.push_str(if i == 0 { "\n" } else { ",\n" });
+                for (j, line) in item.map_err(CliError::Json)?.lines().enumerate() {
+                    if j > 0 {
+                        text.push('\n');
+                    }
+                    text.push_str("  ");
+                    text.push_str(line);
+                }
+            }
+            text.push_str(if text.len() > 1 { "\n]\n" } else { "]\n" });
             text
         }
         Format::Jsonl => {
             let mut text = String::new();
-            for g in &recorded {
-                text.push_str(&serde_json::to_string(g).map_err(CliError::Json)?);
+            for line in recorded_grades_as(cli, |g| serde_json::to_string(&g))? {
+                text.push_str(&line.map_err(CliError::Json)?);
                 text.push('\n');
             }
             text

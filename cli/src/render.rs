@@ -242,42 +242,46 @@ pub fn report(r: &GradeResult, pack: &CompiledPack, color: bool) -> String {
 
 /// `grade --list`: one line per recorded grade.
 pub fn grade_table(grades: &[Value]) -> String {
-    if grades.is_empty() {
+    grade_table_of(&grades.iter().map(grade_row).collect::<Vec<_>>())
+}
+
+/// A recorded grade's cells in [`grade_table`].
+pub fn grade_row(g: &Value) -> [String; 6] {
+    let text = |k: &str| g.get(k).map(value_text).unwrap_or_default();
+    let percent = match (
+        g.get("totalScore").and_then(Value::as_f64),
+        g.get("maxScore").and_then(Value::as_f64),
+    ) {
+        (Some(t), Some(m)) if m > 0.0 => format!(
+            "{}%",
+            grade_engine::entry::js_number(grade_engine::result::percent_of(t, m))
+        ),
+        // Recorded with no dimension applying: nothing was graded.
+        (Some(_), Some(_)) => "n/a".to_owned(),
+        _ => String::new(),
+    };
+    let rubric = g.get("rubric").map_or_else(String::new, |r| {
+        let part = |k: &str| r.get(k).map(value_text).unwrap_or_default();
+        format!("{} {}", part("id"), part("version"))
+            .trim()
+            .to_owned()
+    });
+    let flags = g.get("flags").and_then(Value::as_array).map_or(0, Vec::len);
+    [
+        text("sessionId"),
+        rubric,
+        format!("{}/{}", text("totalScore"), text("maxScore")),
+        percent,
+        text("timestamp"),
+        format!("{flags} flag{}", if flags == 1 { "" } else { "s" }),
+    ]
+}
+
+/// The table of [`grade_row`]s, its columns as wide as their widest cell.
+pub fn grade_table_of(rows: &[[String; 6]]) -> String {
+    if rows.is_empty() {
         return "no grades recorded\n".to_owned();
     }
-    let rows: Vec<[String; 6]> = grades
-        .iter()
-        .map(|g| {
-            let text = |k: &str| g.get(k).map(value_text).unwrap_or_default();
-            let percent = match (
-                g.get("totalScore").and_then(Value::as_f64),
-                g.get("maxScore").and_then(Value::as_f64),
-            ) {
-                (Some(t), Some(m)) if m > 0.0 => format!(
-                    "{}%",
-                    grade_engine::entry::js_number(grade_engine::result::percent_of(t, m))
-                ),
-                // Recorded with no dimension applying: nothing was graded.
-                (Some(_), Some(_)) => "n/a".to_owned(),
-                _ => String::new(),
-            };
-            let rubric = g.get("rubric").map_or_else(String::new, |r| {
-                let part = |k: &str| r.get(k).map(value_text).unwrap_or_default();
-                format!("{} {}", part("id"), part("version"))
-                    .trim()
-                    .to_owned()
-            });
-            let flags = g.get("flags").and_then(Value::as_array).map_or(0, Vec::len);
-            [
-                text("sessionId"),
-                rubric,
-                format!("{}/{}", text("totalScore"), text("maxScore")),
-                percent,
-                text("timestamp"),
-                format!("{flags} flag{}", if flags == 1 { "" } else { "s" }),
-            ]
-        })
-        .collect();
     let headers = [
         "SESSION",
         "RUBRIC",
@@ -287,7 +291,7 @@ pub fn grade_table(grades: &[Value]) -> String {
         "FLAGS",
     ];
     let mut widths = headers.map(str::len);
-    for row in &rows {
+    for row in rows {
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());
         }
@@ -304,7 +308,7 @@ pub fn grade_table(grades: &[Value]) -> String {
         out.push('\n');
     };
     line(headers);
-    for row in &rows {
+    for row in rows {
         line([&row[0], &row[1], &row[2], &row[3], &row[4], &row[5]]);
     }
     out
