@@ -86,12 +86,29 @@ impl Recorder {
     }
 }
 
-/// The JSON values of a JSON-lines file with their line numbers, or `None` when the file
-/// does not exist; blank lines are skipped, and a line that is not JSON is an error naming it.
-pub fn read_json_lines(path: &Path) -> Result<Option<Vec<(usize, Value)>>, CliError> {
-    match read_text(path)? {
-        Some(text) => parse_json_lines(path, &text).map(Some),
-        None => Ok(None),
+/// What `read` makes of each JSON value of a JSON-lines file, given its line number, or
+/// `None` when the file does not exist; blank lines are skipped, and a line that is not JSON
+/// is an error naming it. Lines are read on every core, each value handed on as it is parsed.
+pub fn read_json_lines_as<T: Send>(
+    path: &Path,
+    read: impl Fn(usize, Value) -> T + Sync,
+) -> Result<Option<Vec<T>>, CliError> {
+    let Some(text) = read_text(path)? else {
+        return Ok(None);
+    };
+    grade_engine::result::map_json_lines(
+        &text,
+        |line, value| Ok(Some(read(line, value))),
+        |line, e| line_error(path, line, e.to_string()),
+    )
+    .map(Some)
+}
+
+fn line_error(path: &Path, line: usize, message: String) -> CliError {
+    CliError::GradesLine {
+        path: path.to_owned(),
+        line,
+        message,
     }
 }
 
@@ -102,14 +119,6 @@ fn read_text(path: &Path) -> Result<Option<String>, CliError> {
             path: path.to_owned(),
             source,
         }
-    })
-}
-
-fn parse_json_lines(path: &Path, text: &str) -> Result<Vec<(usize, Value)>, CliError> {
-    grade_engine::result::parse_json_lines(text).map_err(|(line, e)| CliError::GradesLine {
-        path: path.to_owned(),
-        line,
-        message: e.to_string(),
     })
 }
 
@@ -138,18 +147,13 @@ pub fn read_kept<T: Send>(
             text.truncate(start);
         }
     }
-    let line_error = |line: usize, message: String| CliError::GradesLine {
-        path: path.to_owned(),
-        line,
-        message,
-    };
     grade_engine::result::map_json_lines(
         &text,
         |line, value| match not_a_grade(&value) {
-            Some(message) => Err(line_error(line, message)),
+            Some(message) => Err(line_error(path, line, message)),
             None => Ok(keep(value)),
         },
-        |line, e| line_error(line, e.to_string()),
+        |line, e| line_error(path, line, e.to_string()),
     )
 }
 
