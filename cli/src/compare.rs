@@ -603,7 +603,7 @@ fn read_recorded(
     policy: PluginPolicy,
 ) -> Result<(Vec<GradeResult>, Option<(CompiledPack, PackFiles)>), CliError> {
     // Each line read into its result as it is parsed, on every core: a tree of every line
-    // of a grades file first took 8 times its size (two files of 50,000 grades, 635 MiB).
+    // of a grades file first took 8 times its size (two files of 50,000 grades, 620 MiB).
     let lines = crate::grades::read_json_lines_as(path, |line, mut value| {
         let bare = complete_bare_result(&mut value, path);
         let read = match missing_fields(&value) {
