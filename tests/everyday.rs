@@ -8,7 +8,7 @@
 mod common;
 
 use common::*;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 const EXAMPLE: &str = "examples/cleo-audit.jsonl";
 const TRANSCRIPTS: &str = "rubrics/claude-code-v1/tests/real/claude_code_transcripts";
@@ -226,6 +226,51 @@ fn the_listed_grades_are_the_recorded_lines_as_json_prints_them() {
             .collect();
         assert_eq!(sessions, want_sessions, "{filter:?}: {table}");
     }
+}
+
+/// CLEO's grader writes its grades with `JSON.stringify`, which keeps a lone surrogate of a
+/// text cut inside a character (a flag naming a task's title). `--list` and `compare` refused
+/// the whole file, calling the line "not a grade result"; they read it as every source does,
+/// U+FFFD in its place and a warning naming the first line and how many.
+#[test]
+fn a_grades_file_with_a_lone_surrogate_is_listed_and_compared_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let grades = dir.path().join("GRADES.jsonl");
+    std::fs::write(
+        &grades,
+        concat!(
+            r#"{"sessionId":"s0","totalScore":9,"maxScore":10,"flags":[],"dimensions":{}}"#,
+            "\n",
+            r#"{"sessionId":"s1","totalScore":5,"maxScore":10,"flags":["Task \ud83d cut"],"dimensions":{}}"#,
+            "\n",
+            r#"{"sessionId":"s2","totalScore":5,"maxScore":10,"flags":["\udc00"],"dimensions":{}}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let grades = grades.to_str().unwrap();
+    let warning = format!("warning: {grades}:2: a string holds a lone UTF-16 surrogate");
+    let out = run(&["--list", "--grades", grades, "--format", "jsonl"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let flags: Vec<Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["flags"].clone())
+        .collect();
+    assert_eq!(
+        flags,
+        [json!([]), json!(["Task \u{fffd} cut"]), json!(["\u{fffd}"])]
+    );
+    assert!(stderr(&out).starts_with(&warning), "{}", stderr(&out));
+    assert!(stderr(&out).contains("(2 lines)"), "{}", stderr(&out));
+
+    let out = run(&["compare", grades, grades]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out).matches(&warning).count(),
+        2,
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! GRADES.jsonl: one grade per line, appended, never half-written.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use grade_engine::sink::{self, GradesFile, Sink as _};
 use grade_engine::source::SourceFormat;
@@ -96,12 +97,54 @@ pub fn read_json_lines_as<T: Send>(
     let Some(text) = read_text(path)? else {
         return Ok(None);
     };
-    grade_engine::result::map_json_lines(
+    let lone = LoneLines::default();
+    let read = grade_engine::result::map_json_lines(
         &text,
-        |line, value| Ok(Some(read(line, value))),
+        |line, value, replaced| {
+            lone.saw(line, replaced);
+            Ok(Some(read(line, value)))
+        },
         |line, e| line_error(path, line, e.to_string()),
-    )
-    .map(Some)
+    )?;
+    lone.warn(path);
+    Ok(Some(read))
+}
+
+/// The lines read with U+FFFD for a lone surrogate, counted on every core; told once for the
+/// file, as a source tells of them.
+struct LoneLines {
+    count: AtomicU64,
+    first: AtomicUsize,
+}
+
+impl Default for LoneLines {
+    fn default() -> Self {
+        LoneLines {
+            count: AtomicU64::new(0),
+            first: AtomicUsize::new(usize::MAX),
+        }
+    }
+}
+
+impl LoneLines {
+    fn saw(&self, line: usize, replaced: bool) {
+        if replaced {
+            self.count.fetch_add(1, Ordering::Relaxed);
+            self.first.fetch_min(line, Ordering::Relaxed);
+        }
+    }
+
+    fn warn(&self, path: &Path) {
+        let count = self.count.load(Ordering::Relaxed);
+        if count > 0 {
+            eprintln!(
+                "warning: {}:{}: {}",
+                path.display(),
+                self.first.load(Ordering::Relaxed),
+                grade_engine::result::lone_surrogates_warning(count)
+            );
+        }
+    }
 }
 
 fn line_error(path: &Path, line: usize, message: String) -> CliError {
@@ -147,14 +190,20 @@ pub fn read_kept<T: Send>(
             text.truncate(start);
         }
     }
-    grade_engine::result::map_json_lines(
+    let lone = LoneLines::default();
+    let kept = grade_engine::result::map_json_lines(
         &text,
-        |line, value| match not_a_grade(&value) {
+        |line, value, replaced| match not_a_grade(&value) {
             Some(message) => Err(line_error(path, line, message)),
-            None => Ok(keep(value)),
+            None => {
+                lone.saw(line, replaced);
+                Ok(keep(value))
+            }
         },
         |line, e| line_error(path, line, e.to_string()),
-    )
+    )?;
+    lone.warn(path);
+    Ok(kept)
 }
 
 /// Why a recorded line is no grade, if it is not. A `sessionId` alone does not make one: an

@@ -377,26 +377,49 @@ pub fn percent_of(total: f64, max: f64) -> f64 {
     crate::entry::round_half_up(total / max * 10_000.0) / 100.0
 }
 
-/// The JSON values of JSON-lines text (recorded results, expectations) with their 1-based
-/// line numbers; blank lines are skipped, and the first line that is not JSON is the error,
-/// with its number.
+/// The JSON values of JSON-lines text (expectations) with their 1-based line numbers; blank
+/// lines are skipped, and the first line that is not JSON, or holds a lone UTF-16 surrogate,
+/// is the error, with its number.
 pub fn parse_json_lines(
     text: &str,
 ) -> Result<Vec<(usize, serde_json::Value)>, (usize, serde_json::Error)> {
-    map_json_lines(text, |n, value| Ok(Some((n, value))), |n, e| (n, e))
+    map_json_lines(
+        text,
+        |n, value, lone| match lone {
+            false => Ok(Some((n, value))),
+            // serde_json's own refusal of the line, found again off the hot path.
+            true => Err((n, strict_error(text, n))),
+        },
+        |n, e| (n, e),
+    )
+}
+
+#[cold]
+fn strict_error(text: &str, n: usize) -> serde_json::Error {
+    let line = text.lines().nth(n.saturating_sub(1)).unwrap_or_default();
+    match serde_json::from_str::<serde_json::Value>(line) {
+        Err(e) => e,
+        Ok(_) => serde::de::Error::custom("the line holds a lone UTF-16 surrogate"),
+    }
 }
 
 /// What `keep` makes of each line of JSON-lines text, for the lines it keeps, in order: the
-/// line's 1-based number and its JSON value go in, `Ok(None)` drops the line. Blank lines are
-/// skipped; a line that is not JSON is `not_json`'s error. The error returned is the first
-/// failing line's, of either kind, as reading the lines in order would find it.
+/// line's 1-based number, its JSON value and whether it held a lone UTF-16 surrogate go in,
+/// `Ok(None)` drops the line. Blank lines are skipped; a line that is not JSON is `not_json`'s
+/// error. The error returned is the first failing line's, of either kind, as reading the
+/// lines in order would find it.
+///
+/// A lone surrogate (`\ud83d` without its other half) is JSON, and JavaScript's
+/// `JSON.stringify` writes one for a string cut inside a character (CLEO's grades file can
+/// hold one); text cannot hold it, so the value has U+FFFD in its place, and `keep` is told.
+/// [`lone_surrogates_warning`] words the warning.
 ///
 /// A grades file gains a line per session graded, and never shrinks: a caller that keeps
 /// what it needs of each value (a row of a table, a line of output) holds that, not a tree
 /// of every line (8 times the file's size).
 pub fn map_json_lines<T, E>(
     text: &str,
-    keep: impl Fn(usize, serde_json::Value) -> Result<Option<T>, E> + Sync,
+    keep: impl Fn(usize, serde_json::Value, bool) -> Result<Option<T>, E> + Sync,
     not_json: impl Fn(usize, serde_json::Error) -> E + Sync,
 ) -> Result<Vec<T>, E>
 where
@@ -414,15 +437,23 @@ where
     // Errors boxed, so that a slot per line costs what a kept value does.
     let kept: Vec<Result<Option<T>, Box<E>>> = lines
         .par_iter()
-        .map(|&(n, line)| match serde_json::from_str(line) {
-            Ok(value) => keep(n, value).map_err(Box::new),
-            Err(e) => Err(Box::new(not_json(n, e))),
-        })
+        .map(
+            |&(n, line)| match crate::json::from_slice_lenient(line.as_bytes()) {
+                Ok((value, lone)) => keep(n, value, lone).map_err(Box::new),
+                Err(e) => Err(Box::new(not_json(n, e))),
+            },
+        )
         .collect();
     kept.into_iter()
         .filter_map(Result::transpose)
         .collect::<Result<_, _>>()
         .map_err(|e| *e)
+}
+
+/// The warning for `lines` lines that [`map_json_lines`] read with U+FFFD for a lone
+/// surrogate, as a source's reader words it.
+pub fn lone_surrogates_warning(lines: u64) -> String {
+    crate::json::lone_surrogates_read(lines, "line")
 }
 
 #[cfg(test)]
@@ -454,7 +485,7 @@ mod tests {
     /// whichever kind it is, and a line `keep` drops is not in the result.
     #[test]
     fn mapped_lines_keep_what_keep_keeps_and_fail_at_the_first_bad_line_of_either_kind() {
-        let keep = |n: usize, v: serde_json::Value| match v.get("n").and_then(|n| n.as_u64()) {
+        let keep = |n: usize, v: serde_json::Value, _| match v.get("n").and_then(|n| n.as_u64()) {
             Some(k) if k % 2 == 0 => Ok(Some(n)),
             Some(_) => Ok(None),
             None => Err(format!("line {n} has no n")),
@@ -476,6 +507,30 @@ mod tests {
         lines[100] = "x".to_owned();
         let failed = map_json_lines(&lines.join("\n"), keep, not_json);
         assert_eq!(failed.unwrap_err(), "line 101 is no JSON");
+    }
+
+    /// Recorded grades with a lone surrogate are read (with U+FFFD, and the caller told);
+    /// expectations are not, so that a pack test cannot pass on a text that only reads equal.
+    #[test]
+    fn a_lone_surrogate_is_read_where_lines_are_mapped_and_refused_in_expectations() {
+        let text = "{\"a\": \"x\"}\n{\"a\": \"cut \\ud83d\"}\n{\"a\": \"\\udc00\"}";
+        let read = map_json_lines(
+            text,
+            |n, v, lone| Ok::<_, String>(Some((n, v["a"].as_str().unwrap().to_owned(), lone))),
+            |n, e| format!("{n}: {e}"),
+        )
+        .unwrap();
+        assert_eq!(
+            read,
+            [
+                (1, "x".to_owned(), false),
+                (2, "cut \u{fffd}".to_owned(), true),
+                (3, "\u{fffd}".to_owned(), true)
+            ]
+        );
+        let (line, error) = parse_json_lines(text).unwrap_err();
+        assert_eq!(line, 2);
+        assert!(error.to_string().contains("hex escape"), "{error}");
     }
 
     fn text() -> impl Strategy<Value = String> {
