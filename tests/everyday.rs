@@ -229,9 +229,9 @@ fn the_listed_grades_are_the_recorded_lines_as_json_prints_them() {
 }
 
 /// CLEO's grader writes its grades with `JSON.stringify`, which keeps a lone surrogate of a
-/// text cut inside a character (a flag naming a task's title). `--list` and `compare` refused
-/// the whole file, calling the line "not a grade result"; they read it as every source does,
-/// U+FFFD in its place and a warning naming the first line and how many.
+/// text cut inside a character (a flag naming a task id: `taskId: T\ud83d`). `--list` and
+/// `compare` refused the whole file, calling the line "not a grade result"; they read it as
+/// every source does, U+FFFD in its place and a warning naming the first line and how many.
 #[test]
 fn a_grades_file_with_a_lone_surrogate_is_listed_and_compared_with_a_warning() {
     let dir = tempfile::tempdir().unwrap();
