@@ -1,6 +1,6 @@
 //! Rubric packs: a folder with `rubric.yaml` and optional `.rhai` scripts.
 //!
-//! Stages: [`raw`] (the YAML as written) → [`compile`] (every reference resolved, every
+//! Stages: `raw` (the YAML as written) → `compile` (every reference resolved, every
 //! problem collected, scripts compiled once) → [`CompiledPack`], which grades any number
 //! of sessions.
 

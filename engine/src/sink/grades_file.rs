@@ -130,7 +130,9 @@ impl Sink for GradesFile {
         Ok(())
     }
 
-    /// Appends the lines of every result taken; see [`append`]. A second call writes nothing.
+    /// Appends the lines of every result taken, in one write under an exclusive lock (a
+    /// failed write is cut back off, leaving the file as it was). A second call writes
+    /// nothing.
     fn finish(&mut self) -> Result<(), SinkError> {
         self.open_now()?;
         let File::Open(file) = std::mem::replace(&mut self.file, File::Done) else {
