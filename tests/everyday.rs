@@ -271,6 +271,15 @@ fn a_grades_file_with_a_lone_surrogate_is_listed_and_compared_with_a_warning() {
         "{}",
         stderr(&out)
     );
+
+    // A last line without its line end is checked for a torn write the same way: whole, with
+    // its lone surrogate, it is listed, not skipped as torn.
+    let text = std::fs::read_to_string(grades).unwrap();
+    std::fs::write(grades, text.trim_end()).unwrap();
+    let out = run(&["--list", "--grades", grades, "--format", "jsonl"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out).lines().count(), 3, "{}", stderr(&out));
+    assert!(!stderr(&out).contains("torn"), "{}", stderr(&out));
 }
 
 #[test]

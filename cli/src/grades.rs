@@ -180,7 +180,8 @@ pub fn read_kept<T: Send>(
     if !text.is_empty() && !text.ends_with('\n') {
         let start = text.rfind('\n').map_or(0, |at| at + 1);
         let last = &text[start..];
-        if !last.trim().is_empty() && serde_json::from_str::<Value>(last).is_err() {
+        // Read as the lines before it are: a whole line with a lone surrogate is no torn one.
+        if !last.trim().is_empty() && grade_engine::result::read_json_line(last).is_err() {
             eprintln!(
                 "warning: {}:{}: the last line is torn ({} bytes without a line end, a write that never finished); it is skipped",
                 path.display(),

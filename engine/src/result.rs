@@ -437,17 +437,21 @@ where
     // Errors boxed, so that a slot per line costs what a kept value does.
     let kept: Vec<Result<Option<T>, Box<E>>> = lines
         .par_iter()
-        .map(
-            |&(n, line)| match crate::json::from_slice_lenient(line.as_bytes()) {
-                Ok((value, lone)) => keep(n, value, lone).map_err(Box::new),
-                Err(e) => Err(Box::new(not_json(n, e))),
-            },
-        )
+        .map(|&(n, line)| match read_json_line(line) {
+            Ok((value, lone)) => keep(n, value, lone).map_err(Box::new),
+            Err(e) => Err(Box::new(not_json(n, e))),
+        })
         .collect();
     kept.into_iter()
         .filter_map(Result::transpose)
         .collect::<Result<_, _>>()
         .map_err(|e| *e)
+}
+
+/// One line of JSON as [`map_json_lines`] reads it: its value, and whether it held a lone
+/// UTF-16 surrogate, read as U+FFFD.
+pub fn read_json_line(line: &str) -> Result<(serde_json::Value, bool), serde_json::Error> {
+    crate::json::from_slice_lenient(line.as_bytes())
 }
 
 /// The warning for `lines` lines that [`map_json_lines`] read with U+FFFD for a lone
