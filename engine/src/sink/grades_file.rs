@@ -268,7 +268,9 @@ fn torn_tail(file: &mut std::fs::File, len: u64) -> std::io::Result<Tail> {
             break;
         }
     }
-    if serde_json::from_slice::<Value>(&tail).is_ok() {
+    // Read as `--list` reads a line: a whole grade holding a lone surrogate (CLEO's
+    // `JSON.stringify` writes one) is no torn write, and cutting it would lose it.
+    if crate::json::from_slice_lenient::<Value>(&tail).is_ok() {
         Ok(Tail::NoLineEnd)
     } else {
         Ok(Tail::Torn(tail.len() as u64))
@@ -393,6 +395,25 @@ mod tests {
         assert!(path.exists());
         grades.finish().unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 5);
+    }
+
+    /// A last line without its line end that is a whole grade, lone surrogate and all, gets
+    /// its line end; it was taken for a torn write and cut off, losing the grade.
+    #[test]
+    fn a_whole_last_line_with_a_lone_surrogate_is_kept_not_cut_as_torn() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("GRADES.jsonl");
+        let last = r#"{"sessionId":"s","totalScore":1,"maxScore":2,"flags":["T\ud83d"]}"#;
+        std::fs::write(&path, last).unwrap();
+        let mut grades = GradesFile::deferred_with_memory(&path, MEMORY);
+        for r in &results() {
+            grades.accept(r).unwrap();
+        }
+        grades.finish().unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.lines().next(), Some(last), "{text}");
+        assert_eq!(text.lines().count(), 6);
+        assert!(grades.warnings().is_empty(), "{:?}", grades.warnings());
     }
 
     /// Lines held past the memory budget (in a temporary file) are appended exactly as those
