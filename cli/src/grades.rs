@@ -97,17 +97,28 @@ pub fn read_json_lines_as<T: Send>(
     let Some(text) = read_text(path)? else {
         return Ok(None);
     };
+    map_lines(path, &text, |line, value| Ok(Some(read(line, value)))).map(Some)
+}
+
+/// `keep`'s yield of each line of `text`, a JSON-lines file's, on every core: a line that is
+/// not JSON is an error naming it, and lines read with U+FFFD for a lone surrogate are told
+/// of once.
+fn map_lines<T: Send>(
+    path: &Path,
+    text: &str,
+    keep: impl Fn(usize, Value) -> Result<Option<T>, CliError> + Sync,
+) -> Result<Vec<T>, CliError> {
     let lone = LoneLines::default();
-    let read = grade_engine::result::map_json_lines(
-        &text,
+    let kept = grade_engine::result::map_json_lines(
+        text,
         |line, value, replaced| {
             lone.saw(line, replaced);
-            Ok(Some(read(line, value)))
+            keep(line, value)
         },
         |line, e| line_error(path, line, e.to_string()),
     )?;
     lone.warn(path);
-    Ok(Some(read))
+    Ok(kept)
 }
 
 /// The lines read with U+FFFD for a lone surrogate, counted on every core; told once for the
@@ -191,20 +202,10 @@ pub fn read_kept<T: Send>(
             text.truncate(start);
         }
     }
-    let lone = LoneLines::default();
-    let kept = grade_engine::result::map_json_lines(
-        &text,
-        |line, value, replaced| match not_a_grade(&value) {
-            Some(message) => Err(line_error(path, line, message)),
-            None => {
-                lone.saw(line, replaced);
-                Ok(keep(value))
-            }
-        },
-        |line, e| line_error(path, line, e.to_string()),
-    )?;
-    lone.warn(path);
-    Ok(kept)
+    map_lines(path, &text, |line, value| match not_a_grade(&value) {
+        Some(message) => Err(line_error(path, line, message)),
+        None => Ok(keep(value)),
+    })
 }
 
 /// Why a recorded line is no grade, if it is not. A `sessionId` alone does not make one: an

@@ -172,7 +172,11 @@ pub(crate) fn recorded_grades_as<T: Send>(
             .is_none_or(|id| g.get("sessionId").and_then(|v| v.as_str()) == Some(id));
         session
             && rubric.is_none_or(|(id, version)| {
-                let field = |k: &str| g.pointer(&format!("/rubric/{k}")).and_then(|v| v.as_str());
+                let field = |k: &str| {
+                    g.get("rubric")
+                        .and_then(|r| r.get(k))
+                        .and_then(|v| v.as_str())
+                };
                 field("id") == Some(id) && version.is_none_or(|v| field("version") == Some(v))
             })
     };
