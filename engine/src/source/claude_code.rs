@@ -21,12 +21,42 @@ use super::common::{
     SourceWarning,
 };
 use super::format::{Evidence, Sniff, SourceFormat};
+use super::tool::{KindRule, KindTable, ToolKind};
 use crate::entry::{Entry, Session};
 use crate::time::InstantMs;
 use entries::{entries_of, FileEntries, PLACE_MARK, UUID_MARK};
 
 /// `metadata.source` of every entry read from a transcript.
 pub const SOURCE: &str = "claude-code";
+
+/// The kind of each of Claude Code's tools (`metadata.kind`), as its tool reference names
+/// them; MCP tools (`mcp__server__tool`) and any tool not named are `other`.
+pub(crate) const KINDS: KindTable = KindTable {
+    agent: "Claude Code",
+    tools: &[
+        ("Read", KindRule::Is(ToolKind::Read)),
+        ("NotebookRead", KindRule::Is(ToolKind::Read)),
+        ("Edit", KindRule::Is(ToolKind::Edit)),
+        ("MultiEdit", KindRule::Is(ToolKind::Edit)),
+        ("NotebookEdit", KindRule::Is(ToolKind::Edit)),
+        ("Write", KindRule::Is(ToolKind::Write)),
+        ("Grep", KindRule::Is(ToolKind::Search)),
+        ("Glob", KindRule::Is(ToolKind::Search)),
+        ("LS", KindRule::Is(ToolKind::List)),
+        ("Bash", KindRule::Is(ToolKind::Shell)),
+        ("BashOutput", KindRule::Is(ToolKind::Shell)),
+        ("KillShell", KindRule::Is(ToolKind::Shell)),
+        ("KillBash", KindRule::Is(ToolKind::Shell)),
+        ("TodoWrite", KindRule::Is(ToolKind::Plan)),
+        ("TaskCreate", KindRule::Is(ToolKind::Plan)),
+        ("TaskUpdate", KindRule::Is(ToolKind::Plan)),
+        ("ExitPlanMode", KindRule::Is(ToolKind::Plan)),
+        ("WebFetch", KindRule::Is(ToolKind::Web)),
+        ("WebSearch", KindRule::Is(ToolKind::Web)),
+        ("Task", KindRule::Is(ToolKind::Delegate)),
+        ("Agent", KindRule::Is(ToolKind::Delegate)),
+    ],
+};
 
 /// The record types of a transcript (`type`), as Claude Code's session schema lists them
 /// from 2.0 to 2.1.144. Only `user` and `assistant` records make entries; the others are

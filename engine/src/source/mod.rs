@@ -18,6 +18,7 @@ mod packed;
 mod readonly_db;
 mod registry;
 mod stream;
+mod tool;
 
 pub(crate) use lenient::{is_duration, DURATION_WANTED};
 
@@ -41,6 +42,7 @@ pub use format::{Evidence, Sniff, SourceFormat};
 pub use langfuse_trace::LangfuseTrace;
 pub use registry::{DuplicateFormat, Registry};
 pub use stream::{Delivered, Mapped, Progress, Stream, StreamError};
+pub use tool::{ToolKind, KIND_KEY};
 
 use crate::entry::Session;
 

@@ -1109,6 +1109,10 @@ fn tool_call(
     };
     let mut extra = context.assistant_base();
     extra.insert("toolUseId".into(), id.into());
+    extra.insert(
+        super::super::tool::KIND_KEY.into(),
+        super::KINDS.kind_of(name, &params).as_str().into(),
+    );
     let resolved = results.contains_key(id);
     let (outcome, error) = match results.get(id) {
         Some(r) => {
