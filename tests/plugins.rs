@@ -1213,3 +1213,67 @@ fn a_name_given_twice_is_refused_at_load_naming_both() {
         "{err}"
     );
 }
+
+/// The pin check and the load were two opens of the library's path: a library renamed over
+/// the pinned one between them was loaded unpinned (its initialisers ran, within ~15 runs).
+/// A renamer swaps a library without the ABI over the pinned one as fast as it can while
+/// `grade` loads the pack: every run must load the pinned library or refuse the other by its
+/// hash, never load the other (whose refusal names the missing ABI symbol).
+#[test]
+fn a_library_swapped_in_after_the_pin_check_is_never_loaded() {
+    let faulty = built("grade_test_faulty");
+    let no_abi = built("grade_test_no_abi");
+    let dir = tempfile::tempdir().unwrap();
+    let (pinned, other) = (dir.path().join("pinned.so"), dir.path().join("other.so"));
+    std::fs::copy(&faulty, &pinned).unwrap();
+    std::fs::copy(&no_abi, &other).unwrap();
+    let library = dir.path().join("libswap.so");
+    std::fs::copy(&pinned, &library).unwrap();
+    let pack = pack_with(
+        &library.display().to_string(),
+        &sha256_of(&faulty),
+        NATIVE_RULE,
+    );
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let renamer = {
+        let stop = std::sync::Arc::clone(&stop);
+        let (dir, library) = (dir.path().to_owned(), library.clone());
+        std::thread::spawn(move || {
+            let staged = dir.join("staged.so");
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                for from in [&other, &pinned] {
+                    let _ = std::fs::remove_file(&staged);
+                    std::fs::hard_link(from, &staged).unwrap();
+                    std::fs::rename(&staged, &library).unwrap();
+                }
+            }
+        })
+    };
+    let (mut loaded, mut refused_by_hash, mut unpinned) = (0, 0, Vec::new());
+    // Bounded: until both sides of the race were seen often enough to have raced.
+    for _ in 0..200 {
+        let out = grade_with(pack.path(), &["--allow-plugins"]);
+        let err = stderr(&out);
+        if err.contains("refused before loading") {
+            refused_by_hash += 1;
+        } else if err.contains("grade_plugin_abi_version") || err.contains("not a library") {
+            unpinned.push(err);
+        } else {
+            assert!(code(&out) < 2, "{err}");
+            loaded += 1;
+        }
+        if loaded >= 10 && refused_by_hash >= 10 {
+            break;
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    renamer.join().unwrap();
+    assert!(
+        unpinned.is_empty(),
+        "{} of {} runs loaded the library swapped in after the pin check: {}",
+        unpinned.len(),
+        loaded + refused_by_hash + unpinned.len(),
+        unpinned[0]
+    );
+    assert!(loaded > 0 && refused_by_hash > 0, "the race was run");
+}

@@ -51,15 +51,16 @@ pub(crate) struct DescribedSource {
     pub read: GradeReadFn,
 }
 
-/// Opens `path`, checks its ABI version and reads its description. The library is never
-/// unloaded: function pointers into it live as long as the process (and `dlclose` is not
-/// reliable anyway: musl ignores it).
-pub(crate) fn open(path: &Path) -> Result<Described, OpenError> {
-    // SAFETY: loading a library runs its initialisers, which is arbitrary native code. That
-    // is the risk the user accepted with `--allow-plugins`, after the file's sha256 matched
-    // the one the pack pins; nothing else here depends on what the initialisers do.
-    let library = unsafe { libloading::Library::new(path) }
-        .map_err(|e| OpenError::NotLoadable(e.to_string()))?;
+/// Loads a library from `bytes`, the very bytes whose sha256 the caller checked, checks its
+/// ABI version and reads its description. The library's own path is never opened again: a
+/// file renamed over it after the check cannot be what is loaded. The bytes go to a sealed
+/// memory file on Linux (nobody can change it, not even this process), elsewhere, or where
+/// the kernel will not map a memory file executable, to a private read-only copy.
+///
+/// The library is never unloaded: function pointers into it live as long as the process
+/// (and `dlclose` is not reliable anyway: musl ignores it).
+pub(crate) fn open(bytes: &[u8]) -> Result<Described, OpenError> {
+    let library = load_verified(bytes).map_err(OpenError::NotLoadable)?;
     let library: &'static libloading::Library = Box::leak(Box::new(library));
     // SAFETY: `grade_plugin_abi_version` is declared by the ABI as `uint32_t (void)`, which is
     // `AbiVersionFn`. A library that exports the name with another type is not a plugin of
@@ -126,6 +127,86 @@ pub(crate) fn open(path: &Path) -> Result<Described, OpenError> {
         functions,
         sources,
     })
+}
+
+/// Loads `bytes` as a library, from a file no one else can write.
+fn load_verified(bytes: &[u8]) -> Result<libloading::Library, String> {
+    #[cfg(target_os = "linux")]
+    let first = match sealed::load(bytes) {
+        Ok(library) => return Ok(library),
+        Err(e) => Some(e),
+    };
+    #[cfg(not(target_os = "linux"))]
+    let first: Option<String> = None;
+    // A memory file the kernel refuses to map executable (`vm.memfd_noexec`) fails as any
+    // unloadable file does; the private copy tells them apart, and a library neither way
+    // loads is reported as the first way saw it.
+    private_copy(bytes).map_err(|e| first.unwrap_or(e))
+}
+
+/// Loads a library through `path`, a file this process made and no one else can write.
+fn dlopen(path: &Path) -> Result<libloading::Library, String> {
+    // SAFETY: loading a library runs its initialisers, which is arbitrary native code. That
+    // is the risk the user accepted with `--allow-plugins`, after the bytes' sha256 matched
+    // the one the pack pins; `path` holds exactly those bytes and no one else can change it
+    // (see `load_verified`). Nothing else here depends on what the initialisers do.
+    unsafe { libloading::Library::new(path) }.map_err(|e| e.to_string())
+}
+
+/// A copy of `bytes` in a fresh folder only this user can enter, the file read-only, removed
+/// once loaded (the mapping stays).
+fn private_copy(bytes: &[u8]) -> Result<libloading::Library, String> {
+    use std::io::Write as _;
+    let dir = tempfile::Builder::new()
+        .prefix("grade-plugin-")
+        .tempdir()
+        .map_err(|e| format!("cannot make a private copy to load: {e}"))?;
+    let path = dir
+        .path()
+        .join(format!("plugin{}", std::env::consts::DLL_SUFFIX));
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o500);
+    let mut file = options
+        .open(&path)
+        .and_then(|mut f| f.write_all(bytes).map(|()| f))
+        .map_err(|e| format!("cannot make a private copy to load: {e}"))?;
+    file.flush().map_err(|e| e.to_string())?;
+    drop(file);
+    dlopen(&path)
+}
+
+#[cfg(target_os = "linux")]
+mod sealed {
+    use std::io::Write as _;
+
+    use rustix::fs::{fcntl_add_seals, memfd_create, MemfdFlags, SealFlags};
+
+    /// `bytes` in a memory file sealed against every change, loaded through
+    /// `/proc/self/fd/N`. The descriptor stays open for the life of the process: the loader
+    /// knows a library by the name it was opened with, and the number of a closed descriptor
+    /// would come back for the next plugin, which would then be taken for this one.
+    pub(super) fn load(bytes: &[u8]) -> Result<libloading::Library, String> {
+        let flags = MemfdFlags::CLOEXEC | MemfdFlags::ALLOW_SEALING;
+        // Kernels since 6.3 may make memory files non-executable unless asked; older ones
+        // refuse the flag.
+        let fd = memfd_create("grade-plugin", flags | MemfdFlags::EXEC)
+            .or_else(|_| memfd_create("grade-plugin", flags))
+            .map_err(|e| format!("cannot make a sealed copy to load: {e}"))?;
+        let mut file = std::fs::File::from(fd);
+        file.write_all(bytes)
+            .map_err(|e| format!("cannot make a sealed copy to load: {e}"))?;
+        fcntl_add_seals(
+            &file,
+            SealFlags::WRITE | SealFlags::SHRINK | SealFlags::GROW | SealFlags::SEAL,
+        )
+        .map_err(|e| format!("cannot seal the copy to load: {e}"))?;
+        let path = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&file));
+        let library = super::dlopen(std::path::Path::new(&path))?;
+        std::mem::forget(file);
+        Ok(library)
+    }
 }
 
 /// An array the library keeps alive (see [`open`]).

@@ -2,8 +2,8 @@
 //! (rules, conditions, metrics) and reading their source formats. See `docs/plugins.md`.
 //!
 //! Loading is opt-in ([`PluginPolicy`]) and pinned: the file's sha256 must be the one the pack
-//! declares before the library is opened, and the ABI version is checked before any other
-//! symbol. [`host`] is the only place with `unsafe`; this module is the safe side.
+//! declares before the library is opened, the bytes hashed are the bytes loaded (the file is
+//! read once), and the ABI version is checked before any other symbol. [`host`] is the only place with `unsafe`; this module is the safe side.
 //!
 //! It sits below `script` and `pack`, which call plugins, and knows nothing of packs: what an
 //! embedder sees of plugins (these types, pinning a pack's libraries, the registry with a
@@ -218,7 +218,9 @@ pub(crate) fn load(
             ),
         }));
     }
-    let described = open_once(&path, &actual).map_err(|e| problem(open_message(&e, &shown)))?;
+    let described =
+        open_once(&path, &actual, &bytes).map_err(|e| problem(open_message(&e, &shown)))?;
+    drop(bytes);
     let mut functions = Vec::new();
     for f in &described.functions {
         let Some(kind) = FunctionKind::from_abi(f.kind) else {
@@ -305,7 +307,13 @@ fn twice_named<'a>(names: impl Iterator<Item = &'a str>) -> Option<Twice<'a>> {
     None
 }
 
-fn open_once(path: &Path, sha: &str) -> Result<Arc<host::Described>, host::OpenError> {
+/// Opens the library whose verified `bytes` were read from `path` (the path only keys what
+/// this process already opened: the bytes are what is loaded).
+fn open_once(
+    path: &Path,
+    sha: &str,
+    bytes: &[u8],
+) -> Result<Arc<host::Described>, host::OpenError> {
     let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
     let mut opened = opened().lock().unwrap_or_else(|p| p.into_inner());
     if let Some((loaded_sha, described)) = opened.get(&key) {
@@ -316,7 +324,7 @@ fn open_once(path: &Path, sha: &str) -> Result<Arc<host::Described>, host::OpenE
             "the file changed since this process loaded it (sha256 `{loaded_sha}` then), and a loaded library cannot be replaced"
         )));
     }
-    let described = Arc::new(host::open(&key)?);
+    let described = Arc::new(host::open(bytes)?);
     opened.insert(key, (sha.to_owned(), Arc::clone(&described)));
     Ok(described)
 }
