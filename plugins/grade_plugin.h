@@ -109,7 +109,9 @@ typedef struct grade_output {
     /* A metric's value, a condition's truth (non-zero holds), a rule's points. NaN and
      * infinities fail the call: no grade can hold them. */
     void (*value)(void *host, double value);
-    /* Evidence, a flag, or the reason of a failed call (GRADE_TEXT_*). */
+    /* Evidence, a flag, or the reason of a failed call (GRADE_TEXT_*; another kind fails
+     * the call). A call gives at most 10000 evidence texts and flags and 4 MiB of text in
+     * all, and names at most the session's entry count + 10000 entries: past that it fails. */
     void (*text)(void *host, uint32_t kind, grade_str text);
     /* A 0-based entry index behind the outcome (shown by --explain). */
     void (*entry)(void *host, uint64_t index);

@@ -31,9 +31,12 @@ fn built(name: &str) -> PathBuf {
         std::env::consts::DLL_SUFFIX
     );
     let dir = target_dir();
+    // `cargo build` leaves a copy in the target folder that `cargo test` does not refresh
+    // (it builds into `deps/`): the newer of the two is the current source's.
     [dir.join(&file), dir.join("deps").join(&file)]
         .into_iter()
-        .find(|p| p.is_file())
+        .filter(|p| p.is_file())
+        .max_by_key(|p| p.metadata().and_then(|m| m.modified()).ok())
         .unwrap_or_else(|| {
             panic!(
                 "`{file}` is built by `cargo test` (a dev-dependency) in {}",
@@ -1065,6 +1068,41 @@ fn a_native_rule_giving_half_a_point_fails_a_pack_of_whole_scores_only() {
         "{}",
         stdout(&out)
     );
+}
+
+/// A plugin rule handing back 4 × 256 MiB of evidence took 3.3 GB and wrote 1 GiB of
+/// results; one call's texts are now capped in count and bytes, and the call fails its
+/// session naming the cap. A text of a kind the ABI does not define was dropped in silence;
+/// it now fails the call naming the kind.
+#[test]
+fn a_plugin_call_returning_more_evidence_than_the_cap_or_an_unknown_kind_fails_its_session() {
+    for (function, reason) in [
+        (
+            "huge_evidence",
+            "it gave more than 4 MiB of evidence, flags and reasons (the most one plugin call may return)",
+        ),
+        (
+            "many_evidence",
+            "it gave more than 10000 evidence texts and flags (the most one plugin call may return)",
+        ),
+        (
+            "many_entries",
+            "it named more than 10001 entries (the session's entries and 10000 more, the most one plugin call may name)",
+        ),
+        (
+            "unknown_text_kind",
+            "it gave a text of kind 7, which plugin ABI version 1 does not define (1 is evidence, 2 a flag, 3 the reason it failed)",
+        ),
+    ] {
+        let pack = odd_pack(&dimension(
+            "10",
+            &format!("      - {{ id: r, doc: d, native: odd.{function} }}\n"),
+        ));
+        fails_every_session(
+            &grade_with(pack.path(), &["--allow-plugins"]),
+            &format!("rubric `odd-values`, rule `r`, session `ok-1`: plugin function `odd.{function}` failed: {reason}"),
+        );
+    }
 }
 
 #[test]

@@ -228,6 +228,13 @@ fn owned_text(s: GradeStr) -> Option<String> {
     std::str::from_utf8(lent(s)).ok().map(str::to_owned)
 }
 
+/// The most evidence texts and flags one call may hand back: a rule's evidence is read by
+/// people, and every text is kept with the session's result and written out.
+pub(crate) const MAX_RETURNED_TEXTS: usize = 10_000;
+
+/// The most bytes of text (evidence, flags, the reason it failed) one call may hand back.
+pub(crate) const MAX_RETURNED_BYTES: usize = 4 << 20;
+
 /// What a function handed back, copied.
 #[derive(Debug, Default)]
 pub(crate) struct Returned {
@@ -239,6 +246,13 @@ pub(crate) struct Returned {
     /// The first text that was not UTF-8, as what it was meant to be (`evidence`): the call
     /// fails with it, since replacing the bytes would put words in the plugin's mouth.
     pub not_utf8: Option<&'static str>,
+    /// Why the call fails whatever its status: it gave more than a call may, or a text of a
+    /// kind the ABI does not define. Nothing more is copied once it is set.
+    pub refused: Option<String>,
+    /// Bytes of text handed back so far.
+    bytes: usize,
+    /// The most entry positions the call may name.
+    entry_cap: usize,
 }
 
 extern "C" fn put_value(host: *mut c_void, value: f64) {
@@ -246,14 +260,42 @@ extern "C" fn put_value(host: *mut c_void, value: f64) {
 }
 
 extern "C" fn put_text(host: *mut c_void, kind: u32, text: GradeStr) {
-    let text = owned_text(text);
     with_returned(host, |r| {
-        let Some(text) = text else {
-            r.not_utf8.get_or_insert(match kind {
-                abi::TEXT_EVIDENCE => "evidence",
-                abi::TEXT_FLAG => "a flag",
-                _ => "the reason it failed",
-            });
+        if r.refused.is_some() {
+            return;
+        }
+        let what = match kind {
+            abi::TEXT_EVIDENCE => "evidence",
+            abi::TEXT_FLAG => "a flag",
+            abi::TEXT_ERROR => "the reason it failed",
+            other => {
+                r.refused = Some(format!(
+                    "it gave a text of kind {other}, which plugin ABI version {} does not define ({} is evidence, {} a flag, {} the reason it failed)",
+                    abi::ABI_VERSION,
+                    abi::TEXT_EVIDENCE,
+                    abi::TEXT_FLAG,
+                    abi::TEXT_ERROR
+                ));
+                return;
+            }
+        };
+        // Counted before the text is copied, so a refused call holds no more than the cap.
+        if kind != abi::TEXT_ERROR && r.evidence.len() + r.flags.len() >= MAX_RETURNED_TEXTS {
+            r.refused = Some(format!(
+                "it gave more than {MAX_RETURNED_TEXTS} evidence texts and flags (the most one plugin call may return)"
+            ));
+            return;
+        }
+        r.bytes = r.bytes.saturating_add(text.len);
+        if r.bytes > MAX_RETURNED_BYTES {
+            r.refused = Some(format!(
+                "it gave more than {} MiB of evidence, flags and reasons (the most one plugin call may return)",
+                MAX_RETURNED_BYTES >> 20
+            ));
+            return;
+        }
+        let Some(text) = owned_text(text) else {
+            r.not_utf8.get_or_insert(what);
             return;
         };
         match kind {
@@ -265,7 +307,19 @@ extern "C" fn put_text(host: *mut c_void, kind: u32, text: GradeStr) {
 }
 
 extern "C" fn put_entry(host: *mut c_void, index: u64) {
-    with_returned(host, |r| r.entries.push(index));
+    with_returned(host, |r| {
+        if r.refused.is_some() {
+            return;
+        }
+        if r.entries.len() >= r.entry_cap {
+            r.refused = Some(format!(
+                "it named more than {} entries (the session's entries and {MAX_RETURNED_TEXTS} more, the most one plugin call may name)",
+                r.entry_cap
+            ));
+            return;
+        }
+        r.entries.push(index);
+    });
 }
 
 fn with_returned(host: *mut c_void, f: impl FnOnce(&mut Returned)) {
@@ -280,7 +334,10 @@ fn with_returned(host: *mut c_void, f: impl FnOnce(&mut Returned)) {
 
 /// Runs a function on a call the caller built from live slices.
 pub(crate) fn call(function: GradeFn, input: &GradeCall) -> Result<Returned, String> {
-    let mut returned = Returned::default();
+    let mut returned = Returned {
+        entry_cap: input.entry_count.saturating_add(MAX_RETURNED_TEXTS),
+        ..Returned::default()
+    };
     let output = GradeOutput {
         host: (&mut returned as *mut Returned).cast(),
         value: put_value,
@@ -288,6 +345,9 @@ pub(crate) fn call(function: GradeFn, input: &GradeCall) -> Result<Returned, Str
         entry: put_entry,
     };
     let status = function(input, &output);
+    if let Some(refused) = returned.refused {
+        return Err(refused);
+    }
     if let Some(what) = returned.not_utf8 {
         return Err(format!(
             "it gave {what} that is not UTF-8 text (the plugin ABI passes UTF-8 only)"

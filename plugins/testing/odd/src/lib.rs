@@ -1,8 +1,8 @@
 //! A plugin that gives the host what it must refuse: NaN and infinite values, half a point,
-//! text that is not UTF-8, entries with durations no session can have, and (when
-//! `GRADE_TEST_ODD_TWICE` is set when it is loaded) a description naming a function or a
-//! source format twice. It is written against the raw
-//! ABI, since the SDK can give none of these.
+//! text that is not UTF-8, more evidence than a call may return, a text of an unknown kind,
+//! entries with durations no session can have, and (when `GRADE_TEST_ODD_TWICE` is set when
+//! it is loaded) a description naming a function or a source format twice. It is written
+//! against the raw ABI, since the SDK can give none of these.
 #![allow(unsafe_code)]
 
 use grade_plugin::abi::{
@@ -46,6 +46,53 @@ extern "C" fn bad_evidence(_: *const GradeCall, out: *const GradeOutput) -> i32 
     let out = unsafe { &*out };
     (out.value)(out.host, 1.0);
     (out.text)(out.host, TEXT_EVIDENCE, GradeStr::bytes(NOT_UTF8));
+    STATUS_OK
+}
+
+/// A point with 8 MiB of evidence in four texts, as a plugin gone wrong (or hostile) might.
+extern "C" fn huge_evidence(_: *const GradeCall, out: *const GradeOutput) -> i32 {
+    // SAFETY: as in `give`.
+    let out = unsafe { &*out };
+    (out.value)(out.host, 1.0);
+    let text = "x".repeat(2 << 20);
+    for _ in 0..4 {
+        (out.text)(out.host, TEXT_EVIDENCE, GradeStr::new(&text));
+    }
+    STATUS_OK
+}
+
+/// A point with a million short evidence texts.
+extern "C" fn many_evidence(_: *const GradeCall, out: *const GradeOutput) -> i32 {
+    // SAFETY: as in `give`.
+    let out = unsafe { &*out };
+    (out.value)(out.host, 1.0);
+    for _ in 0..1_000_000 {
+        (out.text)(out.host, TEXT_EVIDENCE, GradeStr::new("again"));
+    }
+    STATUS_OK
+}
+
+/// A point naming the first entry two million times.
+extern "C" fn many_entries(_: *const GradeCall, out: *const GradeOutput) -> i32 {
+    // SAFETY: as in `give`.
+    let out = unsafe { &*out };
+    (out.value)(out.host, 1.0);
+    for _ in 0..2_000_000 {
+        (out.entry)(out.host, 0);
+    }
+    STATUS_OK
+}
+
+/// A point with a text of kind 7, which the ABI does not define.
+extern "C" fn unknown_text_kind(_: *const GradeCall, out: *const GradeOutput) -> i32 {
+    // SAFETY: as in `give`.
+    let out = unsafe { &*out };
+    (out.value)(out.host, 1.0);
+    (out.text)(
+        out.host,
+        7,
+        GradeStr::new("evidence of a kind no host knows"),
+    );
     STATUS_OK
 }
 
@@ -150,6 +197,10 @@ static FUNCTIONS: Table<GradeFunction> = Table(&[
     function("half_value", KIND_RULE, half_value),
     function("one_point", KIND_RULE, one_point),
     function("bad_evidence", KIND_RULE, bad_evidence),
+    function("huge_evidence", KIND_RULE, huge_evidence),
+    function("many_evidence", KIND_RULE, many_evidence),
+    function("many_entries", KIND_RULE, many_entries),
+    function("unknown_text_kind", KIND_RULE, unknown_text_kind),
 ]);
 
 static FUNCTIONS_TWICE: Table<GradeFunction> = Table(&[
