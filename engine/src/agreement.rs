@@ -14,10 +14,32 @@
 /// How distances between two values are measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Metric {
+    /// Categories without order: δ² = 0 for the same value, 1 for any two others.
+    Nominal,
     /// Numbers on a scale: δ² = (c − k)².
     Interval,
     /// Ordered categories: δ² = (Σ_{g=c}^{k} n_g − (n_c + n_k) / 2)².
     Ordinal,
+}
+
+impl Metric {
+    /// The metric's name, as the `krippendorff` package calls its level of measurement.
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Nominal => "nominal",
+            Metric::Interval => "interval",
+            Metric::Ordinal => "ordinal",
+        }
+    }
+
+    /// The metric of a judged dimension: ordinal for categories (their values are ordered),
+    /// interval for numbers.
+    pub fn of(kind: &crate::pack::DimensionKind) -> Metric {
+        match kind {
+            crate::pack::DimensionKind::Categorical { .. } => Metric::Ordinal,
+            _ => Metric::Interval,
+        }
+    }
 }
 
 /// Why α has no value for some data.
@@ -72,6 +94,7 @@ pub fn krippendorff_alpha(
     let n: f64 = totals.iter().sum();
     let delta = |c: usize, e: usize| -> f64 {
         match metric {
+            Metric::Nominal => f64::from(u8::from(c != e)),
             Metric::Interval => (values[c] - values[e]).powi(2),
             Metric::Ordinal => {
                 let (lo, hi) = if c <= e { (c, e) } else { (e, c) };
@@ -120,10 +143,7 @@ pub fn judge_agreement(
 ) -> Vec<DimensionAgreement> {
     pack.judged_dimensions()
         .map(|d| {
-            let metric = match d.kind {
-                crate::pack::DimensionKind::Categorical { .. } => Metric::Ordinal,
-                _ => Metric::Interval,
-            };
+            let metric = Metric::of(&d.kind);
             let units: Vec<Vec<Option<f64>>> = judgments
                 .iter()
                 .filter_map(|j| j.dimensions.get(&d.id))
@@ -137,10 +157,7 @@ pub fn judge_agreement(
             };
             DimensionAgreement {
                 dimension: d.id.clone(),
-                metric: match metric {
-                    Metric::Interval => "interval",
-                    Metric::Ordinal => "ordinal",
-                },
+                metric: metric.name(),
                 alpha: alpha.ok(),
                 reason: alpha.err().map(|e| e.to_string()),
                 sessions,

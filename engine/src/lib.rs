@@ -47,6 +47,7 @@
 
 pub mod agreement;
 mod alloc;
+pub mod calibrate;
 pub mod compare;
 pub mod entry;
 pub(crate) mod eval;

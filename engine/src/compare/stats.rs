@@ -29,7 +29,7 @@ fn normal_two_sided(z: f64) -> f64 {
 /// [`TIE`] of the first of a group tie: the same score reached by another sum (`0.1 + 0.2` and
 /// `0.3`, a weighted pack's percent) differs in its last bits, and ranking those apart would
 /// make a tie into evidence of a shift.
-fn rank_average(values: &[f64]) -> (Vec<f64>, Vec<usize>) {
+pub(crate) fn rank_average(values: &[f64]) -> (Vec<f64>, Vec<usize>) {
     let mut order: Vec<usize> = (0..values.len()).collect();
     order.sort_by(|&a, &b| values[a].total_cmp(&values[b]));
     let mut ranks = vec![0.0; values.len()];
@@ -378,7 +378,7 @@ impl Counted {
 }
 
 /// The statistic of every resample, in block order.
-fn resampled(
+pub(crate) fn resampled(
     resamples: usize,
     seed: u64,
     each: &(dyn Fn(&mut ChaCha8Rng) -> f64 + Sync),
@@ -401,7 +401,7 @@ fn resampled(
 const MIN_BOOTSTRAP: usize = 2;
 
 /// numpy's default (linear) percentile of sorted values.
-fn percentile(sorted: &[f64], q: f64) -> f64 {
+pub(crate) fn percentile(sorted: &[f64], q: f64) -> f64 {
     let h = (sorted.len() - 1) as f64 * q;
     let lo = h.floor() as usize;
     let hi = (lo + 1).min(sorted.len() - 1);
