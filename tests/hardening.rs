@@ -196,7 +196,7 @@ fn a_failed_grades_append_leaves_the_file_exactly_as_it_was() {
     // Most of a 512-byte block already used: the next grade line fits only part-way, the
     // way a full disk takes the first bytes of a write and refuses the rest.
     let before = format!(
-        "{{\"sessionId\":\"old\",\"pad\":\"{}\"}}\n",
+        "{{\"sessionId\":\"old\",\"totalScore\":1,\"maxScore\":2,\"pad\":\"{}\"}}\n",
         "x".repeat(300)
     );
     std::fs::write(&grades, &before).unwrap();

@@ -37,16 +37,20 @@ pub fn is_cleo(format: &dyn SourceFormat) -> bool {
 pub struct Recorder(GradesFile);
 
 impl Recorder {
-    /// Opens the grades file before anything is printed (see [`GradesFile::open`]).
-    pub fn open(path: &Path) -> Result<Recorder, CliError> {
-        Ok(Recorder(GradesFile::open(path)?))
+    /// Opens the grades file before anything is printed (see [`GradesFile::open`]). The
+    /// `default` history (no `--grades` given) is not followed through symbolic links.
+    pub fn open(path: &Path, default: bool) -> Result<Recorder, CliError> {
+        let mut recorder = Recorder::deferred(path, default);
+        recorder.open_now()?;
+        Ok(recorder)
     }
 
     /// A grades file taking results before it is opened (see [`GradesFile::deferred`]): a
     /// streamed run takes each result as it is graded, and opens the file only once the
     /// source has read cleanly, before anything is printed.
-    pub fn deferred(path: &Path) -> Recorder {
-        Recorder(GradesFile::deferred(path))
+    pub fn deferred(path: &Path, default: bool) -> Recorder {
+        let file = GradesFile::deferred(path);
+        Recorder(if default { file.without_links() } else { file })
     }
 
     /// Takes the next result to record.
@@ -202,27 +206,8 @@ pub fn read_kept<T: Send>(
             text.truncate(start);
         }
     }
-    map_lines(path, &text, |line, value| match not_a_grade(&value) {
+    map_lines(path, &text, |line, value| match sink::not_a_grade(&value) {
         Some(message) => Err(line_error(path, line, message)),
         None => Ok(keep(value)),
     })
-}
-
-/// Why a recorded line is no grade, if it is not. A `sessionId` alone does not make one: an
-/// audit log's entries have it too, and `--grades` given the log instead of the grades file
-/// would list every entry as a grade with no score.
-fn not_a_grade(value: &Value) -> Option<String> {
-    let Some(obj) = value.as_object() else {
-        return Some("an object with a `sessionId` was expected".to_owned());
-    };
-    let missing: Vec<String> = ["sessionId", "totalScore", "maxScore"]
-        .into_iter()
-        .filter(|k| !obj.contains_key(*k))
-        .map(|k| format!("`{k}`"))
-        .collect();
-    match missing.as_slice() {
-        [] => None,
-        [one] => Some(format!("missing field {one}")),
-        _ => Some(format!("missing fields {}", missing.join(", "))),
-    }
 }

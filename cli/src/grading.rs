@@ -157,7 +157,7 @@ fn deliver(
         render_results(&mut out, results, &plan.pack, cli)?;
     }
     let recorder = match &plan.record_to {
-        Some(path) => Some(grades::Recorder::open(path)?),
+        Some(path) => Some(grades::Recorder::open(path, cli.grades.is_none())?),
         None => None,
     };
     write_output(cli, out)?;
@@ -430,7 +430,8 @@ impl Delivery {
             format: cli.format,
             document: JsonDocument::new(Vec::new()),
             taken: 0,
-            record: plan.record_to.as_deref().map(grades::Recorder::deferred),
+            record: (plan.record_to.as_deref())
+                .map(|path| grades::Recorder::deferred(path, cli.grades.is_none())),
             summary: (cli.format == Format::Human).then(summary::Summary::default),
             floor: cli.fail_under.map(summary::Floor::new),
             error: None,

@@ -97,11 +97,12 @@ pub fn source(given: &Path) -> Result<Source, CliError> {
             _spool: None,
         }),
         Kind::Pipe => {
-            let mut file = std::fs::File::open(given).map_err(|source| CliError::Io {
-                path: given.to_owned(),
-                source,
-            })?;
-            spool(&mut file, given)
+            let mut pipe =
+                grade_engine::file::open_named(given).map_err(|source| CliError::Io {
+                    path: given.to_owned(),
+                    source,
+                })?;
+            spool(&mut pipe, given)
         }
         Kind::Device(what) => Err(CliError::Usage(format!(
             "source `{}` is {what}, not a file, a folder or a pipe; give `-` to read standard input",
@@ -149,27 +150,20 @@ pub fn missing(what: &str, path: &Path) -> CliError {
     CliError::Usage(format!("{what} `{}` does not exist", path.display()))
 }
 
-/// Reads a file the user named, whole, as text: `-` is standard input; a device that is
-/// not `/dev/null` is refused; more than `cap` bytes is an error, not an endless read.
+/// Reads a file the user named, whole, as text: `-` is standard input; the rest goes through
+/// the engine's guarded open ([`grade_engine::file::open_named`]: a device that is not
+/// `/dev/null`, or a FIFO nothing writes to, is refused at once); more than `cap` bytes is an
+/// error, not an endless read.
 /// `Ok(None)` when the file does not exist.
 pub fn read_text(path: &Path, cap: u64, what: &str) -> Result<Option<String>, std::io::Error> {
     let mut reader: Box<dyn Read> = if path.as_os_str() == "-" {
         Box::new(std::io::stdin().lock())
     } else {
-        let file = match std::fs::File::open(path) {
+        match grade_engine::file::open_named(path) {
             Ok(file) => file,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(e),
-        };
-        if let Kind::Device(kind) = kind(&file.metadata()?) {
-            if path != Path::new("/dev/null") {
-                return Err(std::io::Error::new(
-                    std::io::ErrorKind::InvalidInput,
-                    format!("it is {kind}, not a file or a pipe"),
-                ));
-            }
         }
-        Box::new(file)
     };
     let mut bytes = Vec::new();
     reader.by_ref().take(cap + 1).read_to_end(&mut bytes)?;

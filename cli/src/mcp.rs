@@ -398,7 +398,7 @@ impl Inner {
             _ => plan.record_to.clone(),
         };
         let recorder = match &record_to {
-            Some(path) => Some(crate::grades::Recorder::open(path)?),
+            Some(path) => Some(crate::grades::Recorder::open(path, cli.grades.is_none())?),
             None => None,
         };
         let mut results = Vec::with_capacity(1);

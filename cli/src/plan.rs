@@ -12,9 +12,16 @@ use crate::args::{self, Cli, Format, SourceFormatChoice};
 use crate::error::CliError;
 use crate::{grades, input, langfuse, DEFAULT_SOURCE};
 
-/// Whether `a` and `b` name one file (through links, or two spellings), also when one is
-/// not written yet: then by its folder and name.
+/// Whether `a` and `b` name one file (through links, hard or symbolic, or two spellings), also
+/// when one is not written yet: then by its folder and name.
 pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
+    // A hard link is one file under a path of its own: files that exist are compared by
+    // device and inode.
+    #[cfg(unix)]
+    if let (Ok(a), Ok(b)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+        use std::os::unix::fs::MetadataExt;
+        return (a.dev(), a.ino()) == (b.dev(), b.ino());
+    }
     fn resolved(path: &Path) -> Option<PathBuf> {
         std::fs::canonicalize(path).ok().or_else(|| {
             Some(

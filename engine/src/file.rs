@@ -1,7 +1,9 @@
-//! Files the engine reads, opened only when they are regular files and read whole only up to
-//! a cap: `/dev/zero` never ends, and opening a FIFO waits for a writer that may never come.
-//! A pipe the user asked to read is read by the program that embeds the engine (the `grade`
-//! binary copies it to a private file first).
+//! Files read, opened by one guarded open: read only when they are regular files (or a pipe
+//! something writes to, where the user named one), and read whole only up to a cap:
+//! `/dev/zero` never ends, and opening a FIFO waits for a writer that may never come. The
+//! engine's readers open regular files only; a pipe the user asked to read is read by the
+//! program that embeds the engine ([`open_named`]; the `grade` binary copies a piped source
+//! to a private file first).
 
 use std::fs::File;
 use std::io::{Error, ErrorKind, Read};
@@ -12,7 +14,7 @@ use std::path::Path;
 pub const MAX_DOCUMENT: u64 = 4 << 30;
 
 /// What kind of file `meta` describes, when it is not a regular file.
-fn not_regular(meta: &std::fs::Metadata) -> Option<&'static str> {
+pub(crate) fn not_regular(meta: &std::fs::Metadata) -> Option<&'static str> {
     let t = meta.file_type();
     if t.is_file() {
         return None;
@@ -39,9 +41,9 @@ fn not_regular(meta: &std::fs::Metadata) -> Option<&'static str> {
     Some("not a regular file")
 }
 
-/// Opens `path` for reading if it is a regular file (after links); anything else is refused
-/// without waiting: a FIFO is opened without blocking, then refused.
-pub(crate) fn open_regular(path: &Path) -> Result<File, Error> {
+/// Opens `path` for reading without waiting, whatever it is: a FIFO is opened without
+/// blocking.
+fn open_without_waiting(path: &Path) -> Result<File, Error> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
     #[cfg(unix)]
@@ -49,7 +51,58 @@ pub(crate) fn open_regular(path: &Path) -> Result<File, Error> {
         use std::os::unix::fs::OpenOptionsExt;
         options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
     }
-    let file = options.open(path)?;
+    options.open(path)
+}
+
+/// A file the user named, opened to be read whole: a regular file, `/dev/null`, or a pipe
+/// something is writing to (`<(cmd)`, a FIFO with a writer). A FIFO nothing writes to, a
+/// device and a socket are refused at once, never waited on; a folder is left to fail as
+/// it is read.
+pub fn open_named(path: &Path) -> Result<Box<dyn Read + Send>, Error> {
+    let mut file = open_without_waiting(path)?;
+    let meta = file.metadata()?;
+    let kind = not_regular(&meta);
+    #[cfg(unix)]
+    if kind == Some("a FIFO (named pipe)") {
+        // Read without waiting: nothing at all (no writer, or one that closed at once) is
+        // refused; a writer that has not written yet is then waited for, as it will write.
+        let mut first = [0u8; 1];
+        let read = loop {
+            match file.read(&mut first) {
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                read => break read,
+            }
+        };
+        let got = match read {
+            Ok(0) => {
+                return Err(Error::new(
+                    ErrorKind::InvalidInput,
+                    "it is a FIFO (named pipe) that nothing writes to",
+                ))
+            }
+            Ok(n) => n,
+            Err(e) if e.kind() == ErrorKind::WouldBlock => 0,
+            Err(e) => return Err(e),
+        };
+        let flags = rustix::fs::fcntl_getfl(&file)?;
+        rustix::fs::fcntl_setfl(&file, flags - rustix::fs::OFlags::NONBLOCK)?;
+        let first = first[..got].to_vec();
+        return Ok(Box::new(std::io::Cursor::new(first).chain(file)));
+    }
+    match kind {
+        None | Some("a folder") => Ok(Box::new(file)),
+        Some(_) if path == Path::new("/dev/null") => Ok(Box::new(file)),
+        Some(kind) => Err(Error::new(
+            ErrorKind::InvalidInput,
+            format!("it is {kind}, not a file or a pipe"),
+        )),
+    }
+}
+
+/// Opens `path` for reading if it is a regular file (after links); anything else is refused
+/// without waiting: a FIFO is opened without blocking, then refused.
+pub(crate) fn open_regular(path: &Path) -> Result<File, Error> {
+    let file = open_without_waiting(path)?;
     match not_regular(&file.metadata()?) {
         None => Ok(file),
         Some("not a regular file") => Err(Error::new(
@@ -64,7 +117,7 @@ pub(crate) fn open_regular(path: &Path) -> Result<File, Error> {
 }
 
 /// Reads the regular file at `path` whole; more than `cap` bytes is an error naming `what`.
-pub(crate) fn read_capped(path: &Path, cap: u64, what: &str) -> Result<Vec<u8>, Error> {
+pub fn read_capped(path: &Path, cap: u64, what: &str) -> Result<Vec<u8>, Error> {
     let file = open_regular(path)?;
     let too_large = || {
         Error::new(

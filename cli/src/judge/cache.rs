@@ -74,7 +74,9 @@ impl Cache {
     /// miss too, with a warning naming it: the caller asks again, and the new reply replaces it.
     pub fn get(&self, key: &str) -> Result<Option<Cached>, String> {
         let path = self.path(key);
-        let text = match std::fs::read(&path) {
+        // Through the guarded open: a FIFO or a device planted in the cache is refused.
+        let read = grade_engine::file::read_capped(&path, crate::input::MAX_DOCUMENT, "kept reply");
+        let text = match read {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => {

@@ -5,8 +5,8 @@ use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-
+use super::mend::{self, Checked, Tail};
+use super::signals;
 use super::spool::{Spool, MEMORY};
 use super::{Sink, SinkError};
 use crate::GradeResult;
@@ -26,6 +26,11 @@ pub struct GradesFile {
     held: Result<(), std::io::Error>,
     recorded: usize,
     warnings: Vec<String>,
+    /// Refuse symbolic links on the way to the file (see [`GradesFile::without_links`]).
+    without_links: bool,
+    /// How far the file was found to hold only grades when it was opened: the append checks
+    /// only what came after.
+    checked: Checked,
 }
 
 /// The file of a [`GradesFile`]: not opened yet, open, or appended to.
@@ -62,11 +67,24 @@ impl GradesFile {
             held: Ok(()),
             recorded: 0,
             warnings: Vec::new(),
+            without_links: false,
+            checked: Checked::default(),
         }
     }
 
+    /// The default history file (CLEO's `.cleo/metrics/GRADES.jsonl`, recorded to without
+    /// being asked): refused when it or a folder on its way is a symbolic link, so that a
+    /// link planted in a project never sends grades (and the session ids in them) into a
+    /// file elsewhere, a shell's rc file say. A grades file the user named is followed
+    /// through links, as they asked.
+    pub fn without_links(mut self) -> GradesFile {
+        self.without_links = true;
+        self
+    }
+
     /// Opens (and creates, with its folder) the file of a deferred grades file; nothing for
-    /// one already open.
+    /// one already open. Only a regular file that holds nothing but grades (or `/dev/null`)
+    /// is taken: a FIFO or a device, or a file of anything else, is refused untouched.
     pub fn open_now(&mut self) -> Result<(), SinkError> {
         if !matches!(self.file, File::Deferred) {
             return Ok(());
@@ -76,15 +94,39 @@ impl GradesFile {
             path: path.to_owned(),
             source,
         };
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(fail)?;
+        let mut file = if self.without_links {
+            open_without_links(path).map_err(fail)?
+        } else {
+            if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                std::fs::create_dir_all(parent).map_err(fail)?;
+            }
+            let mut options = OpenOptions::new();
+            options.create(true).read(true).append(true);
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::OpenOptionsExt;
+                options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
+            }
+            options.open(path).map_err(fail)?
+        };
+        let meta = file.metadata().map_err(fail)?;
+        if !meta.is_file() {
+            // `/dev/null` takes grades and keeps none, as asked; a FIFO took a few and lost
+            // them (or hung), and a device is no place for a history.
+            if path != Path::new("/dev/null") {
+                let kind = crate::file::not_regular(&meta).unwrap_or("not a regular file");
+                return Err(fail(std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    format!(
+                        "it is {kind}, not a regular file; grades are appended to a regular file"
+                    ),
+                )));
+            }
+        } else {
+            self.checked = checked_grades(&mut file, Checked::default())
+                .map_err(fail)?
+                .1;
         }
-        let file = OpenOptions::new()
-            .create(true)
-            .read(true)
-            .append(true)
-            .open(path)
-            .map_err(fail)?;
         self.file = File::Open(file);
         Ok(())
     }
@@ -148,43 +190,41 @@ impl Sink for GradesFile {
             ),
         };
         held.map_err(fail)?;
-        append(&self.path, file, lines, &mut self.warnings)
+        append(&self.path, file, lines, self.checked, &mut self.warnings)
     }
 }
 
 /// Appends one line per result in one go under an exclusive lock, so another `grade` run
-/// never sees or mends a partial line of this one. A write that fails part-way (a full
-/// disk) is cut back off, leaving the file exactly as it was; a torn last line left by an
-/// earlier crash is not glued onto.
+/// never sees or mends a partial line of this one, with the signals that end a process held
+/// back until it is done. A write that fails part-way (a full disk) is cut back off, leaving
+/// the file exactly as it was; a torn last line left by an earlier crash is cut off, not glued
+/// onto, and only when every line before it is a grade.
 fn append(
     path: &Path,
     mut file: std::fs::File,
     lines: Spool,
+    checked: Checked,
     warnings: &mut Vec<String>,
 ) -> Result<(), SinkError> {
     let fail = |source| SinkError::Grades {
         path: path.to_owned(),
         source,
     };
-    // `/dev/null`, a pipe or a terminal is written to as it is: it has no end to cut back
-    // to, no last line to mend, and nothing to sync (fdatasync fails on them with EINVAL).
+    // `/dev/null` (the one file that is not regular and is taken) is written to as it is: it
+    // has no end to cut back to, no last line to mend, and nothing to sync (fdatasync fails on
+    // it with EINVAL).
     if !file.metadata().map_err(fail)?.is_file() {
         return lines
             .drain(&mut |bytes| Write::write_all(&mut file, bytes))
             .map_err(|e| fail(e.unwrap_or_else(|e| e)));
     }
     let _lock = file.try_clone().ok().and_then(Lock::exclusive);
+    let _held = signals::hold();
     let start = file.metadata().map_err(fail)?.len();
-    // A database named as the grades file (`--grades .cleo/tasks.db`) would have its last
-    // "line" cut off as torn and JSON appended: refused, the file untouched.
-    if is_sqlite(&mut file).map_err(fail)? {
-        return Err(fail(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            "it is an SQLite database, not a grades file; it was left as it was",
-        )));
-    }
+    // What was appended since the file was opened (by another run) is checked as well.
+    let (tail, _) = checked_grades(&mut file, checked).map_err(fail)?;
     let mut prefix: &[u8] = b"";
-    match torn_tail(&mut file, start).map_err(fail)? {
+    match tail {
         Tail::Whole => {}
         Tail::NoLineEnd => prefix = b"\n",
         Tail::Torn(bytes) => {
@@ -213,6 +253,40 @@ fn append(
     })
 }
 
+/// Checks that `file` holds only grades, from where an earlier check ended (`at`) when the
+/// file still has a line end there, else from its start; says how it ends. A file of
+/// anything else is refused, and left as it was.
+fn checked_grades(file: &mut std::fs::File, at: Checked) -> std::io::Result<(Tail, Checked)> {
+    use std::io::{Read, Seek, SeekFrom};
+    // A database named as the grades file (`--grades .cleo/tasks.db`) is said to be one.
+    if is_sqlite(file)? {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "it is an SQLite database, not a grades file; it was left as it was",
+        ));
+    }
+    let len = file.metadata()?.len();
+    let still_there = at.offset == 0 || {
+        let mut end = [0u8];
+        at.offset <= len
+            && file.seek(SeekFrom::Start(at.offset - 1)).is_ok()
+            && file.read_exact(&mut end).is_ok()
+            && end == *b"\n"
+    };
+    let at = if still_there { at } else { Checked::default() };
+    file.seek(SeekFrom::Start(at.offset))?;
+    let mut reader = std::io::BufReader::with_capacity(1 << 16, &*file);
+    mend::check(&mut reader, at).map_err(|not| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "it is not a grades file: line {} is no grade ({}); it was left as it was",
+                not.line, not.why
+            ),
+        )
+    })
+}
+
 /// Whether a file starts with SQLite's header.
 fn is_sqlite(file: &mut std::fs::File) -> std::io::Result<bool> {
     use std::io::{Read, Seek, SeekFrom};
@@ -229,56 +303,86 @@ fn is_sqlite(file: &mut std::fs::File) -> std::io::Result<bool> {
     Ok(&start == HEADER)
 }
 
-/// How a file that is about to be appended to ends.
-#[derive(Debug, PartialEq)]
-enum Tail {
-    /// Empty, or ending in a line end.
-    Whole,
-    /// A last line that is JSON but lacks its line end (an editor dropped it).
-    NoLineEnd,
-    /// This many bytes of a line that is not JSON and never got its line end.
-    Torn(u64),
+/// Opens the file at `path` (relative to the working folder, or absolute) for appending,
+/// creating it and its folders, when neither it nor any folder on the way is a symbolic link:
+/// each folder is opened from the one before without following links, so a link swapped in
+/// while this runs is refused too.
+#[cfg(unix)]
+fn open_without_links(path: &Path) -> std::io::Result<std::fs::File> {
+    use rustix::fs::{mkdirat, openat, Mode, OFlags, CWD};
+    use std::path::Component;
+    let link = |at: &Path| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
+                "`{}` is a symbolic link; the default grades file is not followed out of its folder (give `--grades FILE` to record elsewhere)",
+                at.display()
+            ),
+        )
+    };
+    let errno = |e: rustix::io::Errno, at: &Path| {
+        if e == rustix::io::Errno::LOOP || e == rustix::io::Errno::NOTDIR {
+            link(at)
+        } else {
+            std::io::Error::from(e)
+        }
+    };
+    let dir_flags = OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::RDONLY | OFlags::CLOEXEC;
+    let start = if path.is_absolute() { "/" } else { "." };
+    let mut dir = openat(CWD, start, dir_flags, Mode::empty())?;
+    let mut so_far = PathBuf::new();
+    let mut parts = path.components().peekable();
+    while let Some(part) = parts.next() {
+        so_far.push(part);
+        let name = match part {
+            Component::Normal(name) => name,
+            Component::ParentDir => std::ffi::OsStr::new(".."),
+            _ => continue,
+        };
+        if parts.peek().is_none() {
+            let flags = OFlags::RDWR
+                | OFlags::APPEND
+                | OFlags::CREATE
+                | OFlags::NOFOLLOW
+                | OFlags::NONBLOCK
+                | OFlags::CLOEXEC;
+            let file = openat(&dir, name, flags, Mode::from_raw_mode(0o666))
+                .map_err(|e| errno(e, &so_far))?;
+            return Ok(std::fs::File::from(file));
+        }
+        match mkdirat(&dir, name, Mode::from_raw_mode(0o777)) {
+            Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+            Err(e) => return Err(e.into()),
+        }
+        dir = openat(&dir, name, dir_flags, Mode::empty()).map_err(|e| errno(e, &so_far))?;
+    }
+    Err(std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        "it names no file",
+    ))
 }
 
-/// Reads the last line of a file of `len` bytes, when it has no line end.
-fn torn_tail(file: &mut std::fs::File, len: u64) -> std::io::Result<Tail> {
-    use std::io::{Read, Seek, SeekFrom};
-    if len == 0 {
-        return Ok(Tail::Whole);
-    }
-    // A grade line is a few kilobytes; a tail longer than this is read in steps back.
-    let mut tail = Vec::new();
-    let mut from = len;
-    loop {
-        let step = from.min(64 * 1024);
-        from -= step;
-        let mut chunk = vec![0; step as usize];
-        file.seek(SeekFrom::Start(from))?;
-        file.read_exact(&mut chunk)?;
-        chunk.extend_from_slice(&tail);
-        tail = chunk;
-        if tail.last() == Some(&b'\n') {
-            return Ok(Tail::Whole);
-        }
-        if let Some(at) = memchr_last(&tail) {
-            tail.drain(..=at);
-            break;
-        }
-        if from == 0 {
-            break;
+/// Where links cannot be refused as the path is walked, each part is looked at first.
+#[cfg(not(unix))]
+fn open_without_links(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut so_far = PathBuf::new();
+    for part in path.components() {
+        so_far.push(part);
+        if std::fs::symlink_metadata(&so_far).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("`{}` is a symbolic link; the default grades file is not followed out of its folder (give `--grades FILE` to record elsewhere)", so_far.display()),
+            ));
         }
     }
-    // Read as `--list` reads a line: a whole grade holding a lone surrogate (CLEO's
-    // `JSON.stringify` writes one) is no torn write, and cutting it would lose it.
-    if crate::json::from_slice_lenient::<Value>(&tail).is_ok() {
-        Ok(Tail::NoLineEnd)
-    } else {
-        Ok(Tail::Torn(tail.len() as u64))
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)?;
     }
-}
-
-fn memchr_last(bytes: &[u8]) -> Option<usize> {
-    bytes.iter().rposition(|&b| b == b'\n')
+    OpenOptions::new()
+        .create(true)
+        .read(true)
+        .append(true)
+        .open(path)
 }
 
 /// Why an append failed: with the file restored, or with the restore failing as well.
@@ -295,15 +399,17 @@ fn append_or_restore<F: Appendable>(
     lines: Spool,
 ) -> Result<(), Restore> {
     let start = file.len().map_err(Restore::Restored)?;
-    let written = file
-        .write_all(prefix)
-        .and_then(|()| {
+    let written = match lines.joined(prefix) {
+        // Held in memory: written in one write, which a reader sees whole or not at all.
+        Ok(all) => file.write_all(&all),
+        Err(lines) => file.write_all(prefix).and_then(|()| {
             // A failure to read the held lines back fails the append as a write would.
             lines
                 .drain(&mut |bytes| file.write_all(bytes))
                 .map_err(|e| e.unwrap_or_else(|e| e))
-        })
-        .and_then(|()| file.sync_data());
+        }),
+    }
+    .and_then(|()| file.sync_data());
     match written {
         Ok(()) => Ok(()),
         Err(e) => match file.set_len(start).and_then(|()| file.sync_data()) {

@@ -8,12 +8,15 @@
 mod grades_file;
 mod json;
 pub mod langfuse;
+pub(crate) mod mend;
+mod signals;
 mod spool;
 
 use std::path::PathBuf;
 
 pub use grades_file::GradesFile;
 pub use json::{document_element, JsonDocument, JsonLines};
+pub use mend::not_a_grade;
 
 use crate::GradeResult;
 

@@ -70,6 +70,20 @@ impl Spool {
         Ok(())
     }
 
+    /// Everything written, in one buffer after `prefix`, when it is all in memory (so that it
+    /// can be written in one write); the spool itself when part of it is on disk.
+    pub(crate) fn joined(self, prefix: &[u8]) -> Result<Vec<u8>, Spool> {
+        if self.file.is_some() {
+            return Err(self);
+        }
+        let mut all = Vec::with_capacity(prefix.len() + self.in_memory);
+        all.extend_from_slice(prefix);
+        for block in &self.memory {
+            all.extend_from_slice(block);
+        }
+        Ok(all)
+    }
+
     /// Hands everything written, in order and in pieces, to `out`. A failure to read the
     /// spilled part back is `Err(Err(_))`; `out`'s own failure is `Err(Ok(_))`.
     pub(crate) fn drain(

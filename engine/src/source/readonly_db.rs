@@ -46,6 +46,43 @@ fn is_wal_mode(path: &Path) -> std::io::Result<bool> {
     Ok(header[18] == 2 && header[19] == 2)
 }
 
+/// A side file of a WAL database (`-wal`, `-shm`), opened when it is there: it must be a
+/// regular file of its own, not a symbolic link (a `-wal` linked to anything, of any size, was
+/// copied into the temporary folder) nor a FIFO or a device.
+fn open_side_file(side: &Path) -> std::io::Result<Option<std::fs::File>> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
+        options.custom_flags(flags.bits() as i32);
+    }
+    let refused = |what: &str| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("it is {what}, not a regular file; a database's side file is read only when it is one"),
+        )
+    };
+    // Where links cannot be refused as the file is opened, it is looked at first.
+    if std::fs::symlink_metadata(side).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(refused("a symbolic link"));
+    }
+    let file = match options.open(side) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        #[cfg(unix)]
+        Err(e) if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) => {
+            return Err(refused("a symbolic link"))
+        }
+        Err(e) => return Err(e),
+    };
+    match crate::file::not_regular(&file.metadata()?) {
+        None => Ok(Some(file)),
+        Some(kind) => Err(refused(kind)),
+    }
+}
+
 fn side_file(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
     name.push(suffix);
@@ -80,9 +117,17 @@ impl ReadOnlyDb {
             return Ok(plain);
         }
         let wal = side_file(path, "-wal");
-        let pending = std::fs::metadata(&wal)
-            .map(|m| m.len() > 0)
-            .unwrap_or(false);
+        let shm = side_file(path, "-shm");
+        let side_io = |at: &Path| {
+            let at = at.to_owned();
+            move |source| SourceError::Io { path: at, source }
+        };
+        let wal_file = open_side_file(&wal).map_err(side_io(&wal))?;
+        open_side_file(&shm).map_err(side_io(&shm))?;
+        let pending = match &wal_file {
+            Some(file) => file.metadata().map_err(side_io(&wal))?.len() > 0,
+            None => false,
+        };
         // A URI is built from bytes; a path that is not UTF-8 is copied instead.
         if !pending && path.to_str().is_some() {
             return Ok(ReadOnlyDb {
@@ -96,13 +141,13 @@ impl ReadOnlyDb {
             .map_err(io)?;
         let copy = dir.path().join("tasks.db");
         std::fs::copy(path, &copy).map_err(io)?;
-        if pending {
+        if let Some(mut from) = wal_file.filter(|_| pending) {
             // A WAL being appended to while it is copied ends in frames whose checksums
-            // fail; SQLite stops at the last whole commit, so the copy is consistent.
-            std::fs::copy(&wal, side_file(&copy, "-wal")).map_err(|source| SourceError::Io {
-                path: wal.clone(),
-                source,
-            })?;
+            // fail; SQLite stops at the last whole commit, so the copy is consistent. It is
+            // copied from the file checked above, not from its name again.
+            std::fs::File::create(side_file(&copy, "-wal"))
+                .and_then(|mut to| std::io::copy(&mut from, &mut to))
+                .map_err(side_io(&wal))?;
         }
         Ok(ReadOnlyDb {
             path: path.to_owned(),
