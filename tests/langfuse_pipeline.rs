@@ -1347,3 +1347,66 @@ fn an_array_of_traces_is_read_and_api_responses_without_observations_are_refused
         );
     }
 }
+
+/// A 429 whose `retry-after` or `retry-after-ms` is beyond any duration (`1e300`), NaN or
+/// negative made `Duration::from_secs_f64` panic (exit 101) in `grade push` and in the
+/// built-in judges, before the attempt count was even looked at. (Issue 41, defect 4.)
+#[test]
+fn a_retry_after_beyond_any_duration_nan_or_negative_fails_cleanly_without_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let bodies = dir.path().join("scores.jsonl");
+    std::fs::write(
+        &bodies,
+        "{\"id\":\"a\",\"traceId\":\"t\",\"name\":\"goal_achievement\",\"value\":1}\n",
+    )
+    .unwrap();
+    let cases = [
+        ("retry-after", "1e300"),
+        ("retry-after-ms", "1e308"),
+        ("retry-after", "NaN"),
+        ("retry-after", "-3"),
+        ("retry-after-ms", "-1e308"),
+    ];
+    for (header, value) in cases {
+        let busy = serve(move |_| {
+            Response::json(429, &json!({"message": "slow down"})).with_header(header, value)
+        });
+        let env = [
+            ("LANGFUSE_HOST", busy.url.clone()),
+            ("LANGFUSE_PUBLIC_KEY", "pk-lf-test".to_owned()),
+            ("LANGFUSE_SECRET_KEY", "sk-lf-test".to_owned()),
+        ];
+        let push = grade_with_env(
+            &env_refs(&env),
+            dir.path(),
+            &[
+                "push",
+                "--langfuse",
+                bodies.to_str().unwrap(),
+                "--attempts",
+                "1",
+            ],
+        );
+        assert_eq!(code(&push), 2, "push, {header}: {value}: {}", stderr(&push));
+        assert!(
+            stderr(&push).contains("429 Too Many Requests"),
+            "push, {header}: {value}: {}",
+            stderr(&push)
+        );
+        assert!(!stderr(&push).contains("panicked"), "{}", stderr(&push));
+
+        let judge = judge_transcript(
+            &anthropic_env(&busy),
+            dir.path(),
+            "anthropic:claude-test",
+            &["--judge-attempts", "1"],
+        );
+        assert_eq!(code(&judge), 2, "judge, {header}: {value}: {}", stderr(&judge));
+        assert!(
+            stderr(&judge).contains("429 Too Many Requests"),
+            "judge, {header}: {value}: {}",
+            stderr(&judge)
+        );
+        assert!(!stderr(&judge).contains("panicked"), "{}", stderr(&judge));
+    }
+}

@@ -188,23 +188,42 @@ pub fn send(agent: &ureq::Agent, request: &Request<'_>, retry: Retry) -> Result<
 /// How long the server asked to wait: `retry-after-ms`, else `retry-after` in (possibly
 /// fractional) seconds or as an HTTP date.
 fn asked_wait(response: &ureq::Response) -> Option<Duration> {
-    if let Some(ms) = response
-        .header("retry-after-ms")
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|ms| ms.is_finite() && *ms >= 0.0)
-    {
-        return Some(Duration::from_secs_f64(ms / 1000.0));
-    }
-    let value = response.header("retry-after")?.trim();
-    if let Ok(seconds) = value.parse::<f64>() {
-        return (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds));
-    }
-    let at = http_date_ms(value)?;
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .ok()?
-        .as_millis() as i64;
-    Some(Duration::from_millis((at - now).max(0) as u64))
+        .as_millis();
+    wait_from_headers(
+        response.header("retry-after-ms"),
+        response.header("retry-after"),
+        i64::try_from(now).ok()?,
+    )
+}
+
+/// The wait the headers ask for, at `now` (milliseconds since the epoch). A header that is
+/// no wait (not a number or a date, NaN, infinite, negative) counts as absent; a wait too
+/// long to hold is the longest one, which [`send`] cuts to [`Retry::max_wait`] like any
+/// other: a server's `retry-after: 1e300` made `Duration::from_secs_f64` panic.
+fn wait_from_headers(ms: Option<&str>, seconds: Option<&str>, now: i64) -> Option<Duration> {
+    if let Some(ms) = ms.and_then(|v| seconds_of(v, 1000.0)) {
+        return Some(ms);
+    }
+    let value = seconds?.trim();
+    if value.parse::<f64>().is_ok() {
+        return seconds_of(value, 1.0);
+    }
+    let at = http_date_ms(value)?;
+    Some(Duration::from_millis(
+        u64::try_from(at.saturating_sub(now)).unwrap_or(0),
+    ))
+}
+
+/// `value / per_second` seconds, when `value` is a finite number not below zero.
+fn seconds_of(value: &str, per_second: f64) -> Option<Duration> {
+    let n = value.trim().parse::<f64>().ok()?;
+    if !n.is_finite() || n < 0.0 {
+        return None;
+    }
+    Some(Duration::try_from_secs_f64(n / per_second).unwrap_or(Duration::MAX))
 }
 
 /// Milliseconds since the epoch of an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`).
@@ -264,5 +283,35 @@ mod tests {
             Some(784_111_777_000)
         );
         assert_eq!(http_date_ms("soon"), None);
+    }
+
+    #[test]
+    fn retry_after_beyond_any_duration_nan_or_negative_does_not_panic() {
+        let now = 784_111_777_000;
+        let huge = Some(Duration::MAX);
+        assert_eq!(wait_from_headers(None, Some("1e300"), now), huge);
+        assert_eq!(wait_from_headers(Some("1e308"), None, now), huge);
+        assert_eq!(wait_from_headers(None, Some("NaN"), now), None);
+        assert_eq!(wait_from_headers(None, Some("inf"), now), None);
+        assert_eq!(wait_from_headers(None, Some("-5"), now), None);
+        assert_eq!(wait_from_headers(Some("-1"), None, now), None);
+        // A nonsense `retry-after-ms` counts as absent, so `retry-after` is read.
+        assert_eq!(
+            wait_from_headers(Some("nan"), Some("2"), now),
+            Some(Duration::from_secs(2))
+        );
+        assert_eq!(
+            wait_from_headers(Some("1500"), Some("9"), now),
+            Some(Duration::from_millis(1500))
+        );
+        assert_eq!(
+            wait_from_headers(None, Some("Sun, 06 Nov 1994 08:49:47 GMT"), now),
+            Some(Duration::from_secs(10))
+        );
+        assert_eq!(
+            wait_from_headers(None, Some("Sun, 06 Nov 1994 08:49:27 GMT"), now),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(wait_from_headers(None, Some("soon"), now), None);
     }
 }
