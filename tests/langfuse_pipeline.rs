@@ -1401,7 +1401,12 @@ fn a_retry_after_beyond_any_duration_nan_or_negative_fails_cleanly_without_a_pan
             "anthropic:claude-test",
             &["--judge-attempts", "1"],
         );
-        assert_eq!(code(&judge), 2, "judge, {header}: {value}: {}", stderr(&judge));
+        assert_eq!(
+            code(&judge),
+            2,
+            "judge, {header}: {value}: {}",
+            stderr(&judge)
+        );
         assert!(
             stderr(&judge).contains("429 Too Many Requests"),
             "judge, {header}: {value}: {}",
@@ -1409,4 +1414,173 @@ fn a_retry_after_beyond_any_duration_nan_or_negative_fails_cleanly_without_a_pan
         );
         assert!(!stderr(&judge).contains("panicked"), "{}", stderr(&judge));
     }
+}
+
+/// `http://127.0.0.1:PORT` with `user:secret@` put after the scheme.
+fn with_userinfo(url: &str, userinfo: &str) -> String {
+    url.replacen("://", &format!("://{userinfo}@"), 1)
+}
+
+/// A base URL carrying credentials (`http://user:secret@host`, as some proxies want) was
+/// printed verbatim in errors and in `pushed N scores to …`. (Issue 41, defect 14.)
+#[test]
+fn credentials_in_base_urls_are_redacted_in_every_error_and_report() {
+    const SECRET: &str = "hunter2-secret";
+    let cache = tempfile::tempdir().unwrap();
+    let no_secret = |out: &std::process::Output, what: &str| {
+        let all = format!("{}{}", stdout(out), stderr(out));
+        assert!(!all.contains(SECRET), "{what} shows the secret: {all}");
+    };
+
+    // A push that succeeds names the server without its userinfo.
+    let lf = langfuse(Api::V4, None, None);
+    let model = scripted(vec![anthropic_reply(&judgment(2.0, 0.8).to_string(), 5, 4)]);
+    let mut env = langfuse_env(&lf);
+    env[0].1 = with_userinfo(&lf.server.url, &format!("lf-user:{SECRET}"));
+    env.push((
+        "ANTHROPIC_BASE_URL",
+        with_userinfo(&model.url, &format!("me:{SECRET}")),
+    ));
+    env.push(("ANTHROPIC_API_KEY", "sk-ant-test".to_owned()));
+    let out = pipeline(&env, cache.path(), &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let shown = lf.server.url.replacen("://", "://***@", 1);
+    assert!(
+        stderr(&out).contains(&format!("pushed 7 scores to {shown} in 1 request")),
+        "{}",
+        stderr(&out)
+    );
+    no_secret(&out, "a push");
+
+    // Refused keys, a server that errs, and no server at all.
+    let refusing = serve(|_| Response::json(401, &json!({"message": "Invalid credentials"})));
+    let failing = serve(|_| {
+        Response::json(500, &json!({"error": {"message": "boom"}})).with_header("retry-after", "0")
+    });
+    let nowhere = "http://127.0.0.1:1".to_owned();
+    let dir = tempfile::tempdir().unwrap();
+    let bodies = dir.path().join("scores.jsonl");
+    std::fs::write(
+        &bodies,
+        "{\"id\":\"a\",\"traceId\":\"t\",\"name\":\"goal_achievement\",\"value\":1}\n",
+    )
+    .unwrap();
+    for base in [&refusing.url, &failing.url, &nowhere] {
+        let url = with_userinfo(base, &format!("u:{SECRET}"));
+        for var in ["LANGFUSE_HOST", "LANGFUSE_BASE_URL"] {
+            let env = [
+                (var, url.clone()),
+                ("LANGFUSE_PUBLIC_KEY", "pk-lf-test".to_owned()),
+                ("LANGFUSE_SECRET_KEY", "sk-lf-test".to_owned()),
+            ];
+            let push = grade_with_env(
+                &env_refs(&env),
+                cache.path(),
+                &[
+                    "push",
+                    "--langfuse",
+                    bodies.to_str().unwrap(),
+                    "--attempts",
+                    "1",
+                ],
+            );
+            assert_eq!(code(&push), 2, "{}", stderr(&push));
+            assert!(
+                stderr(&push).contains("***@127.0.0.1:"),
+                "{}",
+                stderr(&push)
+            );
+            no_secret(&push, &format!("push to {var}={base}"));
+            if var == "LANGFUSE_HOST" {
+                // The same server and messages: read once.
+                continue;
+            }
+            let read = grade_with_env(
+                &env_refs(&env),
+                cache.path(),
+                &[
+                    "--rubric",
+                    "claude-code-v1",
+                    "--source",
+                    "langfuse:trace/t",
+                    "--all",
+                    "--no-record",
+                ],
+            );
+            assert_eq!(code(&read), 2, "{}", stderr(&read));
+            assert!(
+                stderr(&read).contains("***@127.0.0.1:"),
+                "{}",
+                stderr(&read)
+            );
+            no_secret(&read, &format!("a read from {var}={base}"));
+        }
+        for (var, judge) in [
+            ("ANTHROPIC_BASE_URL", "anthropic:claude-test"),
+            ("OPENAI_BASE_URL", "openai:gpt-test"),
+        ] {
+            let env = vec![
+                (var, url.clone()),
+                ("ANTHROPIC_API_KEY", "sk-ant-test".to_owned()),
+                ("OPENAI_API_KEY", "sk-openai-test".to_owned()),
+            ];
+            let out = judge_transcript(&env, cache.path(), judge, &["--judge-attempts", "1"]);
+            assert_eq!(code(&out), 2, "{}", stderr(&out));
+            assert!(stderr(&out).contains("***@127.0.0.1:"), "{}", stderr(&out));
+            no_secret(&out, &format!("a judge at {var}={base}"));
+        }
+    }
+
+    // An address that is no URL at all is refused, without its credentials.
+    let env = [
+        ("LANGFUSE_HOST", format!("u:{SECRET}@langfuse.example.com")),
+        ("LANGFUSE_PUBLIC_KEY", "pk-lf-test".to_owned()),
+        ("LANGFUSE_SECRET_KEY", "sk-lf-test".to_owned()),
+    ];
+    let push = grade_with_env(
+        &env_refs(&env),
+        cache.path(),
+        &["push", "--langfuse", bodies.to_str().unwrap()],
+    );
+    assert_eq!(code(&push), 2, "{}", stderr(&push));
+    assert!(
+        stderr(&push).contains("`***@langfuse.example.com` is not an http:// or https:// address"),
+        "{}",
+        stderr(&push)
+    );
+    no_secret(&push, "a malformed LANGFUSE_HOST");
+}
+
+/// The judgment cache key named the provider and model but not the server, so the same
+/// model name on two `OPENAI_BASE_URL` servers shared replies: the second server was never
+/// asked. (Issue 41, defect 15.)
+#[test]
+fn the_judgment_cache_keeps_replies_of_two_servers_with_one_model_name_apart() {
+    let cache = tempfile::tempdir().unwrap();
+    let first = scripted(vec![openai_reply(&judgment(3.0, 0.9).to_string(), 10, 10)]);
+    let second = scripted(vec![openai_reply(&judgment(0.0, 0.1).to_string(), 10, 10)]);
+    let ask = |server: &Server| {
+        let env = vec![("OPENAI_BASE_URL", format!("{}/v1", server.url))];
+        let out = judge_transcript(&env, cache.path(), "openai:llama3", &[]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        serde_json::from_str::<Value>(&stdout(&out)).unwrap()
+    };
+    let a = ask(&first);
+    let b = ask(&second);
+    assert_eq!(first.requests().len(), 1);
+    assert_eq!(
+        second.requests().len(),
+        1,
+        "the second server is asked, not the cache"
+    );
+    assert_eq!(b["judge"]["cached"], 0);
+    assert_ne!(
+        a["dimensions"]["goal_achievement"]["label"],
+        b["dimensions"]["goal_achievement"]["label"]
+    );
+    // Each server's reply is still kept for itself.
+    let again = ask(&first);
+    assert_eq!(again["judge"]["cached"], 1);
+    assert_eq!(first.requests().len(), 1);
+    assert_eq!(again["dimensions"], a["dimensions"]);
 }

@@ -3,8 +3,86 @@
 //! with exponential backoff on 429, 5xx, 408, 409 and transport errors, honouring the
 //! server's `retry-after-ms` or `retry-after` (seconds or an HTTP date), as the official
 //! Anthropic, OpenAI and Langfuse SDKs do.
+//!
+//! An address may carry credentials (`http://user:secret@host`, as some proxies want them):
+//! every address the binary prints goes through [`redact_userinfo`], by way of [`Address`]'s
+//! `Display` or directly for text that holds one (ureq's errors name the URL they failed on).
 
+use std::borrow::Cow;
+use std::fmt;
 use std::time::Duration;
+
+/// The address of a server, as it is requested (`as_str`) and as it is shown (`Display`,
+/// `Debug`: its userinfo, where it has one, redacted).
+#[derive(Clone, PartialEq, Eq)]
+pub struct Address(String);
+
+impl Address {
+    pub fn new(url: impl Into<String>) -> Address {
+        Address(url.into())
+    }
+
+    /// The address to request, credentials included: never print this.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// This address followed by `path`.
+    pub fn join(&self, path: &str) -> Address {
+        Address(format!("{}{path}", self.0))
+    }
+}
+
+impl fmt::Display for Address {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.contains("://") {
+            f.write_str(&redact_userinfo(&self.0))
+        } else {
+            // Not a URL (a mistyped variable): what comes before its first `/` is where the
+            // userinfo would be.
+            f.write_str(&redact_userinfo(&format!("://{}", self.0))[3..])
+        }
+    }
+}
+
+impl fmt::Debug for Address {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Address({self})")
+    }
+}
+
+/// `text` with the userinfo of every URL in it (`scheme://USERINFO@host`) replaced by `***`,
+/// so an error or a report never shows a password or token given in an address.
+pub fn redact_userinfo(text: &str) -> Cow<'_, str> {
+    if !text.contains("://") {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("://") {
+        let (head, tail) = rest.split_at(at + 3);
+        out.push_str(head);
+        // The authority ends where the path, query or fragment starts, or where the text
+        // around the URL resumes.
+        let end = tail
+            .find(|c: char| {
+                matches!(c, '/' | '?' | '#' | '`' | '"' | '\'' | '<' | '>' | '\\')
+                    || c.is_whitespace()
+            })
+            .unwrap_or(tail.len());
+        let authority = &tail[..end];
+        match authority.rfind('@') {
+            Some(userinfo_end) => {
+                out.push_str("***");
+                out.push_str(&authority[userinfo_end..]);
+            }
+            None => out.push_str(authority),
+        }
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    Cow::Owned(out)
+}
 
 /// How often and how long to retry.
 #[derive(Debug, Clone, Copy)]
@@ -20,7 +98,7 @@ pub struct Retry {
 /// A request: method, URL, headers and an optional JSON body.
 pub struct Request<'a> {
     pub method: &'a str,
-    pub url: &'a str,
+    pub url: &'a Address,
     pub headers: Vec<(&'a str, String)>,
     pub body: Option<&'a str>,
 }
@@ -61,6 +139,7 @@ impl Failure {
             } => {
                 let mut out = format!("{status} {}", reason(*status));
                 if let Some(to) = location {
+                    let to = redact_userinfo(to);
                     out.push_str(&format!(" to `{to}` (redirects are not followed)"));
                 }
                 let said = grade_engine::judgment::quote_start(body, 200);
@@ -120,7 +199,7 @@ fn retryable(status: u16) -> bool {
 pub fn send(agent: &ureq::Agent, request: &Request<'_>, retry: Retry) -> Result<Reply, Failure> {
     let mut attempt = 1;
     loop {
-        let mut call = agent.request(request.method, request.url);
+        let mut call = agent.request(request.method, request.url.as_str());
         for (name, value) in &request.headers {
             call = call.set(name, value);
         }
@@ -134,7 +213,10 @@ pub fn send(agent: &ureq::Agent, request: &Request<'_>, retry: Retry) -> Result<
             Ok(response) if (200..300).contains(&response.status()) => {
                 let status = response.status();
                 let body = response.into_string().map_err(|e| Failure::Transport {
-                    message: format!("cannot read the answer: {e}"),
+                    message: format!(
+                        "cannot read the answer: {}",
+                        redact_userinfo(&e.to_string())
+                    ),
                     attempts: attempt,
                 })?;
                 return Ok(Reply {
@@ -170,7 +252,8 @@ pub fn send(agent: &ureq::Agent, request: &Request<'_>, retry: Retry) -> Result<
             }
             Err(ureq::Error::Transport(t)) => (
                 Failure::Transport {
-                    message: t.to_string(),
+                    // ureq names the URL, credentials and all.
+                    message: redact_userinfo(&t.to_string()).into_owned(),
                     attempts: attempt,
                 },
                 None,
@@ -283,6 +366,40 @@ mod tests {
             Some(784_111_777_000)
         );
         assert_eq!(http_date_ms("soon"), None);
+    }
+
+    #[test]
+    fn credentials_in_an_address_are_never_shown() {
+        let shown = |url: &str| Address::new(url).to_string();
+        assert_eq!(
+            shown("http://user:secret@host:3000"),
+            "http://***@host:3000"
+        );
+        assert_eq!(
+            shown("https://tok@en:p@ss@example.com/v1?key=1"),
+            "https://***@example.com/v1?key=1"
+        );
+        assert_eq!(
+            shown("https://cloud.langfuse.com"),
+            "https://cloud.langfuse.com"
+        );
+        assert_eq!(shown("user:secret@host/api"), "***@host/api");
+        assert_eq!(shown("localhost:3000"), "localhost:3000");
+        assert_eq!(
+            format!("{:?}", Address::new("http://a:b@h")),
+            "Address(http://***@h)"
+        );
+        assert_eq!(
+            redact_userinfo(
+                "http://u:s@127.0.0.1:1/api/public/scores: Connection Failed; see `https://x:y@h`"
+            ),
+            "http://***@127.0.0.1:1/api/public/scores: Connection Failed; see `https://***@h`"
+        );
+        assert_eq!(redact_userinfo("no address here"), "no address here");
+        assert_eq!(
+            redact_userinfo("mail a@b, then http://h/@x"),
+            "mail a@b, then http://h/@x"
+        );
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //!
 //! Kept under `$XDG_CACHE_HOME/grade/judgments` (else `~/.cache/grade/judgments`), one
 //! JSON file per reply, named by a SHA-256 of everything that shapes the request: the
-//! judge and model, the pack's digest, temperature and output limit, the run number and
+//! judge and model, the endpoint it is asked at, the pack's digest, temperature and output limit, the run number and
 //! the prompt. Only replies that held a valid judgment are kept. Files are written to a
 //! temporary name and renamed, so a reader never sees half a file.
 

@@ -282,8 +282,14 @@ fn ask(
     };
     let name = judge.name();
     let key = cache.map(|_| {
+        // The same model name on two servers (`OPENAI_BASE_URL`) is two judges.
+        let endpoint = match judge {
+            Judge::Model(m) => m.endpoint(),
+            Judge::Command(_) => String::new(),
+        };
         Cache::key(&[
             &name,
+            &endpoint,
             &pack.digest,
             &temperature.map(|t| t.to_string()).unwrap_or_default(),
             &max_tokens.map(|t| t.to_string()).unwrap_or_default(),

@@ -13,7 +13,7 @@
 
 use serde_json::{json, Value};
 
-use crate::http::{self, Failure, Retry};
+use crate::http::{self, Address, Failure, Retry};
 
 /// The `anthropic-version` header the official Python SDK sends with every request
 /// (`Anthropic.default_headers` in `src/anthropic/_client.py`); the API refuses versions
@@ -42,7 +42,7 @@ impl Provider {
 pub struct ModelJudge {
     pub provider: Provider,
     pub model: String,
-    url: String,
+    url: Address,
     headers: Vec<(&'static str, String)>,
 }
 
@@ -76,7 +76,7 @@ impl ModelJudge {
                     return Err(format!("`--judge anthropic:{model}` needs ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)"));
                 }
                 headers.push(("anthropic-version", ANTHROPIC_VERSION.to_owned()));
-                format!("{}/v1/messages", base.trim_end_matches('/'))
+                Address::new(format!("{}/v1/messages", base.trim_end_matches('/')))
             }
             Provider::OpenAi => {
                 let base = var("OPENAI_BASE_URL");
@@ -89,7 +89,7 @@ impl ModelJudge {
                     }
                 }
                 let base = base.unwrap_or_else(|| "https://api.openai.com/v1".to_owned());
-                format!("{}/chat/completions", base.trim_end_matches('/'))
+                Address::new(format!("{}/chat/completions", base.trim_end_matches('/')))
             }
         };
         Ok(ModelJudge {
@@ -98,6 +98,12 @@ impl ModelJudge {
             url,
             headers,
         })
+    }
+
+    /// The URL the judge posts to, as it is shown (credentials redacted): part of the
+    /// judgment cache's key, so that replies of two servers are never mixed.
+    pub fn endpoint(&self) -> String {
+        self.url.to_string()
     }
 
     /// The request body for one prompt.
@@ -242,7 +248,7 @@ mod tests {
         ModelJudge {
             provider,
             model: "m".to_owned(),
-            url: "http://x".to_owned(),
+            url: Address::new("http://x"),
             headers: Vec::new(),
         }
     }

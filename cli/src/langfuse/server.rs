@@ -5,14 +5,14 @@
 use std::time::Duration;
 
 use crate::error::CliError;
-use crate::http::{self, Failure, Reply, Retry};
+use crate::http::{self, Address, Failure, Reply, Retry};
 
 pub const DEFAULT_HOST: &str = "https://cloud.langfuse.com";
 
 #[derive(Debug, Clone)]
 pub struct Server {
-    /// Without a trailing slash.
-    pub host: String,
+    /// Without a trailing slash; printed with its userinfo redacted.
+    pub host: Address,
     authorization: String,
     agent: ureq::Agent,
     pub retry: Retry,
@@ -37,9 +37,9 @@ impl Server {
             (None, Some(url)) => ("LANGFUSE_HOST", url),
             (None, None) => ("", DEFAULT_HOST.to_owned()),
         };
-        let host = host.trim().trim_end_matches('/').to_owned();
+        let host = Address::new(host.trim().trim_end_matches('/'));
         // An address that cannot be one would be "unreachable" on every retry, minutes later.
-        let lower = host.to_ascii_lowercase();
+        let lower = host.as_str().to_ascii_lowercase();
         let rest = lower
             .strip_prefix("https://")
             .or_else(|| lower.strip_prefix("http://"));
@@ -58,7 +58,7 @@ impl Server {
 
     /// `GET` a path (with its query) of the public API.
     pub fn get(&self, path_and_query: &str) -> Result<Reply, Failure> {
-        let url = format!("{}{path_and_query}", self.host);
+        let url = self.host.join(path_and_query);
         http::send(
             &self.agent,
             &http::Request {
@@ -73,7 +73,7 @@ impl Server {
 
     /// `POST` a JSON body to a path of the public API.
     pub fn post(&self, path: &str, body: &str) -> Result<Reply, Failure> {
-        let url = format!("{}{path}", self.host);
+        let url = self.host.join(path);
         http::send(
             &self.agent,
             &http::Request {
