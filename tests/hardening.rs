@@ -68,6 +68,35 @@ fn a_judge_that_leaves_a_child_holding_its_output_is_stopped_at_the_deadline() {
     );
 }
 
+/// A judge command writing without end (`cat /dev/zero`) was read whole: 2.6 GB in 4 s, and
+/// more until `--judge-timeout`. Its stdout and its stderr are capped (`--judge-max-output`,
+/// 64 MiB by default) and the judge is stopped at the cap, failing its session by name.
+#[test]
+fn a_judge_command_printing_without_end_is_stopped_at_the_output_cap() {
+    for (cmd, stream) in [("cat /dev/zero", "stdout"), ("cat /dev/zero >&2", "stderr")] {
+        let out = run(&[
+            "--rubric",
+            "langfuse-v1",
+            "--source",
+            TRANSCRIPT,
+            "--all",
+            "--judge-cmd",
+            cmd,
+            "--judge-max-output",
+            "1",
+            "--no-record",
+        ]);
+        assert_eq!(code(&out), 2, "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains(&format!(
+                "it printed more than 1 MiB on {stream} (`--judge-max-output`), and was stopped"
+            )),
+            "{}",
+            stderr(&out)
+        );
+    }
+}
+
 /// A one-shot HTTP server answering every request with `response`; returns its address and
 /// a count of the requests it saw.
 fn answering(response: &'static str) -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {

@@ -102,6 +102,11 @@ pub struct Cli {
           value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub judge_timeout: u64,
 
+    /// MiB a `--judge-cmd` may print on stdout, and on stderr, per chunk; past that it is stopped (1 to 4096)
+    #[arg(long, value_name = "MIB", default_value_t = 64,
+          value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub judge_max_output: u64,
+
     /// Ask the judge this many times per chunk; the result reports each dimension's spread over the runs, and the run Krippendorff's alpha over the batch
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub judge_runs: u32,

@@ -751,6 +751,7 @@ fn judgments(
         runs: cli.judge_runs as usize,
         jobs: cli.judge_jobs as usize,
         timeout: std::time::Duration::from_secs(cli.judge_timeout),
+        max_output: cli.judge_max_output << 20,
         retry: http::Retry {
             attempts: cli.judge_attempts,
             backoff: std::time::Duration::from_millis(cli.judge_backoff_ms),

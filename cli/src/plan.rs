@@ -374,6 +374,12 @@ fn unused_flags(cli: &Cli) -> Vec<String> {
             }
         }
     }
+    if cli.judge_cmd.is_none() && cli.judge_max_output != 64 {
+        unused.push(
+            "`--judge-max-output` caps what a `--judge-cmd` prints, and no judge command is run: give `--judge-cmd CMD`, or drop it (a model's answer is capped at 10 MiB)"
+                .to_owned(),
+        );
+    }
     let asks_a_judge = cli.judge.is_some() || cli.judge_cmd.is_some();
     if !asks_a_judge {
         for (flag, given) in [

@@ -9,12 +9,18 @@ use std::time::{Duration, Instant};
 
 use grade_engine::judgment::quote_start;
 
+/// What a reader of one of the judge's pipes ends with: all it printed, or the news that it
+/// printed more than the cap (what was read is dropped).
+type Printed = Option<Vec<u8>>;
+
 /// Runs `sh -c cmd` with `input` on stdin; its stdout, or why it failed.
 ///
 /// The judge runs in a process group of its own, so that at the deadline the whole group is
 /// killed: a child it left behind (`cat; (sleep 60 &)`) would otherwise keep its output pipe
-/// open and hold the run long past `--judge-timeout`.
-pub fn run(cmd: &str, input: &str, timeout: Duration) -> Result<String, String> {
+/// open and hold the run long past `--judge-timeout`. Its stdout and its stderr are each
+/// read up to `max_output` bytes: past that the group is killed at once (`cat /dev/zero`
+/// took 2.6 GB in 4 s), rather than at the deadline.
+pub fn run(cmd: &str, input: &str, timeout: Duration, max_output: u64) -> Result<String, String> {
     let mut command = Command::new("sh");
     command
         .arg("-c")
@@ -45,10 +51,20 @@ pub fn run(cmd: &str, input: &str, timeout: Duration) -> Result<String, String> 
         let sender = sender.clone();
         std::thread::spawn(move || {
             let mut out = Vec::new();
-            let _ = pipe.read_to_end(&mut out);
-            let _ = sender.send((is_stdout, out));
+            let _ = (&mut pipe).take(max_output + 1).read_to_end(&mut out);
+            let printed: Printed = (out.len() as u64 <= max_output).then_some(out);
+            // Closing the pipe here makes a judge still writing fail at once.
+            drop(pipe);
+            let _ = sender.send((is_stdout, printed));
         });
     }
+    let too_much = |is_stdout: bool| {
+        format!(
+            "it printed more than {} MiB on {} (`--judge-max-output`), and was stopped",
+            max_output >> 20,
+            if is_stdout { "stdout" } else { "stderr" }
+        )
+    };
     drop(sender);
     // Validated at the command line; a deadline past the end of time is no deadline.
     let deadline = Instant::now().checked_add(timeout);
@@ -60,7 +76,16 @@ pub fn run(cmd: &str, input: &str, timeout: Duration) -> Result<String, String> 
         };
         format!("{why} within {} s (`--judge-timeout`)", timeout.as_secs())
     };
+    let (mut out, mut err) = (None, None);
     let status = loop {
+        // A pipe past its cap stops the judge now: it may never exit on its own.
+        while let Ok((is_stdout, printed)) = pipes.try_recv() {
+            let Some(bytes) = printed else {
+                kill_group(&mut child);
+                return Err(too_much(is_stdout));
+            };
+            *(if is_stdout { &mut out } else { &mut err }) = Some(bytes);
+        }
         match child.try_wait() {
             Ok(Some(status)) => break status,
             Ok(None) if deadline.is_some_and(|d| Instant::now() >= d) => {
@@ -74,7 +99,6 @@ pub fn run(cmd: &str, input: &str, timeout: Duration) -> Result<String, String> 
             }
         }
     };
-    let (mut out, mut err) = (None, None);
     while out.is_none() || err.is_none() {
         let received = match deadline {
             Some(d) => pipes.recv_timeout(d.saturating_duration_since(Instant::now())),
@@ -83,8 +107,12 @@ pub fn run(cmd: &str, input: &str, timeout: Duration) -> Result<String, String> 
                 .map_err(|_| std::sync::mpsc::RecvTimeoutError::Disconnected),
         };
         match received {
-            Ok((true, bytes)) => out = Some(bytes),
-            Ok((false, bytes)) => err = Some(bytes),
+            Ok((is_stdout, None)) => {
+                kill_group(&mut child);
+                return Err(too_much(is_stdout));
+            }
+            Ok((true, bytes)) => out = bytes,
+            Ok((false, bytes)) => err = bytes,
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
                 // The readers are left to end when the killed group's pipes close.
                 kill_group(&mut child);

@@ -80,6 +80,8 @@ pub struct Options {
     pub runs: usize,
     pub jobs: usize,
     pub timeout: Duration,
+    /// The most bytes a judge command may print on stdout, and on stderr.
+    pub max_output: u64,
     pub retry: Retry,
     /// The judgment cache, unless `--no-judge-cache` (commands are never cached).
     pub cache: Option<Cache>,
@@ -316,7 +318,12 @@ fn ask(
         }
     }
     let (text, input_tokens, output_tokens, truncated) = match judge {
-        Judge::Command(cmd) => (cmd::run(cmd, &task.prompt, options.timeout)?, 0, 0, false),
+        Judge::Command(cmd) => (
+            cmd::run(cmd, &task.prompt, options.timeout, options.max_output)?,
+            0,
+            0,
+            false,
+        ),
         Judge::Model(m) => {
             let reply = m.ask(agent, &task.prompt, temperature, max_tokens, options.retry)?;
             (
