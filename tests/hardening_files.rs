@@ -394,3 +394,80 @@ fn a_wal_side_file_that_is_a_link_or_not_a_regular_file_is_refused() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(json_lines(&stdout(&out)).len(), 2);
 }
+
+/// A CLEO audit log of `sessions` copies of the example's sessions, each under ids of its own.
+fn many_sessions(path: &Path, sessions: usize) {
+    let text = std::fs::read_to_string(example()).unwrap();
+    let mut out = String::with_capacity(text.len() * sessions / 2);
+    for n in 0..sessions / 2 {
+        for line in text.lines() {
+            out.push_str(&line.replace(
+                "\"sessionId\": \"session-demo-",
+                &format!("\"sessionId\": \"s{n}-"),
+            ));
+            out.push('\n');
+        }
+    }
+    std::fs::write(path, out).unwrap();
+}
+
+/// SIGINT or SIGTERM during the final append left thousands of lines of a failed run and a
+/// torn tail. The signal is held back until the append ends: the run's lines land whole or
+/// not at all. The signal is sent the moment the file starts to grow, a few times over.
+#[test]
+fn a_signal_during_the_grades_append_leaves_all_of_the_run_or_none_of_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let sessions = 8_000;
+    many_sessions(&dir.path().join("audit.jsonl"), sessions);
+    let grades = dir.path().join("GRADES.jsonl");
+    let mut caught_mid_append = 0;
+    for (attempt, signal) in ["INT", "TERM", "INT", "TERM"].iter().enumerate() {
+        std::fs::write(&grades, "").unwrap();
+        let child = grade_bin()
+            .current_dir(dir.path())
+            .args([
+                "--rubric",
+                "cleo-v1",
+                "--source",
+                "audit.jsonl",
+                "--all",
+                "--format",
+                "jsonl",
+                "--output",
+                "out.jsonl",
+                "--grades",
+                "GRADES.jsonl",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let pid = child.id().to_string();
+        let start = Instant::now();
+        let mut sent = false;
+        let mut child = child;
+        while child.try_wait().unwrap().is_none() && start.elapsed() < Duration::from_secs(300) {
+            if !sent && std::fs::metadata(&grades).map_or(0, |m| m.len()) > 0 {
+                Command::new("kill")
+                    .args([&format!("-{signal}"), &pid])
+                    .status()
+                    .unwrap();
+                sent = true;
+            }
+            std::thread::sleep(Duration::from_micros(100));
+        }
+        let status = child.wait().unwrap();
+        let text = std::fs::read_to_string(&grades).unwrap();
+        let lines = text.lines().count();
+        assert!(
+            text.is_empty() || (text.ends_with('\n') && lines == sessions),
+            "attempt {attempt} (SIG{signal}, {status}): {lines} of {sessions} lines recorded, ending {:?}",
+            &text[text.len().saturating_sub(40)..]
+        );
+        if sent && status.code().is_none() {
+            caught_mid_append += 1;
+        }
+    }
+    // The signal came while the file grew: the run was stopped by it, after its append.
+    assert!(caught_mid_append > 0, "no run was signalled mid-append");
+}
