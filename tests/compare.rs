@@ -583,6 +583,62 @@ fn letters_of_results_whose_pack_is_not_at_hand_still_show_which_way_they_moved(
     assert_eq!(order, ["A", "B", "C", "D", "F"]);
 }
 
+/// `grade compare` of two recorded files whose results carry no letter said `letters changed:
+/// none` when hundreds of sessions moved: the letters come from the bands of the pack the
+/// files name when it is found with their digest, and where no bands are known that is said.
+#[test]
+fn letters_of_results_that_carry_none_come_from_their_pack_or_are_said_to_be_unknown() {
+    let dir = tempfile::tempdir().unwrap();
+    let no_letter = |v: &mut Value| {
+        v.as_object_mut().unwrap().remove("grade");
+    };
+    let (a, b) = (dir.path().join("a.jsonl"), dir.path().join("b.jsonl"));
+    std::fs::write(&a, edited(&graded_lines("cleo-v1", false), no_letter)).unwrap();
+    std::fs::write(&b, edited(&graded_lines("cleo-v2", false), no_letter)).unwrap();
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let r = json(&["compare", a, b, "--format", "json"]);
+    assert_valid(&r);
+    let grades = r["summary"]["grades"].as_object().expect("letter moves");
+    assert_eq!(grades["A->B"], 37, "{grades:?}");
+    assert!(r["summary"].get("lettersUnknown").is_none(), "{r:#}");
+    let out = run(&["compare", a, b]);
+    assert!(
+        stdout(&out).contains("letters changed: A->B 37, B->C 14"),
+        "{}",
+        stdout(&out)
+    );
+    // CLEO's own results name no pack: no bands give them letters, and that is said.
+    let out = run(&[
+        "compare",
+        "tests/fixtures/conformance/cleo-v1.expected.jsonl",
+        "tests/fixtures/conformance/cleo-v2.expected.jsonl",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("letters: not known (both sides: the results carry no letter and name no pack whose bands would give one)"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        !stdout(&out).contains("letters changed"),
+        "{}",
+        stdout(&out)
+    );
+    // A pack that is not found with the results' digest gives no bands either.
+    let moved = |v: &mut Value| {
+        v.as_object_mut().unwrap().remove("grade");
+        v["rubric"]["digest"] = Value::from("sha256:0000000000000000");
+    };
+    let c = dir.path().join("c.jsonl");
+    std::fs::write(&c, edited(&graded_lines("cleo-v2", false), moved)).unwrap();
+    let out = run(&["compare", a, c.to_str().unwrap()]);
+    assert!(
+        stdout(&out).contains("c.jsonl`: the results carry no letter, and their pack `cleo-v2` is not found with their digest `sha256:000000000000…`)"),
+        "{}",
+        stdout(&out)
+    );
+}
+
 /// A grades file that outlived a change of its pack holds the last grades of its sessions by
 /// different versions: their mean would compare nothing in particular, so it is refused.
 #[test]

@@ -696,6 +696,24 @@ fn read_recorded(
     Ok((results, pack))
 }
 
+/// Why the letters of a file's results are not known, when some carry none and their pack
+/// (whose bands would give them) is not at hand with their digest.
+fn letters_why(results: &[GradeResult], pack_found: bool) -> Option<String> {
+    let first = results.iter().find(|r| r.grade.is_none())?;
+    if pack_found {
+        return None;
+    }
+    Some(if first.rubric.digest.is_empty() {
+        "the results carry no letter and name no pack whose bands would give one".to_owned()
+    } else {
+        let short: String = first.rubric.digest.chars().take(19).collect();
+        format!(
+            "the results carry no letter, and their pack `{}` is not found with their digest `{short}…`",
+            first.rubric.id
+        )
+    })
+}
+
 /// Whether the standing results of a file were graded by more than one version of their pack
 /// (a grades file that outlived a change of the pack): their rules and scales differ, so a mean
 /// over them would compare nothing in particular. Says so, and how to take one version out.
@@ -813,7 +831,9 @@ fn recorded_side(
         .map(|r| layout.score(r))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| usage(format!("`{}`: {e}", path.display())))?;
-    Ok(Side::new(path.display().to_string(), layout, scored))
+    let mut side = Side::new(path.display().to_string(), layout, scored);
+    side.letters_why = letters_why(results, pack.is_some());
+    Ok(side)
 }
 
 fn num(v: f64) -> String {
@@ -960,15 +980,23 @@ pub fn human(c: &Comparison, top: usize, color: bool) -> String {
                 })
                 .map(|(k, v)| format!("{k} {v}"))
                 .collect();
-            let _ = writeln!(
-                out,
-                "  letters changed: {}",
-                if moved.is_empty() {
-                    "none".to_owned()
-                } else {
-                    moved.join(", ")
+            match &s.letters_unknown {
+                // "none" said of results that carry no letter hid hundreds of changes.
+                Some(why) => {
+                    let _ = writeln!(out, "  letters: not known ({why})");
                 }
-            );
+                None => {
+                    let _ = writeln!(
+                        out,
+                        "  letters changed: {}",
+                        if moved.is_empty() {
+                            "none".to_owned()
+                        } else {
+                            moved.join(", ")
+                        }
+                    );
+                }
+            }
         }
     } else {
         let _ = writeln!(

@@ -351,7 +351,11 @@ impl Layout {
             session_id: result.session_id.clone(),
             percent: result.total_score.0 * scale,
             reported_percent: result.percent.0,
-            grade: result.grade.clone(),
+            // Results that carry no letter (CLEO's grader writes none) get their pack's.
+            grade: result
+                .grade
+                .clone()
+                .or_else(|| crate::pack::band_of(&self.bands, result.percent.0).map(str::to_owned)),
             graded: max_score > 0.0,
             dimensions,
             terms,

@@ -74,6 +74,33 @@ pub(super) fn paired(
             .entry((rank(&b.grade), rank(&c.grade)))
             .or_insert(0) += 1;
     }
+    // A session without a letter is counted under `-`; that letters are not known is said,
+    // or a file of CLEO's own grades (which carry none) reads as "no letter changed".
+    let unknown: Vec<(&str, String)> = [(base, &b_idx), (cand, &c_idx)]
+        .into_iter()
+        .filter(|(side, idx)| idx.iter().any(|&i| side.sessions[i].grade.is_none()))
+        .map(|(side, _)| {
+            let why = side.letters_why.clone().unwrap_or_else(|| {
+                if side.layout.bands.is_empty() {
+                    format!("pack `{}` has no letter bands", side.layout.rubric.id)
+                } else {
+                    "some results carry no letter".to_owned()
+                }
+            });
+            (side.label.as_str(), why)
+        })
+        .collect();
+    s.letters_unknown = match unknown.as_slice() {
+        [] => None,
+        [(_, a), (_, b)] if a == b => Some(format!("both sides: {a}")),
+        _ => Some(
+            unknown
+                .iter()
+                .map(|(label, why)| format!("`{label}`: {why}"))
+                .collect::<Vec<_>>()
+                .join("; "),
+        ),
+    };
     let letter = |r: usize| order.get(r).cloned().unwrap_or_else(|| "-".to_owned());
     s.grades = Some(
         transitions

@@ -107,6 +107,9 @@ pub struct Side {
     pub sessions: Vec<Scored>,
     /// Per session (same order), the value sessions are paired by with [`Pairing::ByKey`].
     pub keys: Vec<Option<String>>,
+    /// Why the side's letters are not known, when its results carry none and its pack's
+    /// bands are not at hand (said in place of letter changes).
+    pub letters_why: Option<String>,
 }
 
 impl Side {
@@ -117,6 +120,7 @@ impl Side {
             layout,
             keys: Vec::new(),
             sessions,
+            letters_why: None,
         }
     }
 }
@@ -220,6 +224,11 @@ pub struct Summary {
     pub mcnemar_p: Option<f64>,
     /// Letter transitions, `"A->B": count`.
     pub grades: Option<IndexMap<String, usize>>,
+    /// Paired: why letters are not known, when a compared session of either side has none
+    /// (results that carry no letter, of a pack whose bands are not at hand); the
+    /// transitions then count those sessions under `-`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub letters_unknown: Option<String>,
     // Unpaired only.
     /// Unpaired: Mann–Whitney U p-value.
     pub mann_whitney_p: Option<f64>,
@@ -496,6 +505,7 @@ pub fn compare(
             flips: None,
             mcnemar_p: None,
             grades: None,
+            letters_unknown: None,
             mann_whitney_p: None,
             cliffs_delta: None,
         },

@@ -114,6 +114,7 @@ pub(super) fn graded_only<'s>(
             layout: side.layout.clone(),
             sessions: Vec::new(),
             keys: Vec::new(),
+            letters_why: side.letters_why.clone(),
         };
         for (i, s) in side.sessions.iter().enumerate() {
             if s.graded && keys[i].is_none_or(|k| !ungraded_keys.contains(k)) {

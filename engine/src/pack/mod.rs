@@ -718,9 +718,14 @@ impl CompiledPack {
 
     /// The letter for a percentage: the first band (highest first) whose minimum it reaches.
     pub fn band_for(&self, percent: f64) -> Option<&str> {
-        self.bands
-            .iter()
-            .find(|b| percent >= b.min_percent)
-            .map(|b| b.grade.as_str())
+        band_of(&self.bands, percent)
     }
+}
+
+/// The letter of `bands` (highest first) for a percentage: the first whose minimum it reaches.
+pub(crate) fn band_of(bands: &[Band], percent: f64) -> Option<&str> {
+    bands
+        .iter()
+        .find(|b| percent >= b.min_percent)
+        .map(|b| b.grade.as_str())
 }
