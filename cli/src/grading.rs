@@ -96,8 +96,9 @@ pub fn grade_named(
     plan: &GradePlan,
     warn: &mut dyn FnMut(String),
 ) -> Result<GradedSessions, CliError> {
-    let (sessions, skipped) = crate::sessions::named_sessions(cli, &plan.source, warn)?;
-    let outcomes = grade_sessions(
+    let (sessions, skipped, files) =
+        crate::sessions::named_sessions_files(cli, &plan.source, warn)?;
+    let mut outcomes = grade_sessions(
         cli,
         &plan.pack,
         &sessions,
@@ -105,6 +106,14 @@ pub fn grade_named(
         &plan.options,
         warn,
     )?;
+    // A run of several files names each result's.
+    if !files.is_empty() {
+        for result in outcomes.iter_mut().flatten() {
+            result.source = files
+                .get(&result.session_id)
+                .map(|f| f.display().to_string());
+        }
+    }
     Ok(GradedSessions {
         sessions,
         outcomes,

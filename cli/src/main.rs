@@ -192,7 +192,7 @@ fn list_grades(cli: &Cli) -> Result<(), CliError> {
     // A grading flag beside `--list` did nothing without a word: `--output` left the list on
     // the terminal and no file, `--fail-under` gated nothing.
     let given: Vec<&str> = [
-        ("`--source`", cli.source.is_some()),
+        ("`--source`", !cli.source.is_empty()),
         ("`--source-format`", cli.source_format != args::AUTO_FORMAT),
         ("`--skip-bad-lines`", cli.skip_bad_lines),
         ("`--no-record`", cli.no_record),

@@ -357,8 +357,8 @@ impl Inner {
     fn grade(&self, params: GradeParams, warnings: &mut Vec<String>) -> Result<Reply, CliError> {
         let mut cli = self.command_line()?;
         cli.rubric = Some(params.rubric.unwrap_or_else(|| DEFAULT_RUBRIC.to_owned()));
-        cli.source = params.source;
-        if cli.source.as_deref() == Some(std::path::Path::new("-")) {
+        cli.source = params.source.into_iter().collect();
+        if cli.source.first().map(PathBuf::as_path) == Some(std::path::Path::new("-")) {
             return Err(CliError::Usage(
                 "source `-` would be standard input, which carries this MCP connection; name a file"
                     .to_owned(),
@@ -366,7 +366,7 @@ impl Inner {
         }
         // A read of a pipe blocks its thread until something writes, and neither a client's
         // cancellation nor the end of the connection ends it: the server would never exit.
-        if let Some(source) = cli.source.as_deref().filter(|s| crate::input::is_pipe(s)) {
+        if let Some(source) = cli.source.first().filter(|s| crate::input::is_pipe(s)) {
             return Err(CliError::Usage(format!(
                 "source `{}` is a named pipe, which this server would wait on until something writes to it: name a file",
                 source.display()

@@ -72,7 +72,7 @@ impl GradePlan {
         let options = grade_options(cli);
         let source = source_plan(cli, &pack)?;
         let path = &source.path;
-        let format = if source.judgment_only || path.is_dir() {
+        let format = if source.judgment_only || source.several.is_some() || path.is_dir() {
             None
         } else {
             Some(match source.format.clone() {
@@ -103,11 +103,15 @@ impl GradePlan {
             && cli.fail_under.is_none();
         // Results written over the source (`-o tasks.db`), or appended to it (`--grades
         // audit.jsonl`), destroy the very data they were graded from.
+        let sources = source
+            .several
+            .as_deref()
+            .unwrap_or(std::slice::from_ref(path));
         for (flag, target) in [
             ("--output", cli.output.as_deref()),
             ("--grades", record_to.as_deref()),
         ] {
-            if let Some(target) = target.filter(|t| same_file(t, path)) {
+            if let Some(target) = target.filter(|t| sources.iter().any(|s| same_file(t, s))) {
                 return Err(CliError::Usage(format!(
                     "`{flag} {}` is the source being graded: results written there would destroy it",
                     target.display()
@@ -198,6 +202,9 @@ pub(crate) struct SourcePlan {
     pub judgment_only: bool,
     /// A session or trace read from the Langfuse API.
     pub remote: Option<langfuse::fetch::Remote>,
+    /// Several sources, or a folder or glob of them, read file by file (each result then
+    /// names its file); `path` names them all for messages.
+    pub several: Option<Vec<PathBuf>>,
 }
 
 pub(crate) fn source_plan(cli: &Cli, pack: &CompiledPack) -> Result<SourcePlan, CliError> {
@@ -207,7 +214,7 @@ pub(crate) fn source_plan(cli: &Cli, pack: &CompiledPack) -> Result<SourcePlan, 
         skip_bad_lines: cli.skip_bad_lines,
     };
     // With a judgment and no source, the grade rests on the judgment alone.
-    let judgment_only = cli.judgment.is_some() && cli.source.is_none();
+    let judgment_only = cli.judgment.is_some() && cli.source.is_empty();
     if let Some(remote) = remote_source(cli)? {
         let registry = pack.grading(Registry::builtin().clone());
         let format = registry.get(langfuse::fetch::LANGFUSE_FORMAT).cloned();
@@ -227,10 +234,39 @@ pub(crate) fn source_plan(cli: &Cli, pack: &CompiledPack) -> Result<SourcePlan, 
             read: read_options,
             judgment_only: false,
             remote: Some(remote),
+            several: None,
+        });
+    }
+    let registry = grade_engine::source::Registry::with_plugins_of(pack)
+        .map_err(|e| CliError::Usage(format!("rubric `{}`: {e}", pack.id)))?;
+    let format = match cli.source_format() {
+        SourceFormatChoice::Builtin(format) => Some(format),
+        SourceFormatChoice::Plugin(name) => Some(plugin_format(&registry, &name)?),
+        SourceFormatChoice::Auto => None,
+    };
+    if let Some(several) = several_sources(cli)? {
+        let path = match several.as_slice() {
+            [one] => one.clone(),
+            all => PathBuf::from(
+                all.iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join("`, `"),
+            ),
+        };
+        return Ok(SourcePlan {
+            _input: None,
+            path,
+            registry,
+            format,
+            read: read_options,
+            judgment_only,
+            remote: None,
+            several: Some(several),
         });
     }
     // A pipe or standard input is read whole first: the readers open a source more than once.
-    let spooled = match (&cli.source, judgment_only) {
+    let spooled = match (cli.source.first(), judgment_only) {
         (Some(given), false) => Some(input::source(given)?),
         _ => None,
     };
@@ -238,14 +274,6 @@ pub(crate) fn source_plan(cli: &Cli, pack: &CompiledPack) -> Result<SourcePlan, 
         (Some(s), _) => s.path.clone(),
         (None, true) => PathBuf::new(),
         (None, false) => default_source()?,
-    };
-    // A format a plugin of the pack reads is asked for by name, or recognised by the plugin.
-    let registry = grade_engine::source::Registry::with_plugins_of(pack)
-        .map_err(|e| CliError::Usage(format!("rubric `{}`: {e}", pack.id)))?;
-    let format = match cli.source_format() {
-        SourceFormatChoice::Builtin(format) => Some(format),
-        SourceFormatChoice::Plugin(name) => Some(plugin_format(&registry, &name)?),
-        SourceFormatChoice::Auto => None,
     };
     Ok(SourcePlan {
         path: source,
@@ -255,7 +283,31 @@ pub(crate) fn source_plan(cli: &Cli, pack: &CompiledPack) -> Result<SourcePlan, 
         read: read_options,
         judgment_only,
         remote: None,
+        several: None,
     })
+}
+
+/// The sources of a run that reads file by file: `--source` given more than once, a folder,
+/// or a glob pattern the shell left for `grade` to expand. `None` for one file (read as
+/// before: streamed, or from standard input).
+fn several_sources(cli: &Cli) -> Result<Option<Vec<PathBuf>>, CliError> {
+    let one_file = match cli.source.as_slice() {
+        [] => return Ok(None),
+        [one] => !one.is_dir() && !(grade_engine::source::is_glob(one) && !one.exists()),
+        _ => false,
+    };
+    if one_file {
+        return Ok(None);
+    }
+    for given in &cli.source {
+        let text = given.to_string_lossy();
+        if given.as_os_str() == "-" || langfuse::fetch::Remote::parse(&text).is_some() {
+            return Err(CliError::Usage(format!(
+                "`--source {text}` is read on its own: give it as the only `--source`"
+            )));
+        }
+    }
+    Ok(Some(cli.source.clone()))
 }
 
 /// The rubric to grade with, once the grading flags are known to fit together.
@@ -408,9 +460,10 @@ fn unused_flags(cli: &Cli) -> Vec<String> {
 
 /// A `langfuse:session/ID` or `langfuse:trace/ID` source, read from the API.
 fn remote_source(cli: &Cli) -> Result<Option<langfuse::fetch::Remote>, CliError> {
-    let Some(remote) = cli
-        .source
-        .as_deref()
+    let [source] = cli.source.as_slice() else {
+        return Ok(None);
+    };
+    let Some(remote) = Some(source.as_path())
         .and_then(Path::to_str)
         .and_then(langfuse::fetch::Remote::parse)
     else {

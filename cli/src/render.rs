@@ -110,6 +110,13 @@ pub fn report(r: &GradeResult, pack: &CompiledPack, color: bool) -> String {
             escape_controls(&r.timestamp)
         ))
     );
+    if let Some(source) = &r.source {
+        let _ = writeln!(
+            out,
+            "{}",
+            p.dim(&format!("from {}", escape_controls(source)))
+        );
+    }
     if r.skipped_lines > 0 {
         let plural = if r.skipped_lines == 1 { "" } else { "s" };
         let _ = writeln!(

@@ -140,6 +140,19 @@ pub(crate) fn named_sessions(
     plan: &SourcePlan,
     warn: &mut dyn FnMut(String),
 ) -> Result<(Vec<Session>, u64), CliError> {
+    named_sessions_files(cli, plan, warn).map(|(sessions, skipped, _)| (sessions, skipped))
+}
+
+/// The file each session of a run of several sources came from, by session id (an id is in
+/// one file only: the read refuses one in two).
+pub(crate) type SessionFiles = HashMap<String, std::path::PathBuf>;
+
+/// [`named_sessions`], with the file each session came from when the plan reads several.
+pub(crate) fn named_sessions_files(
+    cli: &Cli,
+    plan: &SourcePlan,
+    warn: &mut dyn FnMut(String),
+) -> Result<(Vec<Session>, u64, SessionFiles), CliError> {
     let filter = if cli.all {
         SessionFilter::All
     } else {
@@ -147,15 +160,22 @@ pub(crate) fn named_sessions(
     };
     let mut lost_to_unknown = 0;
     let mut skipped_lines = 0;
+    let mut files = SessionFiles::new();
     let sessions = if plan.judgment_only {
         Vec::new()
     } else {
-        let read = read_source(plan, &filter)?;
+        let (read, read_from) = read_source_files(plan, &filter)?;
         for warning in &read.warnings {
             warn(warning.to_string());
         }
         skipped_lines = read.skipped_lines;
         lost_to_unknown = read.skipped_unattributed;
+        files = read
+            .sessions
+            .iter()
+            .map(|s| s.id.clone())
+            .zip(read_from)
+            .collect();
         read.sessions
     };
     // Results come out in the order asked; a session without entries still gets a grade.
@@ -179,12 +199,31 @@ pub(crate) fn named_sessions(
         }
         in_order_asked(sessions, &cli.sessions, lost_to_unknown)
     };
-    Ok((ordered, skipped_lines))
+    Ok((ordered, skipped_lines, files))
 }
 
 /// The sessions of the planned source that `filter` wants: from the Langfuse API, or read
 /// through the registry.
 fn read_source(plan: &SourcePlan, filter: &SessionFilter) -> Result<SourceRead, CliError> {
+    read_source_files(plan, filter).map(|(read, _)| read)
+}
+
+/// [`read_source`], with the file each session came from when the plan reads several
+/// (empty otherwise).
+fn read_source_files(
+    plan: &SourcePlan,
+    filter: &SessionFilter,
+) -> Result<(SourceRead, Vec<std::path::PathBuf>), CliError> {
+    if let Some(several) = &plan.several {
+        let read =
+            plan.registry
+                .read_sources(several, plan.format.as_deref(), filter, &plan.read)?;
+        return Ok((read.read, read.files));
+    }
+    read_source_single(plan, filter).map(|read| (read, Vec::new()))
+}
+
+fn read_source_single(plan: &SourcePlan, filter: &SessionFilter) -> Result<SourceRead, CliError> {
     let Some(remote) = &plan.remote else {
         let input = Input::File(&plan.path);
         return Ok(plan

@@ -49,6 +49,10 @@ pub struct GradeResult {
     /// Lines of the source skipped as malformed that were (or may have been) this session's.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub skipped_lines: u64,
+    /// The file the session was read from, when the run read several files (a folder, a
+    /// glob, `--source` given more than once); absent when it read one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
     /// What made the grade (`grade-engine` and its version).
     pub evaluator: String,
     /// The pack that graded the session.
@@ -199,6 +203,7 @@ impl GradeResult {
             timestamp,
             entry_count,
             skipped_lines,
+            source,
             evaluator,
             rubric,
             percent,
@@ -239,6 +244,10 @@ impl GradeResult {
         if *skipped_lines != 0 {
             w.raw(",\"skippedLines\":");
             w.int(*skipped_lines);
+        }
+        if let Some(source) = source {
+            w.raw(",\"source\":");
+            w.str(source);
         }
         w.raw(",\"evaluator\":");
         w.str(evaluator);
@@ -608,7 +617,12 @@ mod tests {
                 text(),
                 number(),
             ),
-            (proptest::option::of(text()), any::<bool>(), any::<bool>()),
+            (
+                proptest::option::of(text()),
+                any::<bool>(),
+                any::<bool>(),
+                proptest::option::of(text()),
+            ),
         )
             .prop_map(
                 |(
@@ -616,7 +630,7 @@ mod tests {
                     dimensions,
                     (flags, timestamp, entry_count),
                     (skipped_lines, evaluator, digest, percent),
-                    (grade, judged, explained),
+                    (grade, judged, explained, source),
                 )| GradeResult {
                     session_id,
                     task_id,
@@ -627,6 +641,7 @@ mod tests {
                     timestamp,
                     entry_count,
                     skipped_lines,
+                    source,
                     evaluator,
                     rubric: RubricRef {
                         id: "cleo-v1".to_owned(),

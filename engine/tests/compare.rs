@@ -251,6 +251,7 @@ fn fake_result(pack: &CompiledPack, id: &str, points: &[i32], empty: bool) -> Gr
         explain: Some(explain),
         judge: None,
         skipped_lines: 0,
+        source: None,
     }
 }
 

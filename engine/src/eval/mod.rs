@@ -429,6 +429,7 @@ impl CompiledPack {
             timestamp: format_iso_millis(now),
             entry_count: entries.len(),
             skipped_lines: 0,
+            source: None,
             evaluator: "auto".to_owned(),
             rubric: RubricRef {
                 id: self.id.clone(),

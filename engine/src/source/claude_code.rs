@@ -165,6 +165,10 @@ struct Pending {
 pub struct ClaudeCode;
 
 impl SourceFormat for ClaudeCode {
+    fn file_extensions(&self) -> &[&str] {
+        &["jsonl"]
+    }
+
     fn name(&self) -> &str {
         SOURCE
     }

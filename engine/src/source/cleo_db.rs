@@ -40,6 +40,10 @@ const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 pub struct CleoDb;
 
 impl SourceFormat for CleoDb {
+    fn file_extensions(&self) -> &[&str] {
+        &["db"]
+    }
+
     fn name(&self) -> &str {
         "cleo-db"
     }

@@ -154,6 +154,25 @@ pub enum SourceError {
         /// The folder.
         path: PathBuf,
     },
+    /// A folder or glob source without a file of any format the run reads.
+    #[error("`{path}` holds no source file (looked for {looked_for})")]
+    NoSourceFiles {
+        /// The folder or glob pattern.
+        path: PathBuf,
+        /// The file names looked for, as a phrase (`` `*.db`, `*.json` or `*.jsonl` ``).
+        looked_for: String,
+    },
+    /// One session id in two files of a run of several sources: which of them to grade
+    /// under that id cannot be told, and grading both would record two grades for one id.
+    #[error("session `{id}` is in both `{first}` and `{path}`: a run of several sources grades each session once (give one of the files, or `--source` each separately)")]
+    DuplicateSession {
+        /// The session id.
+        id: String,
+        /// The file it was found in first.
+        first: PathBuf,
+        /// The file it was found in again.
+        path: PathBuf,
+    },
     /// The source is of a format the pack does not grade (`sources` in its `rubric.yaml`):
     /// its rules would look for entries the source never has, and grade it wrong.
     #[error("{0}")]
@@ -192,7 +211,9 @@ impl SourceError {
             | SourceError::Locked { path }
             | SourceError::HotJournal { path, .. }
             | SourceError::Plugin { path, .. }
-            | SourceError::EmptyFolder { path } => *path = name.to_owned(),
+            | SourceError::EmptyFolder { path }
+            | SourceError::NoSourceFiles { path, .. }
+            | SourceError::DuplicateSession { path, .. } => *path = name.to_owned(),
             SourceError::NotGraded(refused) => refused.path = name.to_owned(),
         }
         self

@@ -107,6 +107,13 @@ pub trait SourceFormat: Send + Sync {
         None
     }
 
+    /// How this format's file names end, without the dot (`jsonl`, `jsonl.zst`): a folder
+    /// or glob of several sources reads the files so named, each in the format its content
+    /// shows. Empty (the default) when a folder never holds files of this format.
+    fn file_extensions(&self) -> &[&str] {
+        &[]
+    }
+
     /// Reads several files of this format as one source (a folder's files, sorted).
     fn read_files(
         &self,

@@ -42,6 +42,10 @@ const DECODE_DEPTH: usize = 3;
 pub struct LangfuseTrace;
 
 impl SourceFormat for LangfuseTrace {
+    fn file_extensions(&self) -> &[&str] {
+        &["json", "jsonl"]
+    }
+
     fn name(&self) -> &str {
         SOURCE
     }

@@ -14,6 +14,7 @@ mod common;
 mod format;
 mod langfuse_trace;
 mod lenient;
+mod many;
 mod packed;
 mod readonly_db;
 mod registry;
@@ -40,6 +41,7 @@ pub use common::{
 };
 pub use format::{Evidence, Sniff, SourceFormat};
 pub use langfuse_trace::LangfuseTrace;
+pub use many::{is_glob, SourcesRead};
 pub use registry::{DuplicateFormat, Registry};
 pub use stream::{Delivered, Mapped, Progress, Stream, StreamError};
 pub use tool::{ToolKind, KIND_KEY};
@@ -152,14 +154,34 @@ mod tests {
     }
 
     #[test]
-    fn a_folder_is_only_a_claude_code_source() {
+    fn a_folder_without_a_file_a_format_names_is_refused_saying_what_was_looked_for() {
         let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("notes.txt"), "hi").unwrap();
         let err = read_source(dir.path(), Some(&LangfuseTrace), &SessionFilter::All).unwrap_err();
-        assert!(
-            matches!(err, SourceError::FolderNotClaudeCode { .. }),
-            "{err}"
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "`{}` holds no source file (looked for `*.json` or `*.jsonl`)",
+                dir.path().display()
+            )
         );
         let err = read_source(dir.path(), None, &SessionFilter::All).unwrap_err();
-        assert!(matches!(err, SourceError::EmptyFolder { .. }), "{err}");
+        assert!(matches!(err, SourceError::NoSourceFiles { .. }), "{err}");
+    }
+
+    /// Rotated CLEO logs in a folder were refused as a Claude Code project folder.
+    #[test]
+    fn a_folder_reads_each_file_in_the_format_its_content_shows() {
+        let dir = tempfile::tempdir().unwrap();
+        let line = |id: &str| {
+            format!(
+                r#"{{"timestamp":"2026-03-01T00:00:00Z","sessionId":"{id}","domain":"tasks","operation":"find","result":{{"success":true}}}}"#
+            )
+        };
+        std::fs::write(dir.path().join("audit.jsonl"), line("a")).unwrap();
+        std::fs::write(dir.path().join("audit.1.jsonl"), line("b")).unwrap();
+        let read = read_source(dir.path(), None, &SessionFilter::All).unwrap();
+        let ids: Vec<&str> = read.sessions.iter().map(|s| s.id.as_str()).collect();
+        assert_eq!(ids, ["b", "a"], "in the order the files sort");
     }
 }

@@ -158,7 +158,7 @@ impl Registry {
     }
 
     /// The formats detection tries, as a phrase: `a CLEO database, … and a Langfuse trace`.
-    fn tried(&self) -> String {
+    pub(super) fn tried(&self) -> String {
         let nouns: Vec<&str> = self.formats.iter().map(|f| f.noun()).collect();
         match nouns.split_last() {
             None => "no format at all".to_owned(),
@@ -407,21 +407,17 @@ impl Registry {
     ) -> Result<SourceRead, SourceError> {
         let folder_format = match asked {
             Some(format) if format.folder_extension().is_some() => format,
-            Some(other) => {
+            Some(other) if other.file_extensions().is_empty() => {
                 return Err(SourceError::FolderNotClaudeCode {
                     path: dir.to_owned(),
                     format: other.name().to_owned(),
                 })
             }
-            None => match self.formats.iter().find(|f| f.folder_extension().is_some()) {
-                Some(format) => format.as_ref(),
-                None => {
-                    return Err(SourceError::Format {
-                        path: dir.to_owned(),
-                        message: "is a folder, and no source format reads folders".to_owned(),
-                    })
-                }
-            },
+            // Each file in the format its content shows (or the one asked for).
+            _ => {
+                let read = self.read_sources(&[dir.to_owned()], asked, filter, options)?;
+                return Ok(read.read);
+            }
         };
         self.check_graded(folder_format, &Input::File(dir))?;
         let extension = folder_format.folder_extension().unwrap_or_default();
@@ -431,7 +427,7 @@ impl Registry {
         collect_files(
             &root,
             dir,
-            extension,
+            &[extension],
             FOLDER_DEPTH,
             &mut files,
             &mut skipped,
@@ -579,10 +575,10 @@ fn is_blank(input: &Input<'_>) -> Result<bool, SourceError> {
 /// that never ends) is skipped with a warning: one odd entry must not cost the whole folder
 /// its grades. A link to a folder is not followed (it may lead out of the folder `root`, or
 /// back up into it), and a folder deeper than `depth` is not read: each with a warning.
-fn collect_files(
+pub(super) fn collect_files(
     root: &Path,
     dir: &Path,
-    extension: &str,
+    extensions: &[&str],
     depth: usize,
     out: &mut Vec<PathBuf>,
     skipped: &mut Vec<SourceWarning>,
@@ -611,23 +607,24 @@ fn collect_files(
                     ),
                 });
             } else if depth > 0 {
-                collect_files(root, &path, extension, depth - 1, out, skipped)?;
+                collect_files(root, &path, extensions, depth - 1, out, skipped)?;
             } else {
-                let deeper = count_files(&path, extension, DEEPER_LEVELS);
+                let deeper = count_files(&path, extensions, DEEPER_LEVELS);
                 if deeper > 0 {
                     let noun = if deeper == 1 { "file" } else { "files" };
                     skipped.push(SourceWarning {
                         path,
                         place: Place::File,
                         message: format!(
-                            "skipped: a folder deeper than {FOLDER_DEPTH} levels, with {deeper} `*.{extension}` {noun} in it (pass the folder itself as the source to read them)"
+                            "skipped: a folder deeper than {FOLDER_DEPTH} levels, with {deeper} {} {noun} in it (pass the folder itself as the source to read them)",
+                            file_patterns(extensions)
                         ),
                     });
                 }
             }
             continue;
         }
-        if path.extension().is_none_or(|e| e != extension) {
+        if !has_extension(&path, extensions) {
             continue;
         }
         let why = match std::fs::metadata(&path) {
@@ -653,12 +650,34 @@ fn collect_files(
     Ok(())
 }
 
+/// Whether the name of `path` ends in `.EXT` for one of `extensions` (`jsonl`, `jsonl.zst`).
+fn has_extension(path: &Path, extensions: &[&str]) -> bool {
+    let Some(name) = path.file_name().map(|n| n.to_string_lossy()) else {
+        return false;
+    };
+    extensions.iter().any(|ext| {
+        name.len() > ext.len() + 1
+            && name.ends_with(ext)
+            && name.as_bytes()[name.len() - ext.len() - 1] == b'.'
+    })
+}
+
+/// File name patterns as a phrase: `` `*.jsonl` ``, `` `*.db`, `*.json` or `*.jsonl` ``.
+pub(super) fn file_patterns(extensions: &[&str]) -> String {
+    let patterns: Vec<String> = extensions.iter().map(|e| format!("`*.{e}`")).collect();
+    match patterns.split_last() {
+        None => "no file".to_owned(),
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+    }
+}
+
 /// How many more levels [`count_files`] looks into below the deepest folder read.
 const DEEPER_LEVELS: usize = 8;
 
 /// How many files with `extension` are under `dir`, up to `depth` folders deep, links not
 /// followed and unreadable folders counted as empty: what a folder source leaves unread.
-fn count_files(dir: &Path, extension: &str, depth: usize) -> usize {
+fn count_files(dir: &Path, extensions: &[&str], depth: usize) -> usize {
     let Ok(items) = std::fs::read_dir(dir) else {
         return 0;
     };
@@ -670,9 +689,9 @@ fn count_files(dir: &Path, extension: &str, depth: usize) -> usize {
         let path = item.path();
         if kind.is_dir() {
             if depth > 0 {
-                n += count_files(&path, extension, depth - 1);
+                n += count_files(&path, extensions, depth - 1);
             }
-        } else if path.extension().is_some_and(|e| e == extension) {
+        } else if has_extension(&path, extensions) {
             n += 1;
         }
     }

@@ -46,6 +46,10 @@ use crate::time::parse_timestamp;
 pub struct CleoJsonl;
 
 impl SourceFormat for CleoJsonl {
+    fn file_extensions(&self) -> &[&str] {
+        &["jsonl"]
+    }
+
     fn name(&self) -> &str {
         "cleo-jsonl"
     }
