@@ -603,7 +603,8 @@ fn a_cleo_pack_refuses_a_transcript_instead_of_grading_it_as_a_session_without_c
             "--all",
             "--no-record",
         ],
-        folder.to_str().expect("UTF-8"),
+        // A folder's files are each read in their own format: the error names the file.
+        folder.join("sample_session.jsonl").to_str().expect("UTF-8"),
     );
     // A CLEO log forced to read as a transcript is refused the same way.
     let example = repo().join("examples/cleo-audit.jsonl");

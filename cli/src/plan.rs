@@ -293,7 +293,8 @@ pub(crate) fn source_plan(cli: &Cli, pack: &CompiledPack) -> Result<SourcePlan, 
 fn several_sources(cli: &Cli) -> Result<Option<Vec<PathBuf>>, CliError> {
     let one_file = match cli.source.as_slice() {
         [] => return Ok(None),
-        [one] => !one.is_dir() && !(grade_engine::source::is_glob(one) && !one.exists()),
+        // A name with `*` that exists is that file; one that does not is a pattern.
+        [one] => !one.is_dir() && (one.exists() || !grade_engine::source::is_glob(one)),
         _ => false,
     };
     if one_file {
