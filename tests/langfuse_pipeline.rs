@@ -1584,3 +1584,74 @@ fn the_judgment_cache_keeps_replies_of_two_servers_with_one_model_name_apart() {
     assert_eq!(first.requests().len(), 1);
     assert_eq!(again["dimensions"], a["dimensions"]);
 }
+
+/// Score ids were derived from the session, rubric digest and score name only, so grading
+/// `langfuse:trace/A` and then `langfuse:trace/B` of one session sent the same ids with
+/// another `traceId`, and Langfuse's upsert moved A's scores to B. (Issue 41, defect 21.)
+#[test]
+fn two_traces_of_one_session_pushed_in_turn_keep_both_sets_of_scores() {
+    let cache = tempfile::tempdir().unwrap();
+    let lf = langfuse(Api::V4, None, None);
+    let model = scripted(vec![anthropic_reply(&judgment(2.0, 0.8).to_string(), 5, 4)]);
+    let mut env = langfuse_env(&lf);
+    env.extend(anthropic_env(&model));
+    let traces: Vec<String> = trace_downloads()
+        .iter()
+        .take(2)
+        .map(|d| d["trace"]["id"].as_str().unwrap().to_owned())
+        .collect();
+    let push = |trace: &str| {
+        let source = format!("langfuse:trace/{trace}");
+        let out = grade_with_env(
+            &env_refs(&env),
+            cache.path(),
+            &[
+                "--rubric",
+                "langfuse-v1",
+                "--source",
+                &source,
+                "--all",
+                "--judge",
+                "anthropic:claude-test",
+                "--push",
+                "langfuse",
+                "--no-record",
+                "--format",
+                "json",
+            ],
+        );
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        let result: Value = serde_json::from_str(&stdout(&out)).unwrap();
+        assert_eq!(
+            result["sessionId"], SESSION,
+            "both traces are of one session"
+        );
+    };
+    push(&traces[0]);
+    let first = lf.scores.lock().unwrap().clone();
+    assert_eq!(first.len(), 7);
+    push(&traces[1]);
+    let both = lf.scores.lock().unwrap().clone();
+    let on = |trace: &str| -> Vec<Value> {
+        both.iter()
+            .filter(|s| s["traceId"] == trace)
+            .cloned()
+            .collect()
+    };
+    assert_eq!(both.len(), 14, "{both:#?}");
+    assert_eq!(
+        on(&traces[0]),
+        first,
+        "the first trace keeps its scores as they were"
+    );
+    assert_eq!(on(&traces[1]).len(), 7);
+
+    // Pushing the same grading again overwrites its own scores and nothing else.
+    push(&traces[0]);
+    let again = lf.scores.lock().unwrap().clone();
+    assert_eq!(again.len(), 14, "{again:#?}");
+    let mut ids: Vec<&str> = again.iter().map(|s| s["id"].as_str().unwrap()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 14);
+}

@@ -178,11 +178,27 @@ pub fn score_configs(pack: &CompiledPack) -> Result<Vec<ScoreConfig>, NotWeighte
     Ok(out)
 }
 
-/// A stable id for a score: the same session, rubric text and score name give the same id,
-/// so a re-run overwrites its scores in Langfuse instead of adding new ones.
-pub fn score_id(session: &str, digest: &str, name: &str) -> String {
+/// What a score is attached to in Langfuse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Attached<'a> {
+    /// A trace, by its id.
+    Trace(&'a str),
+    /// A session, by its id (a source that names no trace).
+    Session(&'a str),
+}
+
+/// A stable id for a score: the same target (trace or session), session, rubric text and
+/// score name give the same id, so a re-run overwrites its scores in Langfuse instead of
+/// adding new ones, and nothing else does. Langfuse upserts a score by id, moving it to the
+/// trace the body names: an id of session, rubric and name alone made the scores of a
+/// session's second trace take over those of its first.
+pub fn score_id(target: Attached<'_>, session: &str, digest: &str, name: &str) -> String {
+    let (kind, target) = match target {
+        Attached::Trace(id) => ("trace", id),
+        Attached::Session(id) => ("session", id),
+    };
     let mut hasher = Sha256::new();
-    for part in [session, digest, name] {
+    for part in [kind, target, session, digest, name] {
         hasher.update((part.len() as u64).to_le_bytes());
         hasher.update(part.as_bytes());
     }
@@ -254,12 +270,16 @@ pub fn score_bodies(
         .timestamp
         .clone()
         .unwrap_or_else(|| result.timestamp.clone());
+    let attached = match trace_id {
+        Some(trace) => Attached::Trace(trace),
+        None => Attached::Session(&result.session_id),
+    };
     let body = |name: &str,
                 value: Value,
                 data_type: &'static str,
                 comment: Option<String>,
                 evidence: &[String]| ScoreBody {
-        id: score_id(&result.session_id, &result.rubric.digest, name),
+        id: score_id(attached, &result.session_id, &result.rubric.digest, name),
         trace_id: trace_id.map(str::to_owned),
         session_id: trace_id.is_none().then(|| result.session_id.clone()),
         name: name.to_owned(),
@@ -315,10 +335,22 @@ mod tests {
 
     #[test]
     fn score_ids_are_stable_and_distinct() {
-        let a = score_id("s1", "sha256:x", "goal_achievement");
-        assert_eq!(a, score_id("s1", "sha256:x", "goal_achievement"));
-        assert_ne!(a, score_id("s1", "sha256:y", "goal_achievement"));
-        assert_ne!(a, score_id("s1", "sha256:x", "overall_quality"));
+        let on = Attached::Trace("t1");
+        let a = score_id(on, "s1", "sha256:x", "goal_achievement");
+        assert_eq!(a, score_id(on, "s1", "sha256:x", "goal_achievement"));
+        assert_ne!(a, score_id(on, "s1", "sha256:y", "goal_achievement"));
+        assert_ne!(a, score_id(on, "s1", "sha256:x", "overall_quality"));
+        assert_ne!(a, score_id(on, "s2", "sha256:x", "goal_achievement"));
         assert_eq!(a.len(), 36);
+    }
+
+    #[test]
+    fn score_ids_of_two_traces_of_one_session_differ() {
+        let a = score_id(Attached::Trace("A"), "s1", "sha256:x", "goal_achievement");
+        let b = score_id(Attached::Trace("B"), "s1", "sha256:x", "goal_achievement");
+        assert_ne!(a, b);
+        // A trace and a session that happen to share an id are still two targets.
+        let session = score_id(Attached::Session("A"), "s1", "sha256:x", "goal_achievement");
+        assert_ne!(a, session);
     }
 }
