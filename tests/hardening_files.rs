@@ -471,3 +471,53 @@ fn a_signal_during_the_grades_append_leaves_all_of_the_run_or_none_of_it() {
     // The signal came while the file grew: the run was stopped by it, after its append.
     assert!(caught_mid_append > 0, "no run was signalled mid-append");
 }
+
+/// Format detection read a one-line file whole, twice (a 1.2 GB line took 2.4 GB), before the
+/// reader's 64 MiB line cap refused it. Detection reads at most 64 MiB of a line, and does not
+/// read a document larger than that whole; it says how to name the format instead.
+#[test]
+fn format_detection_reads_a_bounded_prefix_of_a_long_line_or_a_large_document() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut line = String::from(
+        r#"{"timestamp":"2026-03-01T00:00:00Z","sessionId":"s","domain":"tasks","x":""#,
+    );
+    line.push_str(&"a".repeat(65 << 20));
+    line.push_str("\"}\n");
+    std::fs::write(dir.path().join("long.jsonl"), &line).unwrap();
+    // The same bytes spread over lines: a document that opens on its first line.
+    let document = format!(
+        "{{\n\"observations\": [],\n\"pad\": \"{}\"\n}}\n",
+        "a".repeat(65 << 20)
+    );
+    std::fs::write(dir.path().join("doc.json"), &document).unwrap();
+    drop((line, document));
+    for (file, said) in [
+        (
+            "long.jsonl",
+            "line 1 is longer than 64 MiB, more than format detection reads",
+        ),
+        (
+            "doc.json",
+            "one larger than 64 MiB is not read whole to tell its format",
+        ),
+    ] {
+        let out = run_in(
+            dir.path(),
+            &[
+                "--rubric",
+                "cleo-v1",
+                "--source",
+                file,
+                "--all",
+                "--no-record",
+            ],
+        );
+        assert_eq!(code(&out), 2, "{file}: {}", stderr(&out));
+        assert!(stderr(&out).contains(said), "{file}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("`--source-format`"),
+            "{}",
+            stderr(&out)
+        );
+    }
+}

@@ -25,6 +25,10 @@ use crate::entry::Session;
 const DETECT_LINES: usize = 32;
 /// How many bytes [`Evidence::Head`] shows.
 const HEAD_BYTES: usize = 16;
+/// The most detection reads of a line, or of a document read whole: as long as the longest
+/// line a source reads. A 1.2 GB one-line file was read whole twice (2.4 GB) before the
+/// reader's line cap refused it.
+const DETECT_BYTES: u64 = 64 << 20;
 /// How deep a folder source is searched for files (Claude Code keeps subagents in
 /// `<session>/subagents/agent-*.jsonl`).
 const FOLDER_DEPTH: usize = 3;
@@ -229,10 +233,24 @@ impl Registry {
         let mut line_no = 0u64;
         while seen < DETECT_LINES {
             line.clear();
-            if reader.read_until(b'\n', &mut line).map_err(io)? == 0 {
+            let read = reader
+                .by_ref()
+                .take(DETECT_BYTES + 1)
+                .read_until(b'\n', &mut line)
+                .map_err(io)?;
+            if read == 0 {
                 break;
             }
             line_no += 1;
+            if line.len() as u64 > DETECT_BYTES && line.last() != Some(&b'\n') {
+                return Err(self.unknown(
+                    input,
+                    format!(
+                        "line {line_no} is longer than {} MiB, more than format detection reads (name the format with `--source-format`)",
+                        DETECT_BYTES >> 20
+                    ),
+                ));
+            }
             if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
@@ -328,6 +346,23 @@ impl Registry {
         input: &Input<'_>,
         broken: &mut Option<String>,
     ) -> Result<Option<Result<Arc<dyn SourceFormat>, SourceError>>, SourceError> {
+        if let Input::File(path) = input {
+            let len = std::fs::metadata(path)
+                .map_err(|source| SourceError::Io {
+                    path: path.to_path_buf(),
+                    source,
+                })?
+                .len();
+            if len > DETECT_BYTES {
+                return Ok(Some(Err(self.unknown(
+                    input,
+                    format!(
+                        "its first line opens a JSON document, and one larger than {} MiB is not read whole to tell its format (name the format with `--source-format`)",
+                        DETECT_BYTES >> 20
+                    ),
+                ))));
+            }
+        }
         let text = input.bytes()?;
         let parsed = crate::json::from_slice_lenient::<Value>(&text).map(|(value, _)| value);
         Ok(match parsed {
