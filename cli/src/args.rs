@@ -362,6 +362,60 @@ pub enum Command {
     /// Compare two rubric versions, two files of recorded results, or two agent arms
     #[command(after_help = crate::args::COMPARE_EXAMPLES)]
     Compare(CompareArgs),
+    /// Calibrate a judge against people: its results beside human labels, per judged dimension (Cohen's kappa, correlations, Krippendorff's alpha, with bootstrap intervals)
+    #[command(after_help = crate::args::CALIBRATE_EXAMPLES)]
+    Calibrate(CalibrateArgs),
+}
+
+pub const CALIBRATE_EXAMPLES: &str = "Examples:\n  grade --rubric langfuse-v1 --source traces.json --all --judge openai:gpt-4.1 --format jsonl > results.jsonl\n  grade calibrate --rubric langfuse-v1 --results results.jsonl --labels labels.jsonl\n  grade calibrate --rubric langfuse-v1 --results results.jsonl --labels langfuse --min-kappa 0.6 --min-alpha goal_achievement=0.7\n  grade calibrate --rubric langfuse-v1 --results a=judge-a.jsonl --results b=judge-b.jsonl --labels labels.jsonl --html calibration.html\n\nLabels are JSON lines: {\"sessionId\": \"s1\", \"annotator\": \"ana\", \"scores\": {\"goal_achievement\": 2, \"error_handling\": \"recovered\"}}";
+
+#[derive(Debug, Args)]
+pub struct CalibrateArgs {
+    /// The rubric the results were graded with (a judged pack)
+    #[arg(long, value_name = "ID|PATH")]
+    pub rubric: String,
+    /// Results of `grade … --format jsonl` by the judge; repeat to compare judges in one report (`NAME=FILE` names one; a panel's results add each of its judges)
+    #[arg(long, value_name = "[NAME=]FILE")]
+    pub results: Vec<String>,
+    /// Judgments instead of results: a JSON object mapping each session id to its judgment; repeatable
+    #[arg(long, value_name = "[NAME=]FILE")]
+    pub judgments: Vec<String>,
+    /// Human labels: a JSON-lines file, or from Langfuse (scores whose source is ANNOTATION): `langfuse`, `langfuse:session/ID` or `langfuse:score/NAME` (LANGFUSE_BASE_URL, LANGFUSE_PUBLIC_KEY, LANGFUSE_SECRET_KEY)
+    #[arg(long, value_name = "FILE|langfuse[:session/ID|:score/NAME]")]
+    pub labels: String,
+    /// Output format
+    #[arg(long, value_enum, default_value_t = CompareFormat::Human)]
+    pub format: CompareFormat,
+    /// Write the report to FILE instead of standard output (`-` is standard output)
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Also write a self-contained HTML report (confusion matrices, a scatter per dimension) to this file
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Exit 1 when a categorical dimension's quadratic-weighted kappa is below X (`X` for every labelled one, `DIMENSION=X` for one); repeatable
+    #[arg(long, value_name = "[DIMENSION=]X")]
+    pub min_kappa: Vec<String>,
+    /// Exit 1 when a dimension's Krippendorff's alpha (judge and people) is below X (`X` for every labelled one, `DIMENSION=X` for one); repeatable
+    #[arg(long, value_name = "[DIMENSION=]X")]
+    pub min_alpha: Vec<String>,
+    /// Bootstrap resamples of the sessions for each 95% interval
+    #[arg(long, value_name = "N", default_value_t = 2000, value_parser = clap::value_parser!(u32).range(0..=100_000))]
+    pub resamples: u32,
+    /// Seed of the bootstrap
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub seed: u64,
+    /// Sessions where the judge disagrees most to list
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub top: usize,
+    /// Seconds to wait for each Langfuse response (1 to 86400)
+    #[arg(long, value_name = "SECONDS", default_value_t = 60,
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub timeout: u64,
+    /// Colour in human output
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+    #[command(flatten)]
+    pub packs: PackLoad,
 }
 
 #[derive(Debug, Args)]

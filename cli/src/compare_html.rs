@@ -29,7 +29,7 @@ pub fn page(c: &Comparison) -> Result<String, serde_json::Error> {
     Ok(format!("{}{json}{}", fill(head), fill(tail)))
 }
 
-fn html_escape(s: &str) -> String {
+pub(crate) fn html_escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

@@ -8,6 +8,8 @@
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod args;
+mod calibrate;
+mod calibrate_html;
 mod compare;
 mod compare_html;
 mod error;
@@ -128,6 +130,7 @@ fn run(mut cli: Cli) -> Result<(), CliError> {
         Some(Command::Mcp(args)) => return mcp::serve(args),
         Some(Command::Completions { shell }) => return manual::completions(*shell),
         Some(Command::Man { command }) => return manual::man(command),
+        Some(Command::Calibrate(args)) => return calibrate::run(args),
         Some(Command::Compare(args)) => {
             return compare::run(args, &args.packs.search.rubric_path, args.packs.policy())
         }

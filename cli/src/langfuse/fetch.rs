@@ -177,7 +177,7 @@ fn observations_v4(remote: &Remote, server: &Server) -> Result<Vec<Value>, Failu
 }
 
 /// An answer that is not what the API serves, as a failure to report.
-fn not_api(body: &str, why: impl std::fmt::Display) -> Failure {
+pub(crate) fn not_api(body: &str, why: impl std::fmt::Display) -> Failure {
     Failure::Transport {
         message: format!(
             "the answer is not an API response ({why}): `{}`",
@@ -320,7 +320,7 @@ fn documents_v3(remote: &Remote, server: &Server) -> Result<Vec<Value>, Failure>
 }
 
 /// A path segment or query component, percent-encoded (RFC 3986 unreserved kept).
-fn encode(text: &str) -> String {
+pub(crate) fn encode(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for b in text.bytes() {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {

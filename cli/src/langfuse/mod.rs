@@ -4,6 +4,7 @@
 
 pub mod fetch;
 pub mod push;
+pub mod scores;
 pub mod server;
 
 use std::collections::HashMap;

@@ -104,6 +104,10 @@ pub fn judges_from_results(
                     d.id
                 )));
             };
+            // Nothing to judge there (`applies_when` did not hold): no score to compare.
+            if dimension.get("notApplicable").and_then(Value::as_bool) == Some(true) {
+                continue;
+            }
             let score = dimension
                 .get("score")
                 .and_then(Value::as_f64)
