@@ -1655,3 +1655,84 @@ fn two_traces_of_one_session_pushed_in_turn_keep_both_sets_of_scores() {
     ids.dedup();
     assert_eq!(ids.len(), 14);
 }
+
+/// `--source langfuse:session/ID` kept every page a server handed out: 10,000 pages of 9 MB
+/// took 3.3 GB, and at the 10,000th page the read stopped in silence, grading what it had.
+/// A read is capped in pages and bytes, and reaching a cap is an error naming the session
+/// and the cap. (Issue 41, defect 9.)
+#[test]
+fn a_langfuse_server_that_pages_without_end_is_stopped_at_a_cap_naming_the_session() {
+    let cache = tempfile::tempdir().unwrap();
+    let pad = "x".repeat(10_000);
+    let endless = serve(move |request: &Request| {
+        let n: usize = request
+            .param("cursor")
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(0);
+        let observation = json!({
+            "id": format!("o{n}"), "traceId": "t", "type": "SPAN", "name": "step",
+            "startTime": "2025-01-01T00:00:00.000Z", "input": pad,
+        });
+        Response::json(
+            200,
+            &json!({"data": [observation], "meta": {"cursor": (n + 1).to_string()}}),
+        )
+    });
+    let read = |caps: &[(&'static str, &str)]| {
+        let mut env = vec![
+            ("LANGFUSE_BASE_URL", endless.url.clone()),
+            ("LANGFUSE_PUBLIC_KEY", "pk-lf-test".to_owned()),
+            ("LANGFUSE_SECRET_KEY", "sk-lf-test".to_owned()),
+        ];
+        env.extend(caps.iter().map(|(k, v)| (*k, (*v).to_owned())));
+        grade_with_env(
+            &env_refs(&env),
+            cache.path(),
+            &[
+                "--rubric",
+                "claude-code-v1",
+                "--source",
+                "langfuse:session/endless",
+                "--all",
+                "--no-record",
+            ],
+        )
+    };
+    let before = endless.requests().len();
+    let out = read(&[("GRADE_LANGFUSE_MAX_BYTES", "100000")]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out).trim_end(),
+        format!(
+            "error: cannot read session `endless` from Langfuse at `{}`: the server sent more than 100000 bytes for it, the most one read takes (`GRADE_LANGFUSE_MAX_BYTES` sets it)",
+            endless.url
+        )
+    );
+    let asked = endless.requests().len() - before;
+    assert!(
+        (10..=11).contains(&asked),
+        "{asked} pages of 10 kB were read"
+    );
+
+    let before = endless.requests().len();
+    let out = read(&[("GRADE_LANGFUSE_MAX_PAGES", "5")]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("cannot read session `endless` from Langfuse at `")
+            && stderr(&out).contains(
+                "the server had more than 5 pages for it, the most one read takes (`GRADE_LANGFUSE_MAX_PAGES` sets it)"
+            ),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(endless.requests().len() - before, 5);
+
+    // A cap that is no number is refused, not ignored.
+    let out = read(&[("GRADE_LANGFUSE_MAX_PAGES", "lots")]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("`GRADE_LANGFUSE_MAX_PAGES` must be a number of pages, not `lots`"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -16,19 +16,7 @@ pub(crate) const BUDGET: usize = 64 << 20;
 /// that is no number of bytes is refused: ignored, it would leave a user who set it to keep
 /// memory low with the default in silence.
 pub(crate) fn budget() -> Result<usize, crate::error::CliError> {
-    const VAR: &str = "GRADE_HELD_OUTPUT_BUDGET";
-    match std::env::var_os(VAR) {
-        None => Ok(BUDGET),
-        Some(value) => value
-            .to_str()
-            .and_then(|v| v.trim().parse().ok())
-            .ok_or_else(|| {
-                crate::error::CliError::Usage(format!(
-                    "`{VAR}` must be a number of bytes, not `{}`",
-                    value.to_string_lossy()
-                ))
-            }),
-    }
+    crate::input::cap_from_env("GRADE_HELD_OUTPUT_BUDGET", BUDGET, "bytes")
 }
 
 /// Lines written in order and copied out once, at the end.

@@ -14,6 +14,24 @@ pub const MAX_SPOOLED_SOURCE: u64 = 4 << 30;
 /// The most a judgment, a grades file or another file read at once may hold.
 pub const MAX_DOCUMENT: u64 = 1 << 30;
 
+/// A cap set by the environment variable `var`: `default` when it is not set. A value that
+/// is no whole number (of `unit`) is refused: ignored, it would leave a user who set it to
+/// keep memory low with the default in silence.
+pub fn cap_from_env(var: &str, default: usize, unit: &str) -> Result<usize, CliError> {
+    match std::env::var_os(var) {
+        None => Ok(default),
+        Some(value) => value
+            .to_str()
+            .and_then(|v| v.trim().parse().ok())
+            .ok_or_else(|| {
+                CliError::Usage(format!(
+                    "`{var}` must be a number of {unit}, not `{}`",
+                    value.to_string_lossy()
+                ))
+            }),
+    }
+}
+
 /// Each spooled copy's path and what the user called the source, so that messages name
 /// `<stdin>` (or the pipe as given), not a private file they never saw. Entries outlive
 /// their copy on purpose: the run's error is printed after its plan, and the copy with it,

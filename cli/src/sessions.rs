@@ -239,7 +239,8 @@ fn read_source_single(plan: &SourcePlan, filter: &SessionFilter) -> Result<Sourc
             max_wait: std::time::Duration::from_secs(60),
         },
     )?;
-    langfuse::fetch::read(remote, &server, filter, &plan.read)
+    let caps = langfuse::fetch::Caps::from_env()?;
+    langfuse::fetch::read(remote, &server, filter, &plan.read, caps)
 }
 
 /// The sessions in the order they were named, one per mention: a session named twice is

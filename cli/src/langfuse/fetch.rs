@@ -21,15 +21,90 @@ use serde_json::{Map, Value};
 
 use super::server::Server;
 use crate::error::CliError;
-use crate::http::Failure;
+use crate::http::{Failure, Reply};
 
 /// Observations per page, the endpoint's maximum.
 const PAGE: usize = 1000;
 /// The field groups asked for: everything the trace reader maps to entries.
 const FIELDS: &str = "core,basic,time,io,metadata,model,usage,trace_context";
-/// Pages read at most for one source, so a server that keeps answering with a cursor
-/// cannot keep the read going forever.
+/// Answers (pages, sessions, traces) read at most for one source, so a server that keeps
+/// answering with a cursor cannot keep the read going forever (`GRADE_LANGFUSE_MAX_PAGES`).
 const MAX_PAGES: usize = 10_000;
+/// Bytes of answers read at most for one source: everything read is held until the source
+/// is whole, and a server that sent 9 MB pages without end took 3.3 GB in 30 s
+/// (`GRADE_LANGFUSE_MAX_BYTES`).
+const MAX_BYTES: usize = 1 << 30;
+
+/// How much one read of a remote source may take from the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Caps {
+    pub pages: usize,
+    pub bytes: usize,
+}
+
+impl Caps {
+    /// The defaults, or what `GRADE_LANGFUSE_MAX_PAGES` and `GRADE_LANGFUSE_MAX_BYTES` say.
+    pub fn from_env() -> Result<Caps, CliError> {
+        Ok(Caps {
+            pages: crate::input::cap_from_env("GRADE_LANGFUSE_MAX_PAGES", MAX_PAGES, "pages")?,
+            bytes: crate::input::cap_from_env("GRADE_LANGFUSE_MAX_BYTES", MAX_BYTES, "bytes")?,
+        })
+    }
+}
+
+/// What a read has taken so far, against its [`Caps`].
+struct Meter {
+    caps: Caps,
+    pages: usize,
+    bytes: usize,
+}
+
+impl Meter {
+    fn new(caps: Caps) -> Meter {
+        Meter {
+            caps,
+            pages: 0,
+            bytes: 0,
+        }
+    }
+
+    /// `GET`s one answer, counting it; past a cap, the read stops with a failure that names
+    /// the cap and how to raise it.
+    fn get(&mut self, server: &Server, path_and_query: &str) -> Result<Reply, Failure> {
+        if self.pages >= self.caps.pages {
+            return Err(capped(format!(
+                "the server had more than {} pages for it, the most one read takes (`GRADE_LANGFUSE_MAX_PAGES` sets it)",
+                self.caps.pages
+            )));
+        }
+        let reply = server.get(path_and_query)?;
+        self.pages += 1;
+        self.bytes = self.bytes.saturating_add(reply.body.len());
+        if self.bytes > self.caps.bytes {
+            return Err(capped(format!(
+                "the server sent more than {} for it, the most one read takes (`GRADE_LANGFUSE_MAX_BYTES` sets it)",
+                bytes_shown(self.caps.bytes)
+            )));
+        }
+        Ok(reply)
+    }
+}
+
+fn capped(message: String) -> Failure {
+    Failure::Transport {
+        message,
+        attempts: 1,
+    }
+}
+
+/// A byte count in the largest unit it is a whole number of.
+fn bytes_shown(n: usize) -> String {
+    match n {
+        n if n >= 1 << 30 && n % (1 << 30) == 0 => format!("{} GiB", n >> 30),
+        n if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{} MiB", n >> 20),
+        n => format!("{n} bytes"),
+    }
+}
 
 /// What to read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,7 +153,9 @@ pub fn read(
     server: &Server,
     filter: &SessionFilter,
     options: &ReadOptions,
+    caps: Caps,
 ) -> Result<SourceRead, CliError> {
+    let mut meter = Meter::new(caps);
     let failed = |why: String| {
         CliError::Remote(format!(
             "cannot read {} `{}` from Langfuse at `{}`: {why}",
@@ -93,7 +170,7 @@ pub fn read(
         }
         failed(failure.describe())
     };
-    let docs = match observations_v4(remote, server) {
+    let docs = match observations_v4(remote, server, &mut meter) {
         Ok(observations) => {
             if observations.is_empty() {
                 return Err(failed(format!(
@@ -107,7 +184,7 @@ pub fn read(
         Err(Failure::Status {
             status: 404 | 405 | 501,
             ..
-        }) => documents_v3(remote, server).map_err(|f| match f {
+        }) => documents_v3(remote, server, &mut meter).map_err(|f| match f {
             Failure::Status { status: 404, .. } => failed(format!(
                 "the server has no such {} (404 Not Found)",
                 remote.kind()
@@ -137,7 +214,11 @@ pub fn read(
 pub const LANGFUSE_FORMAT: &str = "langfuse";
 
 /// Every observation of the source through the v4 endpoint, all pages.
-fn observations_v4(remote: &Remote, server: &Server) -> Result<Vec<Value>, Failure> {
+fn observations_v4(
+    remote: &Remote,
+    server: &Server,
+    meter: &mut Meter,
+) -> Result<Vec<Value>, Failure> {
     let filter = match remote {
         Remote::Session(id) => format!("sessionId={}", encode(id)),
         Remote::Trace(id) => format!("traceId={}", encode(id)),
@@ -145,7 +226,7 @@ fn observations_v4(remote: &Remote, server: &Server) -> Result<Vec<Value>, Failu
     let mut out = Vec::new();
     let mut cursor: Option<String> = None;
     let mut seen = HashSet::new();
-    for _ in 0..MAX_PAGES {
+    loop {
         let mut query = format!(
             "/api/public/v2/observations?{filter}&fields={}&limit={PAGE}",
             encode(FIELDS)
@@ -153,7 +234,7 @@ fn observations_v4(remote: &Remote, server: &Server) -> Result<Vec<Value>, Failu
         if let Some(c) = &cursor {
             query.push_str(&format!("&cursor={}", encode(c)));
         }
-        let reply = server.get(&query)?;
+        let reply = meter.get(server, &query)?;
         let page: Value =
             serde_json::from_str(&reply.body).map_err(|e| not_api(&reply.body, &e))?;
         let Some(data) = page.get("data").and_then(Value::as_array) else {
@@ -173,7 +254,6 @@ fn observations_v4(remote: &Remote, server: &Server) -> Result<Vec<Value>, Failu
             Some(_) => {}
         }
     }
-    Ok(out)
 }
 
 /// An answer that is not what the API serves, as a failure to report.
@@ -294,11 +374,15 @@ fn trace_of(trace_id: &str, observations: &[Value]) -> Value {
 }
 
 /// The trace documents through the v3 endpoints.
-fn documents_v3(remote: &Remote, server: &Server) -> Result<Vec<Value>, Failure> {
+fn documents_v3(
+    remote: &Remote,
+    server: &Server,
+    meter: &mut Meter,
+) -> Result<Vec<Value>, Failure> {
     let trace_ids = match remote {
         Remote::Trace(id) => vec![id.clone()],
         Remote::Session(id) => {
-            let reply = server.get(&format!("/api/public/sessions/{}", encode(id)))?;
+            let reply = meter.get(server, &format!("/api/public/sessions/{}", encode(id)))?;
             let session: Value =
                 serde_json::from_str(&reply.body).map_err(|e| not_api(&reply.body, &e))?;
             let Some(traces) = session.get("traces").and_then(Value::as_array) else {
@@ -312,7 +396,7 @@ fn documents_v3(remote: &Remote, server: &Server) -> Result<Vec<Value>, Failure>
     };
     let mut docs = Vec::with_capacity(trace_ids.len());
     for id in trace_ids {
-        let reply = server.get(&format!("/api/public/traces/{}", encode(&id)))?;
+        let reply = meter.get(server, &format!("/api/public/traces/{}", encode(&id)))?;
         let doc: Value = serde_json::from_str(&reply.body).map_err(|e| not_api(&reply.body, &e))?;
         docs.push(doc);
     }
