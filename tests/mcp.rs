@@ -1200,3 +1200,45 @@ fn a_one_entry_session_is_graded_over_1_entry_not_1_entries() {
     );
     client.close();
 }
+
+/// `source: "langfuse:session/x"` made the server send authenticated requests with its own
+/// LANGFUSE_* keys, while the docs said it reads only files. A remote source is refused
+/// unless the server was started with `--allow-remote-sources`. (Issue 41, defect 16.)
+#[test]
+fn a_remote_source_is_refused_unless_the_server_allows_remote_sources() {
+    let langfuse = stand_in::serve(|_| {
+        stand_in::Response::json(401, &json!({ "message": "Invalid credentials" }))
+    });
+    let env = [
+        ("LANGFUSE_BASE_URL", langfuse.url.as_str()),
+        ("LANGFUSE_PUBLIC_KEY", "pk-lf-server"),
+        ("LANGFUSE_SECRET_KEY", "sk-lf-server"),
+    ];
+    let root = repo_root();
+    let call = json!({ "sessionId": "x", "rubric": "claude-code-v1",
+                       "source": "langfuse:session/x", "record": false });
+
+    let mut client = Client::start_with_env(&root, &[], &env);
+    let result = client.call("grade", call.clone());
+    assert!(is_error(&result), "{}", text(&result));
+    assert_eq!(
+        text(&result),
+        "error: source `langfuse:session/x` would be read from Langfuse with this server's keys, and the server reads only files: start it with `grade mcp --allow-remote-sources` to allow that"
+    );
+    client.close();
+    assert_eq!(langfuse.requests().len(), 0, "no request was sent");
+
+    let mut client = Client::start_with_env(&root, &["--allow-remote-sources"], &env);
+    let result = client.call("grade", call);
+    assert!(is_error(&result), "{}", text(&result));
+    assert!(
+        text(&result).contains("refused the keys"),
+        "{}",
+        text(&result)
+    );
+    client.close();
+    assert!(
+        !langfuse.requests().is_empty(),
+        "allowed, the server asks Langfuse"
+    );
+}

@@ -424,6 +424,10 @@ pub struct McpArgs {
     #[arg(long, value_name = "FILE")]
     pub grades: Option<PathBuf>,
 
+    /// Let a `grade` call read a `langfuse:session/ID` or `langfuse:trace/ID` source, with the server's own LANGFUSE_* keys; without it such a source is refused and the server reads only files
+    #[arg(long)]
+    pub allow_remote_sources: bool,
+
     #[command(flatten)]
     pub packs: PackLoad,
 }

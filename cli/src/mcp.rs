@@ -38,6 +38,7 @@ pub fn serve(args: &McpArgs) -> Result<(), CliError> {
             search_path: args.packs.search.rubric_path.clone(),
             allow_plugins: args.packs.allow_plugins,
             grades: args.grades.clone(),
+            allow_remote_sources: args.allow_remote_sources,
             tools: tools()?,
         }),
     };
@@ -90,6 +91,8 @@ struct Inner {
     /// `--allow-plugins`: packs may load their native plugins.
     allow_plugins: bool,
     grades: Option<PathBuf>,
+    /// `--allow-remote-sources`: a call may read a Langfuse source with the server's keys.
+    allow_remote_sources: bool,
     tools: Vec<Tool>,
 }
 
@@ -103,7 +106,7 @@ struct GradeParams {
     #[serde(default)]
     #[schemars(with = "String", extend("default" = DEFAULT_RUBRIC))]
     rubric: Option<String>,
-    /// Where the session is: a CLEO audit log (`.jsonl`) or `tasks.db`, a Claude Code transcript or project folder, or a Langfuse trace download. Relative paths are from the server's working folder.
+    /// Where the session is: a CLEO audit log (`.jsonl`) or `tasks.db`, a Claude Code transcript or project folder, or a Langfuse trace download. Relative paths are from the server's working folder. `langfuse:session/ID` and `langfuse:trace/ID` are read from Langfuse only when the server was started with `--allow-remote-sources`.
     #[serde(default)]
     #[schemars(with = "String", extend("default" = crate::DEFAULT_SOURCE))]
     source: Option<PathBuf>,
@@ -363,6 +366,16 @@ impl Inner {
                 "source `-` would be standard input, which carries this MCP connection; name a file"
                     .to_owned(),
             ));
+        }
+        // A remote source is read with the server's own keys: a client that may name one
+        // can make the server send authenticated requests, so that is the operator's choice.
+        if let Some(source) = cli.source.first().and_then(|s| s.to_str()) {
+            if crate::langfuse::fetch::Remote::parse(source).is_some() && !self.allow_remote_sources
+            {
+                return Err(CliError::Usage(format!(
+                    "source `{source}` would be read from Langfuse with this server's keys, and the server reads only files: start it with `grade mcp --allow-remote-sources` to allow that"
+                )));
+            }
         }
         // A read of a pipe blocks its thread until something writes, and neither a client's
         // cancellation nor the end of the connection ends it: the server would never exit.
