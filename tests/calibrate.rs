@@ -535,3 +535,103 @@ fn labels_from_langfuse_annotation_scores_match_the_file_through_v4_and_the_v3_f
         assert_eq!(traces, 6, "v4 {v4}: {asked:?}");
     }
 }
+
+/// A model stand-in (OpenAI Chat Completions) that answers each session's scorer prompt
+/// with that session's judgment from the committed batch.
+fn model() -> stand_in::Server {
+    let judgments: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixtures().join("judgments.json")).unwrap())
+            .unwrap();
+    serve(move |request: &Request| {
+        let prompt = request.json()["messages"][0]["content"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        let session = prompt
+            .lines()
+            .find_map(|l| l.strip_prefix("- **Session ID**: "))
+            .unwrap_or_default()
+            .trim();
+        Response::json(
+            200,
+            &json!({
+                "id": "chatcmpl-test", "object": "chat.completion", "model": "judge-model",
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": judgments[session].to_string()}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 1000, "completion_tokens": 200, "total_tokens": 1200}
+            }),
+        )
+    })
+}
+
+/// The commands of the Phase 3 walk in `docs/judging.md`, as written.
+fn walk_commands() -> Vec<Vec<String>> {
+    let doc = std::fs::read_to_string(common::repo_root().join("docs/judging.md")).unwrap();
+    let after = &doc[doc.find("### The Phase 3 walk").expect("the walk")..];
+    let start = after.find("```sh\n").expect("a sh block") + "```sh\n".len();
+    let block = &after[start..];
+    block[..block.find("```").expect("the block ends")]
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+        .map(|l| l.split_whitespace().map(str::to_owned).collect())
+        .collect()
+}
+
+#[test]
+fn the_phase_3_walk_in_the_docs_runs_as_written() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        fixtures().join("sessions.jsonl"),
+        dir.path().join("sessions.jsonl"),
+    )
+    .unwrap();
+    let judge = model();
+    let lf = langfuse(true);
+    let commands = walk_commands();
+    assert_eq!(commands.len(), 3);
+    let mut outputs = Vec::new();
+    for command in &commands {
+        assert_eq!(command[0], "grade", "{command:?}");
+        let out = grade_bin()
+            .current_dir(dir.path())
+            .env("OPENAI_BASE_URL", format!("{}/v1", judge.url))
+            .env("OPENAI_API_KEY", "sk-test")
+            .env("LANGFUSE_BASE_URL", &lf.url)
+            .env("LANGFUSE_PUBLIC_KEY", "pk-lf-test")
+            .env("LANGFUSE_SECRET_KEY", "sk-lf-test")
+            .env("XDG_CACHE_HOME", dir.path().join("cache"))
+            .args(&command[1..])
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 0, "{command:?}: {}", stderr(&out));
+        outputs.push(out);
+    }
+    // 1: every session judged by the model, what it cost on each result.
+    let results = std::fs::read_to_string(dir.path().join("results.jsonl")).unwrap();
+    let results: Vec<Value> = common::json_lines(&results);
+    assert_eq!(results.len(), 12);
+    assert_eq!(results[0]["judge"]["model"], "openai:judge-model");
+    assert_eq!(judge.requests().len(), 12);
+    // 2: the report names the judge by its model, and the page is written.
+    let report = stdout(&outputs[1]);
+    assert!(report.contains("judge `openai:judge-model`"), "{report}");
+    assert!(report.contains("κ quadratic     0.771 ["), "{report}");
+    assert!(dir.path().join("calibration.html").exists());
+    // 3: the gate passes, in the JSON written.
+    let gated: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("calibration.json")).unwrap(),
+    )
+    .unwrap();
+    assert_valid(&gated);
+    assert_eq!(gated["gate"]["passed"], true);
+    // Step 1 again asks the model nothing: its replies are cached.
+    let again = grade_bin()
+        .current_dir(dir.path())
+        .env("OPENAI_BASE_URL", format!("{}/v1", judge.url))
+        .env("OPENAI_API_KEY", "sk-test")
+        .env("XDG_CACHE_HOME", dir.path().join("cache"))
+        .args(&commands[0][1..])
+        .output()
+        .unwrap();
+    assert_eq!(code(&again), 0, "{}", stderr(&again));
+    assert_eq!(judge.requests().len(), 12);
+}
