@@ -90,6 +90,11 @@ for pack in "$root"/rubrics/* "$root"/tests/packs/* "$root"/tests/fixtures/packs
     add pack_compile "$out"
 done
 
+# Agent runs: the real files of each format (tests/fixtures/agents/<format>/).
+for f in "$root"/tests/fixtures/agents/inspect_ai/*.eval "$root"/tests/fixtures/agents/inspect_ai/*.json; do
+    add source_inspect_ai "$f"
+done
+
 # Judgments: the langfuse-v1 fixtures, whole and one dimension set at a time.
 for f in "$root"/rubrics/langfuse-v1/tests/*.judgments.json; do
     add judgment "$f"

@@ -7,11 +7,13 @@
 //! The modules depend on each other in one direction only:
 //! `common` ← `stream` ← `format` ← each format ← `registry` ← this module's functions.
 
+mod agent_run;
 mod claude_code;
 mod cleo_db;
 mod cleo_jsonl;
 mod common;
 mod format;
+mod inspect_ai;
 mod langfuse_trace;
 mod lenient;
 mod many;
@@ -40,6 +42,7 @@ pub use common::{
     Input, NotGraded, Place, ReadOptions, SessionFilter, SourceError, SourceRead, SourceWarning,
 };
 pub use format::{Evidence, Sniff, SourceFormat};
+pub use inspect_ai::InspectAi;
 pub use langfuse_trace::LangfuseTrace;
 pub use many::{is_glob, SourcesRead};
 pub use registry::{DuplicateFormat, Registry};
@@ -149,7 +152,7 @@ mod tests {
         ] {
             let f = file_with(text);
             let err = detect_format(f.path()).unwrap_err().to_string();
-            assert!(err.contains("tried a CLEO database, a CLEO audit log, a Claude Code transcript and a Langfuse trace"), "{err}");
+            assert!(err.contains("tried a CLEO database, a CLEO audit log, a Claude Code transcript, a Langfuse trace and an inspect_ai eval log"), "{err}");
         }
     }
 

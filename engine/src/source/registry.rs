@@ -17,6 +17,7 @@ use super::common::{
     SessionFilter, SourceError, SourceRead, SourceWarning,
 };
 use super::format::{Evidence, Sniff, SourceFormat};
+use super::inspect_ai::InspectAi;
 use super::langfuse_trace::LangfuseTrace;
 use super::stream::{Delivered, Mapped, Progress, StreamError};
 use crate::entry::Session;
@@ -57,6 +58,7 @@ impl Default for Registry {
                 Arc::new(CleoJsonl),
                 Arc::new(ClaudeCode),
                 Arc::new(LangfuseTrace),
+                Arc::new(InspectAi),
             ],
             graders: Vec::new(),
         }
@@ -845,7 +847,7 @@ mod tests {
         );
         // The builtin registry does not know it, and says what it tried.
         let err = Registry::builtin().detect(&input).unwrap_err().to_string();
-        assert!(err.contains("(tried a CLEO database, a CLEO audit log, a Claude Code transcript and a Langfuse trace)"), "{err}");
+        assert!(err.contains("(tried a CLEO database, a CLEO audit log, a Claude Code transcript, a Langfuse trace and an inspect_ai eval log)"), "{err}");
         let err = registry
             .detect(&Input::Bytes {
                 name: Path::new("-"),
@@ -853,7 +855,10 @@ mod tests {
             })
             .unwrap_err()
             .to_string();
-        assert!(err.contains("a Langfuse trace and a toy log)"), "{err}");
+        assert!(
+            err.contains("an inspect_ai eval log and a toy log)"),
+            "{err}"
+        );
     }
 
     /// A toy log that claims any file whose first bytes mention `toy-claim`, as a plugin's

@@ -205,7 +205,7 @@ pub(crate) fn arguments(value: Option<&Value>) -> (Map<String, Value>, Option<St
 /// Every agent's table, in the order `docs/sources.md` lists them.
 #[cfg(test)]
 pub(crate) fn tables() -> Vec<&'static KindTable> {
-    vec![&super::claude_code::KINDS]
+    vec![&super::claude_code::KINDS, &super::inspect_ai::KINDS]
 }
 
 #[cfg(test)]

@@ -1,0 +1,116 @@
+//! The readers of recorded agent runs (issue 43) on real files copied into
+//! `tests/fixtures/agents/<format>/`: each file's format is detected by content, and each
+//! session's tool calls and failed tool calls are the counts a small script beside the
+//! files (`count.py`, run over the raw files with Python's own zip and JSON, not this
+//! reader) wrote to `counts.json`. Entry counts are pinned here.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use grade_engine::source::{detect_format, read_source};
+use grade_engine::SessionFilter;
+use serde_json::Value;
+
+fn fixtures(format: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/agents")
+        .join(format)
+}
+
+/// `file session` → (tool calls, failed tool calls), and entries and skipped lines per
+/// file, as the reader reads the files named `names` of `format`.
+struct Read {
+    counts: BTreeMap<String, (u64, u64)>,
+    entries: BTreeMap<String, usize>,
+    skipped: u64,
+}
+
+fn read_all(dir: &str, format: &str, names: &[&str]) -> Read {
+    let dir = fixtures(dir);
+    let mut read = Read {
+        counts: BTreeMap::new(),
+        entries: BTreeMap::new(),
+        skipped: 0,
+    };
+    for name in names {
+        let path = dir.join(name);
+        assert_eq!(
+            detect_format(&path).unwrap().name(),
+            format,
+            "{name} is detected by content"
+        );
+        let source = read_source(&path, None, &SessionFilter::All).unwrap();
+        let mut entries = 0;
+        for session in &source.sessions {
+            let tools: Vec<_> = session
+                .entries
+                .iter()
+                .filter(|e| e.domain == "tool")
+                .collect();
+            let failed = tools.iter().filter(|e| !e.result.success).count();
+            read.counts.insert(
+                format!("{name} {}", session.id),
+                (tools.len() as u64, failed as u64),
+            );
+            entries += session.entries.len();
+            read.skipped += session.skipped_lines;
+            // Every tool call has a normalized kind.
+            for tool in tools {
+                assert!(
+                    tool.metadata.get("kind").is_some(),
+                    "{name}: {} has no kind",
+                    tool.operation
+                );
+            }
+        }
+        read.entries.insert((*name).to_owned(), entries);
+    }
+    read
+}
+
+/// The counts the script wrote.
+fn script_counts(format: &str) -> BTreeMap<String, (u64, u64)> {
+    let text = std::fs::read_to_string(fixtures(format).join("counts.json")).unwrap();
+    let counts: BTreeMap<String, Value> = serde_json::from_str(&text).unwrap();
+    counts
+        .into_iter()
+        .map(|(k, v)| {
+            (
+                k,
+                (
+                    v["tools"].as_u64().unwrap(),
+                    v["failures"].as_u64().unwrap(),
+                ),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn inspect_ai_logs_read_one_session_per_sample_and_epoch_with_the_scripts_tool_counts() {
+    let names = [
+        "browser.json",
+        "input_task_steps.eval",
+        "popularity_unscored.eval",
+        "read_sample.eval",
+        "tool_call_error.json",
+    ];
+    let read = read_all("inspect_ai", "inspect-ai", &names);
+    assert_eq!(read.counts, script_counts("inspect_ai"));
+    let entries: Vec<(&str, usize)> = read.entries.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    assert_eq!(
+        entries,
+        [
+            // The input, 4 browser calls, and the one reply of the model with text (the
+            // other 4 only call a tool).
+            ("browser.json", 6),
+            ("input_task_steps.eval", 3),
+            // 10 samples: each its input and one reply.
+            ("popularity_unscored.eval", 20),
+            ("read_sample.eval", 2),
+            // 11 tool replies, each a failed call (the log keeps no assistant turn).
+            ("tool_call_error.json", 11),
+        ]
+    );
+    assert_eq!(read.skipped, 0);
+}
