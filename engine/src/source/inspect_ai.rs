@@ -383,8 +383,8 @@ impl<'p> LogReader<'p> {
         let events = sample.get("events").and_then(Value::as_array);
         let before = self.unknown_total();
         match events.filter(|events| !events.is_empty()) {
-            Some(events) => self.from_events(&mut session, &sample, events, &base, place),
-            None => self.from_messages(&mut session, &sample, &base, place),
+            Some(events) => self.read_events(&mut session, &sample, events, &base, place),
+            None => self.read_messages(&mut session, &sample, &base, place),
         }
         if let Some(error) = sample.get("error").filter(|e| !e.is_null()) {
             let message = error
@@ -428,7 +428,7 @@ impl<'p> LogReader<'p> {
         }
     }
 
-    fn from_events(
+    fn read_events(
         &mut self,
         session: &mut Session,
         sample: &Map<String, Value>,
@@ -544,7 +544,7 @@ impl<'p> LogReader<'p> {
         session.entries.sort_by_key(|e| e.instant);
     }
 
-    fn from_messages(
+    fn read_messages(
         &mut self,
         session: &mut Session,
         sample: &Map<String, Value>,
