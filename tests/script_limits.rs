@@ -9,11 +9,16 @@ use common::*;
 
 /// A pack in `dir/name` whose one rule runs `script` (as `rule.rhai`).
 fn pack_with_script(dir: &Path, name: &str, script: &str) {
+    pack_with_script_and(dir, name, script, "");
+}
+
+/// [`pack_with_script`] with `top` (top-level keys) added to `rubric.yaml`.
+fn pack_with_script_and(dir: &Path, name: &str, script: &str, top: &str) {
     let pack = dir.join(name);
     std::fs::create_dir(&pack).unwrap();
     std::fs::write(
         pack.join("rubric.yaml"),
-        format!("id: {name}\nversion: 0.1.0\nname: One script\ndimensions:\n  - id: d\n    max: 10\n    rules:\n      - id: r\n        doc: runs the script\n        script: rule.rhai\n"),
+        format!("id: {name}\nversion: 0.1.0\nname: One script\n{top}dimensions:\n  - id: d\n    max: 10\n    rules:\n      - id: r\n        doc: runs the script\n        script: rule.rhai\n"),
     )
     .unwrap();
     std::fs::write(pack.join("rule.rhai"), script).unwrap();
@@ -80,4 +85,46 @@ fn a_script_cannot_sleep() {
         "{}",
         stderr(&out)
     );
+}
+
+/// A built-in over a huge value counts as one operation: `contains` on a 20-million-character
+/// string 100,000 times ran for minutes within the operation budget. A run is also bounded by
+/// the processor time it takes (10 s, or the pack's `limits.script_seconds`), and stops with
+/// a clear error like the operation limit's.
+#[test]
+fn a_script_of_slow_built_ins_is_stopped_at_its_time_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    pack_with_script_and(
+        dir.path(),
+        "slow",
+        "let s = \"x\";\nfor i in 0..24 { s += s; }\nlet n = 0;\nfor i in 0..100000 { if s.contains(\"y\") { n += 1; } }\n#{ points: 1 }\n",
+        "limits:\n  script_seconds: 0.5\n",
+    );
+    let out = grade_example_with(dir.path(), "slow");
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "rule.rhai:4: it took more than 0.51 s of processor time (`limits.script_seconds` in `rubric.yaml` sets the fixed part, 0.5 s; each entry of the session adds 0.001 s)"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    // A limit a pack cannot set.
+    for (given, shown) in [("0", "0"), ("-1", "-1"), ("3601", "3601")] {
+        pack_with_script_and(
+            dir.path(),
+            &format!("bad{shown}"),
+            "#{ points: 1 }\n",
+            &format!("limits: {{ script_seconds: {given} }}\n"),
+        );
+        let out = grade_example_with(dir.path(), &format!("bad{shown}"));
+        assert_ne!(code(&out), 0, "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains(&format!(
+                "`script_seconds` must be more than 0 and at most 3600, not {shown} [E036]"
+            )),
+            "{}",
+            stderr(&out)
+        );
+    }
 }

@@ -246,6 +246,12 @@ code is refused so a typo does not silence nothing. `grade rubric explain CODE` 
 source of another format is then refused instead of graded by rules that look for entries it \
 never has. Leave `sources` out for a pack that grades any source.";
 
+    Limits "E036" "limits" Error Value
+        "a limit of `limits` out of its range"
+        "`limits: { script_seconds: 30 }` sets the processor time a script run may take, in \
+seconds, before what each entry of the session adds (0.001 s an entry); without it a run may \
+take 10 s. It must be more than 0 and at most 3600: a pack cannot lift the bound altogether.";
+
     NotText "E040" "not-text" Error Value
         "a session where a test of text meets a value that is not text, or a message prints one JavaScript cannot print"
         "`blank` and a metric's `normalize` steps read text, as the CLEO grader they come from \

@@ -96,7 +96,20 @@ pub struct RawPack {
     /// Warning codes the pack silences (`allow: [W103]`).
     #[serde(default)]
     pub allow: Option<Vec<String>>,
+    /// Bounds the pack sets on its own scripts.
+    #[serde(default)]
+    pub limits: Option<RawLimits>,
     pub dimensions: Vec<Lenient<RawDimension>>,
+}
+
+/// Bounds the pack sets on its own scripts (`limits: { script_seconds: 30 }`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLimits {
+    /// The processor time a script run may take, in seconds, before what each entry of its
+    /// session adds.
+    #[serde(default)]
+    pub script_seconds: Option<f64>,
 }
 
 /// A native plugin the pack loads: `path` relative to the pack (the platform's library
@@ -110,7 +123,7 @@ pub struct RawPlugin {
 }
 
 /// The top-level keys of `rubric.yaml`, in the order of [`RawPack`].
-const TOP_LEVEL_KEYS: [&str; 15] = [
+const TOP_LEVEL_KEYS: [&str; 16] = [
     "id",
     "version",
     "name",
@@ -125,6 +138,7 @@ const TOP_LEVEL_KEYS: [&str; 15] = [
     "plugins",
     "sources",
     "allow",
+    "limits",
     "dimensions",
 ];
 
@@ -266,6 +280,7 @@ fn check_field(name: &str, value: serde_yaml::Value) -> Result<(), (String, Stri
         "judge" => check::<Option<RawJudge>>(value),
         "plugins" => check::<Vec<Lenient<RawPlugin>>>(value),
         "sources" | "allow" => check::<Option<Vec<String>>>(value),
+        "limits" => check::<Option<RawLimits>>(value),
         "dimensions" => check::<Vec<Lenient<RawDimension>>>(value),
         _ => Ok(()),
     }

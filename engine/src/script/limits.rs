@@ -14,6 +14,15 @@
 //! costs a fixed share of the run, and the run has a stack deep enough for what can grow
 //! between two looks.
 //!
+//! A built-in over a huge value counts as one operation (`contains` on a 20-million-character
+//! string, `reverse` of a million items), so operations alone let a run last minutes. A run
+//! is also stopped once it has taken more processor time than [`MAX_SECONDS`] (a pack may set
+//! its own, `limits.script_seconds`) plus [`SECONDS_PER_ENTRY`] per entry. Processor time,
+//! not wall time, so that a machine busy with other work (or `--jobs` above its cores) does
+//! not fail runs that would pass alone. The clock is read every so many operations, so that
+//! reading it costs a fixed share of a run however long its operations take (see
+//! [`CLOCK_EVERY`]).
+//!
 //! Memory is counted by the global allocator ([`crate::CountingAllocator`]), read at every
 //! operation: a run is stopped once its values hold more than [`MAX_MEMORY`] (plus
 //! [`MEMORY_PER_ENTRY`] per entry of its session), or once it has allocated more than
@@ -27,6 +36,7 @@
 //! and the built-ins check themselves.
 
 use std::cell::Cell;
+use std::sync::{Condvar, Mutex};
 
 use rhai::{Array, Dynamic, Engine, EvalAltResult, Map, Position};
 
@@ -57,6 +67,29 @@ pub(crate) const RUN_STACK: usize = 256 << 20;
 /// whose scripts hold a few hundred thousand values; copies are bounded by what they allocate.
 const MAX_GAP: u64 = 1 << 16;
 
+/// The processor time a run may take by default, in seconds, beyond [`SECONDS_PER_ENTRY`]
+/// for each entry of its session; a pack sets its own with `limits.script_seconds`. Ten times
+/// what the operation budget lets a script loop for on a slow machine.
+pub const MAX_SECONDS: f64 = 10.0;
+/// The processor time a run may take per entry of its session: a script that walks the
+/// session once takes far less.
+pub const SECONDS_PER_ENTRY: f64 = 0.001;
+/// The most seconds a pack may give its runs (an hour).
+pub const MAX_PACK_SECONDS: f64 = 3600.0;
+/// The clock is read again after this many operations at most, and after every operation
+/// while operations take more than [`CLOCK_SLOW`]: a run's overshoot past its time is one
+/// slow operation, or about a millisecond.
+const CLOCK_EVERY: u32 = 1024;
+/// Operations slower than this (between two reads of the clock) make the next read come
+/// after one operation.
+const CLOCK_SLOW_NANOS: u64 = 1_000_000;
+
+/// What the runs under way in the process may hold together: each run reserves what it may
+/// hold (its share of [`MAX_MEMORY`]) before it starts and waits until that much is free, so
+/// `--jobs 48` cannot hold 48 runs' worth at once. A run that may hold more than this alone
+/// waits until no other run is under way.
+pub const MAX_TOTAL_MEMORY: u64 = 2 << 30;
+
 /// The memory a run's values may take, beyond what its session is given per entry
 /// ([`MEMORY_PER_ENTRY`]).
 pub const MAX_MEMORY: u64 = 128 << 20;
@@ -78,6 +111,7 @@ const MAX_MAP_SIZE: usize = 1 << 20;
 /// The tokens a run stopped for nesting, memory or allocation ends with (a stop for
 /// operations carries `()`).
 const NESTING: &str = "nesting";
+const TIME: &str = "time";
 const MEMORY: &str = "memory";
 const ALLOCATION: &str = "allocation";
 
@@ -94,6 +128,13 @@ struct Meter {
     freed_at_start: u64,
     max_memory: u64,
     max_allocated: u64,
+    /// The processor time of the thread when the run started, what the run may take, when
+    /// the clock was last read, and the operations until it is read again and between reads.
+    cpu_at_start: u64,
+    max_cpu: u64,
+    cpu_at_read: u64,
+    until_clock: u32,
+    clock_gap: u32,
 }
 
 const IDLE: Meter = Meter {
@@ -106,6 +147,11 @@ const IDLE: Meter = Meter {
     freed_at_start: 0,
     max_memory: MAX_MEMORY,
     max_allocated: MAX_ALLOCATED,
+    cpu_at_start: 0,
+    max_cpu: u64::MAX,
+    cpu_at_read: 0,
+    until_clock: 1,
+    clock_gap: 1,
 };
 
 impl Meter {
@@ -128,6 +174,47 @@ impl Meter {
     }
 }
 
+impl Meter {
+    /// Counts an operation against the run's time: whether it has taken more than it may.
+    fn out_of_time(&mut self) -> bool {
+        self.until_clock -= 1;
+        if self.until_clock > 0 {
+            return false;
+        }
+        let now = thread_cpu_nanos();
+        let since = now.saturating_sub(self.cpu_at_read);
+        self.clock_gap = if since > CLOCK_SLOW_NANOS {
+            1
+        } else {
+            (self.clock_gap * 2).min(CLOCK_EVERY)
+        };
+        self.until_clock = self.clock_gap;
+        self.cpu_at_read = now;
+        now.saturating_sub(self.cpu_at_start) > self.max_cpu
+    }
+}
+
+/// The processor time this thread has taken, in nanoseconds.
+#[cfg(unix)]
+fn thread_cpu_nanos() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    (t.tv_sec as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(t.tv_nsec as u64)
+}
+
+/// Where no thread clock is at hand, the time since the process first asked.
+#[cfg(not(unix))]
+fn thread_cpu_nanos() -> u64 {
+    static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    EPOCH
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_nanos()
+        .try_into()
+        .unwrap_or(u64::MAX)
+}
+
 thread_local! {
 
     /// The meter of the run on this thread (runs do not nest).
@@ -138,6 +225,8 @@ thread_local! {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Stop {
     Operations,
+    /// The run took more processor time than it may.
+    Time,
     Nesting,
     /// The run's values take more memory than it may hold.
     Memory,
@@ -149,6 +238,7 @@ impl Stop {
     fn token(self) -> Dynamic {
         match self {
             Stop::Operations => Dynamic::UNIT,
+            Stop::Time => TIME.into(),
             Stop::Nesting => NESTING.into(),
             Stop::Memory => MEMORY.into(),
             Stop::Allocation => ALLOCATION.into(),
@@ -179,9 +269,12 @@ pub(super) fn install(engine: &mut Engine, counting: bool) {
             let mut meter = m.get();
             meter.spent += 1;
             meter.since_look += 1;
+            let late = meter.out_of_time();
             m.set(meter);
             if meter.spent > meter.budget {
                 Some(Stop::Operations)
+            } else if late {
+                Some(Stop::Time)
             } else {
                 meter.over(0)
             }
@@ -225,6 +318,8 @@ pub(super) fn install(engine: &mut Engine, counting: bool) {
 /// What a run may spend.
 pub(super) struct Budget {
     pub(super) operations: u64,
+    /// The processor time it may take, in seconds.
+    pub(super) seconds: f64,
     /// The memory its values may take, and what it may allocate in all (when counted).
     pub(super) memory: Option<(u64, u64)>,
 }
@@ -235,13 +330,16 @@ impl Budget {
     /// allocate ([`MAX_MEMORY`], [`MAX_ALLOCATED`]) when allocations are counted.
     pub(super) fn for_session(
         operations: u64,
+        seconds: f64,
         memory: Option<(u64, u64)>,
         entries: usize,
     ) -> Budget {
+        let seconds = seconds + SECONDS_PER_ENTRY * entries as f64;
         let entries = entries as u64;
         let per_entry = |fixed: u64, each: u64| fixed.saturating_add(each.saturating_mul(entries));
         Budget {
             operations: per_entry(operations, OPERATIONS_PER_ENTRY),
+            seconds,
             memory: memory.map(|(held, all)| {
                 (
                     per_entry(held, MEMORY_PER_ENTRY),
@@ -256,9 +354,14 @@ impl Budget {
 pub(super) fn start(budget: &Budget) {
     let (allocated_at_start, freed_at_start) = alloc::thread_counts();
     let (max_memory, max_allocated) = budget.memory.unwrap_or((u64::MAX, u64::MAX));
+    let cpu_at_start = thread_cpu_nanos();
     METER.with(|m| {
         m.set(Meter {
             budget: budget.operations,
+            cpu_at_start,
+            cpu_at_read: cpu_at_start,
+            // A float past u64 saturates: no limit a run could reach.
+            max_cpu: (budget.seconds * 1e9) as u64,
             counting: budget.memory.is_some(),
             allocated_at_start,
             freed_at_start,
@@ -276,6 +379,7 @@ pub(super) fn stopped(err: &EvalAltResult) -> Option<(Stop, Position)> {
         EvalAltResult::ErrorTerminated(token, at) => {
             let stop = match token.read_lock::<rhai::ImmutableString>().as_deref() {
                 Some(s) if s.as_str() == NESTING => Stop::Nesting,
+                Some(s) if s.as_str() == TIME => Stop::Time,
                 Some(s) if s.as_str() == MEMORY => Stop::Memory,
                 Some(s) if s.as_str() == ALLOCATION => Stop::Allocation,
                 _ => Stop::Operations,
@@ -288,6 +392,52 @@ pub(super) fn stopped(err: &EvalAltResult) -> Option<(Stop, Position)> {
         _ => None,
     }
 }
+
+/// The memory the runs under way have reserved, shared by every thread.
+pub(super) struct Pool {
+    cap: u64,
+    reserved: Mutex<u64>,
+    freed: Condvar,
+}
+
+/// What one run reserved of a [`Pool`], given back when dropped.
+pub(super) struct Reservation<'p> {
+    pool: &'p Pool,
+    bytes: u64,
+}
+
+impl Pool {
+    pub(super) const fn new(cap: u64) -> Pool {
+        Pool {
+            cap,
+            reserved: Mutex::new(0),
+            freed: Condvar::new(),
+        }
+    }
+
+    /// Reserves `bytes` (at most the whole pool), waiting until they are free. A run never
+    /// waits while it holds a reservation, so waiting always ends.
+    pub(super) fn reserve(&self, bytes: u64) -> Reservation<'_> {
+        let bytes = bytes.min(self.cap);
+        let mut reserved = self.reserved.lock().unwrap_or_else(|p| p.into_inner());
+        while *reserved + bytes > self.cap {
+            reserved = self.freed.wait(reserved).unwrap_or_else(|p| p.into_inner());
+        }
+        *reserved += bytes;
+        Reservation { pool: self, bytes }
+    }
+}
+
+impl Drop for Reservation<'_> {
+    fn drop(&mut self) {
+        let mut reserved = self.pool.reserved.lock().unwrap_or_else(|p| p.into_inner());
+        *reserved -= self.bytes;
+        self.pool.freed.notify_all();
+    }
+}
+
+/// The pool of every run of the process ([`MAX_TOTAL_MEMORY`]).
+pub(super) static MEMORY_POOL: Pool = Pool::new(MAX_TOTAL_MEMORY);
 
 /// How deep `value` nests (a scalar is 0, `[]` is 1), counted to just past the cap, adding
 /// the values looked at to `seen`. The recursion stops past the cap, so it stays shallow.
@@ -324,4 +474,39 @@ fn deepest<'v>(items: impl Iterator<Item = &'v Dynamic>, level: usize, seen: &mu
         }
     }
     deepest
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--jobs 48` held 48 runs' memory caps at once (8 GB): runs now reserve their cap from
+    /// one pool, and a run waits while the others hold it.
+    #[test]
+    fn runs_together_never_reserve_more_than_the_pool() {
+        static POOL: Pool = Pool::new(100);
+        let held = std::sync::atomic::AtomicU64::new(0);
+        let most = std::sync::atomic::AtomicU64::new(0);
+        std::thread::scope(|scope| {
+            for _ in 0..8 {
+                scope.spawn(|| {
+                    for _ in 0..50 {
+                        let _reserved = POOL.reserve(40);
+                        let now = held.fetch_add(40, std::sync::atomic::Ordering::SeqCst) + 40;
+                        most.fetch_max(now, std::sync::atomic::Ordering::SeqCst);
+                        std::thread::yield_now();
+                        held.fetch_sub(40, std::sync::atomic::Ordering::SeqCst);
+                    }
+                });
+            }
+        });
+        let most = most.into_inner();
+        assert!(
+            (40..=80).contains(&most),
+            "two runs of 40 fit in 100, three never: {most}"
+        );
+        // A run larger than the pool runs alone rather than never.
+        let alone = POOL.reserve(1000);
+        assert_eq!(alone.bytes, 100);
+    }
 }

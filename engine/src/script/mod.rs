@@ -31,7 +31,10 @@ use rhai::{Dynamic, Engine, Scope, AST};
 
 pub(crate) use limits::RUN_STACK;
 use limits::{Budget, Stop};
-pub use limits::{MAX_ALLOCATED, MAX_MEMORY, MAX_NESTING, MAX_OPERATIONS};
+pub use limits::{
+    MAX_ALLOCATED, MAX_MEMORY, MAX_NESTING, MAX_OPERATIONS, MAX_PACK_SECONDS, MAX_SECONDS,
+    SECONDS_PER_ENTRY,
+};
 use memo::{Memo, Recorder, Remembered};
 pub use observe::Observable;
 pub use outcome::ScriptOutcome;
@@ -45,6 +48,9 @@ pub struct ScriptHost {
     memoize: bool,
     /// The fixed part of a run's budget ([`MAX_OPERATIONS`]; smaller in tests).
     max_operations: u64,
+    /// The fixed part of the processor time a run may take, in seconds ([`MAX_SECONDS`], or
+    /// the pack's `limits.script_seconds`).
+    max_seconds: f64,
     /// The fixed parts of what a run may hold and allocate ([`MAX_MEMORY`], [`MAX_ALLOCATED`];
     /// smaller in tests), when allocations are counted ([`crate::CountingAllocator`]); when
     /// they are not, runs are bounded by Rhai's size limits instead.
@@ -112,6 +118,7 @@ impl ScriptHost {
             scripts: Vec::new(),
             memoize: true,
             max_operations: MAX_OPERATIONS,
+            max_seconds: MAX_SECONDS,
             max_memory: counting.then_some((MAX_MEMORY, MAX_ALLOCATED)),
         }
     }
@@ -120,6 +127,12 @@ impl ScriptHost {
     /// it before compiling the scripts that use them.
     pub fn add_plugins(&mut self, plugins: &[Arc<crate::native::Plugin>]) {
         native::register(&mut self.engine, plugins);
+    }
+
+    /// Sets the fixed part of the processor time a run may take (the pack's
+    /// `limits.script_seconds`; [`MAX_SECONDS`] unless set).
+    pub fn set_time_limit(&mut self, seconds: f64) {
+        self.max_seconds = seconds;
     }
 
     /// Whether runs are remembered and reused (on by default; tests compare both ways).
@@ -186,7 +199,17 @@ impl ScriptHost {
             data: data(),
             recorder: memoize.then(|| Recorder::new(script.reads_score.then_some(score))),
         });
-        let budget = Budget::for_session(self.max_operations, self.max_memory, on.entries.len());
+        let budget = Budget::for_session(
+            self.max_operations,
+            self.max_seconds,
+            self.max_memory,
+            on.entries.len(),
+        );
+        // What the run may hold is reserved from what all runs may hold together, and given
+        // back when the run ends (its values are dropped within it).
+        let _reserved = budget
+            .memory
+            .map(|(held, _)| limits::MEMORY_POOL.reserve(held));
         let mut stopped = None;
         // The run needs a stack deep enough for the nesting that can build up between two
         // looks at its scope (see `limits`); its values are dropped on it too. A thread with
@@ -205,6 +228,12 @@ impl ScriptHost {
                         stopped = Some(stop);
                         let what = match stop {
                             Stop::Operations => format!("too many operations ({at})"),
+                            Stop::Time => format!(
+                                "it took more than {} s of processor time (`limits.script_seconds` in `rubric.yaml` sets the fixed part, {} s; each entry of the session adds {} s)",
+                                crate::entry::js_number((budget.seconds * 1000.0).round() / 1000.0),
+                                crate::entry::js_number(self.max_seconds),
+                                crate::entry::js_number(SECONDS_PER_ENTRY)
+                            ),
                             Stop::Nesting => format!(
                                 "a value nests more than {MAX_NESTING} levels deep (arrays or maps inside each other)"
                             ),

@@ -502,6 +502,7 @@ impl Compiler<'_> {
             }
         }
         let judge = self.judge(&raw, &dimensions);
+        let script_seconds = self.script_seconds(&raw);
         let aggregate = match (&raw.aggregate, raw.scoring) {
             (Some(a), Scoring::Weighted) => {
                 Some((a.id.clone(), a.description.clone().unwrap_or_default()))
@@ -563,9 +564,36 @@ impl Compiler<'_> {
             scoring: raw.scoring,
             aggregate,
             judge,
-            scripts: self.scripts.take(),
+            scripts: self.scripts.take().map(|mut host| {
+                host.set_time_limit(script_seconds);
+                host
+            }),
             whole_scores: whole,
         }
+    }
+}
+
+impl Compiler<'_> {
+    /// The fixed part of the processor time a script run may take: the pack's
+    /// `limits.script_seconds`, within (0, [`crate::script::MAX_PACK_SECONDS`]].
+    fn script_seconds(&mut self, raw: &RawPack) -> f64 {
+        let default = crate::script::MAX_SECONDS;
+        let Some(seconds) = raw.limits.as_ref().and_then(|l| l.script_seconds) else {
+            return default;
+        };
+        if seconds > 0.0 && seconds <= crate::script::MAX_PACK_SECONDS {
+            return seconds;
+        }
+        self.problem(
+            Code::Limits,
+            "limits.script_seconds",
+            format!(
+                "`script_seconds` must be more than 0 and at most {}, not {}",
+                crate::entry::js_number(crate::script::MAX_PACK_SECONDS),
+                crate::entry::js_number(seconds)
+            ),
+        );
+        default
     }
 }
 
