@@ -320,17 +320,12 @@ fn run_comparison(
             );
             if let SessionFilter::Only(_) = &filter {
                 // In the order named (the filter's set has none).
-                let missing: Vec<String> =
-                    crate::sessions::missing(graded.iter().map(|g| g.id.as_str()), &args.inputs)
-                        .into_iter()
-                        .map(|id| format!("`{id}`"))
-                        .collect();
+                let missing =
+                    crate::sessions::missing(graded.iter().map(|g| g.id.as_str()), &args.inputs);
                 if !missing.is_empty() {
-                    return Err(usage(format!(
-                        "no entries for session{} {} in `{}`",
-                        if missing.len() == 1 { "" } else { "s" },
-                        missing.join(", "),
-                        source.path.display()
+                    return Err(usage(grade_engine::named::no_entries_for(
+                        &missing,
+                        &source.path,
                     )));
                 }
             }
@@ -476,23 +471,7 @@ fn run_comparison(
     }
 
     // A comparison of nothing has no mean change: every gate would pass on it in silence.
-    if report.summary.mean_baseline.is_none() || report.summary.mean_candidate.is_none() {
-        let why = if report.paired && report.pair_by.as_deref() != Some("sessionId") {
-            "no session could be paired: each arm needs a session with the same key, graded, that no other session of the arm shares"
-        } else if report.paired
-            && !report.unmatched.baseline.is_empty()
-            && !report.unmatched.candidate.is_empty()
-            && report.unmatched.nothing_to_grade.is_empty()
-        {
-            // Both sides were graded; what is missing is a session they share.
-            "the two sides have no session id in common"
-        } else if report.paired {
-            "no session is graded on both sides"
-        } else if report.summary.mean_baseline.is_none() {
-            "the baseline has no graded session"
-        } else {
-            "the candidate has no graded session"
-        };
+    if let Some(why) = report.nothing_to_compare() {
         return Err(CliError::Usage(format!("nothing to compare: {why}")));
     }
 

@@ -91,34 +91,7 @@ impl CliError {
 
 /// A source error in the binary's words: the engine's message, and the flag that helps.
 pub fn source_message(err: &SourceError) -> String {
-    match err {
-        SourceError::MalformedLine { .. } => {
-            format!("{err} (pass `--skip-bad-lines` to skip malformed lines with a warning)")
-        }
-        SourceError::NotGraded(refused) => {
-            let graders: Vec<String> = grade_engine::builtin_pack_ids()
-                .into_iter()
-                .filter(|id| *id != refused.pack)
-                .filter(|id| {
-                    grade_engine::load_pack(id, &[]).is_ok_and(|pack| {
-                        pack.sources
-                            .as_ref()
-                            .is_some_and(|formats| formats.contains(&refused.format))
-                    })
-                })
-                .map(|id| format!("`{id}`"))
-                .collect();
-            match graders.as_slice() {
-                [] => err.to_string(),
-                [one] => format!("{err} (the built-in rubric {one} grades it)"),
-                [rest @ .., last] => format!(
-                    "{err} (the built-in rubrics {} and {last} grade it)",
-                    rest.join(", ")
-                ),
-            }
-        }
-        _ => err.to_string(),
-    }
+    grade_engine::run::source_message(err, "`--skip-bad-lines`")
 }
 
 /// A grading error in the binary's words: the engine's message, and the flags that help.

@@ -66,7 +66,7 @@ fn report_nothing_graded(
     if !(cli.all && total == 0) {
         return Ok(());
     }
-    let nothing = format!("`{}` holds no sessions", source.display());
+    let nothing = grade_engine::run::no_sessions(source);
     if cli.fail_under.is_some() {
         return Err(CliError::CheckFailed(format!(
             "`--fail-under` checked no session: {nothing}"
@@ -298,9 +298,8 @@ fn finish(failed: usize, total: usize) -> Result<(), CliError> {
     if failed == 0 {
         return Ok(());
     }
-    let plural = if total == 1 { "" } else { "s" };
-    Err(CliError::CheckFailed(format!(
-        "{failed} of {total} session{plural} could not be graded"
+    Err(CliError::CheckFailed(grade_engine::run::could_not_grade(
+        failed, total,
     )))
 }
 
@@ -314,11 +313,7 @@ pub fn report_skipped(skipped: u64, source: &Path) {
 
 /// How many malformed lines of `source` were skipped, when any were.
 pub fn skipped_warning(skipped: u64, source: &Path) -> Option<String> {
-    let plural = if skipped == 1 { "" } else { "s" };
-    (skipped > 0).then(|| format!(
-        "skipped {skipped} malformed line{plural} of `{}`; the results of their sessions say how many each lost",
-        source.display()
-    ))
+    grade_engine::run::skipped_warning(skipped, source)
 }
 
 /// What a streamed run leaves to say once its output is out (and recorded).
@@ -710,10 +705,9 @@ pub(crate) fn grade_sessions(
             .iter()
             .filter(|s| s.entries.is_empty() && warned.insert(&s.id))
         {
-            warn(format!(
-                "session `{}` has no entries in `{}`; it gets the empty-session grade",
-                render::escape_controls(&s.id),
-                source.display()
+            warn(grade_engine::named::empty_session_warning(
+                &render::escape_controls(&s.id),
+                source,
             ));
         }
     }

@@ -486,19 +486,7 @@ fn plugin_format(
     registry: &Registry,
     name: &str,
 ) -> Result<std::sync::Arc<dyn SourceFormat>, CliError> {
-    if let Some(format) = registry.get(name) {
-        return Ok(format.clone());
-    }
-    let known: Vec<String> = std::iter::once(format!("`{}`", args::AUTO_FORMAT))
-        .chain(registry.formats().map(|f| match f.plugin() {
-            Some(plugin) => format!("`{}` (plugin `{plugin}`)", f.name()),
-            None => format!("`{}`", f.name()),
-        }))
-        .collect();
-    Err(CliError::Usage(format!(
-        "unknown source format `{name}` (known: {})",
-        known.join(", ")
-    )))
+    registry.format_named(name).map_err(CliError::Usage)
 }
 
 /// `.cleo/tasks.db` in this folder, the source when none is given.

@@ -17,6 +17,8 @@
 //!   [`judgment::Judgment`]), [`GradeOptions`], [`GradeResult`];
 //! - errors: [`PackError`], [`SourceError`], [`EvalError`], each with a lowercase message
 //!   that names the file, line or session at fault;
+//! - named sessions: [`named`] (the ones a source lacks, said with the closest it holds, and
+//!   the rest in the order named), as the binary and the Python module refuse a typo;
 //! - the modules [`compare`] (two packs or two arms over the same sessions), [`judgment`]
 //!   and [`prompt`] (judged dimensions), [`plugin`] (native code a pack loads) and
 //!   [`result`] (the parts of a result).
@@ -55,6 +57,7 @@ pub(crate) mod field;
 pub mod file;
 pub(crate) mod json;
 pub mod judgment;
+pub mod named;
 pub(crate) mod native;
 pub mod pack;
 pub mod pack_test;

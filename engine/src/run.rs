@@ -22,6 +22,62 @@ use crate::{
     SourceError, SourceFormat,
 };
 
+/// A source error in the words a caller shows: the engine's message, the built-in packs that
+/// grade a format the pack refuses, and, for a malformed line, how to skip such lines
+/// (`skip_bad_lines`: the caller's flag or setting, such as `` `--skip-bad-lines` ``).
+pub fn source_message(err: &SourceError, skip_bad_lines: &str) -> String {
+    match err {
+        SourceError::MalformedLine { .. } => {
+            format!("{err} (pass {skip_bad_lines} to skip malformed lines with a warning)")
+        }
+        SourceError::NotGraded(refused) => {
+            let graders: Vec<String> = crate::builtin_pack_ids()
+                .into_iter()
+                .filter(|id| *id != refused.pack)
+                .filter(|id| {
+                    crate::load_pack(id, &[]).is_ok_and(|pack| {
+                        pack.sources
+                            .as_ref()
+                            .is_some_and(|formats| formats.contains(&refused.format))
+                    })
+                })
+                .map(|id| format!("`{id}`"))
+                .collect();
+            match graders.as_slice() {
+                [] => err.to_string(),
+                [one] => format!("{err} (the built-in rubric {one} grades it)"),
+                [rest @ .., last] => format!(
+                    "{err} (the built-in rubrics {} and {last} grade it)",
+                    rest.join(", ")
+                ),
+            }
+        }
+        _ => err.to_string(),
+    }
+}
+
+/// How many malformed lines of `source` were skipped, when any were: a run's last word on
+/// them, so that a long run's warnings are not lost.
+pub fn skipped_warning(skipped: u64, source: &Path) -> Option<String> {
+    let plural = if skipped == 1 { "" } else { "s" };
+    (skipped > 0).then(|| format!(
+        "skipped {skipped} malformed line{plural} of `{}`; the results of their sessions say how many each lost",
+        source.display()
+    ))
+}
+
+/// The last word of a run in which `failed` of `total` sessions could not be graded.
+pub fn could_not_grade(failed: usize, total: usize) -> String {
+    let plural = if total == 1 { "" } else { "s" };
+    format!("{failed} of {total} session{plural} could not be graded")
+}
+
+/// What a run over a whole source that held no session says of it (an empty log, the wrong
+/// file): nobody should take the silence for a clean run.
+pub fn no_sessions(source: &Path) -> String {
+    format!("`{}` holds no sessions", source.display())
+}
+
 /// What became of one session: its result, or why it could not be graded. One session that
 /// fails (a runaway script) costs the others nothing.
 pub type Outcome = Result<GradeResult, EvalError>;

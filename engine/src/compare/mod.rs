@@ -406,6 +406,32 @@ pub enum FailOn {
 }
 
 impl Comparison {
+    /// Why there is nothing to compare, when a side has no mean: a comparison of nothing
+    /// would pass every gate in silence, so a caller refuses it with this reason.
+    pub fn nothing_to_compare(&self) -> Option<&'static str> {
+        if self.summary.mean_baseline.is_some() && self.summary.mean_candidate.is_some() {
+            return None;
+        }
+        Some(
+            if self.paired && self.pair_by.as_deref() != Some("sessionId") {
+                "no session could be paired: each arm needs a session with the same key, graded, that no other session of the arm shares"
+            } else if self.paired
+                && !self.unmatched.baseline.is_empty()
+                && !self.unmatched.candidate.is_empty()
+                && self.unmatched.nothing_to_grade.is_empty()
+            {
+                // Both sides were graded; what is missing is a session they share.
+                "the two sides have no session id in common"
+            } else if self.paired {
+                "no session is graded on both sides"
+            } else if self.summary.mean_baseline.is_none() {
+                "the baseline has no graded session"
+            } else {
+                "the candidate has no graded session"
+            },
+        )
+    }
+
     /// Why the comparison fails `rule`, or `None` when it holds.
     pub fn fails(&self, rule: FailOn) -> Option<String> {
         let s = &self.summary;

@@ -153,6 +153,24 @@ impl Registry {
         self.formats.iter().find(|f| f.name() == name)
     }
 
+    /// The format with this name, or the message naming every known one (`auto`, detection,
+    /// first; a plugin's format with its plugin).
+    pub fn format_named(&self, name: &str) -> Result<Arc<dyn SourceFormat>, String> {
+        if let Some(format) = self.get(name) {
+            return Ok(format.clone());
+        }
+        let known: Vec<String> = std::iter::once("`auto`".to_owned())
+            .chain(self.formats().map(|f| match f.plugin() {
+                Some(plugin) => format!("`{}` (plugin `{plugin}`)", f.name()),
+                None => format!("`{}`", f.name()),
+            }))
+            .collect();
+        Err(format!(
+            "unknown source format `{name}` (known: {})",
+            known.join(", ")
+        ))
+    }
+
     /// Every format, in detection order.
     pub fn formats(&self) -> impl Iterator<Item = &Arc<dyn SourceFormat>> {
         self.formats.iter()
