@@ -1,0 +1,692 @@
+//! `grade._native`: the engine's facade as Python sees it. The package's Python half
+//! (`grade/__init__.py`) turns what this returns into dicts, warnings and exceptions, and
+//! turns pandas and Arrow input into the entries read here; this half only reads, grades and
+//! says what failed, in the engine's words, with the GIL released while it works.
+
+// No unwrap, expect or panic: input must never crash the interpreter that loaded us.
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::{Arc, Mutex};
+
+use grade_engine::plugin::PluginPolicy;
+use grade_engine::source::{CleoJsonl, Input, Registry, StreamError};
+use grade_engine::{
+    named, CompiledPack, GradeOptions, GradeResult, PackFiles, PackOrigin, ReadOptions, Session,
+    SessionFilter, SourceFormat,
+};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyStopIteration};
+use pyo3::prelude::*;
+
+/// Scripts are bounded by what they allocate, counted per thread by the global allocator,
+/// as in the `grade` binary; the system allocator underneath, since the interpreter owns the
+/// process.
+#[global_allocator]
+static ALLOCATOR: grade_engine::CountingAllocator<std::alloc::System> =
+    grade_engine::CountingAllocator(std::alloc::System);
+
+create_exception!(grade, Error, PyException, "Anything `grade` refuses.");
+create_exception!(
+    grade,
+    PackError,
+    Error,
+    "A rubric pack could not be found, read or compiled."
+);
+create_exception!(
+    grade,
+    SourceError,
+    Error,
+    "A source (a file, in-memory entries) could not be read as sessions."
+);
+create_exception!(
+    grade,
+    GradeError,
+    Error,
+    "A session could not be graded (a script failed, a judgment is missing)."
+);
+
+/// How a refusal names the setting that allows plugins.
+const ALLOW_PLUGINS_HINT: &str = "`allow_plugins=True`";
+/// How a refusal of a named session names the way to grade it anyway.
+const ALLOW_EMPTY_HINT: &str = "`allow_empty=True`";
+
+fn pack_error(err: grade_engine::PackError) -> PyErr {
+    PackError::new_err(err.to_string())
+}
+
+/// How a refusal of a malformed line names the way to skip such lines.
+const SKIP_BAD_LINES_HINT: &str = "`skip_bad_lines=True`";
+
+fn source_message(err: &grade_engine::SourceError) -> String {
+    grade_engine::run::source_message(err, SKIP_BAD_LINES_HINT)
+}
+
+fn source_error(err: &grade_engine::SourceError) -> PyErr {
+    SourceError::new_err(source_message(err))
+}
+
+/// A source the caller named that is not there, in the words of `grade --source`, not the
+/// system's.
+fn exists(path: &Path) -> PyResult<()> {
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(SourceError::new_err(format!(
+            "source `{}` does not exist",
+            path.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// A compiled pack, shared by every grading thread.
+#[pyclass(frozen, module = "grade._native", name = "Pack")]
+struct NativePack {
+    pack: Arc<CompiledPack>,
+    files: PackFiles,
+}
+
+fn policy(allow_plugins: bool) -> PluginPolicy {
+    PluginPolicy {
+        allow: allow_plugins,
+        how_to_allow: Some(ALLOW_PLUGINS_HINT),
+    }
+}
+
+/// Finds and compiles a pack as `grade --rubric` does.
+#[pyfunction]
+#[pyo3(signature = (spec, rubric_path, allow_plugins))]
+fn load_pack(
+    py: Python<'_>,
+    spec: &str,
+    rubric_path: Vec<PathBuf>,
+    allow_plugins: bool,
+) -> PyResult<NativePack> {
+    py.detach(|| {
+        let files = grade_engine::locate_pack(spec, &rubric_path)?;
+        let pack = grade_engine::pack::compile_pack_with(&files, policy(allow_plugins))?;
+        Ok(NativePack {
+            pack: Arc::new(pack),
+            files,
+        })
+    })
+    .map_err(pack_error)
+}
+
+/// Compiles a pack from its files (what a Spark executor is sent): `builtin` names the
+/// built-in pack they are, `folder` the folder they were read from on the driver.
+#[pyfunction]
+#[pyo3(signature = (files, builtin, folder, allow_plugins))]
+fn pack_from_files(
+    py: Python<'_>,
+    files: std::collections::BTreeMap<String, String>,
+    builtin: Option<String>,
+    folder: Option<PathBuf>,
+    allow_plugins: bool,
+) -> PyResult<NativePack> {
+    let origin = match (builtin, folder) {
+        (Some(id), _) => PackOrigin::Builtin(id),
+        (None, Some(folder)) => PackOrigin::Folder(folder),
+        (None, None) => PackOrigin::Folder(PathBuf::from(".")),
+    };
+    let files = PackFiles { origin, files };
+    py.detach(|| {
+        let pack = grade_engine::pack::compile_pack_with(&files, policy(allow_plugins))?;
+        Ok(NativePack {
+            pack: Arc::new(pack),
+            files,
+        })
+    })
+    .map_err(pack_error)
+}
+
+/// One session as Python gets it: its id, and its result as JSON text (what `grade --format
+/// json` prints for it) or why it could not be graded.
+type Outcome = (String, Option<String>, Option<String>);
+
+/// What grading a source gives back: each session's outcome in order, the source's
+/// warnings, and how many malformed lines were skipped.
+type Graded = (Vec<Outcome>, Vec<String>, u64);
+
+/// One session's outcome, as a grading thread leaves it.
+enum Done {
+    Result(String, String),
+    Failed(String, String),
+}
+
+/// A result as JSON text; serialising our own type cannot fail but says so if it does.
+fn result_json(result: &GradeResult) -> Result<String, String> {
+    let mut line = Vec::with_capacity(1024);
+    result
+        .write_json_line(&mut line)
+        .map_err(|e| format!("cannot serialise a result: {e}"))?;
+    if line.last() == Some(&b'\n') {
+        line.pop();
+    }
+    String::from_utf8(line).map_err(|e| format!("cannot serialise a result: {e}"))
+}
+
+fn grade_one(pack: &CompiledPack, session: Session, options: &GradeOptions) -> Done {
+    let id = session.id.clone();
+    match pack.grade_owned(session, None, options) {
+        Ok(result) => match result_json(&result) {
+            Ok(json) => Done::Result(id, json),
+            Err(message) => Done::Failed(id, message),
+        },
+        Err(err) => Done::Failed(id, err.to_string()),
+    }
+}
+
+fn outcomes(done: Vec<Done>) -> Vec<Outcome> {
+    done.into_iter()
+        .map(|d| match d {
+            Done::Result(id, json) => (id, Some(json), None),
+            Done::Failed(id, message) => (id, None, Some(message)),
+        })
+        .collect()
+}
+
+impl NativePack {
+    fn registry(&self) -> PyResult<Registry> {
+        Registry::with_plugins_of(&self.pack)
+            .map_err(|e| SourceError::new_err(format!("rubric `{}`: {e}", self.pack.id)))
+    }
+
+    fn format(
+        &self,
+        registry: &Registry,
+        name: Option<&str>,
+    ) -> PyResult<Option<Arc<dyn SourceFormat>>> {
+        match name {
+            None | Some("auto") => Ok(None),
+            Some(name) => registry
+                .format_named(name)
+                .map(Some)
+                .map_err(SourceError::new_err),
+        }
+    }
+
+    fn read_options(&self, skip_bad_lines: bool) -> ReadOptions {
+        ReadOptions {
+            checked: self.pack.fields_read(),
+            skip_bad_lines,
+        }
+    }
+}
+
+#[pymethods]
+impl NativePack {
+    /// The pack's id.
+    #[getter]
+    fn id(&self) -> &str {
+        &self.pack.id
+    }
+
+    /// The pack's version.
+    #[getter]
+    fn version(&self) -> &str {
+        &self.pack.version
+    }
+
+    /// The pack's name.
+    #[getter]
+    fn name(&self) -> &str {
+        &self.pack.name
+    }
+
+    /// `sha256:` over the pack's files (and plugins): what its results carry.
+    #[getter]
+    fn digest(&self) -> &str {
+        &self.pack.digest
+    }
+
+    /// The ids of the pack's dimensions, in its order.
+    #[getter]
+    fn dimensions(&self) -> Vec<String> {
+        self.pack.dimensions.iter().map(|d| d.id.clone()).collect()
+    }
+
+    /// Whether the pack scores dimensions from a judgment.
+    #[getter]
+    fn judged(&self) -> bool {
+        self.pack.judge.is_some()
+    }
+
+    /// Where the pack came from: `("builtin", id)` or `("folder", path)`.
+    #[getter]
+    fn origin(&self) -> (&'static str, String) {
+        match &self.files.origin {
+            PackOrigin::Builtin(id) => ("builtin", id.clone()),
+            PackOrigin::Folder(path) => ("folder", path.display().to_string()),
+        }
+    }
+
+    /// The pack's files (name → text), from which `pack_from_files` compiles it again.
+    fn files(&self) -> std::collections::BTreeMap<String, String> {
+        self.files.files.clone()
+    }
+
+    /// Grades the sessions of a source: every one, in the order of its first entry, or the
+    /// ones named, in the order named.
+    #[pyo3(signature = (path, sessions, source_format, skip_bad_lines, allow_empty, explain))]
+    // The keywords of `Pack.grade_source`, one argument each.
+    #[allow(clippy::too_many_arguments)]
+    fn grade_source(
+        &self,
+        py: Python<'_>,
+        path: PathBuf,
+        sessions: Option<Vec<String>>,
+        source_format: Option<String>,
+        skip_bad_lines: bool,
+        allow_empty: bool,
+        explain: bool,
+    ) -> PyResult<Graded> {
+        exists(&path)?;
+        let registry = self.registry()?;
+        let format = self.format(&registry, source_format.as_deref())?;
+        let read = self.read_options(skip_bad_lines);
+        let options = GradeOptions {
+            explain,
+            ..GradeOptions::default()
+        };
+        let pack = &self.pack;
+        py.detach(|| match sessions {
+            None => {
+                let mut done = Vec::new();
+                let delivered = registry
+                    .map_sessions_into(
+                        &path,
+                        format.as_deref(),
+                        &SessionFilter::All,
+                        &read,
+                        None,
+                        |session| {
+                            Ok::<_, std::convert::Infallible>(grade_one(pack, session, &options))
+                        },
+                        &mut |d| done.push(d),
+                    )
+                    .map_err(|e| match e {
+                        StreamError::Source(e) => source_error(&e),
+                        StreamError::Session(never) => match never {},
+                    })?;
+                let mut warnings: Vec<String> =
+                    delivered.warnings.iter().map(ToString::to_string).collect();
+                warnings.extend(grade_engine::run::skipped_warning(
+                    delivered.skipped_lines,
+                    &path,
+                ));
+                if done.is_empty() {
+                    warnings.push(format!(
+                        "{}: nothing was graded",
+                        grade_engine::run::no_sessions(&path)
+                    ));
+                }
+                Ok((outcomes(done), warnings, delivered.skipped_lines))
+            }
+            Some(asked) => grade_named(
+                pack,
+                &registry,
+                &path,
+                format.as_deref(),
+                &read,
+                &options,
+                &asked,
+                allow_empty,
+            ),
+        })
+    }
+
+    /// Grades the entries of a CLEO audit log held in memory (one JSON object a line);
+    /// `name` is how messages name it.
+    #[pyo3(signature = (name, data, skip_bad_lines, explain))]
+    fn grade_jsonl(
+        &self,
+        py: Python<'_>,
+        name: PathBuf,
+        data: &[u8],
+        skip_bad_lines: bool,
+        explain: bool,
+    ) -> PyResult<Graded> {
+        let read_options = self.read_options(skip_bad_lines);
+        let options = GradeOptions {
+            explain,
+            ..GradeOptions::default()
+        };
+        let pack = &self.pack;
+        // The bytes are Python's, and Python may not move them while we read: copied once.
+        let data = data.to_vec();
+        py.detach(|| {
+            let input = Input::Bytes {
+                name: &name,
+                bytes: &data,
+            };
+            let registry = pack.grading(Registry::builtin().clone());
+            let read = registry
+                .read(&input, Some(&CleoJsonl), &SessionFilter::All, &read_options)
+                .map_err(|e| source_error(&e))?;
+            let mut warnings: Vec<String> = read.warnings.iter().map(ToString::to_string).collect();
+            warnings.extend(grade_engine::run::skipped_warning(
+                read.skipped_lines,
+                &name,
+            ));
+            if read.sessions.is_empty() {
+                return Err(SourceError::new_err(format!(
+                    "{}: nothing was graded",
+                    grade_engine::run::no_sessions(&name)
+                )));
+            }
+            let done = grade_all(pack, read.sessions, &options);
+            Ok((outcomes(done), warnings, read.skipped_lines))
+        })
+    }
+
+    /// The sessions of a source graded one by one, as they are read: an iterator of
+    /// `("result", json)`, `("failed", (session, message))` and `("warning", message)`.
+    #[pyo3(signature = (path, source_format, skip_bad_lines, explain))]
+    fn iter_source(
+        &self,
+        path: PathBuf,
+        source_format: Option<String>,
+        skip_bad_lines: bool,
+        explain: bool,
+    ) -> PyResult<SourceIter> {
+        exists(&path)?;
+        let registry = self.registry()?;
+        let format = self.format(&registry, source_format.as_deref())?;
+        let read = self.read_options(skip_bad_lines);
+        let options = GradeOptions {
+            explain,
+            ..GradeOptions::default()
+        };
+        let pack = Arc::clone(&self.pack);
+        // A few results ahead of the reader: memory stays bounded whatever the source's size.
+        let (tx, rx) = sync_channel::<Item>(256);
+        std::thread::Builder::new()
+            .name("grade-source".into())
+            .spawn(move || stream_source(&pack, &registry, &path, format, &read, &options, &tx))
+            .map_err(|e| GradeError::new_err(format!("cannot start grading: {e}")))?;
+        Ok(SourceIter { rx: Mutex::new(rx) })
+    }
+}
+
+/// Grades sessions already read, in parallel, in their order.
+fn grade_all(pack: &CompiledPack, sessions: Vec<Session>, options: &GradeOptions) -> Vec<Done> {
+    use rayon::prelude::*;
+    sessions
+        .into_par_iter()
+        .map(|s| grade_one(pack, s, options))
+        .collect()
+}
+
+/// The sessions named, graded in the order named; a name the source does not hold is refused
+/// as the binary refuses it, unless `allow_empty`.
+#[allow(clippy::too_many_arguments)]
+fn grade_named(
+    pack: &CompiledPack,
+    registry: &Registry,
+    path: &Path,
+    format: Option<&dyn SourceFormat>,
+    read_options: &ReadOptions,
+    options: &GradeOptions,
+    asked: &[String],
+    allow_empty: bool,
+) -> PyResult<Graded> {
+    let input = Input::File(path);
+    let filter = SessionFilter::only(asked.iter().cloned());
+    let read = registry
+        .read(&input, format, &filter, read_options)
+        .map_err(|e| source_error(&e))?;
+    let mut warnings: Vec<String> = read.warnings.iter().map(ToString::to_string).collect();
+    let lost_to_unknown = read.skipped_unattributed;
+    if !allow_empty && lost_to_unknown == 0 {
+        let missing = named::missing(named::held(&read.sessions), asked);
+        if !missing.is_empty() {
+            let known: Option<Vec<String>> = registry
+                .read(&input, format, &SessionFilter::All, read_options)
+                .ok()
+                .map(|all| all.sessions.into_iter().map(|s| s.id).collect());
+            let lines = named::not_found_lines(&missing, path, known.as_deref(), ALLOW_EMPTY_HINT);
+            return Err(SourceError::new_err(lines.join("\n")));
+        }
+    }
+    let sessions = named::in_order_asked(read.sessions, asked, lost_to_unknown);
+    let mut warned = std::collections::HashSet::new();
+    for s in sessions
+        .iter()
+        .filter(|s| s.entries.is_empty() && warned.insert(s.id.clone()))
+    {
+        warnings.push(named::empty_session_warning(&s.id, path));
+    }
+    warnings.extend(grade_engine::run::skipped_warning(read.skipped_lines, path));
+    Ok((
+        outcomes(grade_all(pack, sessions, options)),
+        warnings,
+        read.skipped_lines,
+    ))
+}
+
+/// What the grading thread of an iterator hands over.
+enum Item {
+    Done(Done),
+    Warning(String),
+    /// The source could not be read; nothing follows.
+    SourceFailed(String),
+}
+
+/// The reader went away: grading stops.
+struct Cancelled;
+
+fn stream_source(
+    pack: &CompiledPack,
+    registry: &Registry,
+    path: &Path,
+    format: Option<Arc<dyn SourceFormat>>,
+    read: &ReadOptions,
+    options: &GradeOptions,
+    tx: &SyncSender<Item>,
+) {
+    let mut gone = false;
+    let delivered = registry.map_sessions_into(
+        path,
+        format.as_deref(),
+        &SessionFilter::All,
+        read,
+        None,
+        |session| Ok::<_, Cancelled>(grade_one(pack, session, options)),
+        &mut |done| {
+            if !gone && tx.send(Item::Done(done)).is_err() {
+                gone = true;
+            }
+        },
+    );
+    let _ = match delivered {
+        Ok(delivered) => {
+            for w in &delivered.warnings {
+                let _ = tx.send(Item::Warning(w.to_string()));
+            }
+            if let Some(w) = grade_engine::run::skipped_warning(delivered.skipped_lines, path) {
+                let _ = tx.send(Item::Warning(w));
+            }
+            Ok(())
+        }
+        Err(StreamError::Source(e)) => tx.send(Item::SourceFailed(source_message(&e))),
+        Err(StreamError::Session(Cancelled)) => Ok(()),
+    };
+}
+
+/// Results of a source as the grading thread hands them over.
+#[pyclass(module = "grade._native")]
+struct SourceIter {
+    rx: Mutex<Receiver<Item>>,
+}
+
+#[pymethods]
+impl SourceIter {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(&self, py: Python<'_>) -> PyResult<(&'static str, Py<PyAny>)> {
+        let item = py.detach(|| match self.rx.lock() {
+            Ok(rx) => rx.recv().ok(),
+            Err(_) => None,
+        });
+        match item {
+            None => Err(PyStopIteration::new_err(())),
+            Some(Item::Done(Done::Result(_, json))) => {
+                Ok(("result", json.into_pyobject(py)?.into_any().unbind()))
+            }
+            Some(Item::Done(Done::Failed(id, message))) => Ok((
+                "failed",
+                (id, message).into_pyobject(py)?.into_any().unbind(),
+            )),
+            Some(Item::Warning(message)) => {
+                Ok(("warning", message.into_pyobject(py)?.into_any().unbind()))
+            }
+            Some(Item::SourceFailed(message)) => Err(SourceError::new_err(message)),
+        }
+    }
+}
+
+/// The last word of a run in which sessions could not be graded.
+#[pyfunction]
+fn could_not_grade(failed: usize, total: usize) -> String {
+    grade_engine::run::could_not_grade(failed, total)
+}
+
+/// The ids of the packs built into the engine.
+#[pyfunction]
+fn builtin_packs() -> Vec<&'static str> {
+    grade_engine::builtin_pack_ids()
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // The threads that grade keep a script run's stack in reserve, as the binary's do.
+    // Building fails only when a pool exists already; rayon's default one then serves.
+    let _ = rayon::ThreadPoolBuilder::new()
+        .stack_size(grade_engine::SCRIPT_THREAD_STACK)
+        .build_global();
+    let py = m.py();
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("Error", py.get_type::<Error>())?;
+    m.add("PackError", py.get_type::<PackError>())?;
+    m.add("SourceError", py.get_type::<SourceError>())?;
+    m.add("GradeError", py.get_type::<GradeError>())?;
+    m.add_class::<NativePack>()?;
+    m.add_class::<SourceIter>()?;
+    m.add_function(wrap_pyfunction!(load_pack, m)?)?;
+    m.add_function(wrap_pyfunction!(pack_from_files, m)?)?;
+    m.add_function(wrap_pyfunction!(builtin_packs, m)?)?;
+    m.add_function(wrap_pyfunction!(could_not_grade, m)?)?;
+    m.add_function(wrap_pyfunction!(compare_packs, m)?)?;
+    Ok(())
+}
+
+/// How a side of a comparison is labelled: the pack's id, and what it was asked for by when
+/// that differs (a path).
+fn label(pack: &CompiledPack, spec: &str) -> String {
+    if pack.id == spec {
+        spec.to_owned()
+    } else {
+        format!("{} ({spec})", pack.id)
+    }
+}
+
+/// Two packs over the sessions of one source, as `grade compare --rubric BASE --rubric
+/// CAND --source PATH --format json` compares them: the report as JSON text, the source's
+/// warnings, and the grades that could not be made.
+#[pyfunction]
+#[pyo3(signature = (base, base_spec, candidate, candidate_spec, source, sessions, source_format, skip_bad_lines, pass_at, seed))]
+#[allow(clippy::too_many_arguments)]
+fn compare_packs(
+    py: Python<'_>,
+    base: &NativePack,
+    base_spec: &str,
+    candidate: &NativePack,
+    candidate_spec: &str,
+    source: PathBuf,
+    sessions: Option<Vec<String>>,
+    source_format: Option<String>,
+    skip_bad_lines: bool,
+    pass_at: Option<f64>,
+    seed: u64,
+) -> PyResult<(String, Vec<String>, Vec<String>)> {
+    use grade_engine::compare::{self, CompareOptions, Layout, PackSource, Pairing};
+    exists(&source)?;
+    for pack in [&base.pack, &candidate.pack] {
+        if pack.judge.is_some() {
+            return Err(GradeError::new_err(format!(
+                "rubric `{}` scores dimensions from a judgment; compare its recorded results instead",
+                pack.id
+            )));
+        }
+    }
+    let format = match source_format.as_deref() {
+        None | Some("auto") => None,
+        Some(name) => Some(
+            Registry::builtin()
+                .format_named(name)
+                .map_err(SourceError::new_err)?,
+        ),
+    };
+    let filter = match &sessions {
+        Some(ids) => SessionFilter::only(ids.iter().cloned()),
+        None => SessionFilter::All,
+    };
+    let options = CompareOptions {
+        pass_at,
+        seed,
+        resamples: compare::DEFAULT_RESAMPLES,
+    };
+    let (a, b) = (&*base.pack, &*candidate.pack);
+    py.detach(|| {
+        let (la, lb) = (Layout::of_pack(a), Layout::of_pack(b));
+        let read = compare::grade_source(
+            &[(a, &la), (b, &lb)],
+            &source,
+            format.as_deref(),
+            &filter,
+            None,
+            skip_bad_lines,
+        )
+        .map_err(|e| source_error(&e))?;
+        let mut warnings: Vec<String> = read.warnings.iter().map(ToString::to_string).collect();
+        warnings.extend(grade_engine::run::skipped_warning(
+            read.skipped_lines,
+            &source,
+        ));
+        let mut graded = read.results;
+        if let Some(asked) = &sessions {
+            let missing = named::missing(graded.iter().map(|g| g.id.as_str()), asked);
+            if !missing.is_empty() {
+                return Err(SourceError::new_err(named::no_entries_for(
+                    &missing, &source,
+                )));
+            }
+        }
+        let (sa, ea) = compare::sides_of(&label(a, base_spec), &la, &mut graded, 0);
+        let (sb, eb) = compare::sides_of(&label(b, candidate_spec), &lb, &mut graded, 1);
+        let errors: Vec<String> = ea.iter().chain(&eb).map(ToString::to_string).collect();
+        let diff = compare::rubric_diff(
+            PackSource {
+                pack: a,
+                files: &base.files,
+            },
+            PackSource {
+                pack: b,
+                files: &candidate.files,
+            },
+        );
+        let mut report = compare::compare(&sa, &sb, &Pairing::BySessionId, Some(diff), &options);
+        if let Some(why) = report.nothing_to_compare() {
+            return Err(GradeError::new_err(format!("nothing to compare: {why}")));
+        }
+        let mut out = Vec::new();
+        compare::write_json(&mut out, &mut report)
+            .map_err(|e| GradeError::new_err(format!("cannot serialise the report: {e}")))?;
+        let json = String::from_utf8(out)
+            .map_err(|e| GradeError::new_err(format!("cannot serialise the report: {e}")))?;
+        Ok((json, warnings, errors))
+    })
+}
