@@ -113,6 +113,15 @@ done
 printf '{metric.big} {metric.tiny} {percent.ratio} {score} {entry.params.x|none} {entry.position} {{x}}\n{{session_id}} {{session_summary}}\n' >"$tmp/template"
 add template "$tmp/template"
 
+# Grades files for the mender: a split byte (how many of the bytes go before the target's own
+# grade lines), then each pack test's expected grades, whole and cut short.
+for f in "$root"/rubrics/*/tests/*.expected.jsonl; do
+    { printf '\000'; cat "$f"; } >"$tmp/grades"
+    add grades_mend "$tmp/grades"
+    { printf '\020'; head -c 300 "$f"; } >"$tmp/grades"
+    add grades_mend "$tmp/grades"
+done
+
 for d in "$corpus"/*; do
     echo "$(basename "$d"): $(ls "$d" | wc -l) seeds"
 done
