@@ -1242,3 +1242,103 @@ fn a_remote_source_is_refused_unless_the_server_allows_remote_sources() {
         "allowed, the server asks Langfuse"
     );
 }
+
+/// The VmHWM (peak resident memory) of a process, in KiB.
+#[cfg(target_os = "linux")]
+fn peak_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM")
+}
+
+/// A client that sent requests and never read its stdout made the server queue replies
+/// without end (266 → 841 MiB, linear in the requests). The server now stops reading
+/// requests while its replies cannot be written, and goes on once they are read.
+/// (Issue 41, defect 5.)
+#[cfg(target_os = "linux")]
+#[test]
+fn a_client_that_never_reads_its_replies_stops_the_server_reading_requests() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    const REQUESTS: usize = 20_000;
+    let client = Client::start(&repo_root(), &[]);
+    let Client {
+        mut child,
+        stdin,
+        mut stdout,
+        ..
+    } = client;
+    let mut stdin = stdin.expect("stdin is open");
+    let sent = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&sent);
+    // Each answer to `tools/list` is about 12 kB: 20,000 of them are 230 MB.
+    let writer = std::thread::spawn(move || {
+        for id in 1..=REQUESTS {
+            let line = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/list\"}}\n");
+            if stdin.write_all(line.as_bytes()).is_err() || stdin.flush().is_err() {
+                return;
+            }
+            counter.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+    // Wait until the server stops taking requests (no progress for 2 s), or takes them all.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let (mut last, mut since) = (0, Instant::now());
+    loop {
+        std::thread::sleep(Duration::from_millis(200));
+        let now = sent.load(Ordering::SeqCst);
+        assert!(
+            now < REQUESTS,
+            "the server read all {REQUESTS} requests while no reply was read"
+        );
+        if now != last {
+            (last, since) = (now, Instant::now());
+        } else if since.elapsed() > Duration::from_secs(2) {
+            break;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the server kept reading requests: {now} so far");
+        }
+    }
+    let peak = peak_kib(child.id());
+    assert!(
+        peak < 200 << 10,
+        "the server's memory peaked at {} MiB with {last} requests unanswered",
+        peak >> 10
+    );
+
+    // Read some replies: the server reads requests again.
+    let mut line = Vec::new();
+    for _ in 0..600 {
+        line.clear();
+        let n = stdout.read_until(b'\n', &mut line).expect("a reply");
+        assert!(n > 0, "the server closed stdout");
+    }
+    let resumed = Instant::now() + Duration::from_secs(60);
+    while sent.load(Ordering::SeqCst) == last {
+        assert!(Instant::now() < resumed, "the server does not read again");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    // The client goes away without reading the rest: the server ends cleanly.
+    drop(stdout);
+    let end = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if Instant::now() > end {
+            let _ = child.kill();
+            panic!("the server went on after the client left");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(0));
+    writer.join().expect("the writer ends");
+}

@@ -50,13 +50,17 @@ pub fn serve(args: &McpArgs) -> Result<(), CliError> {
         .map_err(|e| CliError::Mcp(format!("cannot start the runtime: {e}")))?;
     let closed = Arc::new(wire::Closed::default());
     let served = runtime.block_on(async {
+        // The queue is bounded by what it holds: the transport reads no request while it
+        // holds more than it may (`wire::Backlog`).
         let (out, lines) = tokio::sync::mpsc::unbounded_channel();
+        let backlog = Arc::new(wire::Backlog::default());
         let writer = tokio::spawn(wire::write_lines(
             tokio::io::stdout(),
             lines,
             Arc::clone(&closed),
+            Arc::clone(&backlog),
         ));
-        let transport = wire::Wire::new(tokio::io::stdin(), out, Arc::clone(&closed));
+        let transport = wire::Wire::new(tokio::io::stdin(), out, Arc::clone(&closed), backlog);
         let served = match server.serve(transport).await {
             Ok(running) => running
                 .waiting()

@@ -10,14 +10,15 @@
 //! What the server writes goes through one writer task; when stdout is closed it stops, and
 //! the server ends as when stdin is closed.
 
+use std::collections::HashSet;
 use std::io;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use grade_engine::entry::json_kind;
 use rmcp::model::{
-    ClientJsonRpcMessage, ClientRequest, GetMeta, JsonRpcMessage, ProtocolVersion,
-    ServerJsonRpcMessage,
+    ClientJsonRpcMessage, ClientNotification, ClientRequest, GetMeta, JsonRpcMessage,
+    ProtocolVersion, ServerJsonRpcMessage,
 };
 use rmcp::transport::Transport;
 use rmcp::RoleServer;
@@ -60,6 +61,40 @@ const NOT_OFFERED: &[&str] = &[
 const NO_BATCHES: &str =
     "batches are not supported (MCP 2025-06-18 removed them): send one message per line";
 
+/// Bytes of replies queued for the client past which no further request is read: a client
+/// that sends requests and never reads its stdout made the queue grow without end (266 →
+/// 841 MiB). Reading resumes once the writer has written the queue down below it.
+const MAX_QUEUED: usize = 4 * 1024 * 1024;
+
+/// Requests read and not yet answered past which no further request is read: each will
+/// add its reply to the queue, so the queue's bound alone would let a client that never
+/// reads have any number of replies on their way to it.
+const MAX_IN_FLIGHT: usize = 64;
+
+/// The bytes of the lines queued for the client and not yet written.
+#[derive(Default)]
+pub struct Backlog {
+    bytes: AtomicUsize,
+    /// Told whenever a line has been written.
+    written: Notify,
+}
+
+impl Backlog {
+    fn add(&self, n: usize) {
+        self.bytes.fetch_add(n, Ordering::SeqCst);
+    }
+
+    fn sub(&self, n: usize) {
+        self.bytes.fetch_sub(n, Ordering::SeqCst);
+        // A permit is kept if the reader is not waiting yet.
+        self.written.notify_one();
+    }
+
+    fn full(&self) -> bool {
+        self.bytes.load(Ordering::SeqCst) > MAX_QUEUED
+    }
+}
+
 /// Set once a write to the client failed: the connection is over.
 #[derive(Default)]
 pub struct Closed {
@@ -85,6 +120,7 @@ pub async fn write_lines<W: AsyncWrite + Unpin>(
     mut out: W,
     mut lines: mpsc::UnboundedReceiver<Vec<u8>>,
     closed: Arc<Closed>,
+    backlog: Arc<Backlog>,
 ) {
     while let Some(line) = lines.recv().await {
         let written = match out.write_all(&line).await {
@@ -95,6 +131,7 @@ pub async fn write_lines<W: AsyncWrite + Unpin>(
             closed.set();
             return;
         }
+        backlog.sub(line.len());
     }
 }
 
@@ -106,6 +143,11 @@ pub struct Wire<R> {
     discarding: bool,
     out: Option<mpsc::UnboundedSender<Vec<u8>>>,
     closed: Arc<Closed>,
+    /// What is queued for the writer: past [`MAX_QUEUED`], no request is read.
+    backlog: Arc<Backlog>,
+    /// The ids (as JSON text) of the requests handed to rmcp and not yet answered: at
+    /// [`MAX_IN_FLIGHT`], no request is read.
+    in_flight: HashSet<String>,
     /// An `initialize` request (or a request that names its protocol version, as from
     /// 2026-07-28) has gone to rmcp: the session is under way.
     started: bool,
@@ -114,13 +156,20 @@ pub struct Wire<R> {
 }
 
 impl<R: AsyncRead + Unpin> Wire<R> {
-    pub fn new(read: R, out: mpsc::UnboundedSender<Vec<u8>>, closed: Arc<Closed>) -> Self {
+    pub fn new(
+        read: R,
+        out: mpsc::UnboundedSender<Vec<u8>>,
+        closed: Arc<Closed>,
+        backlog: Arc<Backlog>,
+    ) -> Self {
         Wire {
             read: BufReader::new(read),
             line: Vec::new(),
             discarding: false,
             out: Some(out),
             closed,
+            backlog,
+            in_flight: HashSet::new(),
             started: false,
             initialized: false,
         }
@@ -138,7 +187,13 @@ impl<R: AsyncRead + Unpin> Wire<R> {
         match &self.out {
             Some(out) => {
                 line.push(b'\n');
-                out.send(line).is_ok() && !self.closed.is_set()
+                let len = line.len();
+                self.backlog.add(len);
+                if out.send(line).is_err() {
+                    self.backlog.sub(len);
+                    return false;
+                }
+                !self.closed.is_set()
             }
             None => false,
         }
@@ -434,7 +489,29 @@ impl<R: AsyncRead + Unpin> Wire<R> {
                 }
             }
         }
+        // rmcp answers one request of an id at a time (a second one's answer is dropped), so
+        // an id in use is refused here, and each request handed on gets exactly one answer.
+        if !self.in_flight.insert(id.to_string()) {
+            return Action::Reply(error(
+                id.clone(),
+                INVALID_REQUEST,
+                format!("request id `{id}` is in use by a request not answered yet"),
+            ));
+        }
         Action::Forward(Box::new(parsed))
+    }
+
+    /// Ends the wait for the answer to the request `id`, when it was one.
+    fn answered(&mut self, id: Option<Value>) {
+        if let Some(id) = id {
+            self.in_flight.remove(&id.to_string());
+        }
+    }
+
+    /// Whether no request is read for now: too much is queued for the client, or too many
+    /// requests wait for their answers.
+    fn holding_back(&self) -> bool {
+        self.backlog.full() || self.in_flight.len() >= MAX_IN_FLIGHT
     }
 }
 
@@ -498,6 +575,12 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for Wire<R> {
         &mut self,
         item: ServerJsonRpcMessage,
     ) -> impl std::future::Future<Output = Result<(), io::Error>> + Send + 'static {
+        let answers = match &item {
+            JsonRpcMessage::Response(r) => serde_json::to_value(&r.id).ok(),
+            JsonRpcMessage::Error(r) => r.id.as_ref().and_then(|id| serde_json::to_value(id).ok()),
+            _ => None,
+        };
+        self.answered(answers);
         let sent = match serde_json::to_value(&item) {
             Ok(message) => self.queue(&message),
             // Cannot happen with serde_json's values; if it did, the request still gets an answer.
@@ -534,6 +617,20 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for Wire<R> {
             if self.closed.is_set() {
                 return None;
             }
+            // Backpressure: while the client is not reading what it was sent, read nothing
+            // more from it (each request read may add a reply to the queue). Waiting is safe
+            // to cancel: nothing has been read.
+            // rmcp drops this wait when an answer is ready, sends it, and asks again.
+            while self.holding_back() {
+                tokio::select! {
+                    biased;
+                    () = self.closed.wake.notified() => return None,
+                    () = self.backlog.written.notified() => {}
+                }
+                if self.closed.is_set() {
+                    return None;
+                }
+            }
             let read = tokio::select! {
                 biased;
                 () = self.closed.wake.notified() => return None,
@@ -563,7 +660,15 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for Wire<R> {
                 }
             };
             match action {
-                Action::Forward(message) => return Some(*message),
+                Action::Forward(message) => {
+                    // A cancelled request may get no answer: it waits no longer.
+                    if let JsonRpcMessage::Notification(n) = message.as_ref() {
+                        if let ClientNotification::CancelledNotification(c) = &n.notification {
+                            self.answered(serde_json::to_value(&c.params.request_id).ok());
+                        }
+                    }
+                    return Some(*message);
+                }
                 Action::Reply(reply) => {
                     if !self.queue(&reply) {
                         return None;
