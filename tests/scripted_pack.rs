@@ -49,6 +49,7 @@ fn assert_same_grades(source: &Path) {
     let options = GradeOptions {
         now: 0,
         explain: false,
+        references: None,
     };
     let mut graded = 0;
     for session in &sessions {
@@ -84,6 +85,7 @@ fn assert_remembered_outcomes_are_fresh_ones(pack: &str, sessions: &[grade_engin
     let options = GradeOptions {
         now: 0,
         explain: true,
+        references: None,
     };
     for pass in 0..2 {
         for session in sessions {

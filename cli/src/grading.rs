@@ -584,7 +584,7 @@ fn stream(cli: &Cli, plan: &GradePlan, format: &dyn SourceFormat) -> Result<Stre
         format: Some(format),
         filter: Some(SessionFilter::All),
         read: plan.source.read,
-        grade: plan.options,
+        grade: plan.options.clone(),
     };
     let progress = bar
         .is_some()

@@ -53,6 +53,7 @@ fn options() -> GradeOptions {
     GradeOptions {
         now: 0,
         explain: false,
+        references: None,
     }
 }
 

@@ -35,6 +35,7 @@ fn main() {
     let options = GradeOptions {
         now: 0,
         explain: false,
+        references: None,
     };
     let policy = grade_engine::plugin::PluginPolicy {
         allow: std::env::var("GRADE_ALLOW_PLUGINS").is_ok_and(|v| v == "1"),

@@ -40,6 +40,7 @@ fn main() {
     let options = GradeOptions {
         now: 0,
         explain: false,
+        references: None,
     };
     let started = Instant::now();
     let mapped = grade_engine::source::map_sessions(

@@ -63,6 +63,7 @@ pub mod pack;
 pub mod pack_test;
 pub mod plugin;
 pub mod prompt;
+pub mod reference;
 pub mod result;
 pub mod run;
 pub(crate) mod script;

@@ -137,6 +137,46 @@ pub struct RuleTrace {
     /// The entries behind the points.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub entries: Vec<EntryRef>,
+    /// For each trajectory metric the rule reads, which of the agent's calls matched which
+    /// reference call, and which were missed or extra.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trajectories: Vec<TrajectoryTrace>,
+}
+
+/// What a trajectory metric paired in one session (`--explain`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TrajectoryTrace {
+    /// The metric's name in the pack.
+    pub metric: String,
+    /// Its value for the session.
+    pub value: Score,
+    /// Each agent call and the reference call it was paired with.
+    pub matched: Vec<MatchedCall>,
+    /// The reference calls no agent call was paired with.
+    pub missed: Vec<ReferenceCall>,
+    /// The agent calls paired with no reference call.
+    pub extra: Vec<EntryRef>,
+}
+
+/// An agent call paired with a reference call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MatchedCall {
+    /// The agent's call.
+    pub agent: EntryRef,
+    /// The reference call it matched.
+    pub reference: ReferenceCall,
+}
+
+/// A call of the reference trajectory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReferenceCall {
+    /// 1-based place of the call in the reference.
+    pub position: usize,
+    /// The tool's name.
+    pub name: String,
 }
 
 /// An entry a rule's points rest on.
@@ -667,6 +707,7 @@ mod tests {
                                 evidence: vec!["e\n".to_owned()],
                                 flags: Vec::new(),
                                 entries: Vec::new(),
+                                trajectories: Vec::new(),
                             }],
                         )])
                     }),

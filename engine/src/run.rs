@@ -214,9 +214,10 @@ mod tests {
         let options = GradeOptions {
             now: 0,
             explain: true,
+            references: None,
         };
         let run = SourceRun {
-            grade: options,
+            grade: options.clone(),
             ..SourceRun::default()
         };
         let streamed = grade_source(

@@ -209,6 +209,7 @@ fn fake_result(pack: &CompiledPack, id: &str, points: &[i32], empty: bool) -> Gr
                 evidence: Vec::new(),
                 flags: Vec::new(),
                 entries: Vec::new(),
+                trajectories: Vec::new(),
             });
         }
         let clamped = if empty {

@@ -127,7 +127,7 @@ proptest! {
     fn remembered_script_outcomes_are_those_of_fresh_runs(entries in proptest::collection::vec(entry_strategy("s"), 0..40)) {
         let session = Session { id: "s".into(), entries, ..Session::default() };
         let (remembering, fresh) = scripted_packs();
-        let options = GradeOptions { now: 0, explain: true };
+        let options = GradeOptions { now: 0, explain: true , references: None,};
         for _ in 0..2 {
             prop_assert_eq!(
                 remembering.grade(&session, &options).expect("grades"),
@@ -140,7 +140,7 @@ proptest! {
     fn every_score_stays_within_zero_and_its_max(entries in proptest::collection::vec(entry_strategy("s"), 0..60)) {
         let session = Session { id: "s".into(), entries, ..Session::default() };
         for pack in packs() {
-            let r = pack.grade(&session, &GradeOptions { now: 0, explain: true }).expect("grades");
+            let r = pack.grade(&session, &GradeOptions { now: 0, explain: true , references: None,}).expect("grades");
             let mut sum = 0.0;
             for (id, d) in &r.dimensions {
                 prop_assert!(d.score.0 >= 0.0 && d.score.0 <= d.max.0, "{} {id}: {} of {}", pack.id, d.score.0, d.max.0);
@@ -184,8 +184,8 @@ proptest! {
         let s1 = grade_engine::read_sessions(&dir.path().join("alone.jsonl"), &filter).expect("reads");
         let s2 = grade_engine::read_sessions(&dir.path().join("mixed.jsonl"), &filter).expect("reads");
         for pack in packs() {
-            let g1 = pack.grade(&s1[0], &GradeOptions { now: 0, explain: false }).expect("grades");
-            let g2 = pack.grade(&s2[0], &GradeOptions { now: 0, explain: false }).expect("grades");
+            let g1 = pack.grade(&s1[0], &GradeOptions { now: 0, explain: false , references: None,}).expect("grades");
+            let g2 = pack.grade(&s2[0], &GradeOptions { now: 0, explain: false , references: None,}).expect("grades");
             prop_assert_eq!(g1, g2);
         }
     }

@@ -18,6 +18,7 @@ fuzz_target!(|data: &[u8]| {
         let options = GradeOptions {
             now: 0,
             explain: true,
+            references: None,
         };
         for session in grade_fuzz::example_sessions().iter().take(2) {
             let _ = pack.grade_with(session, Some(&judgment), &options);

@@ -33,6 +33,7 @@ fuzz_target!(|data: &[u8]| {
         let options = GradeOptions {
             now: 0,
             explain: true,
+            references: None,
         };
         for session in grade_fuzz::example_sessions() {
             let _ = compiled.grade(session, &options);

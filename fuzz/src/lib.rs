@@ -43,6 +43,7 @@ pub fn grade_all(sessions: &[Session], packs: &[&'static str]) {
     let options = GradeOptions {
         now: 0,
         explain: true,
+        references: None,
     };
     for id in packs {
         let pack = builtin(id);

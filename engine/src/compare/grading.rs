@@ -216,10 +216,12 @@ dimensions:
             GradeOptions {
                 now: 0,
                 explain: true,
+                references: None,
             },
             GradeOptions {
                 now: 0,
                 explain: false,
+                references: None,
             },
         );
         let mut points = RulePoints::default();

@@ -9,6 +9,7 @@ use crate::entry::Entry;
 use crate::field::Field;
 use crate::pack::condition::Facts;
 use crate::pack::{CompiledPack, EntryKeys, Metric, Normalize, Selector};
+use crate::reference::Trajectory;
 
 /// A test that reads text met, in the entry at position `at`, a value it cannot read as
 /// text: CLEO's grader throws there (`desc.trim is not a function`), so the session gets
@@ -59,6 +60,7 @@ impl CompiledPack {
         &'p self,
         session_id: &'s str,
         entries: &'s [Entry],
+        reference: Option<&Trajectory>,
         explain: bool,
     ) -> Result<Facts<'s>, NotText<'p>> {
         let mut hits: Vec<Vec<u32>> = vec![Vec::new(); self.selectors.len()];
@@ -102,10 +104,21 @@ impl CompiledPack {
             native_failure: std::cell::RefCell::new(None),
             failed_metric: None,
             unprintable: std::cell::RefCell::new(None),
+            pairings: Vec::new(),
         };
         let mut native_witnesses = vec![Vec::new(); self.metrics.len()];
         for (i, m) in self.metrics.iter().enumerate() {
             let value = match m {
+                // Undefined without a reference: the dimensions that read it do not apply.
+                Metric::Trajectory(t) => reference.map(|r| {
+                    let pairing = t.evaluate(entries, &facts.hits, r);
+                    let value = pairing.scored.value;
+                    if explain {
+                        native_witnesses[i] = pairing.extra();
+                        facts.pairings.push((i, pairing));
+                    }
+                    value
+                }),
                 Metric::Native(native) => {
                     let value = facts.call_native(native, None, 0.0).and_then(|r| {
                         native_witnesses[i] = r.entries;
@@ -138,7 +151,7 @@ impl CompiledPack {
                 .iter()
                 .zip(native_witnesses)
                 .map(|(m, native)| match m {
-                    Metric::Native(_) => native,
+                    Metric::Native(_) | Metric::Trajectory(_) => native,
                     _ => metric_witnesses(m, entries, &facts.hits),
                 })
                 .collect();
@@ -268,8 +281,8 @@ fn metric_value<'p>(
             let distinct: HashSet<&str> = keys.iter().map(String::as_str).collect();
             Some(distinct.len() as f64)
         }
-        // Computed by `facts`, which can record a failure.
-        Metric::Native(_) => None,
+        // Computed by `facts`, which can record a failure or has the reference.
+        Metric::Native(_) | Metric::Trajectory(_) => None,
     })
 }
 
@@ -295,7 +308,7 @@ fn metric_witnesses(metric: &Metric, entries: &[Entry], hits: &[Vec<u32>]) -> Ve
                 })
                 .collect()
         }
-        Metric::Native(_) => Vec::new(),
+        Metric::Native(_) | Metric::Trajectory(_) => Vec::new(),
     }
 }
 
@@ -370,7 +383,9 @@ mod tests {
     fn each_selector_lists_the_positions_it_matches() {
         let pack = pack("      - { id: r, doc: d, points: 1 }\n");
         let session = session(&[("tasks", "find"), ("session", "list"), ("tasks", "add!")]);
-        let facts = pack.facts("s", &session.entries, false).expect("decided");
+        let facts = pack
+            .facts("s", &session.entries, None, false)
+            .expect("decided");
         let hits = |name: &str| facts.hits[pack.selector_index[name]].clone();
         assert_eq!(hits("tasks"), [0, 2]);
         assert_eq!(hits("sessions"), [1]);
@@ -400,7 +415,9 @@ mod tests {
     fn a_ratio_over_nothing_is_undefined() {
         let pack = pack("      - { id: r, doc: d, points: 1 }\n");
         let session = session(&[("tasks", "find")]);
-        let facts = pack.facts("s", &session.entries, false).expect("decided");
+        let facts = pack
+            .facts("s", &session.entries, None, false)
+            .expect("decided");
         assert_eq!(facts.metrics, [None]);
     }
 }
@@ -509,7 +526,9 @@ dimensions:
         .map(|params| ("tasks", "add", params))
         .collect();
         let session = session(&calls);
-        let facts = pack.facts("s1", &session.entries, false).expect("decided");
+        let facts = pack
+            .facts("s1", &session.entries, None, false)
+            .expect("decided");
         assert_eq!(
             facts.hits[pack.selector_index["undescribed"]],
             [0, 1, 2, 3, 4, 5]
@@ -560,7 +579,9 @@ dimensions:
         ];
         let pack = pack(PACK);
         let session = session(&calls);
-        let facts = pack.facts("s1", &session.entries, false).expect("decided");
+        let facts = pack
+            .facts("s1", &session.entries, None, false)
+            .expect("decided");
         assert_eq!(facts.metrics[pack.metric_index["repeats"]], Some(1.0));
     }
 
@@ -592,7 +613,9 @@ dimensions:
             .map(|title| ("tasks", "add", json!({ "title": title })))
             .collect();
         let session = session(&calls);
-        let facts = pack.facts("s1", &session.entries, false).expect("decided");
+        let facts = pack
+            .facts("s1", &session.entries, None, false)
+            .expect("decided");
         assert_eq!(facts.metrics[pack.metric_index["raw_repeats"]], Some(1.0));
         assert_eq!(facts.metrics[pack.metric_index["raw_titles"]], Some(3.0));
     }

@@ -21,7 +21,11 @@ use crate::entry::{Entry, Session};
 use crate::judgment::Judgment;
 use crate::pack::condition::{Ctx, Facts, Witnesses};
 use crate::pack::{CompiledPack, Scoring};
-use crate::result::{percent_of, DimensionScore, GradeResult, RubricRef, RuleTrace, Score};
+use crate::reference::References;
+use crate::result::{
+    percent_of, DimensionScore, GradeResult, MatchedCall, ReferenceCall, RubricRef, RuleTrace,
+    Score, TrajectoryTrace,
+};
 use crate::script::SessionData;
 use crate::time::{format_iso_millis, InstantMs};
 #[cfg(test)]
@@ -49,12 +53,15 @@ fn shortened(value: &serde_json::Value) -> String {
 }
 
 /// How a session is graded.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct GradeOptions {
     /// The instant recorded as the grade's `timestamp`.
     pub now: InstantMs,
     /// Record, per rule, the points and the entries behind them.
     pub explain: bool,
+    /// The reference trajectories the trajectory metrics compare with (`--reference`); a
+    /// session without one is not graded on them (their dimensions do not apply).
+    pub references: Option<Arc<References>>,
 }
 
 impl Default for GradeOptions {
@@ -62,6 +69,7 @@ impl Default for GradeOptions {
         GradeOptions {
             now: crate::time::now_ms(),
             explain: false,
+            references: None,
         }
     }
 }
@@ -286,8 +294,14 @@ impl CompiledPack {
         trace: Trace<'_>,
     ) -> Result<GradeResult, EvalError> {
         self.check_judgment(session_id, judgment)?;
+        let reference = options.references.as_ref().and_then(|r| r.get(session_id));
         let facts = self
-            .facts(session_id, entries, matches!(trace, Trace::Entries))
+            .facts(
+                session_id,
+                entries,
+                reference,
+                matches!(trace, Trace::Entries),
+            )
             .map_err(|failure| self.not_text(session_id, entries, failure))?;
         if let Some(failure) = facts.native_failure.borrow_mut().take() {
             let name = facts.failed_metric.and_then(|i| self.metric_names.get(i));
@@ -318,7 +332,7 @@ impl CompiledPack {
             judgment,
             &mut script_data,
             &make,
-            (options.now, trace),
+            (options.now, trace, reference.is_some()),
         )
     }
 
@@ -410,7 +424,7 @@ impl CompiledPack {
         judgment: Option<&Judgment>,
         script_data: &mut Option<Arc<SessionData>>,
         make_script_data: &dyn Fn() -> Arc<SessionData>,
-        (now, mut trace): (InstantMs, Trace<'_>),
+        (now, mut trace, has_reference): (InstantMs, Trace<'_>, bool),
     ) -> Result<GradeResult, EvalError> {
         let witnessed = matches!(trace, Trace::Entries);
         if let Trace::Points(points) = &mut trace {
@@ -477,6 +491,29 @@ impl CompiledPack {
                     }
                 };
                 result.dimensions.insert(dimension.id.clone(), scored);
+                continue;
+            }
+            if let (Some(first), false) = (dimension.compares_with_reference.first(), has_reference)
+            {
+                // A zero would say the agent did everything wrong; with nothing to compare
+                // with, nothing was graded.
+                let evidence = format!(
+                    "no reference trajectory for this session: metric `{first}` compares the session's tool calls with one (give it with `--reference`)"
+                );
+                result.dimensions.insert(
+                    dimension.id.clone(),
+                    DimensionScore {
+                        score: Score(0.0),
+                        max: Score(dimension.max),
+                        evidence: vec![evidence],
+                        not_applicable: true,
+                        ..DimensionScore::default()
+                    },
+                );
+                if let Some(explain) = result.explain.as_mut() {
+                    explain.insert(dimension.id.clone(), Vec::new());
+                }
+                not_applicable.push(dimension.id.as_str());
                 continue;
             }
             if let Some(applies) = &dimension.applies {
@@ -585,6 +622,7 @@ impl CompiledPack {
                             .iter()
                             .filter_map(|&i| entries.get(i as usize).map(|e| entry_ref(i, e)))
                             .collect(),
+                        trajectories: self.trajectory_traces(rule, facts),
                     });
                 }
             }
@@ -634,6 +672,48 @@ impl CompiledPack {
             None
         };
         Ok(result)
+    }
+}
+
+impl CompiledPack {
+    /// What each trajectory metric `rule` reads paired, for `--explain`.
+    fn trajectory_traces(
+        &self,
+        rule: &crate::pack::Rule,
+        facts: &Facts<'_>,
+    ) -> Vec<TrajectoryTrace> {
+        if facts.pairings.is_empty() {
+            return Vec::new();
+        }
+        let entries = facts.entries;
+        let at = |i: u32| entries.get(i as usize).map(|e| entry_ref(i, e));
+        crate::pack::trajectory::metrics_read(rule)
+            .into_iter()
+            .filter_map(|m| facts.pairings.iter().find(|(id, _)| *id == m))
+            .map(|(m, pairing)| {
+                let call = |r: usize| ReferenceCall {
+                    position: r + 1,
+                    name: pairing.reference.get(r).cloned().unwrap_or_default(),
+                };
+                TrajectoryTrace {
+                    metric: self.metric_names.get(*m).cloned().unwrap_or_default(),
+                    value: Score(pairing.scored.value),
+                    matched: pairing
+                        .scored
+                        .pairs
+                        .iter()
+                        .filter_map(|&(a, r)| {
+                            Some(MatchedCall {
+                                agent: at(*pairing.agent.get(a as usize)?)?,
+                                reference: call(r as usize),
+                            })
+                        })
+                        .collect(),
+                    missed: pairing.missed().into_iter().map(call).collect(),
+                    extra: pairing.extra().into_iter().filter_map(at).collect(),
+                }
+            })
+            .collect()
     }
 }
 

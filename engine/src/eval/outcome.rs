@@ -124,6 +124,7 @@ mod tests {
             cap,
             rules: Vec::new(),
             applies: None,
+            compares_with_reference: Vec::new(),
         }
     }
 

@@ -252,6 +252,17 @@ never has. Leave `sources` out for a pack that grades any source.";
 seconds, before what each entry of the session adds (0.001 s an entry); without it a run may \
 take 10 s. It must be more than 0 and at most 3600: a pack cannot lift the bound altogether.";
 
+    TrajectoryMetric "E037" "trajectory-metric" Error Value
+        "a trajectory metric with an unknown mode, argument matcher or key test"
+        "`trajectory_match` takes `mode: strict | unordered | subset | superset`; it and \
+`tool_precision`, `tool_recall`, `tool_f1` and `tool_sequence` take `args: exact | ignore | \
+contains` and `tools: { NAME: { args: MATCHER } }` or `tools: { NAME: { keys: [KEY, …] } }`, \
+where a key may map to `equal`, `{ regex: PATTERN }` (the agent's value is a text the pattern \
+finds) or `{ within: N }` (two numbers at most N apart). A name outside these is refused rather \
+than read as a default, so a typo never grades with another matcher. Example: \
+`tool_f1: { args: contains, tools: { Bash: { keys: { command: { regex: '^cargo ' } } } } }`. \
+See docs/trajectories.md.";
+
     NotText "E040" "not-text" Error Value
         "a session where a test of text meets a value that is not text, or a message prints one JavaScript cannot print"
         "`blank` and a metric's `normalize` steps read text, as the CLEO grader they come from \

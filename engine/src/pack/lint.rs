@@ -152,7 +152,7 @@ fn points_range(pack: &CompiledPack, points: Option<&Points>) -> (f64, f64) {
         Some(Points::Fixed(p)) => (*p, *p),
         Some(Points::Scaled { metric, times }) => {
             let bound = match pack.metrics.get(*metric) {
-                Some(Metric::Ratio { .. }) => *times,
+                Some(Metric::Ratio { .. } | Metric::Trajectory(_)) => *times,
                 _ => times * f64::INFINITY,
             };
             (f64::min(0.0, bound), f64::max(0.0, bound))

@@ -17,6 +17,7 @@ pub(crate) mod reads;
 pub(crate) mod template;
 #[cfg(test)]
 pub(crate) mod testing;
+pub(crate) mod trajectory;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -533,6 +534,8 @@ pub(crate) enum Metric {
         normalize: Vec<Normalize>,
     },
     Native(crate::native::NativeRef),
+    /// Compared with the session's reference trajectory; undefined without one.
+    Trajectory(Box<trajectory::TrajectoryMetric>),
 }
 
 #[derive(Debug, Clone)]
@@ -618,6 +621,9 @@ pub struct Dimension {
     pub rules: Vec<Rule>,
     /// When the dimension applies (`applies_when`) and what it says when it does not.
     pub(crate) applies: Option<Applies>,
+    /// The trajectory metrics its rules read: without a reference trajectory for a session,
+    /// the dimension does not apply to it.
+    pub(crate) compares_with_reference: Vec<String>,
 }
 
 /// A dimension's `applies_when` and `not_applicable`.

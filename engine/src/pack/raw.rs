@@ -507,7 +507,38 @@ pub struct RawMetric {
     /// A plugin's metric function (`plugin.function`); undefined when it gives no value.
     #[serde(default)]
     pub native: Option<String>,
+    /// 1 when the session's tool calls match its reference trajectory in a mode, else 0;
+    /// undefined without a reference (see `pack/trajectory`).
+    #[serde(default)]
+    pub trajectory_match: Option<RawTrajectory>,
+    /// Matched calls / the agent's calls, from a maximum one-to-one matching.
+    #[serde(default)]
+    pub tool_precision: Option<RawTrajectory>,
+    /// Matched calls / the reference's calls.
+    #[serde(default)]
+    pub tool_recall: Option<RawTrajectory>,
+    /// 2 × matched / (the agent's calls + the reference's calls).
+    #[serde(default)]
+    pub tool_f1: Option<RawTrajectory>,
+    /// The longest common subsequence over the longer side's length.
+    #[serde(default)]
+    pub tool_sequence: Option<RawTrajectory>,
 }
+
+impl RawMetric {
+    /// The trajectory metrics written, by their key.
+    pub fn trajectories(&self) -> [(&'static str, Option<&RawTrajectory>); 5] {
+        [
+            ("trajectory_match", self.trajectory_match.as_ref()),
+            ("tool_precision", self.tool_precision.as_ref()),
+            ("tool_recall", self.tool_recall.as_ref()),
+            ("tool_f1", self.tool_f1.as_ref()),
+            ("tool_sequence", self.tool_sequence.as_ref()),
+        ]
+    }
+}
+
+pub use super::trajectory::RawTrajectory;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -22,8 +22,13 @@ impl CompiledPack {
             read = read.with(selector_reads(selector));
         }
         for metric in &self.metrics {
-            if let Metric::Duplicates { key, .. } | Metric::Distinct { key, .. } = metric {
-                read = read.with(FieldsRead::of_field(key));
+            match metric {
+                Metric::Duplicates { key, .. } | Metric::Distinct { key, .. } => {
+                    read = read.with(FieldsRead::of_field(key));
+                }
+                // A call's arguments are its params.
+                Metric::Trajectory(_) => read = read.with(FieldsRead::PARAMS),
+                _ => {}
             }
         }
         for dimension in &self.dimensions {

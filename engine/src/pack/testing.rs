@@ -109,6 +109,7 @@ pub(crate) fn grade(pack: &CompiledPack, ops: &[(&str, &str)]) -> GradeResult {
     let options = GradeOptions {
         now: 0,
         explain: true,
+        references: None,
     };
     match pack.grade(&session(ops), &options) {
         Ok(result) => result,

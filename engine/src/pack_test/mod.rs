@@ -330,6 +330,7 @@ fn grade_fixture(
     let options = GradeOptions {
         now: 0,
         explain: true,
+        references: None,
     };
     let judgments = read_judgments(&fixture.judgments, pack)?;
     let mut outcomes = Vec::with_capacity(sessions.len());

@@ -332,6 +332,7 @@ mod tests {
         let options = crate::eval::GradeOptions {
             now: 0,
             explain: false,
+            references: None,
         };
         let graded = pack.grade(&read.sessions[0], &options).unwrap();
         assert_eq!(graded.dimensions.get("d").map(|d| d.score.0), Some(7.0));

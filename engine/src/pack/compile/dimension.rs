@@ -164,6 +164,7 @@ impl Compiler<'_> {
             id: raw.id.clone(),
             kind: DimensionKind::Points,
             applies,
+            compares_with_reference: Vec::new(),
             weight: raw.weight,
             name: raw.name.clone().unwrap_or_else(|| raw.id.clone()),
             description: raw.description.clone().unwrap_or_default(),
@@ -282,6 +283,7 @@ impl Compiler<'_> {
             cap: max,
             rules: Vec::new(),
             applies: None,
+            compares_with_reference: Vec::new(),
         }
     }
 
@@ -300,6 +302,7 @@ impl Compiler<'_> {
             cap: 1.0,
             rules: Vec::new(),
             applies: None,
+            compares_with_reference: Vec::new(),
         }
     }
 }

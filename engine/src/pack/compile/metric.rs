@@ -9,19 +9,27 @@ use crate::pack::Metric;
 
 impl Compiler<'_> {
     pub(super) fn metric(&mut self, raw: &RawMetric, path: &str) -> Option<Metric> {
+        let trajectories = raw.trajectories();
         let kinds = [
             raw.ratio.is_some(),
             raw.duplicates.is_some(),
             raw.distinct.is_some(),
             raw.native.is_some(),
         ];
-        if kinds.iter().filter(|k| **k).count() != 1 {
+        let written = kinds.iter().filter(|k| **k).count()
+            + trajectories.iter().filter(|(_, t)| t.is_some()).count();
+        if written != 1 {
             self.problem(
                 Code::MetricShape,
                 path,
-                "a metric is exactly one of `ratio`, `duplicates`, `distinct` or `native`",
+                "a metric is exactly one of `ratio`, `duplicates`, `distinct`, `native` or a trajectory metric (`trajectory_match`, `tool_precision`, `tool_recall`, `tool_f1`, `tool_sequence`)",
             );
             return None;
+        }
+        if let Some((kind, Some(trajectory))) = trajectories.iter().find(|(_, t)| t.is_some()) {
+            return self
+                .trajectory_metric(kind, trajectory, path)
+                .map(|m| Metric::Trajectory(Box::new(m)));
         }
         if let Some(reference) = &raw.native {
             return self
@@ -85,7 +93,7 @@ mod tests {
     fn a_metric_is_exactly_one_kind() {
         assert_eq!(
             errors(&with_metric("{}", "")),
-            ["metrics.m: a metric is exactly one of `ratio`, `duplicates`, `distinct` or `native`"]
+            ["metrics.m: a metric is exactly one of `ratio`, `duplicates`, `distinct`, `native` or a trajectory metric (`trajectory_match`, `tool_precision`, `tool_recall`, `tool_f1`, `tool_sequence`)"]
         );
     }
 

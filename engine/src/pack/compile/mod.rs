@@ -489,6 +489,18 @@ impl Compiler<'_> {
             dimensions.push(self.dimension(dimension, &path, raw.scoring, &mut rule_ids));
         }
 
+        let names: Vec<String> = self.metric_ids.keys().cloned().collect();
+        for dimension in &mut dimensions {
+            let mut read: Vec<usize> = dimension
+                .rules
+                .iter()
+                .flat_map(super::trajectory::metrics_read)
+                .collect();
+            read.sort_unstable();
+            read.dedup();
+            dimension.compares_with_reference =
+                super::trajectory::trajectory_names(&metrics, &names, &read);
+        }
         let whole = dimension::whole_scores(raw.scoring, &dimensions);
         if whole {
             for (path, points) in std::mem::take(&mut self.fractional_points) {

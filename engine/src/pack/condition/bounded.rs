@@ -134,13 +134,22 @@ impl MetricBound {
 
     pub(super) fn never_holds(&self, pack: &CompiledPack) -> Option<String> {
         empty_bounds(self.at_least, self.at_most).or_else(|| match pack.metrics.get(self.metric) {
-            Some(Metric::Ratio { .. }) if self.at_least.is_some_and(|a| a > 1.0) => Some(format!(
-                "ratio `{}` is at most 1, so `at_least` {} never holds",
-                pack.metric_names
-                    .get(self.metric)
-                    .map_or("", String::as_str),
-                js_number(self.at_least.unwrap_or_default())
-            )),
+            Some(m @ (Metric::Ratio { .. } | Metric::Trajectory(_)))
+                if self.at_least.is_some_and(|a| a > 1.0) =>
+            {
+                Some(format!(
+                    "{} `{}` is at most 1, so `at_least` {} never holds",
+                    if matches!(m, Metric::Ratio { .. }) {
+                        "ratio"
+                    } else {
+                        "trajectory metric"
+                    },
+                    pack.metric_names
+                        .get(self.metric)
+                        .map_or("", String::as_str),
+                    js_number(self.at_least.unwrap_or_default())
+                ))
+            }
             _ => None,
         })
     }

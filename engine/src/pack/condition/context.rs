@@ -42,6 +42,8 @@ pub(crate) struct Facts<'s> {
     /// own `toString`), with its entry's position: the session fails with it, as CLEO's
     /// grader throws where it puts such a value in a flag.
     pub(crate) unprintable: std::cell::RefCell<Option<(u32, Field)>>,
+    /// Per trajectory metric (by id), what it paired (only with `explain`).
+    pub(crate) pairings: Vec<(usize, crate::pack::trajectory::Pairing)>,
 }
 
 impl Facts<'_> {
