@@ -85,6 +85,10 @@ pub struct Cli {
     #[arg(long)]
     pub explain: bool,
 
+    /// Reference trajectories for the pack's trajectory metrics: JSONL, one `{"sessionId", "toolCalls": [{"name", "args"}]}` (or OpenAI-style `messages`) a line
+    #[arg(long, value_name = "FILE")]
+    pub reference: Option<PathBuf>,
+
     /// A judge's scores for the pack's judged dimensions (one JSON object, or an array with one per chunk); `-` reads stdin
     #[arg(long, value_name = "FILE", conflicts_with = "judge_cmd")]
     pub judgment: Option<PathBuf>,
@@ -663,6 +667,9 @@ pub struct CompareArgs {
     /// Skip malformed lines of a JSONL audit log with a warning naming each, instead of failing on the first (as grading does)
     #[arg(long)]
     pub skip_bad_lines: bool,
+    /// Reference trajectories for the packs' trajectory metrics (JSONL, as `grade --reference` reads it)
+    #[arg(long, value_name = "FILE")]
+    pub reference: Option<PathBuf>,
     /// An agent arm and its source (`-` for standard input); give two (the first is the baseline)
     #[arg(long = "arm", value_name = "NAME=SOURCE")]
     pub arms: Vec<String>,

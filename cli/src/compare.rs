@@ -279,6 +279,7 @@ fn run_comparison(
         }
     };
     let rules = fail_rules(args)?;
+    let references = crate::plan::read_references(args.reference.as_deref())?;
     let options = CompareOptions {
         pass_at: args.pass_at,
         seed: args.seed,
@@ -314,6 +315,7 @@ fn run_comparison(
                     &filter,
                     None,
                     args.skip_bad_lines,
+                    references.clone(),
                 )?,
                 &source.path,
                 skipped,
@@ -410,6 +412,7 @@ fn run_comparison(
                         &SessionFilter::All,
                         field.as_ref(),
                         args.skip_bad_lines,
+                        references.clone(),
                     )?,
                     &source.path,
                     skipped,

@@ -38,6 +38,8 @@ pub enum CliError {
     },
     #[error(transparent)]
     Judgment(#[from] grade_engine::judgment::JudgmentError),
+    #[error(transparent)]
+    Reference(#[from] grade_engine::reference::ReferenceError),
     #[error("{0}")]
     Judge(String),
     #[error("{0}")]
@@ -120,6 +122,7 @@ impl From<grade_engine::pack_test::TestError> for CliError {
         match err {
             TestError::Source(e) => CliError::Source(e),
             TestError::Judgment(e) => CliError::Judgment(e),
+            TestError::Reference(e) => CliError::Reference(e),
             other => CliError::PackTest(other),
         }
     }

@@ -126,6 +126,10 @@ struct GradeParams {
     #[serde(default)]
     #[schemars(with = "bool", extend("default" = false))]
     explain: Option<bool>,
+    /// Reference trajectories for the rubric's trajectory metrics (`tool_f1`, `trajectory_match`, …): a JSONL file, one `{"sessionId", "toolCalls": [{"name", "args"}]}` a line. Without one for the session, those metrics' dimensions do not apply.
+    #[serde(default)]
+    #[schemars(with = "String")]
+    reference: Option<PathBuf>,
     /// Append the grade to the server's grades file (which `grade_list` reads). Omit to do as the `grade` command does.
     #[serde(default)]
     #[schemars(with = "bool")]
@@ -393,6 +397,17 @@ impl Inner {
             cli.source_format = format;
         }
         cli.explain = params.explain.unwrap_or(false);
+        if let Some(reference) = params
+            .reference
+            .as_deref()
+            .filter(|r| *r == std::path::Path::new("-") || crate::input::is_pipe(r))
+        {
+            return Err(CliError::Usage(format!(
+                "reference `{}` is standard input or a named pipe, which this server cannot read without waiting on it: name a file",
+                reference.display()
+            )));
+        }
+        cli.reference = params.reference;
         cli.judge = params.judge;
         // The judgment cache lives outside the folders this server may touch (and without a
         // judge there is no cache to pass over: the flag would be refused as doing nothing).

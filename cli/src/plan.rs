@@ -69,7 +69,7 @@ impl GradePlan {
     /// Checks the grading flags, loads the pack and decides how the source is read.
     pub fn new(cli: &Cli, search_path: &[PathBuf]) -> Result<GradePlan, CliError> {
         let pack = grading_pack(cli, search_path)?;
-        let options = grade_options(cli);
+        let options = grade_options(cli)?;
         let source = source_plan(cli, &pack)?;
         let path = &source.path;
         let format = if source.judgment_only || source.several.is_some() || path.is_dir() {
@@ -181,11 +181,21 @@ pub(crate) fn grading_pack(cli: &Cli, search_path: &[PathBuf]) -> Result<Compile
     Ok(pack)
 }
 
-pub(crate) fn grade_options(cli: &Cli) -> GradeOptions {
-    GradeOptions {
+pub(crate) fn grade_options(cli: &Cli) -> Result<GradeOptions, CliError> {
+    Ok(GradeOptions {
         explain: cli.explain,
+        references: read_references(cli.reference.as_deref())?,
         ..GradeOptions::default()
-    }
+    })
+}
+
+/// The reference trajectories of `--reference`, read once for the whole run.
+pub(crate) fn read_references(
+    path: Option<&Path>,
+) -> Result<Option<Arc<grade_engine::reference::References>>, CliError> {
+    path.map(|path| grade_engine::reference::References::read(path).map(Arc::new))
+        .transpose()
+        .map_err(CliError::from)
 }
 
 /// Where the sessions come from and how they are read, as the command line says.

@@ -235,6 +235,9 @@ pub fn report(r: &GradeResult, pack: &CompiledPack, color: bool) -> String {
                 for f in &t.flags {
                     let _ = writeln!(out, "      {} {}", p.red("!"), p.dim(&escape_controls(f)));
                 }
+                for tr in &t.trajectories {
+                    trajectory_lines(&mut out, tr, &p);
+                }
             }
         }
     }
@@ -245,6 +248,44 @@ pub fn report(r: &GradeResult, pack: &CompiledPack, color: bool) -> String {
         }
     }
     out
+}
+
+/// What a trajectory metric paired, under the rule that reads it: each agent call (by its
+/// place) with the reference call (by its position and name) it matched, then the reference
+/// calls missed and the agent calls left over.
+fn trajectory_lines(out: &mut String, t: &grade_engine::result::TrajectoryTrace, p: &Paint) {
+    let call = |e: &grade_engine::result::EntryRef| {
+        let place = e.place.as_deref().map_or_else(
+            || format!("#{}", e.position),
+            |p| escape_controls(p).into_owned(),
+        );
+        format!("{place} {}", escape_controls(&e.operation))
+    };
+    let reference = |r: &grade_engine::result::ReferenceCall| {
+        format!("reference {} {}", r.position, escape_controls(&r.name))
+    };
+    let _ = writeln!(
+        out,
+        "      {} {} = {}",
+        p.dim("metric"),
+        escape_controls(&t.metric),
+        grade_engine::entry::js_number(t.value.0)
+    );
+    for m in &t.matched {
+        let _ = writeln!(
+            out,
+            "        {} {} = {}",
+            p.dim("matched"),
+            call(&m.agent),
+            reference(&m.reference)
+        );
+    }
+    for r in &t.missed {
+        let _ = writeln!(out, "        {} {}", p.dim("missed "), reference(r));
+    }
+    for e in &t.extra {
+        let _ = writeln!(out, "        {} {}", p.dim("extra  "), call(e));
+    }
 }
 
 /// `grade --list`: one line per recorded grade.

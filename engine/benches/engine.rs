@@ -4,6 +4,8 @@
 //! - `grade/*`: grading already-read sessions with cleo-v1 and with its Rhai form
 //!   (`tests/packs/cleo-v1-scripted`), per entry.
 //! - `rule/<kind>/{declarative,rhai}`: one rule of each kind alone in a pack, in both forms.
+//! - `trajectory/<metric>`: a session of 1,000 tool calls graded against a reference of
+//!   1,000 calls (five tool names, overlapping arguments), per session.
 //!
 //! `cargo bench -p grade-engine --bench engine` (add `-- rule/` to run a group).
 
@@ -231,9 +233,68 @@ fn rules(c: &mut Criterion) {
     g.finish();
 }
 
+/// A session of `n` tool calls and a reference of `n` calls drawn from five names and a few
+/// argument values, so that names repeat and arguments overlap (a worst case for matching:
+/// every call of a name is a candidate for every call of that name).
+fn trajectory_pair(n: usize) -> (Session, grade_engine::reference::References) {
+    let call = |i: usize, salt: usize| {
+        let name = ["Read", "Edit", "Bash", "Grep", "Glob"][(i * 7 + salt) % 5];
+        serde_json::json!({"name": name, "args": {"path": format!("f{}", (i * 13 + salt) % 40), "n": (i + salt) % 3}})
+    };
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let log = dir.path().join("calls.jsonl");
+    let lines: Vec<String> = (0..n)
+        .map(|i| {
+            let c = call(i, 0);
+            serde_json::json!({
+                "timestamp": format!("2026-03-01T09:{:02}:{:02}.000Z", i / 60 % 60, i % 60),
+                "sessionId": "s",
+                "domain": "tool",
+                "operation": c["name"],
+                "params": c["args"],
+                "result": {"success": true},
+            })
+            .to_string()
+        })
+        .collect();
+    std::fs::write(&log, lines.join("\n")).expect("log written");
+    let session = grade_engine::read_sessions(&log, &SessionFilter::All)
+        .expect("the log reads")
+        .remove(0);
+    let calls: Vec<serde_json::Value> = (0..n).map(|i| call(i, 1)).collect();
+    let line = serde_json::json!({"sessionId": "s", "toolCalls": calls}).to_string();
+    let references = grade_engine::reference::References::parse(&line, "bench").expect("valid");
+    (session, references)
+}
+
+fn trajectory(c: &mut Criterion) {
+    let (session, references) = trajectory_pair(1_000);
+    let options = GradeOptions {
+        references: Some(std::sync::Arc::new(references)),
+        ..options()
+    };
+    let mut g = c.benchmark_group("trajectory");
+    for (name, metric) in [
+        ("f1_contains", "tool_f1: { args: contains }"),
+        ("unordered_exact", "trajectory_match: { mode: unordered }"),
+        ("sequence_ignore", "tool_sequence: { args: ignore }"),
+    ] {
+        let yaml = format!("id: t\nversion: '1'\nname: T\nmetrics:\n  m: {{ {metric} }}\ndimensions:\n  - id: d\n    max: 10\n    rules:\n      - {{ id: r, doc: d, points: {{ metric: m, times: 10 }} }}\n");
+        let pack = compile_pack(&PackFiles {
+            origin: PackOrigin::Folder(PathBuf::from("trajectory")),
+            files: BTreeMap::from([("rubric.yaml".to_owned(), yaml)]),
+        })
+        .unwrap_or_else(|e| panic!("bench pack compiles: {e}"));
+        g.bench_function(name, |b| {
+            b.iter(|| pack.grade(black_box(&session), &options).unwrap())
+        });
+    }
+    g.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(10).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
-    targets = read, grade, rules
+    targets = read, grade, rules, trajectory
 }
 criterion_main!(benches);

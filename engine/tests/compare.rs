@@ -65,6 +65,7 @@ fn grade_cleo_sides() -> (Side, Side, Option<grade_engine::compare::RubricDiff>)
         &SessionFilter::All,
         None,
         false,
+        None,
     )
     .expect("the corpus reads")
     .results;

@@ -45,6 +45,8 @@ pub struct GradedSession {
 /// type-checked only if one of the packs (or `key`) reads it, so the comparison reads every
 /// source each pack grades. `skip_bad_lines` skips malformed lines of a JSONL audit log with
 /// a warning, as [`ReadOptions::skip_bad_lines`](source::ReadOptions::skip_bad_lines) does.
+/// `references` are the sessions' reference trajectories, for packs with trajectory metrics.
+#[allow(clippy::too_many_arguments)]
 pub fn grade_source(
     packs: &[(&CompiledPack, &Layout)],
     path: &Path,
@@ -52,8 +54,12 @@ pub fn grade_source(
     filter: &SessionFilter,
     key: Option<&Field>,
     skip_bad_lines: bool,
+    references: Option<std::sync::Arc<crate::reference::References>>,
 ) -> Result<source::Mapped<GradedSession>, SourceError> {
-    let options = GradeOptions::default();
+    let options = GradeOptions {
+        references,
+        ..GradeOptions::default()
+    };
     let grade = |session: Session| -> GradedSession {
         let key = key.and_then(|field| key_of(field, &session));
         let mut points = RulePoints::default();

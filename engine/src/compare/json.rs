@@ -86,6 +86,7 @@ mod tests {
             &crate::SessionFilter::All,
             None,
             false,
+            None,
         )
         .unwrap()
         .results;

@@ -20,6 +20,7 @@
 //!     &grade_engine::SessionFilter::All,
 //!     None,
 //!     false,
+//!     None,
 //! )?;
 //! for warning in &read.warnings {
 //!     eprintln!("warning: {warning}");

@@ -2,8 +2,8 @@
 //! binary's `grade rubric test` wraps this runner; an embedder can run it the same way.
 //!
 //! A fixture is any file under the pack's `tests/` folder (a source in a format the
-//! registry reads) except `*.expected.jsonl`, `*.judgments.json` and notes (`*.md`,
-//! `*.txt`); its expectation is `<name>.expected.jsonl` beside it: one result per session,
+//! registry reads) except `*.expected.jsonl`, `*.judgments.json`, `*.reference.jsonl` and
+//! notes (`*.md`, `*.txt`); its expectation is `<name>.expected.jsonl` beside it: one result per session,
 //! in order of first appearance. Compared per session: `totalScore`, `maxScore`,
 //! `entryCount`, `flags` in order, and each dimension's `score`, `max`, whether it applies,
 //! and `evidence` in order. A line may instead expect the session not to be graded:
@@ -27,6 +27,8 @@ use crate::{
 pub const EXPECTED_SUFFIX: &str = ".expected.jsonl";
 /// What a judgments file's name adds to its fixture's stem.
 pub const JUDGMENTS_SUFFIX: &str = ".judgments.json";
+/// What a reference trajectories file's name adds to its fixture's stem.
+pub const REFERENCE_SUFFIX: &str = ".reference.jsonl";
 
 /// One fixture of a pack.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,6 +42,9 @@ pub struct Fixture {
     /// For packs with judged dimensions: `NAME.judgments.json`, an object mapping each
     /// session id of the fixture to its judgment (one object, or an array of chunks).
     pub judgments: PathBuf,
+    /// For packs with trajectory metrics: `NAME.reference.jsonl`, the reference trajectories
+    /// of the fixture's sessions, as `grade --reference` reads them (it may not exist).
+    pub reference: PathBuf,
 }
 
 /// Why a pack's tests could not be run (a failing test is not an error: see [`TestRun`]).
@@ -60,6 +65,9 @@ pub enum TestError {
     /// A judgment of a judgments file cannot be used.
     #[error(transparent)]
     Judgment(#[from] JudgmentError),
+    /// A fixture's reference trajectories cannot be used.
+    #[error(transparent)]
+    Reference(#[from] crate::reference::ReferenceError),
     /// A judgments file is not an object of judgments.
     #[error("{}: judgments are a JSON object mapping session ids to judgments", path.display())]
     Judgments {
@@ -327,10 +335,17 @@ fn grade_fixture(
             &ReadOptions::default(),
         )?
         .sessions;
+    let references = if fixture.reference.is_file() {
+        Some(std::sync::Arc::new(crate::reference::References::read(
+            &fixture.reference,
+        )?))
+    } else {
+        None
+    };
     let options = GradeOptions {
         now: 0,
         explain: true,
-        references: None,
+        references,
     };
     let judgments = read_judgments(&fixture.judgments, pack)?;
     let mut outcomes = Vec::with_capacity(sessions.len());
@@ -479,6 +494,7 @@ pub fn discover(dir: &Path) -> Result<Vec<Fixture>, TestError> {
             };
             if name.ends_with(EXPECTED_SUFFIX)
                 || name.ends_with(JUDGMENTS_SUFFIX)
+                || name.ends_with(REFERENCE_SUFFIX)
                 || name.ends_with(".md")
                 || name.ends_with(".txt")
                 || name.starts_with('.')
@@ -488,6 +504,7 @@ pub fn discover(dir: &Path) -> Result<Vec<Fixture>, TestError> {
             let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
             let expected = path.with_file_name(format!("{stem}{EXPECTED_SUFFIX}"));
             let judgments = path.with_file_name(format!("{stem}{JUDGMENTS_SUFFIX}"));
+            let reference = path.with_file_name(format!("{stem}{REFERENCE_SUFFIX}"));
             let shown = path
                 .strip_prefix(dir.parent().unwrap_or(dir))
                 .unwrap_or(&path)
@@ -498,6 +515,7 @@ pub fn discover(dir: &Path) -> Result<Vec<Fixture>, TestError> {
                 source: path,
                 expected,
                 judgments,
+                reference,
             });
         }
     }

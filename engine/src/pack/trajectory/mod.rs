@@ -286,9 +286,10 @@ impl Compiler<'_> {
                 }
             },
             _ => {
-                let shown = match test {
-                    Y::String(s) => format!("`{s}`"),
-                    _ => "this".to_owned(),
+                let shown = match (test, one.and_then(|(k, _)| k.as_str())) {
+                    (Y::String(s), _) => format!("`{s}`"),
+                    (_, Some(key)) => format!("`{key}`"),
+                    _ => "written here".to_owned(),
                 };
                 self.problem(
                     Code::TrajectoryMetric,

@@ -172,7 +172,7 @@ fn an_unknown_mode_matcher_or_key_test_is_refused_with_its_place() {
             "metrics.m.tool_f1.mode: `mode` belongs to `trajectory_match`; `tool_f1` counts matched calls whatever their order",
             "metrics.m.tool_f1.tools.Bash.keys.command.regex: `(` is not a regular expression (error: unclosed group)",
             "metrics.m.tool_f1.tools.Bash.keys.n.within: `within` is a number, 0 or more: how far apart two numbers may be",
-            "metrics.m.tool_f1.tools.Bash.keys.p: unknown key matcher this (expected `equal`, `{ regex: … }` or `{ within: N }`)",
+            "metrics.m.tool_f1.tools.Bash.keys.p: unknown key matcher `glob` (expected `equal`, `{ regex: … }` or `{ within: N }`)",
             "metrics.m.tool_f1.tools.Read: a tool's override is `args: MATCHER` or `keys: […]`, one of them",
             "metrics.m.tool_f1.tools.Edit.keys: `keys` lists no key, so every call of the tool would match (write `args: ignore` for that)",
         ]
