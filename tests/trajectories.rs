@@ -114,9 +114,9 @@ fn validate_names_an_unknown_mode_matcher_and_key_test_with_line_and_code() {
     assert_eq!(
         found,
         [
-            ("E036".to_owned(), 6, "unknown trajectory mode `sorted` (expected `strict`, `unordered`, `subset` or `superset`)".to_owned()),
-            ("E036".to_owned(), 9, "unknown argument matcher `superset` (expected `exact`, `ignore` or `contains`) (agentevals' `superset` of arguments is `contains`)".to_owned()),
-            ("E036".to_owned(), 11, "unknown key matcher `glob` (expected `equal`, `{ regex: … }` or `{ within: N }`)".to_owned()),
+            ("E037".to_owned(), 6, "unknown trajectory mode `sorted` (expected `strict`, `unordered`, `subset` or `superset`)".to_owned()),
+            ("E037".to_owned(), 9, "unknown argument matcher `superset` (expected `exact`, `ignore` or `contains`) (agentevals' `superset` of arguments is `contains`)".to_owned()),
+            ("E037".to_owned(), 11, "unknown key matcher `glob` (expected `equal`, `{ regex: … }` or `{ within: N }`)".to_owned()),
         ]
     );
     let human = run(&[
@@ -125,10 +125,10 @@ fn validate_names_an_unknown_mode_matcher_and_key_test_with_line_and_code() {
         "tests/fixtures/packs/broken-trajectory",
     ]);
     insta::assert_snapshot!("validate_broken_trajectory", stdout(&human));
-    let explained = run(&["rubric", "explain", "E036"]);
+    let explained = run(&["rubric", "explain", "E037"]);
     assert_eq!(code(&explained), 0);
     assert!(stdout(&explained)
-        .starts_with("E036 trajectory-metric (error): a trajectory metric with an unknown mode"));
+        .starts_with("E037 trajectory-metric (error): a trajectory metric with an unknown mode"));
 }
 
 #[test]

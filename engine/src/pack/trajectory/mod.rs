@@ -3,7 +3,7 @@
 //! ([`crate::reference`]).
 //!
 //! One kind, one home: the YAML as written ([`RawTrajectory`]), its compilation with every
-//! problem under code E036, its evaluation for one session, which rules read it (so that a
+//! problem under code E037, its evaluation for one session, which rules read it (so that a
 //! dimension whose rules compare with a reference does not apply to a session without one),
 //! and the tests, here; the algorithms are in [`matching`]. `docs/trajectories.md` is the
 //! user's page.
