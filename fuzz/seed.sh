@@ -94,6 +94,9 @@ done
 for f in "$root"/tests/fixtures/agents/inspect_ai/*.eval "$root"/tests/fixtures/agents/inspect_ai/*.json; do
     add source_inspect_ai "$f"
 done
+for f in "$root"/tests/fixtures/agents/atif/*.json; do
+    add source_atif "$f"
+done
 
 # Judgments: the langfuse-v1 fixtures, whole and one dimension set at a time.
 for f in "$root"/rubrics/langfuse-v1/tests/*.judgments.json; do

@@ -114,3 +114,29 @@ fn inspect_ai_logs_read_one_session_per_sample_and_epoch_with_the_scripts_tool_c
     );
     assert_eq!(read.skipped, 0);
 }
+
+#[test]
+fn atif_trajectories_read_as_the_spec_and_as_real_producers_deviate_with_the_scripts_counts() {
+    let names = [
+        "openagents_orchestrator_ew8gut.atif.json",
+        "openagents_qa_runner_login_trace_v1.7.json",
+        "openagents_tbench_regex_log_claude_code_v1.4nonstd.json",
+    ];
+    let read = read_all("atif", "atif", &names);
+    assert_eq!(read.counts, script_counts("atif"));
+    let entries: Vec<(&str, usize)> = read.entries.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    assert_eq!(
+        entries,
+        [
+            // One agent step with text; its system steps (task selection, verification
+            // runs of the orchestrator itself) make no entry.
+            ("openagents_orchestrator_ew8gut.atif.json", 1),
+            // The prompt, and 6 agent steps each with its text and one call.
+            ("openagents_qa_runner_login_trace_v1.7.json", 13),
+            // The prompt, 3 replies and 5 calls; results are system steps of their own,
+            // 2 of them failures (`EACCES` on `mkdir /app`, `sudo` without a terminal).
+            ("openagents_tbench_regex_log_claude_code_v1.4nonstd.json", 9),
+        ]
+    );
+    assert_eq!(read.skipped, 0);
+}

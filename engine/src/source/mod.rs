@@ -8,6 +8,7 @@
 //! `common` ← `stream` ← `format` ← each format ← `registry` ← this module's functions.
 
 mod agent_run;
+mod atif;
 mod claude_code;
 mod cleo_db;
 mod cleo_jsonl;
@@ -35,6 +36,7 @@ pub(crate) use cleo_jsonl::skim_agrees_with_parse as cleo_skim_agrees_with_parse
 use std::path::Path;
 use std::sync::Arc;
 
+pub use atif::Atif;
 pub use claude_code::ClaudeCode;
 pub use cleo_db::CleoDb;
 pub use cleo_jsonl::CleoJsonl;
@@ -152,7 +154,7 @@ mod tests {
         ] {
             let f = file_with(text);
             let err = detect_format(f.path()).unwrap_err().to_string();
-            assert!(err.contains("tried a CLEO database, a CLEO audit log, a Claude Code transcript, a Langfuse trace and an inspect_ai eval log"), "{err}");
+            assert!(err.contains("tried a CLEO database, a CLEO audit log, a Claude Code transcript, a Langfuse trace, an inspect_ai eval log and an ATIF trajectory"), "{err}");
         }
     }
 

@@ -9,6 +9,7 @@ use std::sync::{Arc, OnceLock};
 use rayon::prelude::*;
 use serde_json::Value;
 
+use super::atif::Atif;
 use super::claude_code::ClaudeCode;
 use super::cleo_db::CleoDb;
 use super::cleo_jsonl::CleoJsonl;
@@ -59,6 +60,7 @@ impl Default for Registry {
                 Arc::new(ClaudeCode),
                 Arc::new(LangfuseTrace),
                 Arc::new(InspectAi),
+                Arc::new(Atif),
             ],
             graders: Vec::new(),
         }
@@ -865,7 +867,7 @@ mod tests {
         );
         // The builtin registry does not know it, and says what it tried.
         let err = Registry::builtin().detect(&input).unwrap_err().to_string();
-        assert!(err.contains("(tried a CLEO database, a CLEO audit log, a Claude Code transcript, a Langfuse trace and an inspect_ai eval log)"), "{err}");
+        assert!(err.contains("(tried a CLEO database, a CLEO audit log, a Claude Code transcript, a Langfuse trace, an inspect_ai eval log and an ATIF trajectory)"), "{err}");
         let err = registry
             .detect(&Input::Bytes {
                 name: Path::new("-"),
@@ -874,7 +876,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            err.contains("an inspect_ai eval log and a toy log)"),
+            err.contains("an ATIF trajectory and a toy log)"),
             "{err}"
         );
     }
