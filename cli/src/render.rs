@@ -373,10 +373,45 @@ fn value_text(v: &Value) -> String {
     }
 }
 
-/// Whether a character would act on a terminal instead of being shown: control characters
-/// (escape sequences start with one) and the bidirectional overrides that reorder a line.
+/// Whether a character would act on a terminal instead of being shown, or would not be
+/// seen: control characters (escape sequences start with one), Unicode's format characters
+/// (direction marks and overrides that reorder a line, zero-width spaces and joiners, the
+/// byte order mark, tag characters), the line and paragraph separators, and the fillers that
+/// print as nothing. Two session ids that differ only by one of these would look the same.
 fn acts_on_terminal(c: char) -> bool {
-    c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    c.is_control()
+        || matches!(
+            c,
+            // Format characters (general category Cf), Unicode 15.
+            '\u{ad}'
+                | '\u{600}'..='\u{605}'
+                | '\u{61c}'
+                | '\u{6dd}'
+                | '\u{70f}'
+                | '\u{890}'..='\u{891}'
+                | '\u{8e2}'
+                | '\u{180e}'
+                | '\u{200b}'..='\u{200f}'
+                | '\u{202a}'..='\u{202e}'
+                | '\u{2060}'..='\u{2064}'
+                | '\u{2066}'..='\u{206f}'
+                | '\u{feff}'
+                | '\u{fff9}'..='\u{fffb}'
+                | '\u{110bd}'
+                | '\u{110cd}'
+                | '\u{13430}'..='\u{1343f}'
+                | '\u{1bca0}'..='\u{1bca3}'
+                | '\u{1d173}'..='\u{1d17a}'
+                | '\u{e0000}'..='\u{e007f}'
+                // Line and paragraph separators.
+                | '\u{2028}'
+                | '\u{2029}'
+                // Hangul fillers, letters that print as nothing.
+                | '\u{115f}'
+                | '\u{1160}'
+                | '\u{3164}'
+                | '\u{ffa0}'
+        )
 }
 
 /// Text from the data made safe to print on a terminal: each control character is shown as
