@@ -189,6 +189,13 @@ impl SourceFormat for ClaudeCode {
         if map.get("loglines").is_some_and(Value::is_array) || is_record(map) {
             return Sniff::Certain;
         }
+        // A Codex rollout line has a `type` and a `timestamp` too, and a `payload`, which no
+        // Claude Code record has.
+        // A Gemini CLI message line has a `type`, a `timestamp` and an `id`, and none of a
+        // Claude Code record's `uuid`, `sessionId` or `message`.
+        if has("payload") || super::gemini::is_message(map) {
+            return Sniff::No;
+        }
         let typed = map.get("type").is_some_and(Value::is_string);
         if has("parentUuid")
             || has("leafUuid")

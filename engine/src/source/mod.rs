@@ -7,21 +7,26 @@
 //! The modules depend on each other in one direction only:
 //! `common` ← `stream` ← `format` ← each format ← `registry` ← this module's functions.
 
+mod agent;
 mod agent_run;
 mod atif;
 mod claude_code;
 mod cleo_db;
 mod cleo_jsonl;
+mod codex;
 mod common;
 mod format;
+mod gemini;
 mod inspect_ai;
 mod langfuse_trace;
 mod lenient;
 mod many;
+mod openhands;
 mod packed;
 mod readonly_db;
 mod registry;
 mod stream;
+mod swe_agent;
 mod tool;
 
 pub(crate) use lenient::{is_duration, DURATION_WANTED};
@@ -40,15 +45,19 @@ pub use atif::Atif;
 pub use claude_code::ClaudeCode;
 pub use cleo_db::CleoDb;
 pub use cleo_jsonl::CleoJsonl;
+pub use codex::Codex;
 pub use common::{
     Input, NotGraded, Place, ReadOptions, SessionFilter, SourceError, SourceRead, SourceWarning,
 };
 pub use format::{Evidence, Sniff, SourceFormat};
+pub use gemini::GeminiCli;
 pub use inspect_ai::InspectAi;
 pub use langfuse_trace::LangfuseTrace;
 pub use many::{is_glob, SourcesRead};
+pub use openhands::OpenHands;
 pub use registry::{DuplicateFormat, Registry};
 pub use stream::{Delivered, Mapped, Progress, Stream, StreamError};
+pub use swe_agent::SweAgent;
 pub use tool::{ToolKind, KIND_KEY};
 
 use crate::entry::Session;
@@ -154,7 +163,7 @@ mod tests {
         ] {
             let f = file_with(text);
             let err = detect_format(f.path()).unwrap_err().to_string();
-            assert!(err.contains("tried a CLEO database, a CLEO audit log, a Claude Code transcript, a Langfuse trace, an inspect_ai eval log and an ATIF trajectory"), "{err}");
+            assert!(err.contains("tried a CLEO database, a CLEO audit log, a Claude Code transcript, a Langfuse trace, an inspect_ai eval log, an ATIF trajectory, a Codex CLI rollout, a Gemini CLI chat recording, an OpenHands event stream and a SWE-agent trajectory"), "{err}");
         }
     }
 

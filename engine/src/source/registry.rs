@@ -13,14 +13,18 @@ use super::atif::Atif;
 use super::claude_code::ClaudeCode;
 use super::cleo_db::CleoDb;
 use super::cleo_jsonl::CleoJsonl;
+use super::codex::Codex;
 use super::common::{
     describe_json_error, json_kind, not_an_object, Input, NotGraded, Place, ReadOptions,
     SessionFilter, SourceError, SourceRead, SourceWarning,
 };
 use super::format::{Evidence, Sniff, SourceFormat};
+use super::gemini::GeminiCli;
 use super::inspect_ai::InspectAi;
 use super::langfuse_trace::LangfuseTrace;
+use super::openhands::OpenHands;
 use super::stream::{Delivered, Mapped, Progress, StreamError};
+use super::swe_agent::SweAgent;
 use crate::entry::Session;
 
 /// How many non-blank lines detection looks at before giving up.
@@ -61,6 +65,10 @@ impl Default for Registry {
                 Arc::new(LangfuseTrace),
                 Arc::new(InspectAi),
                 Arc::new(Atif),
+                Arc::new(Codex),
+                Arc::new(GeminiCli),
+                Arc::new(OpenHands),
+                Arc::new(SweAgent),
             ],
             graders: Vec::new(),
         }
@@ -867,7 +875,7 @@ mod tests {
         );
         // The builtin registry does not know it, and says what it tried.
         let err = Registry::builtin().detect(&input).unwrap_err().to_string();
-        assert!(err.contains("(tried a CLEO database, a CLEO audit log, a Claude Code transcript, a Langfuse trace, an inspect_ai eval log and an ATIF trajectory)"), "{err}");
+        assert!(err.contains("(tried a CLEO database, a CLEO audit log, a Claude Code transcript, a Langfuse trace, an inspect_ai eval log, an ATIF trajectory, a Codex CLI rollout, a Gemini CLI chat recording, an OpenHands event stream and a SWE-agent trajectory)"), "{err}");
         let err = registry
             .detect(&Input::Bytes {
                 name: Path::new("-"),
@@ -876,7 +884,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            err.contains("an ATIF trajectory and a toy log)"),
+            err.contains("a SWE-agent trajectory and a toy log)"),
             "{err}"
         );
     }

@@ -86,8 +86,6 @@ impl std::fmt::Display for ToolKind {
 }
 
 /// How the kind of one tool is told.
-// `ByArg` serves the OpenHands and SWE-agent readers (issue 43), which land next.
-#[allow(dead_code)]
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum KindRule {
     /// Always this kind.
@@ -164,8 +162,6 @@ impl KindTable {
 /// as no params. Anything else (a string that is not a JSON object, a list) is kept whole as
 /// `params.input`, so that the call still counts and its value can be read, with a note of
 /// why for the reader's warning: a rule reading one of the tool's arguments finds none.
-// Serves the Codex, Gemini CLI, OpenHands and SWE-agent readers (issue 43), which land next.
-#[allow(dead_code)]
 pub(crate) fn arguments(value: Option<&Value>) -> (Map<String, Value>, Option<String>) {
     let wrapped = |value: Value| {
         let mut map = Map::new();
@@ -205,7 +201,14 @@ pub(crate) fn arguments(value: Option<&Value>) -> (Map<String, Value>, Option<St
 /// Every agent's table, in the order `docs/sources.md` lists them.
 #[cfg(test)]
 pub(crate) fn tables() -> Vec<&'static KindTable> {
-    vec![&super::claude_code::KINDS, &super::inspect_ai::KINDS]
+    vec![
+        &super::claude_code::KINDS,
+        &super::inspect_ai::KINDS,
+        &super::codex::KINDS,
+        &super::gemini::KINDS,
+        &super::openhands::KINDS,
+        &super::swe_agent::KINDS,
+    ]
 }
 
 #[cfg(test)]
