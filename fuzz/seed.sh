@@ -64,6 +64,27 @@ for f in "$root"/rubrics/claude-code-v1/tests/real/langfuse_traces/*.json \
     add source_detect "$f"
 done
 
+# Other agents' real sessions (tests/fixtures/agents), each to its reader and to detection.
+# The larger ones are cut to their first lines (a JSONL) so that a seed stays small.
+for pair in codex:source_codex gemini-cli:source_gemini_cli openhands:source_openhands \
+    swe-agent:source_swe_agent; do
+    dir=${pair%%:*}
+    target=${pair#*:}
+    for f in "$root/tests/fixtures/agents/$dir"/*; do
+        case "$f" in */LICENSE*) continue ;; esac
+        if [ "$(wc -c <"$f")" -gt 200000 ] && [ "${f%.jsonl}" != "$f" ]; then
+            head -n 40 "$f" >"$tmp/head.jsonl"
+            f="$tmp/head.jsonl"
+        fi
+        add "$target" "$f"
+        add source_detect "$f"
+    done
+done
+if command -v zstd >/dev/null 2>&1; then
+    zstd -q -c "$root/tests/fixtures/agents/codex/localpush_redacted_20-34-25.jsonl" >"$tmp/rollout.jsonl.zst"
+    add source_codex "$tmp/rollout.jsonl.zst"
+fi
+
 # CLEO databases, made from the example logs with the fixture script when Python is there.
 if command -v python3 >/dev/null 2>&1; then
     for f in "$root"/rubrics/cleo-v1/tests/example.jsonl "$tmp/conformance-head.jsonl"; do

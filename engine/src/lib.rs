@@ -4,8 +4,9 @@
 //! stages inside the engine: the YAML as written (unknown keys refused), a compiled pack
 //! (references resolved, every problem collected, scripts compiled once) and evaluation
 //! (one session at a time; sessions are independent). Sessions come from a source (a CLEO
-//! audit log or `tasks.db`, a Claude Code transcript, a Langfuse trace) read through the
-//! [`source::Registry`].
+//! audit log or `tasks.db`, a Claude Code transcript, a Langfuse trace, a Codex CLI,
+//! Gemini CLI, OpenHands or SWE-agent session) read through the [`source::Registry`]; every
+//! agent's tool calls carry a normalized kind ([`source::ToolKind`]).
 //!
 //! What an embedder needs is here at the root:
 //!

@@ -104,6 +104,7 @@ impl FileRead {
         self.warn(place, format!("skipped: {why}"));
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn entry(
         &self,
         session: &str,

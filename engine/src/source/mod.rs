@@ -1,6 +1,8 @@
 //! Where audit entries come from: a CLEO audit log (JSONL) or `tasks.db`, a Claude Code
-//! transcript or project folder, or a Langfuse trace. `docs/sources.md` lists how each
-//! maps to entries.
+//! transcript or project folder, a Langfuse trace, or another coding agent's sessions
+//! (Codex CLI, Gemini CLI, OpenHands, SWE-agent), whose tool calls share one entry model
+//! (`tool.rs`) and what their readers have in common (`agent.rs`). `docs/sources.md` lists
+//! how each maps to entries.
 //!
 //! Each format is one file implementing [`SourceFormat`] and one line in the [`Registry`]
 //! (`registry.rs`); detection, `--source-format` and the choice to stream come from there.

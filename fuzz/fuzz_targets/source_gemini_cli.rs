@@ -1,0 +1,12 @@
+//! A Gemini CLI chat recording (JSONL with `$set`/`$rewindTo`, or the older single JSON object) read and graded with the tool-discipline pack.
+#![no_main]
+
+use grade_engine::{read_source, SessionFilter};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let path = grade_fuzz::scratch_file(data, "jsonl");
+    if let Ok(read) = read_source(&path, Some(&grade_engine::source::GeminiCli), &SessionFilter::All) {
+        grade_fuzz::grade_all(&read.sessions, &["claude-code-v1"]);
+    }
+});
