@@ -1527,7 +1527,7 @@ fn a_folder_source_does_not_follow_links_and_warns_about_deeper_files() {
     assert!(stderr.contains("out of the folder"), "{stderr}");
     assert!(
         stderr.contains("d: skipped: a folder deeper than 3 levels, with 1 ")
-            && stderr.contains("`*.jsonl` file in it"),
+            && stderr.contains("`*.jsonl`, `*.jsonl.zst` or `*.traj` file in it"),
         "{stderr}"
     );
 }
