@@ -107,18 +107,6 @@ static TEST_ALLOCATOR: CountingAllocator<std::alloc::System> =
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing {
-    /// What appending to a grades file holding `bytes` does before it appends: `Ok(n)` cuts
-    /// the last `n` bytes (a torn grade line; 0 for none), `Err(line)` refuses the file, whose
-    /// line `line` is not a grade.
-    pub fn grades_file_mend(bytes: &[u8]) -> Result<u64, u64> {
-        use crate::sink::mend::{check_bytes, Tail};
-        match check_bytes(bytes) {
-            Ok(Tail::Torn(n)) => Ok(n),
-            Ok(Tail::Whole | Tail::NoLineEnd) => Ok(0),
-            Err(not) => Err(not.line),
-        }
-    }
-
     pub use crate::pack::template::{Template, TemplateScope, TemplateValues};
 
     /// Whether the fast reader of CLEO audit lines took `line` (`Ok(false)`: it left it to

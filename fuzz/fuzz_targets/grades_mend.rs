@@ -4,7 +4,7 @@
 //! appended to it (after the line end a last line lacks) leaves a grades file too.
 #![no_main]
 
-use grade_engine::fuzzing::grades_file_mend;
+use grade_engine::sink::grades_file_mend;
 use libfuzzer_sys::fuzz_target;
 
 /// Whole grade lines as `grade` and CLEO's grader write them: one with a lone surrogate

@@ -18,6 +18,21 @@ pub use grades_file::GradesFile;
 pub use json::{document_element, JsonDocument, JsonLines};
 pub use mend::not_a_grade;
 
+/// What appending to a grades file holding `bytes` does before it appends: `Ok(n)` cuts the
+/// last `n` bytes (a torn grade line; 0 for none), `Err(line)` refuses the file, whose line
+/// `line` is not a grade. For the fuzz targets (`fuzz/`), not part of the API: it lives here
+/// rather than in the crate root's `fuzzing` module so that the root imports nothing of the
+/// layer it sits on (`engine/tests/module_layers.rs`).
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub fn grades_file_mend(bytes: &[u8]) -> Result<u64, u64> {
+    match mend::check_bytes(bytes) {
+        Ok(mend::Tail::Torn(n)) => Ok(n),
+        Ok(mend::Tail::Whole | mend::Tail::NoLineEnd) => Ok(0),
+        Err(not) => Err(not.line),
+    }
+}
+
 use crate::GradeResult;
 
 /// Why a sink could not take or write results.
