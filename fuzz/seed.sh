@@ -126,6 +126,11 @@ done
 printf 'Here is my verdict:\n```json\n{"task_completion": {"score": 3, "rationale": "ok"}}\n```\n' >"$tmp/fenced"
 add judgment "$tmp/fenced"
 
+# Human labels for `grade calibrate`: the committed batch's, and its first lines.
+add calibrate_labels "$root/tests/fixtures/calibrate/labels.jsonl"
+head -n 3 "$root/tests/fixtures/calibrate/labels.jsonl" >"$tmp/labels-head.jsonl"
+add calibrate_labels "$tmp/labels-head.jsonl"
+
 # Templates: an evidence template line, then a prompt template.
 i=0
 grep -ho "\(evidence\|flag\|message\): .*{.*" "$root"/rubrics/*/rubric.yaml "$root"/tests/packs/*/rubric.yaml 2>/dev/null |

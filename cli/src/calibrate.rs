@@ -319,18 +319,27 @@ pub fn run(args: &CalibrateArgs) -> Result<(), CliError> {
 }
 
 fn warning_text(w: &calibrate::Warning) -> String {
+    format!(
+        "{} ({}): {}",
+        w.message,
+        w.count,
+        warning_names(w, |n| format!("`{n}`"))
+    )
+}
+
+/// The names a warning shows, each as `quote` writes it, and how many more it counts.
+pub(crate) fn warning_names(w: &calibrate::Warning, quote: impl Fn(&str) -> String) -> String {
     let shown = w
         .names
         .iter()
-        .map(|n| format!("`{n}`"))
+        .map(|n| quote(n))
         .collect::<Vec<_>>()
         .join(", ");
-    let more = if w.count > w.names.len() {
-        format!(" and {} more", w.count - w.names.len())
+    if w.count > w.names.len() {
+        format!("{shown} and {} more", w.count - w.names.len())
     } else {
-        String::new()
-    };
-    format!("{} ({}): {shown}{more}", w.message, w.count)
+        shown
+    }
 }
 
 /// A figure on three decimals, `-0.000` written as `0.000`.

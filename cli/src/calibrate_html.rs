@@ -72,23 +72,8 @@ pub fn page(c: &Calibration, pack: &CompiledPack, failed: &[String]) -> String {
             "<div class=\"card warn\"><h3>Labels that did not pair</h3><ul>"
         );
         for w in &c.warnings {
-            let names = w
-                .names
-                .iter()
-                .map(|n| format!("<code>{}</code>", esc(n)))
-                .collect::<Vec<_>>()
-                .join(", ");
-            let more = if w.count > w.names.len() {
-                format!(" and {} more", w.count - w.names.len())
-            } else {
-                String::new()
-            };
-            let _ = writeln!(
-                out,
-                "<li>{} ({}): {names}{more}</li>",
-                esc(&w.message),
-                w.count
-            );
+            let names = crate::calibrate::warning_names(w, |n| format!("<code>{}</code>", esc(n)));
+            let _ = writeln!(out, "<li>{} ({}): {names}</li>", esc(&w.message), w.count);
         }
         let _ = writeln!(out, "</ul></div>");
     }

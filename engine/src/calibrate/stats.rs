@@ -126,7 +126,12 @@ pub fn pearson(pairs: &[(f64, f64)]) -> Result<f64, Undefined> {
     if pairs.iter().all(|p| p.1 == pairs[0].1) || syy == 0.0 {
         return Err(Undefined::ConstantHuman);
     }
-    Ok((sxy / (sxx.sqrt() * syy.sqrt())).clamp(-1.0, 1.0))
+    let r = sxy / (sxx.sqrt() * syy.sqrt());
+    // Differences so small that their squares underflow leave nothing to divide by.
+    if !r.is_finite() {
+        return Err(Undefined::ConstantJudge);
+    }
+    Ok(r.clamp(-1.0, 1.0))
 }
 
 /// Spearman's ρ of `(judge, human)` scores: Pearson's r of their ranks, ties given the
