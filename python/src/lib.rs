@@ -649,6 +649,7 @@ fn compare_packs(
             &filter,
             None,
             skip_bad_lines,
+            None,
         )
         .map_err(|e| source_error(&e))?;
         let mut warnings: Vec<String> = read.warnings.iter().map(ToString::to_string).collect();
