@@ -8,10 +8,85 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::common::{describe_json_error, Place, SourceRead, SourceWarning};
+use super::common::{
+    describe_json_error, Input, Place, ReadOptions, SessionFilter, SourceError, SourceRead,
+    SourceWarning,
+};
+use super::format::{Evidence, Sniff, SourceFormat};
 use super::tool::{KindTable, KIND_KEY};
 use crate::entry::{Entry, Metadata, Origin, Outcome, Params, Session, SourceFile};
 use crate::time::InstantMs;
+
+/// How an agent's reader names and describes its format to the registry: the parts of
+/// [`SourceFormat`] that are plain words, written once per reader.
+pub struct Described {
+    /// The format's name (`--source-format`, `metadata.source`).
+    pub name: &'static str,
+    /// What one of its files is, after "tried" in a message (`a Codex CLI rollout`).
+    pub noun: &'static str,
+    /// One line for `grade sources`.
+    pub about: &'static str,
+    /// The keys that make a JSON document one of its files, for the message that names none.
+    pub document_keys: Option<&'static str>,
+    /// The file endings it reads in a folder.
+    pub extensions: &'static [&'static str],
+}
+
+/// A coding agent's reader: its description, how its content is recognized and how a whole
+/// file is read. Every such reader is a [`SourceFormat`] through the one impl below, so the
+/// registry sees them as it sees the others. (Public only inside this private module: the
+/// facade exports the reader types, not this trait.)
+pub trait AgentFormat: Send + Sync {
+    /// Names and words.
+    const DESCRIBED: Described;
+
+    /// Whether the evidence (a first line, a document, the first bytes) is this format's.
+    fn sniff(&self, evidence: &Evidence<'_>) -> Sniff;
+
+    /// The sessions in a whole file's bytes, named `path` in messages.
+    fn read_bytes(
+        &self,
+        path: &Path,
+        bytes: &[u8],
+        filter: &SessionFilter,
+    ) -> Result<SourceRead, SourceError>;
+}
+
+impl<T: AgentFormat> SourceFormat for T {
+    fn name(&self) -> &str {
+        T::DESCRIBED.name
+    }
+
+    fn noun(&self) -> &str {
+        T::DESCRIBED.noun
+    }
+
+    fn about(&self) -> &str {
+        T::DESCRIBED.about
+    }
+
+    fn sniff(&self, evidence: &Evidence<'_>) -> Sniff {
+        AgentFormat::sniff(self, evidence)
+    }
+
+    fn document_keys(&self) -> Option<&str> {
+        T::DESCRIBED.document_keys
+    }
+
+    fn file_extensions(&self) -> &[&str] {
+        T::DESCRIBED.extensions
+    }
+
+    fn read(
+        &self,
+        input: &Input<'_>,
+        filter: &SessionFilter,
+        _: &ReadOptions,
+    ) -> Result<SourceRead, SourceError> {
+        let bytes = input.bytes()?;
+        self.read_bytes(input.name(), &bytes, filter)
+    }
+}
 
 /// When a record happened: its timestamp as written and the instant it denotes. A record
 /// without one (SWE-agent writes none) takes the one before it, or none at all.

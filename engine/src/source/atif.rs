@@ -13,12 +13,12 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use super::agent::{AgentFormat, Described};
 use super::agent_run::{content_text, Step, Unknown};
 use super::common::{
-    describe_json_error, Input, Place, ReadOptions, SessionFilter, SourceError, SourceRead,
-    SourceWarning,
+    describe_json_error, Place, SessionFilter, SourceError, SourceRead, SourceWarning,
 };
-use super::format::{Evidence, Sniff, SourceFormat};
+use super::format::{Evidence, Sniff};
 use super::tool::{arguments, KindTable};
 use crate::entry::{Entry, Session};
 
@@ -35,22 +35,14 @@ fn kinds() -> &'static KindTable {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Atif;
 
-impl SourceFormat for Atif {
-    fn name(&self) -> &str {
-        SOURCE
-    }
-
-    fn noun(&self) -> &str {
-        "an ATIF trajectory"
-    }
-
-    fn about(&self) -> &str {
-        "An ATIF agent trajectory (harbor RFC 0001)"
-    }
-
-    fn file_extensions(&self) -> &[&str] {
-        &["json"]
-    }
+impl AgentFormat for Atif {
+    const DESCRIBED: Described = Described {
+        name: SOURCE,
+        noun: "an ATIF trajectory",
+        about: "An ATIF agent trajectory (harbor RFC 0001)",
+        document_keys: Some("`schema_version` and `steps` (ATIF)"),
+        extensions: &["json"],
+    };
 
     fn sniff(&self, evidence: &Evidence<'_>) -> Sniff {
         match evidence {
@@ -59,27 +51,20 @@ impl SourceFormat for Atif {
         }
     }
 
-    fn document_keys(&self) -> Option<&str> {
-        Some("`schema_version` and `steps` (ATIF)")
-    }
-
-    fn read(
+    fn read_bytes(
         &self,
-        input: &Input<'_>,
+        path: &Path,
+        bytes: &[u8],
         filter: &SessionFilter,
-        _: &ReadOptions,
     ) -> Result<SourceRead, SourceError> {
-        let path = input.name();
-        let bytes = input.bytes()?;
-        let (doc, _) = crate::json::from_slice_lenient::<Value>(&bytes).map_err(|err| {
-            SourceError::Format {
+        let (doc, _) =
+            crate::json::from_slice_lenient::<Value>(bytes).map_err(|err| SourceError::Format {
                 path: path.to_owned(),
                 message: format!(
                     "an ATIF trajectory is one JSON document, and this is not valid JSON: {}",
-                    describe_json_error(&err, &bytes)
+                    describe_json_error(&err, bytes)
                 ),
-            }
-        })?;
+            })?;
         match doc {
             Value::Object(map) if is_trajectory(&map) => Ok(read_trajectory(path, &map, filter)),
             _ => Err(SourceError::Format {

@@ -12,11 +12,14 @@
 use std::collections::{HashMap, HashSet};
 use std::io::Read;
 
+use std::path::Path;
+
 use serde_json::{Map, Value};
 
 use super::agent::{content_text, file_stem, json_lines, read_of, session, At, Ended, FileRead};
-use super::common::{Input, Place, ReadOptions, SessionFilter, SourceError, SourceRead};
-use super::format::{Evidence, Sniff, SourceFormat};
+use super::agent::{AgentFormat, Described};
+use super::common::{Place, SessionFilter, SourceError, SourceRead};
+use super::format::{Evidence, Sniff};
 use super::tool::{arguments, KindRule, KindTable, ToolKind};
 use crate::entry::Entry;
 
@@ -93,18 +96,15 @@ const FAILURE_TEXTS: &[&str] = &[
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Codex;
 
-impl SourceFormat for Codex {
-    fn name(&self) -> &str {
-        "codex"
-    }
-
-    fn noun(&self) -> &str {
-        "a Codex CLI rollout"
-    }
-
-    fn about(&self) -> &str {
-        "A Codex CLI rollout (`rollout-*.jsonl`, `.jsonl.zst`) or a `~/.codex/sessions` folder"
-    }
+impl AgentFormat for Codex {
+    const DESCRIBED: Described = Described {
+        name: "codex",
+        noun: "a Codex CLI rollout",
+        about:
+            "A Codex CLI rollout (`rollout-*.jsonl`, `.jsonl.zst`) or a `~/.codex/sessions` folder",
+        document_keys: None,
+        extensions: &["jsonl", "jsonl.zst"],
+    };
 
     fn sniff(&self, evidence: &Evidence<'_>) -> Sniff {
         match evidence {
@@ -114,23 +114,21 @@ impl SourceFormat for Codex {
         }
     }
 
-    fn read(
+    fn read_bytes(
         &self,
-        input: &Input<'_>,
+        path: &Path,
+        bytes: &[u8],
         filter: &SessionFilter,
-        _: &ReadOptions,
     ) -> Result<SourceRead, SourceError> {
-        let bytes = input.bytes()?;
-        let text = if bytes.starts_with(&ZSTD_MAGIC) {
-            std::borrow::Cow::Owned(decompress(input.name(), &bytes, MAX_DECOMPRESSED)?)
+        if bytes.starts_with(&ZSTD_MAGIC) {
+            Ok(read_rollout(
+                path,
+                &decompress(path, bytes, MAX_DECOMPRESSED)?,
+                filter,
+            ))
         } else {
-            bytes
-        };
-        Ok(read_rollout(input.name(), &text, filter))
-    }
-
-    fn file_extensions(&self) -> &[&str] {
-        &["jsonl", "jsonl.zst"]
+            Ok(read_rollout(path, bytes, filter))
+        }
     }
 }
 

@@ -11,11 +11,14 @@
 //! nested in `gemini` messages. `docs/sources.md` has the mapping.
 
 use indexmap::IndexMap;
+use std::path::Path;
+
 use serde_json::{Map, Value};
 
 use super::agent::{content_text, file_stem, json_lines, read_of, session, At, Ended, FileRead};
-use super::common::{Input, Place, ReadOptions, SessionFilter, SourceError, SourceRead};
-use super::format::{Evidence, Sniff, SourceFormat};
+use super::agent::{AgentFormat, Described};
+use super::common::{Place, SessionFilter, SourceError, SourceRead};
+use super::format::{Evidence, Sniff};
 use super::tool::{KindRule, KindTable, ToolKind};
 
 /// `metadata.source` of every entry read from a chat recording.
@@ -51,18 +54,14 @@ pub(crate) const KINDS: KindTable = KindTable {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct GeminiCli;
 
-impl SourceFormat for GeminiCli {
-    fn name(&self) -> &str {
-        SOURCE
-    }
-
-    fn noun(&self) -> &str {
-        "a Gemini CLI chat recording"
-    }
-
-    fn about(&self) -> &str {
-        "A Gemini CLI chat recording (`session-*.jsonl`, or the older `session-*.json`)"
-    }
+impl AgentFormat for GeminiCli {
+    const DESCRIBED: Described = Described {
+        name: SOURCE,
+        noun: "a Gemini CLI chat recording",
+        about: "A Gemini CLI chat recording (`session-*.jsonl`, or the older `session-*.json`)",
+        document_keys: Some("`sessionId`, `projectHash` and `messages` (Gemini CLI)"),
+        extensions: &["jsonl", "json"],
+    };
 
     fn sniff(&self, evidence: &Evidence<'_>) -> Sniff {
         match evidence {
@@ -73,22 +72,13 @@ impl SourceFormat for GeminiCli {
         }
     }
 
-    fn document_keys(&self) -> Option<&str> {
-        Some("`sessionId`, `projectHash` and `messages` (Gemini CLI)")
-    }
-
-    fn file_extensions(&self) -> &[&str] {
-        &["jsonl", "json"]
-    }
-
-    fn read(
+    fn read_bytes(
         &self,
-        input: &Input<'_>,
+        path: &Path,
+        bytes: &[u8],
         filter: &SessionFilter,
-        _: &ReadOptions,
     ) -> Result<SourceRead, SourceError> {
-        let bytes = input.bytes()?;
-        Ok(read_recording(input.name(), &bytes, filter))
+        Ok(read_recording(path, bytes, filter))
     }
 }
 

@@ -15,12 +15,12 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use super::agent::{AgentFormat, Described};
 use super::agent_run::{content_text, Step, Unknown};
 use super::common::{
-    describe_json_error, Input, Place, ReadOptions, SessionFilter, SourceError, SourceRead,
-    SourceWarning,
+    describe_json_error, Place, SessionFilter, SourceError, SourceRead, SourceWarning,
 };
-use super::format::{Evidence, Sniff, SourceFormat};
+use super::format::{Evidence, Sniff};
 use super::tool::{arguments, KindRule, KindTable, ToolKind};
 use crate::entry::{Entry, Params, Session};
 
@@ -94,22 +94,14 @@ pub(crate) static KINDS: KindTable = KindTable {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct InspectAi;
 
-impl SourceFormat for InspectAi {
-    fn name(&self) -> &str {
-        SOURCE
-    }
-
-    fn noun(&self) -> &str {
-        "an inspect_ai eval log"
-    }
-
-    fn about(&self) -> &str {
-        "An inspect_ai eval log (`.eval` zip or `.json`)"
-    }
-
-    fn file_extensions(&self) -> &[&str] {
-        &["eval", "json"]
-    }
+impl AgentFormat for InspectAi {
+    const DESCRIBED: Described = Described {
+        name: SOURCE,
+        noun: "an inspect_ai eval log",
+        about: "An inspect_ai eval log (`.eval` zip or `.json`)",
+        document_keys: Some("`version` and `eval` (inspect_ai)"),
+        extensions: &["eval", "json"],
+    };
 
     fn sniff(&self, evidence: &Evidence<'_>) -> Sniff {
         match evidence {
@@ -120,22 +112,16 @@ impl SourceFormat for InspectAi {
         }
     }
 
-    fn document_keys(&self) -> Option<&str> {
-        Some("`version` and `eval` (inspect_ai)")
-    }
-
-    fn read(
+    fn read_bytes(
         &self,
-        input: &Input<'_>,
+        path: &Path,
+        bytes: &[u8],
         filter: &SessionFilter,
-        _: &ReadOptions,
     ) -> Result<SourceRead, SourceError> {
-        let path = input.name();
-        let bytes = input.bytes()?;
         if bytes.starts_with(b"PK\x03\x04") {
-            read_eval_zip(path, &bytes, filter, MEMBER_CAP, TOTAL_CAP)
+            read_eval_zip(path, bytes, filter, MEMBER_CAP, TOTAL_CAP)
         } else {
-            read_json_log(path, &bytes, filter)
+            read_json_log(path, bytes, filter)
         }
     }
 }

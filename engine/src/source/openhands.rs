@@ -11,11 +11,14 @@
 
 use std::collections::HashMap;
 
+use std::path::Path;
+
 use serde_json::{Map, Value};
 
 use super::agent::{file_stem, json_lines, session, At, Ended, FileRead};
-use super::common::{Input, Place, ReadOptions, SessionFilter, SourceError, SourceRead};
-use super::format::{Evidence, Sniff, SourceFormat};
+use super::agent::{AgentFormat, Described};
+use super::common::{Place, SessionFilter, SourceError, SourceRead};
+use super::format::{Evidence, Sniff};
 use super::tool::{KindRule, KindTable, ToolKind};
 use crate::entry::{Entry, Session};
 
@@ -66,18 +69,14 @@ const NOT_CALLS: &[&str] = &["message", "system", "recall", "change_agent_state"
 #[derive(Debug, Clone, Copy, Default)]
 pub struct OpenHands;
 
-impl SourceFormat for OpenHands {
-    fn name(&self) -> &str {
-        SOURCE
-    }
-
-    fn noun(&self) -> &str {
-        "an OpenHands event stream"
-    }
-
-    fn about(&self) -> &str {
-        "An OpenHands event stream (a JSON list of events) or evaluation output JSONL"
-    }
+impl AgentFormat for OpenHands {
+    const DESCRIBED: Described = Described {
+        name: SOURCE,
+        noun: "an OpenHands event stream",
+        about: "An OpenHands event stream (a JSON list of events) or evaluation output JSONL",
+        document_keys: None,
+        extensions: &["json", "jsonl"],
+    };
 
     fn sniff(&self, evidence: &Evidence<'_>) -> Sniff {
         match evidence {
@@ -90,18 +89,13 @@ impl SourceFormat for OpenHands {
         }
     }
 
-    fn file_extensions(&self) -> &[&str] {
-        &["json", "jsonl"]
-    }
-
-    fn read(
+    fn read_bytes(
         &self,
-        input: &Input<'_>,
+        path: &Path,
+        bytes: &[u8],
         filter: &SessionFilter,
-        _: &ReadOptions,
     ) -> Result<SourceRead, SourceError> {
-        let bytes = input.bytes()?;
-        Ok(read_events(input.name(), &bytes, filter))
+        Ok(read_events(path, bytes, filter))
     }
 }
 

@@ -9,11 +9,14 @@
 //! exit codes: entries keep the file's order, and a call fails when its observation is one
 //! of the tool's own error messages (see `FAILURE_TEXTS`). `docs/sources.md` has the mapping.
 
+use std::path::Path;
+
 use serde_json::{Map, Value};
 
 use super::agent::{file_stem, session, At, Ended, FileRead};
-use super::common::{Input, Place, ReadOptions, SessionFilter, SourceError, SourceRead};
-use super::format::{Evidence, Sniff, SourceFormat};
+use super::agent::{AgentFormat, Described};
+use super::common::{Place, SessionFilter, SourceError, SourceRead};
+use super::format::{Evidence, Sniff};
 use super::tool::{KindRule, KindTable, ToolKind};
 
 /// `metadata.source` of every entry read from a trajectory.
@@ -63,18 +66,14 @@ const FAILURE_TEXTS: &[&str] = &[
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SweAgent;
 
-impl SourceFormat for SweAgent {
-    fn name(&self) -> &str {
-        SOURCE
-    }
-
-    fn noun(&self) -> &str {
-        "a SWE-agent trajectory"
-    }
-
-    fn about(&self) -> &str {
-        "A SWE-agent trajectory (`*.traj`)"
-    }
+impl AgentFormat for SweAgent {
+    const DESCRIBED: Described = Described {
+        name: SOURCE,
+        noun: "a SWE-agent trajectory",
+        about: "A SWE-agent trajectory (`*.traj`)",
+        document_keys: Some("`trajectory` or `history` (SWE-agent)"),
+        extensions: &["traj"],
+    };
 
     fn sniff(&self, evidence: &Evidence<'_>) -> Sniff {
         match evidence {
@@ -83,23 +82,13 @@ impl SourceFormat for SweAgent {
         }
     }
 
-    fn document_keys(&self) -> Option<&str> {
-        Some("`trajectory` or `history` (SWE-agent)")
-    }
-
-    fn file_extensions(&self) -> &[&str] {
-        &["traj"]
-    }
-
-    fn read(
+    fn read_bytes(
         &self,
-        input: &Input<'_>,
+        name: &Path,
+        bytes: &[u8],
         filter: &SessionFilter,
-        _: &ReadOptions,
     ) -> Result<SourceRead, SourceError> {
-        let bytes = input.bytes()?;
-        let name = input.name();
-        let doc = match crate::json::from_slice_lenient::<Value>(&bytes) {
+        let doc = match crate::json::from_slice_lenient::<Value>(bytes) {
             Ok((Value::Object(doc), _)) if is_trajectory(&doc) => doc,
             Ok((other, _)) => {
                 return Err(SourceError::Format {
@@ -119,7 +108,7 @@ impl SourceFormat for SweAgent {
                     path: name.to_owned(),
                     message: format!(
                         "is not valid JSON: {}",
-                        super::common::describe_json_error(&err, &bytes)
+                        super::common::describe_json_error(&err, bytes)
                     ),
                 })
             }
