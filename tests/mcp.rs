@@ -164,6 +164,13 @@ fn is_error(result: &Value) -> bool {
     result["isError"] == json!(true)
 }
 
+/// The CLI's list (oldest first) in `grade_list`'s order.
+fn newest_first(list: &Value) -> Value {
+    let mut grades = list.as_array().expect("a list").clone();
+    grades.reverse();
+    Value::Array(grades)
+}
+
 /// A grade with the run's clock taken out, so two runs compare equal.
 fn timeless(mut grade: Value) -> Value {
     if let Some(obj) = grade.as_object_mut() {
@@ -317,7 +324,10 @@ fn grade_reads_the_working_folders_cleo_db_and_records_where_grade_list_reads() 
     // Nothing recorded yet: the same empty list as the CLI.
     let empty = client.call("grade_list", json!({}));
     assert!(!is_error(&empty), "{}", text(&empty));
-    assert_eq!(empty["structuredContent"], json!({ "grades": [] }));
+    assert_eq!(
+        empty["structuredContent"],
+        json!({ "grades": [], "total": 0, "offset": 0, "nextOffset": null })
+    );
 
     let good = client.call("grade", json!({ "sessionId": "session-demo-good" }));
     assert!(!is_error(&good), "{}", text(&good));
@@ -344,10 +354,14 @@ fn grade_reads_the_working_folders_cleo_db_and_records_where_grade_list_reads() 
         "the default source is the working folder's .cleo/tasks.db, as for the CLI"
     );
 
-    // grade_list is `grade --list --format json`, wrapped in an object.
+    // grade_list is `grade --list --format json`, the newest first, wrapped in an object.
     let listed = client.call("grade_list", json!({}));
     let cli_list = cli_json(dir.path(), &["--list", "--format", "json"]);
-    assert_eq!(listed["structuredContent"]["grades"], cli_list);
+    assert_eq!(
+        listed["structuredContent"]["grades"],
+        newest_first(&cli_list)
+    );
+    assert_eq!(listed["structuredContent"]["total"], 2);
     assert_eq!(cli_list.as_array().map(Vec::len), Some(2));
     assert_eq!(
         cli_list[0]["timestamp"],
@@ -392,6 +406,134 @@ fn grade_reads_the_working_folders_cleo_db_and_records_where_grade_list_reads() 
     assert_eq!(code, 0, "{stderr}");
 }
 
+/// A grades file of `count` grades, each the example's graded session under its own id
+/// (`s0`, `s1`…, oldest first), with `padding` bytes of evidence in the grade of `padded`.
+fn many_grades(dir: &Path, count: usize, padded: Option<(usize, usize)>) -> std::path::PathBuf {
+    let graded = cli_json(
+        &repo_root(),
+        &[
+            "--rubric",
+            "cleo-v1",
+            "--format",
+            "json",
+            "--no-record",
+            "--source",
+            EXAMPLE,
+            "session-demo-good",
+        ],
+    );
+    let mut text = String::new();
+    for i in 0..count {
+        let mut grade = graded.clone();
+        grade["sessionId"] = json!(format!("s{i}"));
+        if let Some((_, padding)) = padded.filter(|(at, _)| *at == i) {
+            grade["dimensions"]["sessionDiscipline"]["evidence"] = json!(["x".repeat(padding)]);
+        }
+        text.push_str(&serde_json::to_string(&grade).expect("json"));
+        text.push('\n');
+    }
+    let path = dir.join("grades.jsonl");
+    std::fs::write(&path, text).expect("write grades");
+    path
+}
+
+fn session_ids(reply: &Value) -> Vec<String> {
+    reply["structuredContent"]["grades"]
+        .as_array()
+        .expect("grades")
+        .iter()
+        .map(|g| g["sessionId"].as_str().expect("sessionId").to_owned())
+        .collect()
+}
+
+#[test]
+fn grade_list_pages_a_large_grades_file_newest_first() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let grades = many_grades(dir.path(), 250, None);
+    let grades_arg = grades.to_str().expect("utf-8 path");
+    let mut client = Client::start(dir.path(), &["--grades", grades_arg]);
+
+    // Unasked, a page of 100, the newest first, and where the next one starts.
+    let first = client.call("grade_list", json!({}));
+    assert!(!is_error(&first), "{}", text(&first));
+    let ids = session_ids(&first);
+    assert_eq!(ids.len(), 100);
+    assert_eq!((ids[0].as_str(), ids[99].as_str()), ("s249", "s150"));
+    assert_eq!(first["structuredContent"]["total"], 250);
+    assert_eq!(first["structuredContent"]["offset"], 0);
+    assert_eq!(first["structuredContent"]["nextOffset"], 100);
+    assert!(
+        text(&first).contains("100 of 250 grades") && text(&first).contains("offset 100"),
+        "{}",
+        text(&first)
+    );
+
+    // Reading on from nextOffset reaches the oldest, and the last page says it is the last.
+    let last = client.call("grade_list", json!({ "offset": 200, "limit": 100 }));
+    let ids = session_ids(&last);
+    assert_eq!(ids.len(), 50);
+    assert_eq!(ids.last().map(String::as_str), Some("s0"));
+    assert_eq!(last["structuredContent"]["nextOffset"], Value::Null);
+
+    // Past the end: an empty page, not an error.
+    let past = client.call("grade_list", json!({ "offset": 1000 }));
+    assert_eq!(session_ids(&past), Vec::<String>::new());
+    assert_eq!(past["structuredContent"]["offset"], 250);
+
+    // The filters apply before the paging.
+    let one = client.call("grade_list", json!({ "sessionId": "s7", "limit": 5 }));
+    assert_eq!(session_ids(&one), ["s7"]);
+    assert_eq!(one["structuredContent"]["total"], 1);
+
+    for limit in [0, 1001] {
+        let refused = client.call("grade_list", json!({ "limit": limit }));
+        assert!(is_error(&refused));
+        assert!(text(&refused).contains("`limit`"), "{}", text(&refused));
+    }
+    let (code, stderr) = client.close();
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
+fn grade_list_reply_stops_at_its_size_cap() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // s2 (third newest of 4) carries 3 MiB of evidence, s1 another 3 MiB: together over the
+    // 4 MiB a reply carries.
+    let grades = many_grades(dir.path(), 4, Some((2, 3 << 20)));
+    let text_of_file = std::fs::read_to_string(&grades).expect("read");
+    let mut lines: Vec<String> = text_of_file.lines().map(str::to_owned).collect();
+    let mut s1: Value = serde_json::from_str(&lines[1]).expect("json");
+    s1["dimensions"]["sessionDiscipline"]["evidence"] = json!(["y".repeat(3 << 20)]);
+    lines[1] = serde_json::to_string(&s1).expect("json");
+    std::fs::write(&grades, lines.join("\n") + "\n").expect("write");
+    let grades_arg = grades.to_str().expect("utf-8 path");
+    let mut client = Client::start(dir.path(), &["--grades", grades_arg]);
+
+    let page = client.call("grade_list", json!({}));
+    assert!(!is_error(&page), "{}", text(&page));
+    assert_eq!(session_ids(&page), ["s3", "s2"]);
+    assert_eq!(page["structuredContent"]["nextOffset"], 2);
+    let next = client.call("grade_list", json!({ "offset": 2 }));
+    assert_eq!(session_ids(&next), ["s1", "s0"]);
+
+    // A single grade over the cap is named, not sent.
+    let mut huge = s1.clone();
+    huge["sessionId"] = json!("huge");
+    huge["dimensions"]["sessionDiscipline"]["evidence"] = json!(["z".repeat(5 << 20)]);
+    let mut text_of_file = std::fs::read_to_string(&grades).expect("read");
+    text_of_file.push_str(&serde_json::to_string(&huge).expect("json"));
+    text_of_file.push('\n');
+    std::fs::write(&grades, text_of_file).expect("write");
+    let refused = client.call("grade_list", json!({}));
+    assert!(is_error(&refused));
+    assert!(
+        text(&refused).contains("line 5") && text(&refused).contains("grade --list"),
+        "{}",
+        text(&refused)
+    );
+    client.close();
+}
+
 #[test]
 fn server_grades_option_names_the_file_grade_appends_to_and_grade_list_reads() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -408,7 +550,7 @@ fn server_grades_option_names_the_file_grade_appends_to_and_grade_list_reads() {
         &repo_root(),
         &["--list", "--grades", grades_arg, "--format", "json"],
     );
-    assert_eq!(listed["structuredContent"]["grades"], cli);
+    assert_eq!(listed["structuredContent"]["grades"], newest_first(&cli));
     assert_eq!(cli[0]["sessionId"], "session-demo-good");
     client.close();
 }

@@ -189,6 +189,16 @@ pub fn read_kept<T: Send>(
     path: &Path,
     keep: impl Fn(Value) -> Option<T> + Sync,
 ) -> Result<Vec<T>, CliError> {
+    read_kept_at(path, |_, grade| keep(grade))
+}
+
+/// [`read_kept`], with each grade's line number (from 1) given to `keep`: a caller that
+/// pages through the file picks grades by line in a second reading without holding the
+/// first reading's grades.
+pub fn read_kept_at<T: Send>(
+    path: &Path,
+    keep: impl Fn(usize, Value) -> Option<T> + Sync,
+) -> Result<Vec<T>, CliError> {
     let Some(mut text) = read_text(path)? else {
         return Ok(Vec::new());
     };
@@ -208,6 +218,6 @@ pub fn read_kept<T: Send>(
     }
     map_lines(path, &text, |line, value| match sink::not_a_grade(&value) {
         Some(message) => Err(line_error(path, line, message)),
-        None => Ok(keep(value)),
+        None => Ok(keep(line, value)),
     })
 }

@@ -151,28 +151,31 @@ pub(crate) fn grades_path(cli: &Cli) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(DEFAULT_GRADES))
 }
 
-/// The recorded grades, only those of `--session` and of `--rubric` when given.
-pub(crate) fn recorded_grades(cli: &Cli) -> Result<Vec<serde_json::Value>, CliError> {
-    recorded_grades_as(cli, |g| g)
-}
-
 /// What `make` makes of each recorded grade of `--session` and of `--rubric` when given,
 /// holding only that (see [`grades::read_kept`]).
 pub(crate) fn recorded_grades_as<T: Send>(
     cli: &Cli,
     make: impl Fn(serde_json::Value) -> T + Sync,
 ) -> Result<Vec<T>, CliError> {
-    // `cleo-v1` or `cleo-v1@1.0.0`: the pack's grades, or only that version's.
-    let rubric = cli.rubric.as_deref().map(|rubric| {
+    let wanted = grade_filter(cli.session.as_deref(), cli.rubric.as_deref());
+    grades::read_kept(&grades_path(cli), |g| wanted(&g).then(|| make(g)))
+}
+
+/// Whether a recorded grade is of `session` and of `rubric` (`cleo-v1`, or `cleo-v1@1.0.0`
+/// for only that version's), each when given: `--list`'s filter, which MCP's `grade_list`
+/// shares.
+pub(crate) fn grade_filter<'a>(
+    session: Option<&'a str>,
+    rubric: Option<&'a str>,
+) -> impl Fn(&serde_json::Value) -> bool + Sync + 'a {
+    let rubric = rubric.map(|rubric| {
         rubric
             .split_once('@')
             .map_or((rubric, None), |(i, v)| (i, Some(v)))
     });
-    let wanted = |g: &serde_json::Value| {
-        let session = cli
-            .session
-            .as_deref()
-            .is_none_or(|id| g.get("sessionId").and_then(|v| v.as_str()) == Some(id));
+    move |g: &serde_json::Value| {
+        let session =
+            session.is_none_or(|id| g.get("sessionId").and_then(|v| v.as_str()) == Some(id));
         session
             && rubric.is_none_or(|(id, version)| {
                 let field = |k: &str| {
@@ -182,8 +185,7 @@ pub(crate) fn recorded_grades_as<T: Send>(
                 };
                 field("id") == Some(id) && version.is_none_or(|v| field("version") == Some(v))
             })
-    };
-    grades::read_kept(&grades_path(cli), |g| wanted(&g).then(|| make(g)))
+    }
 }
 
 fn list_grades(cli: &Cli) -> Result<(), CliError> {
@@ -234,21 +236,13 @@ fn list_grades(cli: &Cli) -> Result<(), CliError> {
             render::grade_table_of(&recorded_grades_as(cli, |g| render::grade_row(&g))?)
         }
         Format::Json => {
-            // The items of a pretty array, each indented by the array's two spaces: what
-            // `to_string_pretty` prints for the whole list.
             let items = recorded_grades_as(cli, |g| serde_json::to_string_pretty(&g))?;
-            let mut text = String::from("[");
-            for (i, item) in items.into_iter().enumerate() {
-                text.push_str(if i == 0 { "\n" } else { ",\n" });
-                for (j, line) in item.map_err(CliError::Json)?.lines().enumerate() {
-                    if j > 0 {
-                        text.push('\n');
-                    }
-                    text.push_str("  ");
-                    text.push_str(line);
-                }
-            }
-            text.push_str(if text.len() > 1 { "\n]\n" } else { "]\n" });
+            let items = items
+                .into_iter()
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(CliError::Json)?;
+            let mut text = render::pretty_array(&items);
+            text.push('\n');
             text
         }
         Format::Jsonl => {

@@ -144,11 +144,28 @@ struct GradeListParams {
     #[serde(default)]
     #[schemars(with = "String")]
     session_id: Option<String>,
-    /// Only grades given by this rubric pack id (as in a grade's `rubric.id`).
+    /// Only grades given by this rubric pack id (as in a grade's `rubric.id`), or `ID@VERSION` for one version's.
     #[serde(default)]
     #[schemars(with = "String")]
     rubric: Option<String>,
+    /// At most this many grades, the newest first (1 to 1000).
+    #[serde(default)]
+    #[schemars(with = "u32", extend("default" = LIST_LIMIT, "minimum" = 1, "maximum" = LIST_LIMIT_MAX))]
+    limit: Option<u32>,
+    /// Skip this many of the newest grades first: pass a reply's `nextOffset` to read on.
+    #[serde(default)]
+    #[schemars(with = "u64", extend("default" = 0, "minimum" = 0))]
+    offset: Option<u64>,
 }
+
+/// How many grades `grade_list` returns when not told: a grades file grows by a line per
+/// session graded, and a reply of all of them (148 MB for a 54 MB file) is more than a
+/// client or a model can take.
+const LIST_LIMIT: u32 = 100;
+const LIST_LIMIT_MAX: u32 = 1000;
+/// The most bytes of grades (as pretty JSON) one `grade_list` reply carries: a page stops
+/// before the grade that would pass it, and says where the next page starts.
+const LIST_REPLY_CAP: usize = 4 << 20;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -213,13 +230,25 @@ fn tools() -> Result<Vec<Tool>, CliError> {
         ),
         Tool::new(
             "grade_list",
-            "List recorded grades (the grades file `grade` appends to), oldest first, optionally only \
-             one session's or one rubric's. Returns `{\"grades\": [GradeResult…]}`, as \
-             `grade --list --format json` prints them.",
+            "List recorded grades (the grades file `grade` appends to), the newest first, optionally \
+             only one session's or one rubric's, a page at a time: at most `limit` grades (100 \
+             unless told) after skipping `offset` of the newest. Returns `{\"grades\": \
+             [GradeResult…], \"total\": N, \"offset\": O, \"nextOffset\": O2 or null}`, each \
+             grade as `grade --list --format json` prints it; `total` counts every grade that \
+             matches, and `nextOffset` is where the next page starts.",
             schema(schema_for_input::<GradeListParams>())?,
         )
         .with_title("List recorded grades")
-        .with_raw_output_schema(list_of("grades", "The recorded grades, oldest first.")?)
+        .with_raw_output_schema(object(json!({
+            "type": "object",
+            "properties": {
+                "grades": { "type": "array", "items": { "type": "object" }, "description": "This page of the recorded grades, the newest first." },
+                "total": { "type": "integer", "minimum": 0, "description": "How many recorded grades match, on every page." },
+                "offset": { "type": "integer", "minimum": 0, "description": "How many of the newest matching grades this page skipped." },
+                "nextOffset": { "type": ["integer", "null"], "minimum": 0, "description": "The `offset` of the next page, or null when this page is the last." },
+            },
+            "required": ["grades", "total", "offset", "nextOffset"],
+        }))?)
         .with_annotations(ToolAnnotations::new().read_only(true).open_world(false)),
         Tool::new(
             "rubric_list",
@@ -457,19 +486,56 @@ impl Inner {
     }
 
     fn grade_list(&self, params: GradeListParams) -> Result<Reply, CliError> {
-        let mut cli = self.command_line()?;
-        cli.list = true;
-        cli.session = params.session_id;
-        cli.rubric = params.rubric;
-        let recorded = crate::recorded_grades(&cli)?;
-        let text = format!(
-            "{}\n{}",
-            crate::render::grade_table(&recorded),
-            serde_json::to_string_pretty(&recorded).map_err(CliError::Json)?
-        );
+        let limit = params.limit.unwrap_or(LIST_LIMIT);
+        if !(1..=LIST_LIMIT_MAX).contains(&limit) {
+            return Err(CliError::Usage(format!(
+                "invalid arguments for `grade_list`: `limit` is {limit}; give 1 to {LIST_LIMIT_MAX}"
+            )));
+        }
+        let offset = params.offset.unwrap_or(0);
+        let path = crate::grades_path(&self.command_line()?);
+        let wanted = crate::grade_filter(params.session_id.as_deref(), params.rubric.as_deref());
+        // Two readings, each holding little: the line numbers of every grade that matches,
+        // then only the page's grades. A whole grades file as JSON trees took 8 times its size.
+        let lines = crate::grades::read_kept_at(&path, |line, g| wanted(&g).then_some(line))?;
+        let total = lines.len();
+        let skip = usize::try_from(offset).unwrap_or(usize::MAX).min(total);
+        let page: std::collections::HashSet<usize> = lines
+            .iter()
+            .rev()
+            .skip(skip)
+            .take(limit as usize)
+            .copied()
+            .collect();
+        let mut grades = crate::grades::read_kept_at(&path, |line, g| {
+            page.contains(&line).then_some((line, g))
+        })?;
+        grades.sort_unstable_by_key(|g| std::cmp::Reverse(g.0));
+        let (grades, json) = fit_reply(grades, &path)?;
+        let returned = grades.len();
+        let next = skip + returned;
+        let next_offset = (next < total).then_some(next);
+        let mut text = crate::render::grade_table(&grades);
+        text.push_str(&format!(
+            "{} of {total} grade{} in `{}`, the newest first, from offset {skip}{}\n",
+            returned,
+            if total == 1 { "" } else { "s" },
+            path.display(),
+            match next_offset {
+                Some(n) => format!("; the next page is at offset {n}"),
+                None => String::new(),
+            },
+        ));
+        text.push('\n');
+        text.push_str(&json);
         Ok(Reply {
             text,
-            structured: json!({ "grades": recorded }),
+            structured: json!({
+                "grades": grades,
+                "total": total,
+                "offset": skip,
+                "nextOffset": next_offset,
+            }),
         })
     }
 
@@ -488,6 +554,36 @@ impl Inner {
             structured: crate::rubric_cmd::show_json(&pack),
         })
     }
+}
+
+/// The grades of a page that fit in [`LIST_REPLY_CAP`], with their pretty JSON array: the
+/// page stops before the grade that would pass the cap. A single grade bigger than the cap
+/// is an error that names it, not a reply no client can take.
+fn fit_reply(
+    grades: Vec<(usize, Value)>,
+    path: &std::path::Path,
+) -> Result<(Vec<Value>, String), CliError> {
+    let mut kept = Vec::new();
+    let mut items = Vec::new();
+    let mut size = 0;
+    for (line, grade) in grades {
+        let item = serde_json::to_string_pretty(&grade).map_err(CliError::Json)?;
+        if size + item.len() > LIST_REPLY_CAP {
+            if kept.is_empty() {
+                return Err(CliError::Usage(format!(
+                    "the grade on line {line} of `{}` is {} bytes, more than the {} a `grade_list` reply carries; read it with `grade --list`",
+                    path.display(),
+                    item.len(),
+                    LIST_REPLY_CAP
+                )));
+            }
+            break;
+        }
+        size += item.len();
+        items.push(item);
+        kept.push(grade);
+    }
+    Ok((kept, crate::render::pretty_array(&items)))
 }
 
 /// A tool's arguments, or a usage error naming what is wrong with them.

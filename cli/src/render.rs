@@ -486,6 +486,24 @@ fn escape_controls_but(text: &str, keep_lines: bool) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Items each printed by `serde_json::to_string_pretty`, as that prints the array of them:
+/// a list is printed a grade at a time without holding a JSON tree of all of them.
+pub(crate) fn pretty_array(items: &[String]) -> String {
+    let mut text = String::from("[");
+    for (i, item) in items.iter().enumerate() {
+        text.push_str(if i == 0 { "\n" } else { ",\n" });
+        for (j, line) in item.lines().enumerate() {
+            if j > 0 {
+                text.push('\n');
+            }
+            text.push_str("  ");
+            text.push_str(line);
+        }
+    }
+    text.push_str(if items.is_empty() { "]" } else { "\n]" });
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
