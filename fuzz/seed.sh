@@ -151,6 +151,22 @@ for f in "$root"/rubrics/*/tests/*.expected.jsonl; do
     add grades_mend "$tmp/grades"
 done
 
+# Reference trajectories: the example's, the pack test's, and the reference-value fixture's
+# first lines (toolCalls and OpenAI-style messages).
+for f in "$root"/examples/trajectory/reference.jsonl "$root"/examples/trajectory/pack/tests/*.reference.jsonl; do
+    add reference_file "$f"
+done
+# The reference-value cases' references, each as the example session's.
+head -n 40 "$root/tests/fixtures/trajectory/reference.jsonl" | python3 -c '
+import json, sys
+for line in sys.stdin:
+    case = json.loads(line)
+    print(json.dumps(dict(sessionId="1af7fc5e-8455-4414-9ccd-011d40f70b2a", **case["reference"])))
+' >"$tmp/reference"
+add reference_file "$tmp/reference"
+printf '{"sessionId":"1af7fc5e-8455-4414-9ccd-011d40f70b2a","messages":[{"role":"assistant","tool_calls":[{"function":{"name":"Bash","arguments":"{\\"command\\":\\"ls -la\\"}"}}]}]}\n' >"$tmp/reference"
+add reference_file "$tmp/reference"
+
 for d in "$corpus"/*; do
     echo "$(basename "$d"): $(ls "$d" | wc -l) seeds"
 done

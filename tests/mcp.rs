@@ -535,6 +535,58 @@ fn grade_list_reply_stops_at_its_size_cap() {
 }
 
 #[test]
+fn grade_tool_takes_a_reference_trajectory_as_the_cli_does() {
+    let root = repo_root();
+    let session = "1af7fc5e-8455-4414-9ccd-011d40f70b2a";
+    let mut client = Client::start(&root, &[]);
+    let args = |reference: Option<&str>| {
+        let mut args = json!({
+            "sessionId": session,
+            "rubric": "examples/trajectory/pack",
+            "source": "examples/trajectory/session.jsonl",
+            "record": false,
+        });
+        if let Some(reference) = reference {
+            args["reference"] = json!(reference);
+        }
+        args
+    };
+    let with = client.call("grade", args(Some("examples/trajectory/reference.jsonl")));
+    assert!(!is_error(&with), "{}", text(&with));
+    let cli = cli_json(
+        &root,
+        &[
+            "--rubric",
+            "examples/trajectory/pack",
+            "--source",
+            "examples/trajectory/session.jsonl",
+            "--reference",
+            "examples/trajectory/reference.jsonl",
+            "--format",
+            "json",
+            "--no-record",
+            session,
+        ],
+    );
+    assert_eq!(timeless(with["structuredContent"].clone()), timeless(cli));
+    // Without one, the trajectory dimension does not apply, and says so.
+    let without = client.call("grade", args(None));
+    assert!(!is_error(&without), "{}", text(&without));
+    let trajectory = &without["structuredContent"]["dimensions"]["trajectory"];
+    assert_eq!(trajectory["notApplicable"], true, "{trajectory}");
+    // A reference file that is not one is a tool error naming it.
+    let bad = client.call("grade", args(Some("examples/trajectory/session.jsonl")));
+    assert!(is_error(&bad));
+    assert!(
+        text(&bad).contains("examples/trajectory/session.jsonl"),
+        "{}",
+        text(&bad)
+    );
+    let (code, stderr) = client.close();
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
 fn server_grades_option_names_the_file_grade_appends_to_and_grade_list_reads() {
     let dir = tempfile::tempdir().expect("tempdir");
     let grades = dir.path().join("elsewhere/grades.jsonl");
