@@ -118,6 +118,11 @@ done
 for f in "$root"/tests/fixtures/agents/atif/*.json; do
     add source_atif "$f"
 done
+for f in "$root"/tests/fixtures/agents/otel/*.json; do
+    case "$f" in */counts.json) continue ;; esac
+    add source_otel "$f"
+    add source_detect "$f"
+done
 
 # Judgments: the langfuse-v1 fixtures, whole and one dimension set at a time.
 for f in "$root"/rubrics/langfuse-v1/tests/*.judgments.json; do

@@ -140,3 +140,48 @@ fn atif_trajectories_read_as_the_spec_and_as_real_producers_deviate_with_the_scr
     );
     assert_eq!(read.skipped, 0);
 }
+
+#[test]
+fn otel_traces_of_jaeger_tempo_and_any_agent_read_as_the_scripts_counts() {
+    let names = [
+        "agentevals_jaeger_helm_agent.json",
+        "agentevals_tempo_export_kagent.json",
+        "anyagent_OPENAI_trace.json",
+    ];
+    let read = read_all("otel", "otel", &names);
+    assert_eq!(read.counts, script_counts("otel"));
+    let entries: Vec<(&str, usize)> = read.entries.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    assert_eq!(
+        entries,
+        [
+            // invoke_agent, two call_llm (each holding the client's `openai.chat`: one call)
+            // and the one execute_tool; 90 HTTP and a2a queue spans skipped.
+            ("agentevals_jaeger_helm_agent.json", 4),
+            // The same agent behind kagent's controller: its own invoke_agent span too, and
+            // `call_llm` > `generate_content` > `openai.chat` is one call each time.
+            ("agentevals_tempo_export_kagent.json", 5),
+            // invoke_agent, three call_llm and two execute_tool.
+            ("anyagent_OPENAI_trace.json", 6),
+        ]
+    );
+    // The script's entries and skipped spans per session, not only its tool counts.
+    let text = std::fs::read_to_string(fixtures("otel").join("counts.json")).unwrap();
+    let counts: BTreeMap<String, Value> = serde_json::from_str(&text).unwrap();
+    for name in names {
+        let source = read_source(&fixtures("otel").join(name), None, &SessionFilter::All).unwrap();
+        assert!(source.warnings.is_empty(), "{name}: {:?}", source.warnings);
+        for session in &source.sessions {
+            let want = &counts[&format!("{name} {}", session.id)];
+            assert_eq!(
+                (session.entries.len() as u64, session.skipped_lines),
+                (
+                    want["entries"].as_u64().unwrap(),
+                    want["skipped"].as_u64().unwrap()
+                ),
+                "{name} {}",
+                session.id
+            );
+        }
+    }
+    assert_eq!(read.skipped, 90 + 77);
+}

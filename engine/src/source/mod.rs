@@ -1,8 +1,8 @@
 //! Where audit entries come from: a CLEO audit log (JSONL) or `tasks.db`, a Claude Code
 //! transcript or project folder, a Langfuse trace, or another coding agent's sessions
-//! (Codex CLI, Gemini CLI, OpenHands, SWE-agent), whose tool calls share one entry model
-//! (`tool.rs`) and what their readers have in common (`agent.rs`). `docs/sources.md` lists
-//! how each maps to entries.
+//! (Codex CLI, Gemini CLI, OpenHands, SWE-agent, inspect_ai, ATIF, OpenTelemetry traces),
+//! whose tool calls share one entry model (`tool.rs`) and what their readers have in common
+//! (`agent.rs`, `agent_run.rs`). `docs/sources.md` lists how each maps to entries.
 //!
 //! Each format is one file implementing [`SourceFormat`] and one line in the [`Registry`]
 //! (`registry.rs`); detection, `--source-format` and the choice to stream come from there.
@@ -24,6 +24,7 @@ mod langfuse_trace;
 mod lenient;
 mod many;
 mod openhands;
+mod otel;
 mod packed;
 mod readonly_db;
 mod registry;
@@ -57,6 +58,7 @@ pub use inspect_ai::InspectAi;
 pub use langfuse_trace::LangfuseTrace;
 pub use many::{is_glob, SourcesRead};
 pub use openhands::OpenHands;
+pub use otel::Otel;
 pub use registry::{DuplicateFormat, Registry};
 pub use stream::{Delivered, Mapped, Progress, Stream, StreamError};
 pub use swe_agent::SweAgent;
@@ -165,7 +167,7 @@ mod tests {
         ] {
             let f = file_with(text);
             let err = detect_format(f.path()).unwrap_err().to_string();
-            assert!(err.contains("tried a CLEO database, a CLEO audit log, a Claude Code transcript, a Langfuse trace, an inspect_ai eval log, an ATIF trajectory, a Codex CLI rollout, a Gemini CLI chat recording, an OpenHands event stream and a SWE-agent trajectory"), "{err}");
+            assert!(err.contains("tried a CLEO database, a CLEO audit log, a Claude Code transcript, a Langfuse trace, an inspect_ai eval log, an ATIF trajectory, an OpenTelemetry trace, a Codex CLI rollout, a Gemini CLI chat recording, an OpenHands event stream and a SWE-agent trajectory"), "{err}");
         }
     }
 

@@ -23,6 +23,7 @@ use super::gemini::GeminiCli;
 use super::inspect_ai::InspectAi;
 use super::langfuse_trace::LangfuseTrace;
 use super::openhands::OpenHands;
+use super::otel::Otel;
 use super::stream::{Delivered, Mapped, Progress, StreamError};
 use super::swe_agent::SweAgent;
 use crate::entry::Session;
@@ -65,6 +66,7 @@ impl Default for Registry {
                 Arc::new(LangfuseTrace),
                 Arc::new(InspectAi),
                 Arc::new(Atif),
+                Arc::new(Otel),
                 Arc::new(Codex),
                 Arc::new(GeminiCli),
                 Arc::new(OpenHands),
@@ -875,7 +877,7 @@ mod tests {
         );
         // The builtin registry does not know it, and says what it tried.
         let err = Registry::builtin().detect(&input).unwrap_err().to_string();
-        assert!(err.contains("(tried a CLEO database, a CLEO audit log, a Claude Code transcript, a Langfuse trace, an inspect_ai eval log, an ATIF trajectory, a Codex CLI rollout, a Gemini CLI chat recording, an OpenHands event stream and a SWE-agent trajectory)"), "{err}");
+        assert!(err.contains("(tried a CLEO database, a CLEO audit log, a Claude Code transcript, a Langfuse trace, an inspect_ai eval log, an ATIF trajectory, an OpenTelemetry trace, a Codex CLI rollout, a Gemini CLI chat recording, an OpenHands event stream and a SWE-agent trajectory)"), "{err}");
         let err = registry
             .detect(&Input::Bytes {
                 name: Path::new("-"),

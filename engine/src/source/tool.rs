@@ -208,6 +208,7 @@ pub(crate) fn tables() -> Vec<&'static KindTable> {
         &super::gemini::KINDS,
         &super::openhands::KINDS,
         &super::swe_agent::KINDS,
+        &super::otel::KINDS,
     ]
 }
 

@@ -711,7 +711,7 @@ mod tests {
                 (
                     Code::SourceFormat,
                     "sources[3]".to_owned(),
-                    "unknown source format `events`: the formats are `cleo-db`, `cleo-jsonl`, `claude-code`, `langfuse`, `inspect-ai`, `atif`, `codex`, `gemini-cli`, `openhands`, `swe-agent`".to_owned()
+                    "unknown source format `events`: the formats are `cleo-db`, `cleo-jsonl`, `claude-code`, `langfuse`, `inspect-ai`, `atif`, `otel`, `codex`, `gemini-cli`, `openhands`, `swe-agent`".to_owned()
                 ),
             ]
         );
