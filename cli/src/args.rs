@@ -33,7 +33,7 @@ pub struct Cli {
     #[arg(long, value_name = "ID|PATH")]
     pub rubric: Option<String>,
 
-    /// Source: a CLEO audit log or tasks.db, a Claude Code transcript or project folder, a Langfuse trace file, `-` for standard input, or `langfuse:session/ID` / `langfuse:trace/ID` read from the Langfuse API (LANGFUSE_BASE_URL, LANGFUSE_PUBLIC_KEY, LANGFUSE_SECRET_KEY); a folder or glob (`'logs/*.jsonl'`) of files of any format; give it again for more sources (each result then names its file) [default: .cleo/tasks.db]
+    /// Source: a CLEO audit log or tasks.db, a Claude Code transcript or project folder, a Langfuse trace file, another agent's session (Codex CLI, Gemini CLI, OpenHands, SWE-agent, inspect_ai, ATIF, an OpenTelemetry trace export), `-` for standard input, or `langfuse:session/ID` / `langfuse:trace/ID` read from the Langfuse API (LANGFUSE_BASE_URL, LANGFUSE_PUBLIC_KEY, LANGFUSE_SECRET_KEY); a folder or glob (`'logs/*.jsonl'`) of files of any format; give it again for more sources (each result then names its file) [default: .cleo/tasks.db]
     #[arg(long, value_name = "FILE|DIR|GLOB")]
     pub source: Vec<PathBuf>,
 

@@ -19,7 +19,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::agent::{AgentFormat, Described};
-use super::agent_run::Step;
+use super::agent_run::{Step, Unknown};
 use super::common::{
     describe_json_error, Place, SessionFilter, SourceError, SourceRead, SourceWarning,
 };
@@ -223,7 +223,11 @@ enum Role {
     Tool,
     /// A model call: `chat`, `generate_content`, `text_completion`, `call_llm`.
     Inference,
-    /// Anything else: HTTP, queues, a framework's own steps.
+    /// A GenAI operation this reader makes no entry of (`embeddings`, `retrieval`, one of a
+    /// later convention): skipped and counted in its session's `skippedLines`.
+    Unknown,
+    /// Anything else: HTTP, queues, a framework's own steps. It makes no entry, as an HTTP
+    /// request is no step of the agent's; how many there were is said once per file.
     Other,
 }
 
@@ -245,7 +249,7 @@ fn role(span: &Span) -> (Role, String) {
         return match role_of_operation(op) {
             Some(role) => (role, op.to_owned()),
             // `embeddings`, `retrieval`, an operation of a later convention.
-            None => (Role::Other, String::new()),
+            None => (Role::Unknown, op.to_owned()),
         };
     }
     // The span name starts with the operation (`execute_tool get_weather`, `call_llm`).
@@ -378,7 +382,10 @@ impl<'p> FileSpans<'p> {
         // Sessions in the order of their first span's start.
         let mut order: Vec<usize> = (0..spans.len()).collect();
         order.sort_by_key(|&i| spans[i].start.unwrap_or(0));
+        // Each session's entries (spans), and its spans of unknown operations.
         let mut sessions: Vec<(String, Vec<usize>, u64)> = Vec::new();
+        let mut unknown = Unknown::default();
+        let mut other = 0u64;
         let mut by_id: HashMap<String, usize> = HashMap::new();
         let mut untimed = 0;
         for &i in &order {
@@ -389,12 +396,17 @@ impl<'p> FileSpans<'p> {
             if nested {
                 continue;
             }
+            if *role == Role::Other {
+                other += 1;
+                continue;
+            }
             let id = session_of(i);
             let at = *by_id.entry(id.clone()).or_insert_with(|| {
                 sessions.push((id, Vec::new(), 0));
                 sessions.len() - 1
             });
-            if *role == Role::Other {
+            if *role == Role::Unknown {
+                unknown.add(&roles[i].1);
                 sessions[at].2 += 1;
             } else {
                 untimed += u64::from(spans[i].start.is_none());
@@ -408,14 +420,7 @@ impl<'p> FileSpans<'p> {
             );
         }
         let mut read = SourceRead::default();
-        let mut quiet = (0u64, 0u64);
         for (id, entries, skipped) in sessions {
-            if entries.is_empty() {
-                // A trace of HTTP, queue or database spans only: no agent's session.
-                quiet.0 += 1;
-                quiet.1 += skipped;
-                continue;
-            }
             if !filter.wants(&id) {
                 continue;
             }
@@ -430,15 +435,19 @@ impl<'p> FileSpans<'p> {
             }
             read.sessions.push(session);
         }
-        if quiet.0 > 0 {
-            let (n, spans) = quiet;
-            let noun = if n == 1 { "session" } else { "sessions" };
+        if other > 0 {
+            let (noun, verb, make) = if other == 1 {
+                ("span", "is", "makes")
+            } else {
+                ("spans", "are", "make")
+            };
             self.warn(
                 Place::File,
-                format!("skipped {n} {noun} with no agent, tool or model span ({spans} spans of HTTP, queues and the like)"),
+                format!("{other} {noun} {verb} no agent, tool or model call (HTTP, queues, databases, a framework's own steps) and {make} no entry"),
             );
         }
-        read.skipped_lines = self.broken + quiet.1;
+        read.skipped_lines = self.broken + unknown.total();
+        self.warnings.extend(unknown.warnings(self.path, "spans"));
         read.skipped_unattributed = self.broken;
         read.warnings = self.warnings;
         read
@@ -531,7 +540,7 @@ impl<'p> FileSpans<'p> {
                 }
                 step.entry("agent", operation, params, error, duration, extra)
             }
-            Role::Inference | Role::Other => {
+            Role::Inference | Role::Unknown | Role::Other => {
                 let mut params = Params::new();
                 for (key, attrs) in [
                     (

@@ -65,7 +65,7 @@ const T1: &str = "0af7651916cd43dd8448eb211c80319c";
 const T2: &str = "1bf7651916cd43dd8448eb211c80319c";
 
 #[test]
-fn genai_spans_are_entries_in_start_order_and_other_spans_are_counted_skipped() {
+fn genai_spans_are_entries_in_start_order_other_spans_are_counted_and_unknown_operations_skipped() {
     let first = line(
         "agent",
         vec![
@@ -120,6 +120,15 @@ fn genai_spans_are_entries_in_start_order_and_other_spans_are_counted_skipped() 
                 &[("http.request.method", json!("POST"))],
                 0,
             ),
+            span(
+                T1,
+                "f000000000000006",
+                "a000000000000001",
+                "embeddings e5",
+                2,
+                &[("gen_ai.operation.name", json!("embeddings"))],
+                0,
+            ),
         ],
     );
     // The next turn: another trace of the same conversation, with a tool that failed.
@@ -156,7 +165,8 @@ fn genai_spans_are_entries_in_start_order_and_other_spans_are_counted_skipped() 
             "tool.read_file"
         ]
     );
-    assert_eq!(session.skipped_lines, 1, "the POST span");
+    assert_eq!(session.skipped_lines, 1, "the embeddings span");
+    assert_eq!(read.skipped_lines, 1);
     let [agent, chat, tool, failed] = &session.entries[..] else {
         unreachable!()
     };
@@ -176,7 +186,14 @@ fn genai_spans_are_entries_in_start_order_and_other_spans_are_counted_skipped() 
     assert_eq!(meta(failed, "kind"), Some(json!("read")));
     assert!(!failed.result.success);
     assert_eq!(failed.error.as_deref(), Some("boom"));
-    assert!(read.warnings.is_empty(), "{:?}", read.warnings);
+    let warnings: Vec<String> = read.warnings.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        warnings,
+        [
+            "t.jsonl: 1 span is no agent, tool or model call (HTTP, queues, databases, a framework's own steps) and makes no entry",
+            "t.jsonl: skipped 1 spans of type `embeddings`, which this reader does not know (counted in the session's skipped lines)"
+        ]
+    );
 }
 
 #[test]
@@ -211,11 +228,11 @@ fn a_trace_without_a_conversation_is_its_own_session_and_one_of_http_only_is_non
     let read = read(&format!("{http}\n{agent}\n"));
     let ids: Vec<&str> = read.sessions.iter().map(|s| s.id.as_str()).collect();
     assert_eq!(ids, [T1]);
-    assert_eq!(read.skipped_lines, 2);
+    assert_eq!(read.skipped_lines, 0);
     let warnings: Vec<String> = read.warnings.iter().map(ToString::to_string).collect();
     assert_eq!(
         warnings,
-        ["t.jsonl: skipped 1 session with no agent, tool or model span (2 spans of HTTP, queues and the like)"]
+        ["t.jsonl: 2 spans are no agent, tool or model call (HTTP, queues, databases, a framework's own steps) and make no entry"]
     );
 }
 
@@ -307,8 +324,8 @@ fn inference_spans_inside_one_model_call_are_one_entry() {
         ]
     );
     assert_eq!(
-        session.skipped_lines, 1,
-        "the POST span; the nested model spans are the call"
+        session.skipped_lines, 0,
+        "the nested model spans are the call"
     );
 }
 
