@@ -1,7 +1,7 @@
 //! The command line, exactly as scripts call it:
 //!
 //! ```text
-//! grade --rubric ID|PATH [--source FILE] [--format human|json|jsonl] [--grades FILE] [--no-record] SESSION...
+//! grade --rubric ID|PATH [--source FILE] [--format human|json|jsonl|csv|junit|markdown] [-q] [--grades FILE] [--no-record] SESSION...
 //! grade --rubric ID|PATH --source FILE|DIR [--source-format FORMAT] --all [--format ...]
 //! grade --list [--rubric ID] [--session ID] [--grades FILE] [--format human|json]
 //! grade completions bash|zsh|fish|powershell|elvish
@@ -23,6 +23,7 @@ pub const ALLOW_PLUGINS_HINT: &str = "`--allow-plugins` (or `GRADE_ALLOW_PLUGINS
     version,
     about = "Grade AI coding-agent sessions against rubric packs",
     args_conflicts_with_subcommands = true,
+    arg_required_else_help = true,
     after_help = "Examples:\n  grade --rubric cleo-v1 --source .cleo/tasks.db session-123\n  grade --rubric claude-code-v1 --source ~/.claude/projects/my-project --all\n  grade --rubric cleo-v1 --source audit.jsonl --all --format jsonl\n  grade --list --session session-123"
 )]
 pub struct Cli {
@@ -50,8 +51,12 @@ pub struct Cli {
     pub all: bool,
 
     /// Output format
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    pub format: Format,
+    #[arg(long, value_enum, default_value_t = GradeFormat::Human)]
+    pub format: GradeFormat,
+
+    /// Print only the results and errors: no progress bar, no warnings, no `recorded …` note
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 
     /// Grades file to append each result to, and that `--list` reads (`-`: standard input, for `--list` only) [default: .cleo/metrics/GRADES.jsonl for a CLEO source; other sources record only with this flag]
     #[arg(long, value_name = "FILE")]
@@ -299,6 +304,42 @@ pub enum Format {
     Human,
     Json,
     Jsonl,
+}
+
+/// What a grading run prints (`grade --format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum GradeFormat {
+    /// A report per session, and a summary after `--all`
+    Human,
+    /// One JSON document: the result, or an array of them
+    Json,
+    /// One JSON line per session
+    Jsonl,
+    /// A row per session and a column per dimension (RFC 4180)
+    Csv,
+    /// JUnit XML: a test case per session, failed below `--fail-under` or the pack's pass mark
+    Junit,
+    /// A Markdown summary and table, for `$GITHUB_STEP_SUMMARY`
+    Markdown,
+}
+
+impl GradeFormat {
+    /// The format as the commands that print no results (`--list`, `--print-prompt`) take
+    /// it: `None` for a format only results are written in.
+    pub fn plain(self) -> Option<Format> {
+        match self {
+            GradeFormat::Human => Some(Format::Human),
+            GradeFormat::Json => Some(Format::Json),
+            GradeFormat::Jsonl => Some(Format::Jsonl),
+            GradeFormat::Csv | GradeFormat::Junit | GradeFormat::Markdown => None,
+        }
+    }
+
+    /// Its name on the command line.
+    pub fn name(self) -> String {
+        self.to_possible_value()
+            .map_or_else(String::new, |v| v.get_name().to_owned())
+    }
 }
 
 /// `--source-format`'s value for detecting the format from the content.

@@ -81,10 +81,7 @@ impl Recorder {
     pub fn finish(mut self) -> Result<usize, CliError> {
         let written = sink::Sink::finish(&mut self.0);
         for warning in self.0.warnings() {
-            eprintln!(
-                "warning: {}",
-                crate::render::for_stderr(&warning.to_string())
-            );
+            crate::warn(&warning.to_string());
         }
         written?;
         Ok(self.0.recorded())

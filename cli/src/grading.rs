@@ -9,13 +9,13 @@ use std::path::Path;
 use grade_engine::judgment::Judgment;
 use grade_engine::run::{Outcome, SourceRun};
 use grade_engine::sink::langfuse::{LangfuseScores, ScoreBody};
-use grade_engine::sink::{self, JsonDocument, JsonLines};
+use grade_engine::sink::{self, Counted, JsonDocument, JsonLines, RowFormat, Rows, Tally};
 use grade_engine::{
     CompiledPack, EvalError, GradeOptions, GradeResult, Session, SessionFilter, SourceFormat,
 };
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::args::{Cli, EmitTarget, Format};
+use crate::args::{Cli, EmitTarget, Format, GradeFormat};
 use crate::error::CliError;
 use crate::held::{HeldError, HeldOutput};
 use crate::plan::GradePlan;
@@ -32,12 +32,12 @@ pub fn run(cli: &Cli, plan: &GradePlan) -> Result<(), CliError> {
             return done.floor.map_or(Ok(()), summary::Floor::check);
         }
         None => {
-            let mut warn = |warning: String| {
-                eprintln!("warning: {}", render::for_stderr(&warning));
-            };
+            let mut warn = |warning: String| crate::warn(&warning);
             if cli.print_prompt {
                 let (sessions, _) = crate::sessions::named_sessions(cli, &plan.source, &mut warn)?;
-                return print_prompts(&plan.pack, &sessions, cli.format);
+                // The plan refused the formats only results are written in.
+                let format = cli.format.plain().unwrap_or(Format::Human);
+                return print_prompts(&plan.pack, &sessions, format);
             }
             let graded = grade_named(cli, plan, &mut warn)?;
             (graded.outcomes, graded.sessions, graded.skipped)
@@ -72,10 +72,7 @@ fn report_nothing_graded(
             "`--fail-under` checked no session: {nothing}"
         )));
     }
-    eprintln!(
-        "warning: {}",
-        render::for_stderr(&format!("{nothing}: nothing was graded"))
-    );
+    crate::warn(&format!("{nothing}: nothing was graded"));
     Ok(())
 }
 
@@ -163,7 +160,7 @@ fn deliver(
             out.push(b'\n');
         }
     } else {
-        render_results(&mut out, results, &plan.pack, cli)?;
+        render_results(&mut out, results, plan, cli)?;
     }
     let recorder = match &plan.record_to {
         Some(path) => Some(grades::Recorder::open(path, cli.grades.is_none())?),
@@ -176,11 +173,11 @@ fn deliver(
         recorder.append(results)?;
         if !results.is_empty() {
             let plural = if results.len() == 1 { "" } else { "s" };
-            eprintln!(
+            crate::note(&format!(
                 "recorded {} grade{plural} to {}",
                 results.len(),
                 path.display()
-            );
+            ));
         }
     }
     if let Some(EmitTarget::Langfuse) = cli.push {
@@ -228,18 +225,25 @@ fn score_bodies(
     Ok(scores.into_bodies())
 }
 
-/// The results as `--format` asks: JSON through the engine's sinks, or the human report
-/// (with a summary after a whole source).
+/// The results as `--format` asks: JSON and the row formats (CSV, JUnit, Markdown) through
+/// the engine's sinks, or the human report (with a summary after a whole source).
 fn render_results(
     out: &mut Vec<u8>,
     results: &[GradeResult],
-    pack: &CompiledPack,
+    plan: &GradePlan,
     cli: &Cli,
 ) -> Result<(), CliError> {
+    let pack = &plan.pack;
+    if let Some(rows) = &plan.rows {
+        sink::write_all(&mut Rows::new(&mut *out, rows.as_ref()), results)?;
+        return Ok(());
+    }
     match cli.format {
-        Format::Jsonl => sink::write_all(&mut JsonLines::new(&mut *out), results)?,
-        Format::Json => sink::write_all(&mut JsonDocument::new(&mut *out), results)?,
-        Format::Human => {
+        GradeFormat::Jsonl => sink::write_all(&mut JsonLines::new(&mut *out), results)?,
+        GradeFormat::Json => sink::write_all(&mut JsonDocument::new(&mut *out), results)?,
+        // Written by the row sink above.
+        GradeFormat::Csv | GradeFormat::Junit | GradeFormat::Markdown => {}
+        GradeFormat::Human => {
             let color = report_color(cli);
             for (i, r) in results.iter().enumerate() {
                 if i > 0 {
@@ -307,7 +311,7 @@ fn finish(failed: usize, total: usize) -> Result<(), CliError> {
 /// `grade compare` ends with it too, once per source it read.
 pub fn report_skipped(skipped: u64, source: &Path) {
     if let Some(warning) = skipped_warning(skipped, source) {
-        eprintln!("warning: {}", render::for_stderr(&warning));
+        crate::warn(&warning);
     }
 }
 
@@ -349,6 +353,8 @@ struct Rendered {
     /// The grades file's line, when the run records.
     record: Option<RecordLine>,
     summary: Option<summary::Tally>,
+    /// What it adds to a row format's head and tail.
+    counted: Option<Counted>,
     /// How the `--fail-under` gate names it, when it is below.
     below: Option<Box<str>>,
 }
@@ -363,7 +369,9 @@ enum RecordLine {
 /// What each result is rendered for.
 #[derive(Clone, Copy)]
 struct Renders<'a> {
-    format: Format,
+    format: GradeFormat,
+    /// The row format of `format`, when it is one.
+    rows: Option<&'a dyn RowFormat>,
     color: bool,
     pack: &'a CompiledPack,
     record: bool,
@@ -373,20 +381,25 @@ struct Renders<'a> {
 
 impl Renders<'_> {
     fn render(&self, result: GradeResult) -> Result<Rendered, CliError> {
-        let output = match self.format {
-            Format::Human => {
+        let output = match (self.rows, self.format) {
+            (Some(rows), _) => {
+                let mut row = Vec::new();
+                rows.row(&result, &mut row);
+                row.into_boxed_slice()
+            }
+            (None, GradeFormat::Human) => {
                 let report = render::report(&result, self.pack, self.color);
                 let mut bytes = Vec::with_capacity(report.len() + 1);
                 bytes.push(b'\n');
                 bytes.extend_from_slice(report.as_bytes());
                 bytes.into_boxed_slice()
             }
-            Format::Json => sink::document_element(&result)?.into_boxed_slice(),
-            Format::Jsonl => json_line(&result)?,
+            (None, GradeFormat::Json) => sink::document_element(&result)?.into_boxed_slice(),
+            (None, _) => json_line(&result)?,
         };
         let record = match self.record {
             false => None,
-            true if self.format == Format::Jsonl && result.explain.is_none() => {
+            true if self.format == GradeFormat::Jsonl && result.explain.is_none() => {
                 Some(RecordLine::Output)
             }
             true => {
@@ -396,6 +409,7 @@ impl Renders<'_> {
             }
         };
         let summary = self.summary.then(|| summary::Tally::of(&result));
+        let counted = self.rows.map(|_| Counted::of(&result));
         let below = self
             .floor
             .and_then(|threshold| summary::Floor::below(threshold, &result));
@@ -403,6 +417,7 @@ impl Renders<'_> {
             output,
             record,
             summary,
+            counted,
             below,
         })
     }
@@ -415,7 +430,9 @@ impl Renders<'_> {
 /// millions of sessions holds none of their results.
 struct Delivery {
     held: HeldOutput,
-    format: Format,
+    format: GradeFormat,
+    /// A row format's tally of the rows taken, for its head and tail.
+    tally: Option<Tally>,
     /// A JSON document's sink, writing into a buffer emptied into `held` after each result.
     document: JsonDocument<Vec<u8>>,
     /// Results taken so far (every human report but the first follows a blank line).
@@ -432,22 +449,24 @@ impl Delivery {
         Delivery {
             held: HeldOutput::new(plan.held_budget),
             format: cli.format,
+            tally: plan.rows.as_ref().map(|rows| Tally::new(rows.pass_at())),
             document: JsonDocument::new(Vec::new()),
             taken: 0,
             record: (plan.record_to.as_deref())
                 .map(|path| grades::Recorder::deferred(path, cli.grades.is_none())),
-            summary: (cli.format == Format::Human).then(summary::Summary::default),
+            summary: (cli.format == GradeFormat::Human).then(summary::Summary::default),
             floor: cli.fail_under.map(summary::Floor::new),
             error: None,
         }
     }
 
     /// What each result is rendered for, by the thread that grades it.
-    fn renders<'a>(&self, cli: &Cli, pack: &'a CompiledPack) -> Renders<'a> {
+    fn renders<'a>(&self, cli: &Cli, plan: &'a GradePlan) -> Renders<'a> {
         Renders {
             format: self.format,
+            rows: plan.rows.as_deref(),
             color: report_color(cli),
-            pack,
+            pack: &plan.pack,
             record: self.record.is_some(),
             summary: self.summary.is_some(),
             floor: self.floor.as_ref().map(summary::Floor::threshold),
@@ -460,10 +479,14 @@ impl Delivery {
             output,
             record,
             summary,
+            counted,
             below,
         } = rendered;
         if let (Some(summary), Some(tally)) = (&mut self.summary, summary) {
             summary.count(tally);
+        }
+        if let (Some(tally), Some(counted)) = (&mut self.tally, counted) {
+            tally.count(counted);
         }
         if let Some(floor) = &mut self.floor {
             floor.count(below);
@@ -476,7 +499,7 @@ impl Delivery {
             }
         }
         match self.format {
-            Format::Json => {
+            GradeFormat::Json => {
                 if self.error.is_none() {
                     if let Err(err) = self.document.accept_element(output.into_vec()) {
                         self.error = Some(err.into());
@@ -485,7 +508,7 @@ impl Delivery {
                 self.hold_document();
             }
             // Reports are rendered after a blank line, which the first goes without.
-            Format::Human if self.taken == 0 => {
+            GradeFormat::Human if self.taken == 0 => {
                 self.held
                     .write(Box::from(output.get(1..).unwrap_or_default()));
             }
@@ -503,17 +526,26 @@ impl Delivery {
 
     /// Ends the output (the JSON document's close, the summary after a whole source) and
     /// opens the grades file, once every result is in and the source read cleanly.
-    fn close(&mut self, cli: &Cli, pack: &CompiledPack) -> Result<(), CliError> {
+    fn close(&mut self, cli: &Cli, plan: &GradePlan) -> Result<(), CliError> {
         if let Some(err) = self.error.take() {
             return Err(err);
         }
+        let pack = &plan.pack;
+        if let (Some(rows), Some(tally)) = (&plan.rows, &self.tally) {
+            let mut tail = Vec::new();
+            rows.tail(tally, &mut tail);
+            self.held.write(tail.into_boxed_slice());
+            let mut head = Vec::new();
+            rows.head(tally, &mut head);
+            self.held.put_first(head.into_boxed_slice());
+        }
         match self.format {
-            Format::Jsonl => {}
-            Format::Json => {
+            GradeFormat::Jsonl | GradeFormat::Csv | GradeFormat::Junit | GradeFormat::Markdown => {}
+            GradeFormat::Json => {
                 sink::Sink::finish(&mut self.document)?;
                 self.hold_document();
             }
-            Format::Human => {
+            GradeFormat::Human => {
                 if let Some(summary) = self.summary.take().filter(|s| cli.all && !s.is_empty()) {
                     let bands: Vec<String> = pack.bands.iter().map(|b| b.grade.clone()).collect();
                     let text = format!("\n{}", summary.render(&bands));
@@ -593,7 +625,7 @@ fn stream(cli: &Cli, plan: &GradePlan, format: &dyn SourceFormat) -> Result<Stre
     let pack = &plan.pack;
     let source = &plan.source;
     let mut delivery = Delivery::new(cli, plan);
-    let renders = delivery.renders(cli, pack);
+    let renders = delivery.renders(cli, plan);
     // Each result is rendered by the thread that graded it for every place it goes.
     let then = |outcome: Outcome| -> Result<Graded, Box<CliError>> {
         Ok(match outcome {
@@ -633,7 +665,7 @@ fn stream(cli: &Cli, plan: &GradePlan, format: &dyn SourceFormat) -> Result<Stre
         return Err(*err);
     }
     for warning in &delivered.warnings {
-        eprintln!("warning: {}", render::for_stderr(&warning.to_string()));
+        crate::warn(&warning.to_string());
     }
     let failure = |err: &grade_engine::EvalError| {
         eprintln!(
@@ -649,7 +681,7 @@ fn stream(cli: &Cli, plan: &GradePlan, format: &dyn SourceFormat) -> Result<Stre
         failures.iter().for_each(|(_, err)| failure(err));
         Vec::new()
     };
-    delivery.close(cli, pack)?;
+    delivery.close(cli, plan)?;
     let Delivery {
         held,
         record,
@@ -663,7 +695,10 @@ fn stream(cli: &Cli, plan: &GradePlan, format: &dyn SourceFormat) -> Result<Stre
         let recorded = record.finish()?;
         if recorded > 0 {
             let plural = if recorded == 1 { "" } else { "s" };
-            eprintln!("recorded {recorded} grade{plural} to {}", path.display());
+            crate::note(&format!(
+                "recorded {recorded} grade{plural} to {}",
+                path.display()
+            ));
         }
     }
     Ok(Streamed {
@@ -677,7 +712,7 @@ fn stream(cli: &Cli, plan: &GradePlan, format: &dyn SourceFormat) -> Result<Stre
 /// A progress bar on stderr, only when stderr is a terminal (silent when piped or logged).
 fn progress_bar() -> Option<ProgressBar> {
     use std::io::IsTerminal;
-    if !std::io::stderr().is_terminal() {
+    if crate::quiet() || !std::io::stderr().is_terminal() {
         return None;
     }
     let bar = ProgressBar::with_draw_target(Some(1), ProgressDrawTarget::stderr_with_hz(10));

@@ -61,6 +61,18 @@ impl HeldOutput {
         self.len
     }
 
+    /// Holds `head` before everything written so far: a format's head made from the rows
+    /// under it (JUnit's counts). Positions ([`len`](Self::len)) taken before move by its
+    /// length, so a run that marks places in its output puts nothing first.
+    pub(crate) fn put_first(&mut self, head: Box<[u8]>) {
+        if self.error.is_some() || head.is_empty() {
+            return;
+        }
+        self.len += head.len() as u64;
+        self.in_memory += head.len();
+        self.lines.insert(0, head);
+    }
+
     /// Holds `line` after those written before.
     pub(crate) fn write(&mut self, line: Box<[u8]>) {
         if self.error.is_some() {

@@ -136,6 +136,7 @@ fn run(mut cli: Cli) -> Result<(), CliError> {
         }
         None => {}
     }
+    QUIET.store(cli.quiet, std::sync::atomic::Ordering::Relaxed);
     let search_path = cli.rubric_search_path();
     if cli.list {
         return list_grades(&cli);
@@ -231,7 +232,13 @@ fn list_grades(cli: &Cli) -> Result<(), CliError> {
     }
     // Each grade becomes what is printed of it as it is read, so the list holds that and
     // not a JSON tree of every grade.
-    let out = match cli.format {
+    let format = cli.format.plain().ok_or_else(|| {
+        CliError::Usage(format!(
+            "`--list` prints recorded grades as `human`, `json` or `jsonl`, not `{}`",
+            cli.format.name()
+        ))
+    })?;
+    let out = match format {
         Format::Human => {
             render::grade_table_of(&recorded_grades_as(cli, |g| render::grade_row(&g))?)
         }
@@ -255,6 +262,28 @@ fn list_grades(cli: &Cli) -> Result<(), CliError> {
         }
     };
     write_stdout(out.as_bytes())
+}
+
+/// Set by `-q/--quiet`: warnings and notes are not printed (errors still are).
+static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Prints a warning on stderr (controls escaped), unless the run is `--quiet`.
+pub(crate) fn warn(message: &str) {
+    if !QUIET.load(std::sync::atomic::Ordering::Relaxed) {
+        eprintln!("warning: {}", render::for_stderr(message));
+    }
+}
+
+/// Prints a note on stderr (what the run did beside its output), unless it is `--quiet`.
+pub(crate) fn note(message: &str) {
+    if !QUIET.load(std::sync::atomic::Ordering::Relaxed) {
+        eprintln!("{}", render::for_stderr(message));
+    }
+}
+
+/// Whether the run is `--quiet`.
+pub(crate) fn quiet() -> bool {
+    QUIET.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 pub(crate) fn write_stdout(bytes: &[u8]) -> Result<(), CliError> {

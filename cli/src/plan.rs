@@ -5,10 +5,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use grade_engine::sink::RowFormat;
 use grade_engine::source::{Input, Registry};
 use grade_engine::{CompiledPack, GradeOptions, ReadOptions, SourceFormat};
 
-use crate::args::{self, Cli, Format, SourceFormatChoice};
+use crate::args::{self, Cli, GradeFormat, SourceFormatChoice};
 use crate::error::CliError;
 use crate::{grades, input, langfuse, DEFAULT_SOURCE};
 
@@ -58,6 +59,8 @@ pub struct GradePlan {
     pub(crate) record_to: Option<PathBuf>,
     /// Bytes of output held in memory before the rest waits on disk.
     pub(crate) held_budget: usize,
+    /// The row format (CSV, JUnit, Markdown) `--format` asks for, made for the pack.
+    pub(crate) rows: Option<Box<dyn RowFormat>>,
 }
 
 impl GradePlan {
@@ -97,7 +100,7 @@ impl GradePlan {
                 "`--grades -` would record to a file named `-`: grades are appended to a file (`--format jsonl` prints the results, `--no-record` records none)".to_owned(),
             ));
         }
-        let lines_only = cli.format == Format::Jsonl
+        let lines_only = cli.format == GradeFormat::Jsonl
             && record_to.is_none()
             && cli.output.is_none()
             && cli.fail_under.is_none();
@@ -145,7 +148,14 @@ impl GradePlan {
                 )));
             }
         }
+        if cli.print_prompt && cli.format.plain().is_none() {
+            return Err(CliError::Usage(format!(
+                "`--print-prompt` prints prompts as `human`, `json` or `jsonl`, not `{}`",
+                cli.format.name()
+            )));
+        }
         Ok(GradePlan {
+            rows: row_format(cli.format, &pack, cli.fail_under),
             pack,
             options,
             source,
@@ -154,6 +164,25 @@ impl GradePlan {
             record_to,
             held_budget: crate::held::budget()?,
         })
+    }
+}
+
+/// The row format `format` names, made for `pack`: a session passes at `--fail-under` when
+/// it is given, else at the pack's pass mark (the lowest band needing half the points, C = 60
+/// for CLEO). `None` for the formats that are not written a row per result. A new row format
+/// is a file of the engine's `sink` and a line here.
+fn row_format(
+    format: GradeFormat,
+    pack: &CompiledPack,
+    fail_under: Option<f64>,
+) -> Option<Box<dyn RowFormat>> {
+    use grade_engine::sink::{Csv, JUnit, Markdown};
+    let pass_at = fail_under.unwrap_or_else(|| grade_engine::compare::default_pass_at(&pack.bands));
+    match format {
+        GradeFormat::Csv => Some(Box::new(Csv::new(pack, pass_at))),
+        GradeFormat::Junit => Some(Box::new(JUnit::new(pack, pass_at))),
+        GradeFormat::Markdown => Some(Box::new(Markdown::new(pack, pass_at))),
+        GradeFormat::Human | GradeFormat::Json | GradeFormat::Jsonl => None,
     }
 }
 

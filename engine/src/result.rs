@@ -208,6 +208,24 @@ pub struct EntryRef {
 }
 
 impl GradeResult {
+    /// The percentage of a result graded out of more than 0 points; `None` when no
+    /// dimension applied and there was nothing to grade (its percent says 0 then, which
+    /// is no score: summaries and gates leave it out).
+    pub fn graded_percent(&self) -> Option<f64> {
+        (self.max_score.0 > 0.0).then_some(self.percent.0)
+    }
+
+    /// How many of the result's dimensions applied to the session, of how many.
+    pub fn dimensions_applied(&self) -> (usize, usize) {
+        let all = self.dimensions.len();
+        let skipped = self
+            .dimensions
+            .values()
+            .filter(|d| d.not_applicable)
+            .count();
+        (all - skipped, all)
+    }
+
     /// Appends the result as one line of compact JSON and a newline, byte for byte what
     /// `serde_json::to_writer` and a `\n` write. By hand because serde's general path was
     /// 6% of grading the bench log (15 instructions a byte of a cleo-v1 line, most of them

@@ -1,22 +1,31 @@
 //! Where a run's results go. Every destination is a [`Sink`]: it takes the results one at
 //! a time, in order, and is finished once they are all in. The engine's own: JSON lines
-//! ([`JsonLines`]), one JSON document ([`JsonDocument`]) and CLEO's grades file
-//! ([`GradesFile`]) and Langfuse score bodies ([`langfuse::LangfuseScores`]); an embedder
-//! adds its own by implementing the trait (the `grade` binary's human report is rendered
-//! from the results themselves).
+//! ([`JsonLines`]), one JSON document ([`JsonDocument`]), CLEO's grades file
+//! ([`GradesFile`]), Langfuse score bodies ([`langfuse::LangfuseScores`]), and the formats
+//! written a row per result ([`RowFormat`], as the sink [`Rows`]): [`Csv`], [`JUnit`] XML
+//! and a [`Markdown`] summary. An embedder adds its own by implementing the trait (the
+//! `grade` binary's human report is rendered from the results themselves).
 
+mod csv;
 mod grades_file;
 mod json;
+mod junit;
 pub mod langfuse;
+mod markdown;
 pub(crate) mod mend;
+mod rows;
 mod signals;
 mod spool;
 
 use std::path::PathBuf;
 
+pub use csv::Csv;
 pub use grades_file::GradesFile;
 pub use json::{document_element, JsonDocument, JsonLines};
+pub use junit::JUnit;
+pub use markdown::Markdown;
 pub use mend::not_a_grade;
+pub use rows::{passes, Counted, RowFormat, Rows, Tally};
 
 /// What appending to a grades file holding `bytes` does before it appends: `Ok(n)` cuts the
 /// last `n` bytes (a torn grade line; 0 for none), `Err(line)` refuses the file, whose line
