@@ -569,7 +569,7 @@ fn a_cleo_pack_refuses_a_transcript_instead_of_grading_it_as_a_session_without_c
         );
         assert!(out.stdout.is_empty(), "{args:?}: nothing is graded");
         let expected = format!(
-            "error: `{source}` reads as a Claude Code transcript (`claude-code`), and rubric `cleo-v1` grades only `cleo-db` and `cleo-jsonl` sources (the built-in rubric `claude-code-v1` grades it)\n"
+            "error: `{source}` reads as a Claude Code transcript (`claude-code`), and rubric `cleo-v1` grades only `cleo-db` and `cleo-jsonl` sources (the built-in rubrics `claude-code-v1` and `coding-agent-v1` grade it)\n"
         );
         assert_eq!(text(&out.stderr), expected, "{args:?}");
     };

@@ -30,7 +30,7 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
 
-    /// Rubric pack: a shipped id (`cleo-v1`, `cleo-v2`, `claude-code-v1`, `langfuse-v1`), an id found in `--rubric-path`, or a pack folder
+    /// Rubric pack: a shipped id (`cleo-v1`, `cleo-v2`, `claude-code-v1`, `coding-agent-v1`, `langfuse-v1`), an id found in `--rubric-path`, or a pack folder
     #[arg(long, value_name = "ID|PATH")]
     pub rubric: Option<String>,
 

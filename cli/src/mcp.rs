@@ -106,7 +106,7 @@ struct Inner {
 struct GradeParams {
     /// The session to grade, as its source names it: CLEO's `sessionId`, a Claude Code session id, a Langfuse session or trace id.
     session_id: String,
-    /// Rubric pack: a shipped id (`cleo-v1`, `cleo-v2`, `claude-code-v1`, `langfuse-v1`), an id in the server's `--rubric-path` folders, or a pack folder. `rubric_list` names them all.
+    /// Rubric pack: a shipped id (`cleo-v1`, `cleo-v2`, `claude-code-v1`, `coding-agent-v1`, `langfuse-v1`), an id in the server's `--rubric-path` folders, or a pack folder. `rubric_list` names them all.
     #[serde(default)]
     #[schemars(with = "String", extend("default" = DEFAULT_RUBRIC))]
     rubric: Option<String>,

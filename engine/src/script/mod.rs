@@ -22,6 +22,7 @@ mod memory_tests;
 mod native;
 mod observe;
 mod outcome;
+mod shell;
 mod view;
 
 use std::sync::Arc;
@@ -113,6 +114,7 @@ impl ScriptHost {
         // The raw engine's string interner stays off: with `sync` it is shared by every
         // grading thread, and turning it on made a script-heavy pack 40% slower.
         api::register_api(&mut engine);
+        shell::register(&mut engine);
         ScriptHost {
             engine,
             scripts: Vec::new(),

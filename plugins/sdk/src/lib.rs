@@ -41,6 +41,7 @@
 pub mod abi;
 #[doc(hidden)]
 pub mod ffi;
+pub mod shell;
 
 use std::fmt::Display;
 

@@ -8,10 +8,12 @@
 //!   nearly verbatim (85% alike or more; only messages may come between the two).
 //! - `near_repeat` (rule): one point off per such retry, with the pair as evidence.
 //!
-//! A command is an entry's `params.command` (Claude Code's `Bash`, the Codex example's
-//! `shell`); entries without one are not commands.
+//! A command is an entry's `params.command` (Claude Code's `Bash`, Gemini CLI's
+//! `run_shell_command`); entries without one are not commands. The shell parsing is the
+//! SDK's [`grade_plugin::shell`], the one `grade`'s own scripts call: this plugin judges a
+//! command as the shipped `coding-agent-v1` pack does.
 
-pub mod parse;
+use grade_plugin::shell;
 pub mod similar;
 
 use grade_plugin::{plugin, Outcome, Session};
@@ -28,17 +30,17 @@ fn command<'a>(e: &grade_plugin::Entry<'a>) -> Option<&'a str> {
 
 fn writes_files(session: &Session) -> bool {
     match session.current() {
-        Some(e) => command(&e).is_some_and(parse::writes_files),
+        Some(e) => command(&e).is_some_and(shell::writes_files),
         None => session
             .entries()
-            .any(|e| command(&e).is_some_and(parse::writes_files)),
+            .any(|e| command(&e).is_some_and(shell::writes_files)),
     }
 }
 
 fn file_writes(session: &Session) -> f64 {
     session
         .entries()
-        .filter(|e| command(e).is_some_and(parse::writes_files))
+        .filter(|e| command(e).is_some_and(shell::writes_files))
         .count() as f64
 }
 
