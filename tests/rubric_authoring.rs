@@ -10,15 +10,18 @@ fn pack_fixture(name: &str) -> String {
     format!("tests/fixtures/packs/{name}")
 }
 
+/// The packs the binary ships.
+const SHIPPED: [&str; 5] = [
+    "cleo-v1",
+    "cleo-v2",
+    "claude-code-v1",
+    "coding-agent-v1",
+    "langfuse-v1",
+];
+
 #[test]
 fn every_shipped_pack_validates_without_warnings() {
-    for pack in [
-        "cleo-v1",
-        "cleo-v2",
-        "claude-code-v1",
-        "coding-agent-v1",
-        "langfuse-v1",
-    ] {
+    for pack in SHIPPED {
         let out = run(&["rubric", "validate", pack]);
         assert_eq!(code(&out), 0, "{pack}: {}", stdout(&out));
         assert!(
@@ -103,13 +106,7 @@ fn static_checks_warn_but_the_pack_stays_valid() {
 #[test]
 fn shipped_packs_pass_their_tests_with_every_rule_firing() {
     let elsewhere = tempfile::tempdir().unwrap();
-    for pack in [
-        "cleo-v1",
-        "cleo-v2",
-        "claude-code-v1",
-        "coding-agent-v1",
-        "langfuse-v1",
-    ] {
+    for pack in SHIPPED {
         // From any folder: the fixtures travel inside the binary.
         let out = run_in(
             elsewhere.path(),

@@ -437,29 +437,26 @@ fn file_work_at(command: &str, depth: usize) -> Vec<FileWork> {
         .collect()
 }
 
-/// Options that take the next word as their value, per program: the value is no file.
-fn valued_options(program: &str) -> &'static [&'static str] {
-    match program {
+/// `grep`'s options that take the next word as their value; `rg` takes these too.
+const GREP_VALUED: &[&str] = &[
+    "-e",
+    "-f",
+    "-A",
+    "-B",
+    "-C",
+    "-m",
+    "--regexp",
+    "--file",
+    "--max-count",
+];
+
+/// Whether `option` of `program` takes the next word as its value (the value is no file).
+fn takes_value(program: &str, option: &str) -> bool {
+    let own: &[&str] = match program {
         "head" | "tail" => &["-n", "-c", "--lines", "--bytes"],
         "sed" => &["-e", "-f", "-l", "--expression", "--file"],
-        "grep" | "egrep" | "fgrep" => &[
-            "-e",
-            "-f",
-            "-A",
-            "-B",
-            "-C",
-            "-m",
-            "--regexp",
-            "--file",
-            "--max-count",
-        ],
+        "grep" | "egrep" | "fgrep" => GREP_VALUED,
         "rg" => &[
-            "-e",
-            "-f",
-            "-A",
-            "-B",
-            "-C",
-            "-m",
             "-g",
             "-t",
             "-T",
@@ -468,21 +465,18 @@ fn valued_options(program: &str) -> &'static [&'static str] {
             "--glob",
             "--type",
             "--type-not",
-            "--max-count",
-            "--regexp",
-            "--file",
         ],
         "ag" | "ack" => &["-A", "-B", "-C", "-m", "-G", "--ignore"],
         "fd" | "fdfind" => &["-e", "-t", "-d", "-E", "--extension", "--type", "--exclude"],
         "tree" => &["-L", "-I", "-P"],
         "nl" => &["-b", "-w", "-s"],
         _ => &[],
-    }
+    };
+    own.contains(&option) || (program == "rg" && GREP_VALUED.contains(&option))
 }
 
 /// The words of a command that are not options nor their values (`--` ends the options).
 fn operands<'a>(program: &str, args: &[&'a str]) -> Vec<&'a str> {
-    let valued = valued_options(program);
     let mut out = Vec::new();
     let mut words = args.iter();
     while let Some(word) = words.next() {
@@ -491,7 +485,7 @@ fn operands<'a>(program: &str, args: &[&'a str]) -> Vec<&'a str> {
             break;
         }
         if word.starts_with('-') && word.len() > 1 {
-            if valued.contains(word) {
+            if takes_value(program, word) {
                 words.next();
             }
             continue;
@@ -683,37 +677,34 @@ mod tests {
 
     #[test]
     fn file_work_names_the_step_kind_and_files() {
-        assert_eq!(
-            kinds("cat src/main.rs"),
-            one("read", "cat", &["src/main.rs"])
-        );
-        assert_eq!(
-            kinds("sed -n '1,200p' go.mod"),
-            one("read", "sed", &["go.mod"])
-        );
-        assert_eq!(kinds("head -n 20 a.txt"), one("read", "head", &["a.txt"]));
-        assert_eq!(kinds("sed -i 's/a/b/' f.py"), one("edit", "sed", &["f.py"]));
-        assert_eq!(kinds("perl -pi -e 's/a/b/' f"), one("edit", "perl", &["f"]));
-        assert_eq!(
-            kinds("grep -n 'fn main' src/lib.rs"),
-            one("search", "grep", &["src/lib.rs"])
-        );
-        assert_eq!(kinds("grep -rn TODO"), one("search", "grep", &[]));
-        assert_eq!(kinds("rg -n x src"), one("search", "rg", &["src"]));
-        assert_eq!(kinds("find . -name '*.rs'"), one("search", "find", &["."]));
-        assert_eq!(kinds("ls -la"), one("list", "ls", &[]));
-        assert_eq!(
-            kinds("echo hi > notes.txt"),
-            one("write", "echo", &["notes.txt"])
-        );
-        assert_eq!(
-            kinds("cat >> CHANGELOG.md <<'EOF'\n## 1.2\nEOF"),
-            one("edit", "cat", &["CHANGELOG.md"])
-        );
-        assert_eq!(
-            kinds("printf x | tee out.log"),
-            one("write", "tee", &["out.log"])
-        );
+        let table: &[(&str, &str, &str, &[&str])] = &[
+            ("cat src/main.rs", "read", "cat", &["src/main.rs"]),
+            ("sed -n '1,200p' go.mod", "read", "sed", &["go.mod"]),
+            ("head -n 20 a.txt", "read", "head", &["a.txt"]),
+            ("sed -i 's/a/b/' f.py", "edit", "sed", &["f.py"]),
+            ("perl -pi -e 's/a/b/' f", "edit", "perl", &["f"]),
+            (
+                "grep -n 'fn main' src/lib.rs",
+                "search",
+                "grep",
+                &["src/lib.rs"],
+            ),
+            ("grep -rn TODO", "search", "grep", &[]),
+            ("rg -n x src", "search", "rg", &["src"]),
+            ("find . -name '*.rs'", "search", "find", &["."]),
+            ("ls -la", "list", "ls", &[]),
+            ("echo hi > notes.txt", "write", "echo", &["notes.txt"]),
+            (
+                "cat >> CHANGELOG.md <<'EOF'\n## 1.2\nEOF",
+                "edit",
+                "cat",
+                &["CHANGELOG.md"],
+            ),
+            ("printf x | tee out.log", "write", "tee", &["out.log"]),
+        ];
+        for (command, kind, program, files) in table {
+            assert_eq!(kinds(command), one(kind, program, files), "{command}");
+        }
         assert_eq!(
             kinds("cd /w && cat a && rg -n x | sed -n '1,5p'"),
             vec![
