@@ -70,6 +70,7 @@ pub mod run;
 pub(crate) mod script;
 pub mod sink;
 pub mod source;
+mod text;
 pub mod time;
 pub(crate) mod validate;
 

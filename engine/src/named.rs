@@ -9,6 +9,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
+use crate::text::distance;
 use crate::Session;
 
 /// How many close ids a message suggests at most.
@@ -132,24 +133,6 @@ fn closest<'k>(id: &str, known: &'k [String]) -> Vec<&'k str> {
         .collect()
 }
 
-/// Levenshtein distance over characters.
-fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let above = row[j + 1];
-            row[j + 1] = (above + 1)
-                .min(row[j] + 1)
-                .min(diagonal + usize::from(ca != *cb));
-            diagonal = above;
-        }
-    }
-    row[b.len()]
-}
-
 /// The sessions in the order they were named, one per mention: a session named twice is
 /// graded twice (a copy for every mention but the last), and one the source does not hold
 /// gets no entries. A session the source does not hold may still have lost the skipped
@@ -267,6 +250,5 @@ mod tests {
             ["session-123", "session-1234567", "session-124"]
         );
         assert!(closest("zzzz", &known).is_empty());
-        assert_eq!(distance("kitten", "sitting"), 3);
     }
 }

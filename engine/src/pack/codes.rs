@@ -361,22 +361,8 @@ impl serde::Serialize for Code {
     }
 }
 
-/// Levenshtein distance, for suggestions.
-pub(crate) fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != cb);
-            let next = (row[j + 1] + 1).min(row[j] + 1).min(prev + cost);
-            prev = row[j + 1];
-            row[j + 1] = next;
-        }
-    }
-    row[b.len()]
-}
+/// Levenshtein distance, for suggestions (one implementation, in [`crate::text`]).
+pub(crate) use crate::text::distance;
 
 #[cfg(test)]
 mod tests {

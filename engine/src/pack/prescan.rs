@@ -2,7 +2,10 @@
 //! deep for the YAML parser, and numbers no rubric can hold.
 
 use super::codes::Code;
-use super::raw::RawProblem;
+
+/// A top-level problem: its code, the key path and what is wrong there. Found here before
+/// serde reads the pack, and by `raw` after: it lives in the lower module of the two.
+pub type RawProblem = (Code, String, String);
 
 /// How deep `[` and `{` may nest in `rubric.yaml`: the YAML parser takes time and stack in
 /// proportion to the depth, and 100,000 levels took it 38 s to refuse.

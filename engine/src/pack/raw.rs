@@ -142,8 +142,7 @@ const TOP_LEVEL_KEYS: [&str; 16] = [
     "dimensions",
 ];
 
-/// A top-level problem: its code, the key path and what is wrong there.
-pub type RawProblem = (Code, String, String);
+pub use super::prescan::RawProblem;
 
 use super::prescan::{find_non_finite, too_deep, MAX_FLOW_DEPTH};
 

@@ -28,7 +28,10 @@ impl CompiledPack {
                 }
                 // A call's arguments are its params.
                 Metric::Trajectory(_) => read = read.with(FieldsRead::PARAMS),
-                _ => {}
+                // Counts of selected entries: what the selectors read, counted above.
+                Metric::Ratio { .. } => {}
+                // A pack with plugins reads everything (returned above).
+                Metric::Native(_) => return FieldsRead::ALL,
             }
         }
         for dimension in &self.dimensions {
@@ -86,7 +89,17 @@ fn condition_reads(condition: &Condition) -> FieldsRead {
             .iter()
             .fold(FieldsRead::NONE, |read, c| read.with(condition_reads(c))),
         Condition::Not(inner) => condition_reads(inner),
-        _ => FieldsRead::NONE,
+        // Each names selectors, metrics or the score by id: what those read is counted where
+        // they are declared. Every kind is listed, so a new one that reads a field of its own
+        // cannot compile without saying so here.
+        Condition::Always
+        | Condition::Count(_)
+        | Condition::Metric(_)
+        | Condition::Score(_)
+        | Condition::First(_)
+        | Condition::Window(_) => FieldsRead::NONE,
+        // A pack with plugins reads everything (`fields_read` returns before it gets here).
+        Condition::Native(_) => FieldsRead::ALL,
     }
 }
 
@@ -96,7 +109,12 @@ fn template_reads(template: &Template) -> FieldsRead {
         .iter()
         .fold(FieldsRead::NONE, |read, segment| match segment {
             Segment::EntryField { field, .. } => read.with(FieldsRead::of_field(field)),
-            _ => read,
+            Segment::Text(_)
+            | Segment::Count(_)
+            | Segment::Metric(_)
+            | Segment::Percent(_)
+            | Segment::Score
+            | Segment::EntryPosition => read,
         })
 }
 
