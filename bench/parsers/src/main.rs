@@ -1,6 +1,6 @@
 //! How fast general JSON parsers read CLEO audit lines, against `grade`'s own reading: the
-//! measurement behind docs/performance.md's "a SIMD parser" section. One thread, the best of
-//! five runs over lines already in memory.
+//! measurement behind docs/performance-history.md's "a SIMD parser" section. One thread, the
+//! best of five runs over lines already in memory.
 //!
 //! ```text
 //! cd bench/parsers && cargo run --release -- ../../target/bench-data/100k.jsonl
