@@ -1,7 +1,8 @@
-//! The plugin host: the engine's only `unsafe`. It opens libraries with `libloading`, checks
-//! the ABI version before touching any other symbol, copies a plugin's description into
-//! owned values, and runs functions and source readers with callbacks that copy their
-//! results. Everything else in the engine sees the safe types of [`super`].
+//! The plugin host: all of the plugin code's `unsafe` (the engine's other `unsafe` is the
+//! counting allocator, `alloc.rs`, and `sink/signals.rs`). It opens libraries with
+//! `libloading`, checks the ABI version before touching any other symbol, copies a plugin's
+//! description into owned values, and runs functions and source readers with callbacks that
+//! copy their results. Everything else in the engine sees the safe types of [`super`].
 #![allow(unsafe_code)]
 
 use std::ffi::c_void;

@@ -3,7 +3,8 @@
 //!
 //! Loading is opt-in ([`PluginPolicy`]) and pinned: the file's sha256 must be the one the pack
 //! declares before the library is opened, the bytes hashed are the bytes loaded (the file is
-//! read once), and the ABI version is checked before any other symbol. [`host`] is the only place with `unsafe`; this module is the safe side.
+//! read once), and the ABI version is checked before any other symbol. [`host`] holds all of
+//! this module's `unsafe`; the rest is the safe side.
 //!
 //! It sits below `script` and `pack`, which call plugins, and knows nothing of packs: what an
 //! embedder sees of plugins (these types, pinning a pack's libraries, the registry with a
