@@ -90,6 +90,10 @@ pub struct Cli {
     #[arg(long)]
     pub explain: bool,
 
+    /// Also write a self-contained HTML page of the results to FILE (each session's rule trace in it, as `--explain` gives it)
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+
     /// Reference trajectories for the pack's trajectory metrics: JSONL, one `{"sessionId", "toolCalls": [{"name", "args"}]}` (or OpenAI-style `messages`) a line
     #[arg(long, value_name = "FILE")]
     pub reference: Option<PathBuf>,
@@ -410,6 +414,26 @@ pub enum Command {
     /// Calibrate a judge against people: its results beside human labels, per judged dimension (Cohen's kappa, correlations, Krippendorff's alpha, with bootstrap intervals)
     #[command(after_help = crate::args::CALIBRATE_EXAMPLES)]
     Calibrate(CalibrateArgs),
+    /// Write one self-contained HTML page over results or a grades history: scores, letters, dimensions, flags, each session's trace, and each rubric's trend over time
+    #[command(after_help = crate::args::REPORT_EXAMPLES)]
+    Report(ReportArgs),
+}
+
+pub const REPORT_EXAMPLES: &str = "Examples:\n  grade report --html grades.html                      # .cleo/metrics/GRADES.jsonl\n  grade report results.jsonl --html report.html\n  grade --rubric claude-code-v1 --source ~/.claude/projects/app --all --explain --html report.html";
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Results (`--format jsonl` or `json`, with `--explain` for each rule's trace) or a grades history; several are read as one [default: .cleo/metrics/GRADES.jsonl]
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// The page to write (`-` is standard output)
+    #[arg(long, value_name = "FILE", required = true)]
+    pub html: PathBuf,
+    /// The page's title [default: the files' names]
+    #[arg(long, value_name = "TEXT")]
+    pub title: Option<String>,
+    #[command(flatten)]
+    pub packs: PackLoad,
 }
 
 pub const CALIBRATE_EXAMPLES: &str = "Examples:\n  grade --rubric langfuse-v1 --source traces.json --all --judge openai:gpt-4.1 --format jsonl > results.jsonl\n  grade calibrate --rubric langfuse-v1 --results results.jsonl --labels labels.jsonl\n  grade calibrate --rubric langfuse-v1 --results results.jsonl --labels langfuse --min-kappa 0.6 --min-alpha goal_achievement=0.7\n  grade calibrate --rubric langfuse-v1 --results a=judge-a.jsonl --results b=judge-b.jsonl --labels labels.jsonl --html calibration.html\n\nLabels are JSON lines: {\"sessionId\": \"s1\", \"annotator\": \"ana\", \"scores\": {\"goal_achievement\": 2, \"error_handling\": \"recovered\"}}";

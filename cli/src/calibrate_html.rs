@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use grade_engine::calibrate::{Calibration, DimensionCalibration, Figure};
 use grade_engine::CompiledPack;
 
-use crate::compare_html::html_escape as esc;
+use crate::page::html_escape as esc;
 
 const STYLE: &str = "
 :root { --fg:#1d2330; --muted:#667085; --line:#e3e7ee; --bg:#f7f8fa; --card:#fff; --accent:#3b6fd8; --bad:#c2352b; --good:#1a7f4b; }

@@ -736,7 +736,7 @@ fn mixed_versions(path: &Path, results: &[GradeResult]) -> Option<String> {
 
 /// The fields a result cannot be compared without that a line lacks, all of them at once
 /// (serde names only the first).
-fn missing_fields(value: &serde_json::Value) -> Option<String> {
+pub(crate) fn missing_fields(value: &serde_json::Value) -> Option<String> {
     let obj = value.as_object()?;
     let missing: Vec<String> = ["sessionId", "totalScore", "maxScore", "dimensions", "flags"]
         .into_iter()
@@ -754,7 +754,7 @@ fn missing_fields(value: &serde_json::Value) -> Option<String> {
 /// some copies, no `timestamp`: none of them is needed to compare, so they are filled in (the
 /// rubric named after the file, `percent` from the scores) rather than the file refused.
 /// Says whether the result lacked its rubric.
-fn complete_bare_result(value: &mut serde_json::Value, path: &Path) -> bool {
+pub(crate) fn complete_bare_result(value: &mut serde_json::Value, path: &Path) -> bool {
     let Some(obj) = value.as_object_mut() else {
         return false;
     };

@@ -28,6 +28,7 @@ pub fn run(cli: &Cli, plan: &GradePlan) -> Result<(), CliError> {
             let done = stream(cli, plan, format.as_ref())?;
             report_skipped(done.skipped, &plan.source.path);
             report_nothing_graded(cli, done.total, &plan.source.path)?;
+            write_page(cli, done.page)?;
             finish(done.failed, done.total)?;
             return done.floor.map_or(Ok(()), summary::Floor::check);
         }
@@ -43,11 +44,21 @@ pub fn run(cli: &Cli, plan: &GradePlan) -> Result<(), CliError> {
             (graded.outcomes, graded.sessions, graded.skipped)
         }
     };
-    let (results, failed) = report_failures(outcomes);
+    let (mut results, failed) = report_failures(outcomes);
     let total = results.len() + failed;
+    let page = cli.html.as_ref().map(|_| {
+        let mut page = crate::report::for_run(plan);
+        results.iter().for_each(|r| page.add(r));
+        page
+    });
+    // `--html` keeps each rule's trace for the page; the output has it only with `--explain`.
+    if !cli.explain {
+        results.iter_mut().for_each(|r| r.explain = None);
+    }
     deliver(cli, plan, &results, &sessions)?;
     report_skipped(skipped, &plan.source.path);
     report_nothing_graded(cli, total, &plan.source.path)?;
+    write_page(cli, page)?;
     finish(failed, total)?;
     match cli.fail_under {
         Some(threshold) => summary::check_floor(&results, threshold),
@@ -297,6 +308,14 @@ fn json_line(result: &GradeResult) -> Result<Box<[u8]>, CliError> {
     })
 }
 
+/// Writes the page of `--html`, once the results are out (a failed gate still gets its page).
+fn write_page(cli: &Cli, page: Option<crate::report::ReportBuilder>) -> Result<(), CliError> {
+    match (page, &cli.html) {
+        (Some(page), Some(path)) => crate::report::write_page(page, path),
+        _ => Ok(()),
+    }
+}
+
 /// The end of a grading run: it fails when a session could not be graded.
 fn finish(failed: usize, total: usize) -> Result<(), CliError> {
     if failed == 0 {
@@ -329,6 +348,8 @@ struct Streamed {
     skipped: u64,
     /// The `--fail-under` gate, with every result counted.
     floor: Option<summary::Floor>,
+    /// The page of `--html`, with every result added.
+    page: Option<crate::report::ReportBuilder>,
 }
 
 /// A session graded by a streamed run, as the thread that graded it left it: its JSON line
@@ -357,6 +378,8 @@ struct Rendered {
     counted: Option<Counted>,
     /// How the `--fail-under` gate names it, when it is below.
     below: Option<Box<str>>,
+    /// The result itself, with its trace, for the page of `--html`.
+    page: Option<Box<GradeResult>>,
 }
 
 /// The line a result is recorded as.
@@ -377,10 +400,19 @@ struct Renders<'a> {
     record: bool,
     summary: bool,
     floor: Option<f64>,
+    /// Whether the result goes to a page too, and whether the output keeps its trace.
+    page: bool,
+    explain: bool,
 }
 
 impl Renders<'_> {
-    fn render(&self, result: GradeResult) -> Result<Rendered, CliError> {
+    fn render(&self, mut result: GradeResult) -> Result<Rendered, CliError> {
+        // `--html` keeps each rule's trace for the page; the output has it only with `--explain`.
+        let trace = if self.explain {
+            None
+        } else {
+            result.explain.take()
+        };
         let output = match (self.rows, self.format) {
             (Some(rows), _) => {
                 let mut row = Vec::new();
@@ -413,12 +445,19 @@ impl Renders<'_> {
         let below = self
             .floor
             .and_then(|threshold| summary::Floor::below(threshold, &result));
+        let page = self.page.then(|| {
+            if trace.is_some() {
+                result.explain = trace;
+            }
+            Box::new(result)
+        });
         Ok(Rendered {
             output,
             record,
             summary,
             counted,
             below,
+            page,
         })
     }
 }
@@ -440,6 +479,7 @@ struct Delivery {
     record: Option<grades::Recorder>,
     summary: Option<summary::Summary>,
     floor: Option<summary::Floor>,
+    page: Option<crate::report::ReportBuilder>,
     /// The first result that could not be written or recorded.
     error: Option<CliError>,
 }
@@ -456,6 +496,7 @@ impl Delivery {
                 .map(|path| grades::Recorder::deferred(path, cli.grades.is_none())),
             summary: (cli.format == GradeFormat::Human).then(summary::Summary::default),
             floor: cli.fail_under.map(summary::Floor::new),
+            page: cli.html.as_ref().map(|_| crate::report::for_run(plan)),
             error: None,
         }
     }
@@ -470,6 +511,8 @@ impl Delivery {
             record: self.record.is_some(),
             summary: self.summary.is_some(),
             floor: self.floor.as_ref().map(summary::Floor::threshold),
+            page: self.page.is_some(),
+            explain: cli.explain,
         }
     }
 
@@ -481,7 +524,11 @@ impl Delivery {
             summary,
             counted,
             below,
+            page,
         } = rendered;
+        if let (Some(builder), Some(result)) = (&mut self.page, page) {
+            builder.add(&result);
+        }
         if let (Some(summary), Some(tally)) = (&mut self.summary, summary) {
             summary.count(tally);
         }
@@ -686,6 +733,7 @@ fn stream(cli: &Cli, plan: &GradePlan, format: &dyn SourceFormat) -> Result<Stre
         held,
         record,
         floor,
+        page,
         ..
     } = delivery;
     write_held(cli, held, &marks, &mut |i| failure(&failures[i].1))?;
@@ -706,6 +754,7 @@ fn stream(cli: &Cli, plan: &GradePlan, format: &dyn SourceFormat) -> Result<Stre
         total,
         skipped: delivered.skipped_lines,
         floor,
+        page,
     })
 }
 

@@ -24,8 +24,10 @@ mod langfuse;
 mod manual;
 mod mcp;
 mod pack_tests;
+mod page;
 mod plan;
 mod render;
+mod report;
 mod rubric_cmd;
 mod scaffold;
 mod sessions;
@@ -57,7 +59,7 @@ static ALLOCATOR: grade_engine::CountingAllocator<std::alloc::System> =
 /// Where CLEO keeps its database, relative to the project folder.
 pub(crate) const DEFAULT_SOURCE: &str = ".cleo/tasks.db";
 /// Where CLEO appends grades, relative to the project folder.
-const DEFAULT_GRADES: &str = ".cleo/metrics/GRADES.jsonl";
+pub(crate) const DEFAULT_GRADES: &str = ".cleo/metrics/GRADES.jsonl";
 
 /// Environment settings as people leave them: `GRADE_RUBRIC_PATH=` or a stray `:` (from
 /// appending to an empty value) name no folder, and an empty `GRADE_ALLOW_PLUGINS` allows
@@ -131,6 +133,7 @@ fn run(mut cli: Cli) -> Result<(), CliError> {
         Some(Command::Completions { shell }) => return manual::completions(*shell),
         Some(Command::Man { command }) => return manual::man(command),
         Some(Command::Calibrate(args)) => return calibrate::run(args),
+        Some(Command::Report(args)) => return report::run(args),
         Some(Command::Compare(args)) => {
             return compare::run(args, &args.packs.search.rubric_path, args.packs.policy())
         }
@@ -207,6 +210,7 @@ fn list_grades(cli: &Cli) -> Result<(), CliError> {
         ("`--output`", cli.output.is_some()),
         ("`--jobs`", cli.jobs.is_some()),
         ("`--explain`", cli.explain),
+        ("`--html`", cli.html.is_some()),
         ("`--judgment`", cli.judgment.is_some()),
         ("`--judge-cmd`", cli.judge_cmd.is_some()),
         ("`--judge`", cli.judge.is_some()),

@@ -100,10 +100,16 @@ impl GradePlan {
                 "`--grades -` would record to a file named `-`: grades are appended to a file (`--format jsonl` prints the results, `--no-record` records none)".to_owned(),
             ));
         }
+        if cli.html.as_deref() == Some(Path::new("-")) {
+            return Err(CliError::Usage(
+                "`--html -` would mix the page with the results on standard output: name a file for the page".to_owned(),
+            ));
+        }
         let lines_only = cli.format == GradeFormat::Jsonl
             && record_to.is_none()
             && cli.output.is_none()
-            && cli.fail_under.is_none();
+            && cli.fail_under.is_none()
+            && cli.html.is_none();
         // Results written over the source (`-o tasks.db`), or appended to it (`--grades
         // audit.jsonl`), destroy the very data they were graded from.
         let sources = source
@@ -113,6 +119,7 @@ impl GradePlan {
         for (flag, target) in [
             ("--output", cli.output.as_deref()),
             ("--grades", record_to.as_deref()),
+            ("--html", cli.html.as_deref()),
         ] {
             if let Some(target) = target.filter(|t| sources.iter().any(|s| same_file(t, s))) {
                 return Err(CliError::Usage(format!(
@@ -126,6 +133,7 @@ impl GradePlan {
         for (what, target) in [
             ("output file", cli.output.as_deref()),
             ("agreement file", cli.agreement.as_deref()),
+            ("HTML page", cli.html.as_deref()),
         ] {
             if let Some(target) = target {
                 let folder = folder_of(target);
@@ -212,7 +220,8 @@ pub(crate) fn grading_pack(cli: &Cli, search_path: &[PathBuf]) -> Result<Compile
 
 pub(crate) fn grade_options(cli: &Cli) -> Result<GradeOptions, CliError> {
     Ok(GradeOptions {
-        explain: cli.explain,
+        // The page of `--html` opens each rule's trace.
+        explain: cli.explain || cli.html.is_some(),
         references: read_references(cli.reference.as_deref())?,
         ..GradeOptions::default()
     })
@@ -421,6 +430,7 @@ fn unused_flags(cli: &Cli) -> Vec<String> {
             ("`--output`", cli.output.is_some()),
             ("`--explain`", cli.explain),
             ("`--grades`", cli.grades.is_some()),
+            ("`--html`", cli.html.is_some()),
         ]
         .into_iter()
         .filter_map(|(flag, on)| on.then_some(flag))

@@ -159,7 +159,7 @@ impl Tally {
 
 /// A flag with its numbers read as `N` and the source places after a position left out
 /// (`#15 (a.jsonl:25, toolu_…)` is `#N`), so the same finding elsewhere counts as one.
-fn shape_of(flag: &str) -> String {
+pub(crate) fn shape_of(flag: &str) -> String {
     let mut bare = String::with_capacity(flag.len());
     let mut rest = flag;
     while let Some(at) = rest.find('#') {

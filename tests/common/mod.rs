@@ -173,3 +173,42 @@ pub fn write_cleo_db(jsonl: &Path, db: &Path) {
     }
     tx.commit().expect("commit");
 }
+
+/// Panics when an HTML page of `grade` loads anything (a script, style, image or frame from
+/// anywhere): the pages are one file that works offline.
+pub fn assert_self_contained(html: &str) {
+    let lower = html.to_lowercase();
+    for banned in [
+        "<script src",
+        "<link",
+        "@import",
+        "url(",
+        "<img",
+        "<iframe",
+        "fetch(",
+        "xmlhttprequest",
+    ] {
+        assert!(
+            !lower.contains(banned),
+            "the page loads something: `{banned}`"
+        );
+    }
+    // The only address is SVG's namespace name, which is never fetched.
+    for (i, _) in lower.match_indices("http") {
+        assert!(
+            lower[i..].starts_with("http://www.w3.org/2000/svg"),
+            "an address in the page: {}",
+            &html[i..(i + 60).min(html.len())]
+        );
+    }
+}
+
+/// The JSON a page embeds in its `<script type="application/json" id="ID">`.
+pub fn embedded_json(html: &str, id: &str) -> Value {
+    let start = html
+        .find(&format!(r#"<script type="application/json" id="{id}">"#))
+        .expect("embedded data");
+    let rest = &html[start..];
+    let body = &rest[rest.find('>').map_or(0, |i| i + 1)..rest.find("</script>").expect("closed")];
+    serde_json::from_str(body).expect("the embedded data is JSON")
+}
