@@ -163,8 +163,8 @@ fn the_shell_example_pack_passes_its_tests_with_plugins_allowed() {
 }
 
 #[test]
-fn the_codex_example_pack_passes_its_tests_with_plugins_allowed() {
-    let pack = installed_example("codex", "grade_codex_plugin");
+fn the_aider_example_pack_passes_its_tests_with_plugins_allowed() {
+    let pack = installed_example("aider", "grade_aider_plugin");
     let out = run(&[
         "rubric",
         "test",
@@ -180,9 +180,9 @@ fn the_codex_example_pack_passes_its_tests_with_plugins_allowed() {
 /// the copy declares the same library, pinned alike; without the flag, nothing is written.
 #[test]
 fn a_copy_of_a_pack_with_plugins_loads_its_plugins_with_allow_plugins() {
-    let pack = installed_example("codex", "grade_codex_plugin");
+    let pack = installed_example("aider", "grade_aider_plugin");
     // The library beside the pack, named by a relative path as an author keeps it.
-    let library = built("grade_codex_plugin");
+    let library = built("grade_aider_plugin");
     std::fs::create_dir(pack.path().join("lib")).unwrap();
     std::fs::copy(
         &library,
@@ -195,7 +195,7 @@ fn a_copy_of_a_pack_with_plugins_loads_its_plugins_with_allow_plugins() {
     assert!(yaml.contains(&declared), "{yaml}");
     std::fs::write(
         &manifest,
-        yaml.replace(&declared, "    path: lib/grade_codex_plugin\n"),
+        yaml.replace(&declared, "    path: lib/grade_aider_plugin\n"),
     )
     .unwrap();
     let original = pack.path().to_str().unwrap();
@@ -223,7 +223,7 @@ fn a_copy_of_a_pack_with_plugins_loads_its_plugins_with_allow_plugins() {
     assert_eq!(
         stderr(&out),
         format!(
-            "error: {}:17:5: `plugins[0]`: plugin `codex`: the pack loads native code from `{}`, which runs with your rights: allow it with `--allow-plugins` (or `GRADE_ALLOW_PLUGINS=1`) [E033]\n",
+            "error: {}:17:5: `plugins[0]`: plugin `aider`: the pack loads native code from `{}`, which runs with your rights: allow it with `--allow-plugins` (or `GRADE_ALLOW_PLUGINS=1`) [E033]\n",
             manifest.display(),
             pack.path().join("lib").join(library.file_name().unwrap()).display()
         )
@@ -243,7 +243,7 @@ fn a_copy_of_a_pack_with_plugins_loads_its_plugins_with_allow_plugins() {
     let copied = std::fs::read_to_string(copy.join("rubric.yaml")).unwrap();
     let absolute = std::fs::canonicalize(pack.path().join("lib"))
         .unwrap()
-        .join("grade_codex_plugin");
+        .join("grade_aider_plugin");
     assert!(
         copied.contains(&format!("    path: \"{}\"\n", absolute.display())),
         "{copied}"
@@ -261,7 +261,7 @@ fn a_copy_of_a_pack_with_plugins_loads_its_plugins_with_allow_plugins() {
 fn example_packs_are_refused_without_allow_plugins() {
     for (example, library) in [
         ("shell", "grade_shell_plugin"),
-        ("codex", "grade_codex_plugin"),
+        ("aider", "grade_aider_plugin"),
     ] {
         let pack = installed_example(example, library);
         let path = pack.path().to_str().unwrap();
@@ -321,9 +321,9 @@ fn the_shell_pack_grades_transcripts_through_rules_conditions_metrics_and_script
 
 #[test]
 fn a_source_plugin_adds_its_format_to_detection_and_source_format() {
-    let pack = installed_example("codex", "grade_codex_plugin");
+    let pack = installed_example("aider", "grade_aider_plugin");
     let dir = pack.path().to_str().unwrap();
-    let source = pack.path().join("tests/rollout.jsonl");
+    let source = pack.path().join("tests/aider-chat-history");
     let source = source.to_str().unwrap();
     let detected = run(&[
         "--allow-plugins",
@@ -344,7 +344,7 @@ fn a_source_plugin_adds_its_format_to_detection_and_source_format() {
         "--source",
         source,
         "--source-format",
-        "codex-rollout",
+        "aider-history",
         "--all",
         "--no-record",
         "--format",
@@ -366,16 +366,15 @@ fn a_source_plugin_adds_its_format_to_detection_and_source_format() {
         "--all",
         "--no-record",
     ]);
-    // `codex` itself is a built-in format now (Codex CLI rollouts): a name nothing reads
-    // shows that the plugin's format is listed among the known ones.
+    // A name nothing reads shows that the plugin's format is listed among the known ones.
     assert_eq!(code(&unknown), 2);
     assert!(
-        stderr(&unknown).contains("`codex-rollout` (plugin `codex`)"),
+        stderr(&unknown).contains("`aider-history` (plugin `aider`)"),
         "{}",
         stderr(&unknown)
     );
-    // The pack grades only its plugin's format (`sources: [codex-rollout]`): a CLEO log is
-    // refused, not graded as a rollout without commands.
+    // The pack grades only its plugin's format (`sources: [aider-history]`): a CLEO log is
+    // refused, not graded as a chat history without edits.
     let cleo_log = repo_root().join("examples/cleo-audit.jsonl");
     let cleo_log = cleo_log.to_str().unwrap();
     let refused = run(&[
@@ -390,7 +389,7 @@ fn a_source_plugin_adds_its_format_to_detection_and_source_format() {
     assert_eq!(code(&refused), 2, "{}", stderr(&refused));
     assert_eq!(
         stderr(&refused),
-        format!("error: `{cleo_log}` reads as a CLEO audit log (`cleo-jsonl`), and rubric `codex-discipline` grades only `codex-rollout` sources (the built-in rubrics `cleo-v1` and `cleo-v2` grade it)\n")
+        format!("error: `{cleo_log}` reads as a CLEO audit log (`cleo-jsonl`), and rubric `aider-discipline` grades only `aider-history` sources (the built-in rubrics `cleo-v1` and `cleo-v2` grade it)\n")
     );
 }
 
@@ -791,7 +790,7 @@ fn the_example_packs_satisfy_the_rubric_schema() {
     let text = std::fs::read_to_string(repo_root().join("schemas/rubric.schema.json")).unwrap();
     let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
     let validator = jsonschema::validator_for(&schema).unwrap();
-    for example in ["shell", "codex"] {
+    for example in ["shell", "aider"] {
         let yaml = std::fs::read_to_string(
             repo_root()
                 .join("plugins/examples")

@@ -398,7 +398,7 @@ fn json_object_text(value: &serde_json::Value) -> String {
 ///         { name: "near_repeat", doc: "…", reads: ["params.command"], call: near_repeat },
 ///     ],
 ///     sources: [
-///         { name: "codex-rollout", doc: "…", reader: CodexRollout },
+///         { name: "aider-history", doc: "…", reader: AiderHistory },
 ///     ],
 /// }
 /// ```
