@@ -171,3 +171,70 @@ fn an_empty_manifest_is_named_empty_not_missing_its_id() {
         );
     }
 }
+
+/// Every code of the registry has a fixture under `tests/fixtures/codes/<CODE>/` that raises
+/// it, and a snapshot of what the user reads there, as ruff keeps one per rule: a new code
+/// comes with both, and a changed message is seen in review. A fixture with a
+/// `session.jsonl` raises its code while grading that session (E040 and the session errors
+/// after it); the others when the pack is validated. A folder no code owns is an error too.
+#[test]
+fn every_code_has_a_fixture_that_raises_it() {
+    let root = fixture("codes");
+    let ids: Vec<&str> = grade_engine::pack::codes::ALL
+        .iter()
+        .map(|c| c.info().id)
+        .collect();
+    let mut folders: Vec<String> = std::fs::read_dir(&root)
+        .expect("tests/fixtures/codes")
+        .map(|e| e.expect("a folder entry"))
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    folders.sort();
+    let owned: Vec<&String> = folders
+        .iter()
+        .filter(|f| !ids.contains(&f.as_str()))
+        .collect();
+    assert!(owned.is_empty(), "fixtures of no code: {owned:?}");
+    for id in ids {
+        let rel = format!("tests/fixtures/codes/{id}");
+        assert!(root.join(id).is_dir(), "{id} has no fixture folder `{rel}`");
+        let session = format!("{rel}/session.jsonl");
+        let (out, seen) = if repo_root().join(&session).is_file() {
+            let out = run(&[
+                "--rubric",
+                &rel,
+                "--source",
+                &session,
+                "--all",
+                "--no-record",
+            ]);
+            assert_eq!(code(&out), 1, "{id}: a session not graded fails the run");
+            let seen = stderr(&out);
+            (out, seen)
+        } else {
+            let json = run(&["rubric", "validate", &rel, "--format", "json"]);
+            let codes = match serde_json::from_str::<Value>(&stdout(&json)) {
+                Ok(report) => codes_of(&report),
+                // A folder that is no pack is refused before it is validated.
+                Err(_) => vec![],
+            };
+            let out = run(&["rubric", "validate", &rel]);
+            let text = format!("{}{}", stdout(&out), stderr(&out));
+            assert!(
+                codes.iter().any(|c| c == id) || text.contains(&format!("[{id}]")),
+                "{id} is not raised by its fixture: {codes:?}\n{text}"
+            );
+            (out, text)
+        };
+        // An error refuses the pack or fails the run; a warning lets it work.
+        assert_eq!(
+            code(&out) != 0,
+            id.starts_with('E'),
+            "{id}: exit {}",
+            code(&out)
+        );
+        assert!(seen.contains(id), "{id} is not shown to the user:\n{seen}");
+        insta::assert_snapshot!(format!("code_{id}"), seen);
+    }
+}

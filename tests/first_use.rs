@@ -664,7 +664,7 @@ fn a_folder_named_as_a_rubric_that_is_no_pack_says_it_has_no_rubric_yaml() {
         assert_eq!(code(&out), 2, "{args:?}");
         assert_eq!(
             stderr(&out),
-            "error: `notapack` has no `rubric.yaml`, so it is not a rubric pack\n",
+            "error: `notapack` has no `rubric.yaml`, so it is not a rubric pack [E005]\n",
             "{args:?}"
         );
     }

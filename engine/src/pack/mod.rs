@@ -247,7 +247,7 @@ pub enum PackError {
         shipped: String,
     },
     /// The folder has no `rubric.yaml`.
-    #[error("`{}` has no `rubric.yaml`, so it is not a rubric pack", dir.display())]
+    #[error("`{}` has no `rubric.yaml`, so it is not a rubric pack [E005]", dir.display())]
     NoManifest {
         /// The folder.
         dir: PathBuf,
