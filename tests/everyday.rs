@@ -836,9 +836,10 @@ fn dimensions_with_nothing_to_judge_are_not_applicable_and_left_out_of_the_total
     ]);
     let r: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_valid_grade(&grade_schema(), &r);
+    // No score at all, not a 0% that would count in every mean (issue 48, friction 10).
     assert_eq!(
-        (r["maxScore"].as_i64(), r["percent"].as_i64()),
-        (Some(0), Some(0))
+        (r["maxScore"].as_i64(), &r["percent"]),
+        (Some(0), &Value::Null)
     );
     assert!(r.get("grade").is_none(), "nothing to grade is not an A");
     assert!(r["dimensions"]
@@ -1228,4 +1229,47 @@ fn counts_of_one_are_said_in_the_singular() {
         "{}",
         stdout(&shown)
     );
+}
+
+/// A session with nothing to grade has `percent: null`, not a 0 that counts in a mean: the
+/// summary leaves it out with a count, and a grade that stands on some dimensions only says
+/// so beside its letter (issue 48, friction 10).
+#[test]
+fn nothing_to_grade_is_left_out_of_the_summary_with_a_count() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in [
+        "daaain__test_data/session_b.jsonl",
+        "simonw__tests/sample_session.jsonl",
+    ] {
+        let from = repo_root().join(TRANSCRIPTS).join("synthetic").join(name);
+        let to = dir.path().join(name.replace('/', "-"));
+        std::fs::copy(from, to).unwrap();
+    }
+    let folder = dir.path().to_str().unwrap();
+    let out = run(&["--rubric", "claude-code-v1", "--source", folder, "--all"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("2 sessions · 1 graded, mean 100% · 1 with nothing to grade"),
+        "{text}"
+    );
+    assert!(
+        text.contains("(100%) · grade A on 3 of 5 dimensions"),
+        "{text}"
+    );
+    let out = run(&[
+        "--rubric",
+        "claude-code-v1",
+        "--source",
+        folder,
+        "--all",
+        "--format",
+        "jsonl",
+    ]);
+    let percents: Vec<Value> = json_lines(&stdout(&out))
+        .iter()
+        .map(|r| r["percent"].clone())
+        .collect();
+    assert!(percents.contains(&Value::Null), "{percents:?}");
+    assert!(percents.contains(&json!(100)), "{percents:?}");
 }

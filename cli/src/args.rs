@@ -23,7 +23,6 @@ pub const ALLOW_PLUGINS_HINT: &str = "`--allow-plugins` (or `GRADE_ALLOW_PLUGINS
     version,
     about = "Grade AI coding-agent sessions against rubric packs",
     args_conflicts_with_subcommands = true,
-    arg_required_else_help = true,
     after_help = "Examples:\n  grade --rubric cleo-v1 --source .cleo/tasks.db session-123\n  grade --rubric claude-code-v1 --source ~/.claude/projects/my-project --all\n  grade --rubric cleo-v1 --source audit.jsonl --all --format jsonl\n  grade --list --session session-123"
 )]
 pub struct Cli {
@@ -232,6 +231,23 @@ const RUBRIC_PATH_ID: &str = "rubric_path";
 const ALLOW_PLUGINS_ID: &str = "allow_plugins";
 
 impl Cli {
+    /// The usage `grade` alone prints (on stderr, exit 2: it grades nothing), also when the
+    /// environment gives a flag (`GRADE_RUBRIC_PATH`). Not clap's `arg_required_else_help`
+    /// on the struct: `grade mcp` parses `grade` alone for its defaults.
+    pub fn bare_usage() -> Option<String> {
+        use clap::CommandFactory;
+        use std::io::IsTerminal;
+        if std::env::args_os().len() > 1 {
+            return None;
+        }
+        let help = Cli::command().render_help();
+        Some(if std::io::stderr().is_terminal() {
+            help.ansi().to_string()
+        } else {
+            help.to_string()
+        })
+    }
+
     /// The command line of this process. Beyond clap's parse, it settles the pack flags a
     /// user gave between `grade rubric` and its subcommand (`grade rubric --rubric-path DIR
     /// list`, which worked while the flags were global).

@@ -611,10 +611,18 @@ fn read_recorded(
         // `percent`. A line whose `percent` is not its scores' was edited or made by hand,
         // and would be compared as two different grades.
         let from_scores = grade_engine::result::percent_of(r.total_score.0, r.max_score.0);
-        if (r.percent.0 - from_scores).abs() > 0.01 + 1e-9 {
+        // `null` says there was nothing to grade, which only a `maxScore` of 0 says too.
+        if r.percent.is_none() && r.max_score.0 != 0.0 {
+            return Err(not_a_result(format!(
+                "its `percent` is null (nothing to grade) but its `maxScore` is {}",
+                pct(r.max_score.0)
+            )));
+        }
+        let percent = r.percent.map_or(from_scores, |p| p.0);
+        if (percent - from_scores).abs() > 0.01 + 1e-9 {
             return Err(not_a_result(format!(
                 "its `percent` {} is not `totalScore` {} of `maxScore` {} ({})",
-                pct(r.percent.0),
+                pct(percent),
                 pct(r.total_score.0),
                 pct(r.max_score.0),
                 pct(from_scores)

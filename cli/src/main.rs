@@ -84,6 +84,10 @@ fn tidy_environment() {
 
 fn main() -> ExitCode {
     tidy_environment();
+    if let Some(usage) = Cli::bare_usage() {
+        eprint!("{usage}");
+        return ExitCode::from(2);
+    }
     let cli = match Cli::parse_args() {
         Ok(cli) => cli,
         Err(err) => {

@@ -612,20 +612,17 @@ fn summary(r: &GradeResult) -> String {
             .as_deref()
             .map(|g| format!(", grade {g}"))
             .unwrap_or_default();
-        let left_out = if skipped > 0 {
-            format!(
-                ", {skipped} of {} dimensions not applicable",
-                r.dimensions.len()
-            )
-        } else {
-            String::new()
-        };
+        // Beside the letter: what it stands on, when some dimensions did not apply.
+        let on = r
+            .applied_note()
+            .map(|n| format!(" {n}"))
+            .unwrap_or_default();
         format!(
-            "session `{}`: {}/{} ({}%){letter}{left_out} by {} {} over {} entr{}\n",
+            "session `{}`: {}/{} ({}%){letter}{on} by {} {} over {} entr{}\n",
             r.session_id,
             r.total_score,
             r.max_score,
-            r.percent,
+            r.percent.unwrap_or_default(),
             r.rubric.id,
             r.rubric.version,
             r.entry_count,

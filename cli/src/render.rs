@@ -81,21 +81,18 @@ pub fn report(r: &GradeResult, pack: &CompiledPack, color: bool) -> String {
             p.bold(&escape_controls(&r.session_id))
         );
     } else {
-        let left_out = if skipped > 0 {
-            format!(
-                " · {skipped} of {} dimensions not applicable",
-                r.dimensions.len()
-            )
-        } else {
-            String::new()
-        };
+        // Beside the letter: what it stands on, when some dimensions did not apply.
+        let on = r
+            .applied_note()
+            .map(|n| format!(" {n}"))
+            .unwrap_or_default();
         let _ = writeln!(
             out,
-            "{}  {}/{} ({}%){letter}{left_out}",
+            "{}  {}/{} ({}%){letter}{on}",
             p.bold(&escape_controls(&r.session_id)),
             r.total_score,
             r.max_score,
-            r.percent
+            r.percent.unwrap_or_default()
         );
     }
     let _ = writeln!(

@@ -439,7 +439,7 @@ impl ReportBuilder {
         let row = Row(
             r.session_id.clone(),
             rubric,
-            graded.then_some(r.percent),
+            r.percent.filter(|_| graded),
             r.grade.as_deref().filter(|_| graded).map(|g| strings.id(g)),
             r.total_score,
             r.max_score,

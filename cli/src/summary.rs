@@ -147,7 +147,9 @@ impl Tally {
     /// What `r` adds to a summary.
     pub fn of(r: &GradeResult) -> Tally {
         Tally {
-            graded: (r.max_score.0 > 0.0).then(|| (r.percent.0, r.grade.as_deref().map(Box::from))),
+            graded: r
+                .graded_percent()
+                .map(|p| (p, r.grade.as_deref().map(Box::from))),
             flags: r
                 .flags
                 .iter()
@@ -232,8 +234,15 @@ impl Floor {
     /// How a result that is below `threshold` is named, or `None` for one that is not:
     /// what [`Floor::count`] takes, found by the thread that graded the result.
     pub fn below(threshold: f64, r: &GradeResult) -> Option<Box<str>> {
-        (r.max_score.0 > 0.0 && r.percent.0 < threshold)
-            .then(|| format!("`{}` ({}%)", r.session_id, r.percent).into_boxed_str())
+        let percent = r.graded_percent().filter(|&p| p < threshold)?;
+        Some(
+            format!(
+                "`{}` ({}%)",
+                r.session_id,
+                grade_engine::entry::js_number(percent)
+            )
+            .into_boxed_str(),
+        )
     }
 
     /// Counts the next result, as [`Floor::below`] named it.

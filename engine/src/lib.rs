@@ -37,7 +37,7 @@
 //! for session in &read.sessions {
 //!     let result = pack.grade(session, &GradeOptions::default())?;
 //!     assert_eq!(result.rubric.id, "cleo-v1");
-//!     println!("{}: {}% {}", result.session_id, result.percent.0, result.grade.unwrap_or_default());
+//!     println!("{}: {}% {}", result.session_id, result.percent.unwrap_or_default().0, result.grade.unwrap_or_default());
 //! }
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```

@@ -57,8 +57,10 @@ pub struct GradeResult {
     pub evaluator: String,
     /// The pack that graded the session.
     pub rubric: RubricRef,
-    /// `totalScore / maxScore` as a percentage, rounded to two decimals.
-    pub percent: Score,
+    /// `totalScore / maxScore` as a percentage, rounded to two decimals; `null` when no
+    /// dimension applied and there was nothing to grade (`maxScore` 0): no score, which a
+    /// mean must leave out rather than count as 0.
+    pub percent: Option<Score>,
     /// The letter of the pack's band the percentage reaches.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grade: Option<String>,
@@ -209,10 +211,18 @@ pub struct EntryRef {
 
 impl GradeResult {
     /// The percentage of a result graded out of more than 0 points; `None` when no
-    /// dimension applied and there was nothing to grade (its percent says 0 then, which
-    /// is no score: summaries and gates leave it out).
+    /// dimension applied and there was nothing to grade (summaries and gates leave it out;
+    /// a grade recorded before `percent` was `null` for it says 0 there).
     pub fn graded_percent(&self) -> Option<f64> {
-        (self.max_score.0 > 0.0).then_some(self.percent.0)
+        self.percent.filter(|_| self.max_score.0 > 0.0).map(|p| p.0)
+    }
+
+    /// What a letter stands on when some dimensions did not apply: `on 1 of 5 dimensions`
+    /// (an A on one dimension is not an A on the whole rubric); `None` when all applied.
+    pub fn applied_note(&self) -> Option<String> {
+        let (applied, all) = self.dimensions_applied();
+        let plural = if all == 1 { "" } else { "s" };
+        (applied < all).then(|| format!("on {applied} of {all} dimension{plural}"))
     }
 
     /// How many of the result's dimensions applied to the session, of how many.
@@ -322,7 +332,10 @@ impl GradeResult {
         w.str(digest);
         w.out.push(b'}');
         w.raw(",\"percent\":");
-        w.score(*percent)?;
+        match percent {
+            Some(percent) => w.score(*percent)?,
+            None => w.raw("null"),
+        }
         if let Some(grade) = grade {
             w.raw(",\"grade\":");
             w.str(grade);
@@ -706,7 +719,7 @@ mod tests {
                         version: "1.0.0".to_owned(),
                         digest,
                     },
-                    percent: Score(percent),
+                    percent: (max != 0.0).then_some(Score(percent)),
                     grade,
                     judge: judged.then(|| JudgeUsage {
                         model: "cmd:judge \"x\"".to_owned(),

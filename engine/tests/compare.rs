@@ -248,7 +248,7 @@ fn fake_result(pack: &CompiledPack, id: &str, points: &[i32], empty: bool) -> Gr
             version: pack.version.clone(),
             digest: pack.digest.clone(),
         },
-        percent: Score(percent),
+        percent: (max > 0.0).then_some(Score(percent)),
         grade: pack.band_for(percent).map(str::to_owned),
         explain: Some(explain),
         judge: None,

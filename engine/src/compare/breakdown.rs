@@ -350,12 +350,14 @@ impl Layout {
         Ok(Scored {
             session_id: result.session_id.clone(),
             percent: result.total_score.0 * scale,
-            reported_percent: result.percent.0,
+            reported_percent: result.percent.map_or(0.0, |p| p.0),
             // Results that carry no letter (CLEO's grader writes none) get their pack's.
-            grade: result
-                .grade
-                .clone()
-                .or_else(|| crate::pack::band_of(&self.bands, result.percent.0).map(str::to_owned)),
+            grade: result.grade.clone().or_else(|| {
+                result
+                    .graded_percent()
+                    .and_then(|p| crate::pack::band_of(&self.bands, p))
+                    .map(str::to_owned)
+            }),
             graded: max_score > 0.0,
             dimensions,
             terms,

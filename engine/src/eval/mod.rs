@@ -450,7 +450,7 @@ impl CompiledPack {
                 version: self.version.clone(),
                 digest: self.digest.clone(),
             },
-            percent: Score(0.0),
+            percent: Some(Score(0.0)),
             grade: None,
             judge: judgment.and_then(|j| j.usage.clone()),
             explain: witnessed.then(IndexMap::new),
@@ -657,20 +657,19 @@ impl CompiledPack {
         }
         result.total_score = Score(total);
         if not_applicable.is_empty() {
-            result.percent = Score(percent_of(total, self.max_score()));
-            result.grade = self.band_for(result.percent.0).map(str::to_owned);
+            let percent = percent_of(total, self.max_score());
+            result.percent = Some(Score(percent));
+            result.grade = self.band_for(percent).map(str::to_owned);
             return Ok(result);
         }
         // The total is over the dimensions that apply; with none, there is nothing to grade
         // and no letter (a session that did nothing is not an A).
         let max = self.max_score_of(|d| !not_applicable.contains(&d.id.as_str()));
         result.max_score = Score(max);
-        result.percent = Score(percent_of(total, max));
-        result.grade = if max > 0.0 {
-            self.band_for(result.percent.0).map(str::to_owned)
-        } else {
-            None
-        };
+        // With none, there is no percent either: a 0 would count in every mean.
+        let percent = (max > 0.0).then(|| percent_of(total, max));
+        result.percent = percent.map(Score);
+        result.grade = percent.and_then(|p| self.band_for(p)).map(str::to_owned);
         Ok(result)
     }
 }
@@ -740,8 +739,12 @@ mod tests {
         assert!(result.dimensions["a"].not_applicable);
         assert_eq!(result.dimensions["a"].evidence, ["no tasks"]);
         assert_eq!(
-            (result.total_score.0, result.max_score.0, result.percent.0),
-            (5.0, 10.0, 50.0)
+            (
+                result.total_score.0,
+                result.max_score.0,
+                result.percent.map(|p| p.0)
+            ),
+            (5.0, 10.0, Some(50.0))
         );
         let result = grade(&pack, &[("tasks", "y")]);
         assert_eq!((result.total_score.0, result.max_score.0), (15.0, 20.0));

@@ -77,7 +77,8 @@ impl RowFormat for Csv {
 
     fn row(&self, r: &GradeResult, out: &mut Vec<u8>) {
         use std::borrow::Cow;
-        let graded = r.graded_percent().is_some();
+        let percent = r.graded_percent();
+        let graded = percent.is_some();
         let fixed = [
             Cow::Borrowed(r.session_id.as_str()),
             Cow::Borrowed(r.task_id.as_deref().unwrap_or_default()),
@@ -86,11 +87,9 @@ impl RowFormat for Csv {
             Cow::Borrowed(r.rubric.version.as_str()),
             Cow::Owned(r.total_score.to_string()),
             Cow::Owned(r.max_score.to_string()),
-            if graded {
-                Cow::Owned(r.percent.to_string())
-            } else {
-                Cow::Borrowed("")
-            },
+            percent.map_or(Cow::Borrowed(""), |p| {
+                Cow::Owned(crate::entry::js_number(p))
+            }),
             Cow::Borrowed(r.grade.as_deref().filter(|_| graded).unwrap_or_default()),
             Cow::Borrowed(match passes(r, self.pass_at) {
                 Some(true) => "true",

@@ -97,17 +97,15 @@ impl RowFormat for JUnit {
         out.extend_from_slice(b"    <testcase");
         attribute(out, "name", &r.session_id);
         attribute(out, "classname", &self.columns.rubric);
-        let (applied, all) = r.dimensions_applied();
         let letter = r
             .grade
             .as_deref()
             .map(|g| format!(" · grade {g}"))
             .unwrap_or_default();
-        let on = if applied < all {
-            format!(" on {applied} of {all} dimensions")
-        } else {
-            String::new()
-        };
+        let on = r
+            .applied_note()
+            .map(|n| format!(" {n}"))
+            .unwrap_or_default();
         match passes(r, self.pass_at) {
             Some(true) => {
                 out.extend_from_slice(b">\n      <system-out>");
@@ -115,7 +113,7 @@ impl RowFormat for JUnit {
                     "{}/{} ({}%){letter}{on}\n{}",
                     r.total_score,
                     r.max_score,
-                    r.percent,
+                    crate::entry::js_number(r.graded_percent().unwrap_or_default()),
                     self.details(r)
                 );
                 escaped(out, &score, false);
@@ -127,7 +125,7 @@ impl RowFormat for JUnit {
                     "{}/{} ({}%){letter}{on}: below {}%",
                     r.total_score,
                     r.max_score,
-                    r.percent,
+                    crate::entry::js_number(r.graded_percent().unwrap_or_default()),
                     crate::entry::js_number(self.pass_at)
                 );
                 attribute(out, "message", &message);

@@ -61,19 +61,19 @@ impl RowFormat for Markdown {
     fn row(&self, r: &GradeResult, out: &mut Vec<u8>) {
         out.push(b'|');
         cell(out, &r.session_id);
-        let graded = r.graded_percent().is_some();
-        if graded {
+        let percent = r.graded_percent();
+        let graded = percent.is_some();
+        if let Some(percent) = percent {
             cell(out, &format!("{}/{}", r.total_score, r.max_score));
-            cell(out, &format!("{}%", r.percent));
+            cell(out, &format!("{}%", crate::entry::js_number(percent)));
         } else {
             cell(out, "n/a");
             cell(out, "n/a");
         }
-        let (applied, all) = r.dimensions_applied();
-        let letter = match r.grade.as_deref().filter(|_| graded) {
-            Some(g) if applied < all => format!("{g} on {applied} of {all} dimensions"),
-            Some(g) => g.to_owned(),
-            None => String::new(),
+        let letter = match (r.grade.as_deref().filter(|_| graded), r.applied_note()) {
+            (Some(g), Some(note)) => format!("{g} {note}"),
+            (Some(g), None) => g.to_owned(),
+            (None, _) => String::new(),
         };
         cell(out, &letter);
         out.extend_from_slice(match passes(r, self.pass_at) {

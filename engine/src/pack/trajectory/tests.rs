@@ -275,8 +275,12 @@ dimensions:
         assert!(calls.not_applicable);
         assert_eq!(calls.evidence, ["no reference trajectory for this session: metric `f1` compares the session's tool calls with one (give it with `--reference`)"]);
         assert_eq!(
-            (result.total_score.0, result.max_score.0, result.percent.0),
-            (5.0, 5.0, 100.0)
+            (
+                result.total_score.0,
+                result.max_score.0,
+                result.percent.map(|p| p.0)
+            ),
+            (5.0, 5.0, Some(100.0))
         );
     }
 
