@@ -335,3 +335,27 @@ fn the_page_opens_in_chromium_with_a_silent_console_and_a_row_opens() {
     assert!(!dom.contains("<img"), "a text became an element");
     assert!(!dom.contains("pwned</title>"));
 }
+
+#[test]
+fn a_report_reads_a_json_document_and_cleos_own_grades() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let json = dir.path().join("r.json").to_string_lossy().into_owned();
+    let mut args = vec!["--format", "json", "-o", &json, "--all", "--no-record"];
+    args.extend(["--source", CORPUS, "--rubric", "cleo-v2"]);
+    let out = run(&args);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // CLEO's own grader writes no rubric and no percent: the rubric is named after the file.
+    let cleos = common::fixture("conformance/cleo-v1.expected.jsonl");
+    let cleos_arg = cleos.to_string_lossy().into_owned();
+    let page = dir.path().join("p.html");
+    let page_arg = page.to_string_lossy().into_owned();
+    let out = run(&["report", &json, &cleos_arg, "--html", &page_arg]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let data = embedded(&std::fs::read_to_string(&page).unwrap());
+    assert_eq!(data["rubrics"][0]["id"], "cleo-v2");
+    assert_eq!(data["rubrics"][1]["id"], "cleo-v1.expected");
+    assert_eq!(data["rubrics"].as_array().map(Vec::len), Some(2));
+    assert_eq!(data["explained"], false);
+    let expected = json_lines(&std::fs::read_to_string(&cleos).unwrap()).len();
+    assert_eq!(data["rubrics"][1]["stats"]["sessions"], expected);
+}
