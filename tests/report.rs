@@ -25,7 +25,7 @@ fn attack_result(id: &str, score: f64, timestamp: &str) -> Value {
         "maxScore": 40,
         "dimensions": {
             "a<b>": {"score": score.min(20.0), "max": 20, "evidence": [ATTACK_EVIDENCE]},
-            "c": {"score": (score - 20.0).max(0.0), "max": 20, "evidence": []}
+            "c": {"score": 0, "max": 20, "evidence": ["no task to judge"], "notApplicable": true}
         },
         "flags": [ATTACK_FLAG],
         "timestamp": timestamp,
@@ -332,6 +332,8 @@ fn the_page_opens_in_chromium_with_a_silent_console_and_a_row_opens() {
     assert!(detail.contains("Rule trace"));
     assert!(detail.contains("r&lt;/script&gt;"));
     assert!(detail.contains("#3 &lt;op&gt; (a&lt;b&gt;.jsonl:42)"));
+    // The letter says what it stands on: one of the two dimensions did not apply.
+    assert!(detail.contains("grade A on 1 of 2 dimensions"), "{detail}");
     assert!(!dom.contains("<img"), "a text became an element");
     assert!(!dom.contains("pwned</title>"));
 }

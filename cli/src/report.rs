@@ -146,6 +146,9 @@ struct Detail {
     /// The CLEO task, when the session names one.
     #[serde(rename = "t", skip_serializing_if = "Option::is_none")]
     task: Option<String>,
+    /// What the letter stands on when some dimensions did not apply (`on 1 of 5 dimensions`).
+    #[serde(rename = "a", skip_serializing_if = "Option::is_none")]
+    applied: Option<String>,
     /// Lines of the source skipped as malformed that may have been this session's.
     #[serde(rename = "k", skip_serializing_if = "is_zero")]
     skipped: u64,
@@ -454,6 +457,7 @@ impl ReportBuilder {
                 dimensions,
                 explain,
                 task: r.task_id.clone(),
+                applied: r.applied_note(),
                 skipped: r.skipped_lines,
             })
             .unwrap_or_default(),
@@ -769,12 +773,6 @@ fn read_results(path: &Path, take: &mut dyn FnMut(GradeResult)) -> Result<(), Cl
         return Err(not_found());
     }
     let convert = |mut value: serde_json::Value| -> Result<GradeResult, String> {
-        // A result with nothing to grade may say `percent: null`: it is made from the scores.
-        if let Some(obj) = value.as_object_mut() {
-            if obj.get("percent").is_some_and(serde_json::Value::is_null) {
-                obj.remove("percent");
-            }
-        }
         crate::compare::complete_bare_result(&mut value, path);
         if let Some(missing) = crate::compare::missing_fields(&value) {
             return Err(missing);
