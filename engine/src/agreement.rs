@@ -1,5 +1,6 @@
-//! How much a judge agrees with itself: Krippendorff's α over a batch of sessions, with
-//! the judge's repeated runs as the coders and the sessions as the units.
+//! How much a judge agrees with itself, or a panel's judges with each other:
+//! Krippendorff's α over a batch of sessions, with the judge's repeated runs (or the
+//! panel's judges) as the coders and the sessions as the units.
 //!
 //! α = 1 − D_o / D_e: the disagreement observed within sessions over the disagreement
 //! expected by chance from all values pooled. 1 is perfect agreement, 0 is no better than
@@ -118,7 +119,8 @@ pub fn krippendorff_alpha(
     Ok(1.0 - (n - 1.0) * observed / expected)
 }
 
-/// The agreement of a judge with itself on one judged dimension over a batch.
+/// The agreement of a judge with itself (its runs), or of a panel's judges with each other,
+/// on one judged dimension over a batch.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DimensionAgreement {
@@ -131,7 +133,7 @@ pub struct DimensionAgreement {
     /// Why α is undefined, when it is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
-    /// Sessions with two or more runs to compare.
+    /// Sessions with two or more values (runs, or judges) to compare.
     pub sessions: usize,
 }
 
@@ -141,15 +143,41 @@ pub fn judge_agreement(
     pack: &crate::CompiledPack,
     judgments: &[&crate::judgment::Judgment],
 ) -> Vec<DimensionAgreement> {
+    agreement_of(pack, judgments, |j| {
+        j.run_scores.iter().map(|s| Some(*s)).collect()
+    })
+}
+
+/// Krippendorff's α per judged dimension of `pack` among the judges of a panel, over a
+/// batch judged by it (each dimension's `panel`; the judges are the coders, each with the
+/// score its runs combined into).
+pub fn panel_agreement(
+    pack: &crate::CompiledPack,
+    judgments: &[&crate::judgment::Judgment],
+) -> Vec<DimensionAgreement> {
+    agreement_of(pack, judgments, |j| {
+        j.panel.iter().map(|m| Some(m.score)).collect()
+    })
+}
+
+/// α per judged dimension, each session's values (one per coder) given by `coders`.
+fn agreement_of(
+    pack: &crate::CompiledPack,
+    judgments: &[&crate::judgment::Judgment],
+    coders: impl Fn(&crate::judgment::DimensionJudgment) -> Vec<Option<f64>>,
+) -> Vec<DimensionAgreement> {
     pack.judged_dimensions()
         .map(|d| {
             let metric = Metric::of(&d.kind);
             let units: Vec<Vec<Option<f64>>> = judgments
                 .iter()
                 .filter_map(|j| j.dimensions.get(&d.id))
-                .map(|j| j.run_scores.iter().map(|s| Some(*s)).collect())
+                .map(&coders)
                 .collect();
-            let sessions = units.iter().filter(|u| u.len() >= 2).count();
+            let sessions = units
+                .iter()
+                .filter(|u| u.iter().flatten().count() >= 2)
+                .count();
             let alpha = if sessions < 2 {
                 Err(AlphaUndefined::TooFewPairs)
             } else {

@@ -12,7 +12,7 @@
 use indexmap::IndexMap;
 use serde_json::{json, Map, Value};
 
-use crate::pack::{CompiledPack, DimensionKind};
+use crate::pack::{CompiledPack, DimensionKind, PanelCombine};
 
 /// One judged dimension, after aggregating the chunks.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,6 +27,24 @@ pub struct DimensionJudgment {
     pub chunk_scores: Vec<f64>,
     /// The score of each run, when the judge was asked several times (`--judge-runs`).
     pub run_scores: Vec<f64>,
+    /// Each judge's own judgment of the dimension, in the order the judges were given, when
+    /// a panel judged the session (`--judge` more than once); empty otherwise.
+    pub panel: Vec<PanelScore>,
+}
+
+/// One judge of a panel on one dimension: what it said, before the panel's scores combined.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PanelScore {
+    /// The judge, as named in results and the cache (`openai:MODEL`, a command).
+    pub judge: String,
+    /// Its score (the mean or median of its runs, as without a panel).
+    pub score: f64,
+    /// Its evidence.
+    pub evidence: Vec<String>,
+    /// Its rationale.
+    pub rationale: String,
+    /// Its score of each run, when it was asked several times (`--judge-runs`).
+    pub run_scores: Vec<f64>,
 }
 
 /// A judge's scores for a session's judged dimensions.
@@ -40,6 +58,20 @@ pub struct Judgment {
     pub runs: usize,
     /// What asking a built-in judge cost, when one was asked.
     pub usage: Option<JudgeUsage>,
+    /// The panel that judged the session, when several judges did: how their scores
+    /// combined and what each cost.
+    pub panel: Option<PanelUsage>,
+}
+
+/// A panel of judges that judged a session: `panel` in a result.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PanelUsage {
+    /// How the judges' scores of a dimension made its score.
+    pub combine: PanelCombine,
+    /// Each judge, in the order given, with what asking it cost (a command reports no
+    /// tokens).
+    pub judges: Vec<JudgeUsage>,
 }
 
 /// What asking a model for a session's judgment cost: `judge` in a result.
@@ -89,9 +121,130 @@ impl Spread {
 }
 
 impl DimensionJudgment {
-    /// The spread over runs, when there were several.
+    /// How far the scores that made this one spread: the panel's judges' when a panel
+    /// judged, else the runs' when there were several.
+    pub fn spread(&self) -> Option<Spread> {
+        if self.panel.is_empty() {
+            Spread::of(&self.run_scores)
+        } else {
+            Spread::of(&self.panel.iter().map(|p| p.score).collect::<Vec<_>>())
+        }
+    }
+}
+
+impl PanelScore {
+    /// The spread of this judge's runs, when it was asked several times.
     pub fn spread(&self) -> Option<Spread> {
         Spread::of(&self.run_scores)
+    }
+}
+
+/// Several scores of one dimension made into one, as `how` says; a categorical dimension
+/// always lands on one of the scores given (a mean of categories is none of them, so
+/// [`PanelCombine::Mean`] takes the median category). `scores` must not be empty.
+pub fn combine_scores(scores: &[f64], kind: &DimensionKind, how: PanelCombine) -> f64 {
+    let mut sorted = scores.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    if n == 0 {
+        return 0.0;
+    }
+    let categorical = matches!(kind, DimensionKind::Categorical { .. });
+    match how {
+        PanelCombine::Min => sorted[0],
+        PanelCombine::Max => sorted[n - 1],
+        PanelCombine::Mean if !categorical => sorted.iter().sum::<f64>() / n as f64,
+        // The lower of the two middle ones for an even count, so a tie never rounds up.
+        PanelCombine::Mean | PanelCombine::Median if categorical || n % 2 == 1 => {
+            sorted[(n - 1) / 2]
+        }
+        PanelCombine::Mean | PanelCombine::Median => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+    }
+}
+
+/// The index of the first score nearest `target`: whose evidence and rationale speak for
+/// a combined score.
+fn nearest(scores: &[f64], target: f64) -> usize {
+    scores
+        .iter()
+        .enumerate()
+        .min_by(|a, b| (a.1 - target).abs().total_cmp(&(b.1 - target).abs()))
+        .map_or(0, |(i, _)| i)
+}
+
+/// One judgment from a panel's judgments of the same session, `judges` in the order given
+/// (each already combined over its runs): each judged dimension's score is the judges'
+/// scores combined as the pack's `panel` (or `how`) says ([`combine_scores`]); evidence,
+/// rationale and chunk scores come from the first judge whose score is nearest the result,
+/// and every judge's own judgment is kept in [`DimensionJudgment::panel`].
+///
+/// What each judge cost comes from its judgment's `usage`; a judge without one (a command)
+/// is listed with its runs and replies and no tokens.
+pub fn combine_panel(
+    judges: Vec<(String, Judgment)>,
+    how: PanelCombine,
+    pack: &CompiledPack,
+) -> Judgment {
+    let mut dimensions = IndexMap::new();
+    for d in pack.judged_dimensions() {
+        let members: Vec<PanelScore> = judges
+            .iter()
+            .filter_map(|(name, j)| {
+                j.dimensions.get(&d.id).map(|dj| PanelScore {
+                    judge: name.clone(),
+                    score: dj.score,
+                    evidence: dj.evidence.clone(),
+                    rationale: dj.rationale.clone(),
+                    run_scores: dj.run_scores.clone(),
+                })
+            })
+            .collect();
+        let scores: Vec<f64> = members.iter().map(|m| m.score).collect();
+        if scores.is_empty() {
+            continue;
+        }
+        let score = combine_scores(&scores, &d.kind, how);
+        let at = nearest(&scores, score);
+        let Some(base) = judges
+            .iter()
+            .filter(|(_, j)| j.dimensions.contains_key(&d.id))
+            .nth(at)
+            .and_then(|(_, j)| j.dimensions.get(&d.id))
+        else {
+            continue;
+        };
+        dimensions.insert(
+            d.id.clone(),
+            DimensionJudgment {
+                score,
+                evidence: base.evidence.clone(),
+                rationale: base.rationale.clone(),
+                chunk_scores: base.chunk_scores.clone(),
+                run_scores: Vec::new(),
+                panel: members,
+            },
+        );
+    }
+    let usage = judges
+        .iter()
+        .map(|(name, j)| {
+            j.usage.clone().unwrap_or_else(|| JudgeUsage {
+                model: name.clone(),
+                runs: j.runs,
+                replies: j.runs * j.chunks,
+                ..JudgeUsage::default()
+            })
+        })
+        .collect();
+    Judgment {
+        dimensions,
+        chunks: judges.first().map_or(0, |(_, j)| j.chunks),
+        runs: judges.first().map_or(0, |(_, j)| j.runs),
+        usage: None,
+        panel: Some(PanelUsage {
+            combine: how,
+            judges: usage,
+        }),
     }
 }
 
@@ -108,6 +261,7 @@ pub fn combine_runs(mut runs: Vec<Judgment>, pack: &CompiledPack) -> Judgment {
             chunks: 0,
             runs: 0,
             usage: None,
+            panel: None,
         });
     }
     let n = runs.len();
@@ -117,20 +271,8 @@ pub fn combine_runs(mut runs: Vec<Judgment>, pack: &CompiledPack) -> Judgment {
             .iter()
             .map(|r| r.dimensions.get(&d.id).map_or(0.0, |j| j.score))
             .collect();
-        let score = match &d.kind {
-            DimensionKind::Categorical { .. } => {
-                let mut sorted = scores.clone();
-                sorted.sort_by(f64::total_cmp);
-                sorted[(n - 1) / 2]
-            }
-            _ => scores.iter().sum::<f64>() / n as f64,
-        };
-        let nearest = scores
-            .iter()
-            .enumerate()
-            .min_by(|a, b| (a.1 - score).abs().total_cmp(&(b.1 - score).abs()))
-            .map_or(0, |(i, _)| i);
-        let Some(base) = runs[nearest].dimensions.get(&d.id) else {
+        let score = combine_scores(&scores, &d.kind, PanelCombine::Mean);
+        let Some(base) = runs[nearest(&scores, score)].dimensions.get(&d.id) else {
             continue;
         };
         dimensions.insert(
@@ -141,6 +283,7 @@ pub fn combine_runs(mut runs: Vec<Judgment>, pack: &CompiledPack) -> Judgment {
                 rationale: base.rationale.clone(),
                 chunk_scores: base.chunk_scores.clone(),
                 run_scores: scores,
+                panel: Vec::new(),
             },
         );
     }
@@ -149,6 +292,7 @@ pub fn combine_runs(mut runs: Vec<Judgment>, pack: &CompiledPack) -> Judgment {
         chunks: runs[0].chunks,
         runs: n,
         usage: None,
+        panel: None,
     }
 }
 
@@ -594,6 +738,7 @@ fn aggregate(chunks: &[&Value], pack: &CompiledPack) -> Judgment {
                 rationale,
                 chunk_scores: if n > 1 { scores } else { Vec::new() },
                 run_scores: Vec::new(),
+                panel: Vec::new(),
             },
         );
     }
@@ -602,6 +747,7 @@ fn aggregate(chunks: &[&Value], pack: &CompiledPack) -> Judgment {
         chunks: n,
         runs: 1,
         usage: None,
+        panel: None,
     }
 }
 
@@ -754,6 +900,35 @@ mod tests {
             find_judgment_json(&prose),
             Err(ReplyError::Malformed(_))
         ));
+    }
+
+    #[test]
+    fn a_panel_combines_numbers_by_its_rule_and_always_lands_categories_on_a_category() {
+        let number = DimensionKind::Numeric { min: 0.0 };
+        let category = DimensionKind::Categorical {
+            categories: vec![
+                ("a".to_owned(), 0.0),
+                ("b".to_owned(), 1.0),
+                ("c".to_owned(), 3.0),
+            ],
+        };
+        let cases = [
+            (&number, PanelCombine::Mean, &[0.2, 0.5, 0.9][..], 1.6 / 3.0),
+            (&number, PanelCombine::Median, &[0.9, 0.2, 0.5], 0.5),
+            (&number, PanelCombine::Median, &[0.9, 0.2, 0.5, 0.4], 0.45),
+            (&number, PanelCombine::Min, &[0.9, 0.2, 0.5], 0.2),
+            (&number, PanelCombine::Max, &[0.9, 0.2, 0.5], 0.9),
+            // A category has no mean: the median category, the lower middle for a tie.
+            (&category, PanelCombine::Mean, &[0.0, 3.0], 0.0),
+            (&category, PanelCombine::Mean, &[3.0, 1.0, 3.0], 3.0),
+            (&category, PanelCombine::Median, &[3.0, 1.0, 0.0, 3.0], 1.0),
+            (&category, PanelCombine::Min, &[3.0, 1.0], 1.0),
+            (&category, PanelCombine::Max, &[3.0, 1.0], 3.0),
+        ];
+        for (kind, how, scores, want) in cases {
+            let got = combine_scores(scores, kind, how);
+            assert!((got - want).abs() < 1e-12, "{how:?} of {scores:?}: {got}");
+        }
     }
 
     #[test]

@@ -67,6 +67,10 @@ pub struct GradeResult {
     /// What asking a built-in judge cost, when one was asked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge: Option<crate::judgment::JudgeUsage>,
+    /// The panel of judges that judged the session, when several did (`judge` is then
+    /// absent): how their scores combined, and what each judge cost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub panel: Option<crate::judgment::PanelUsage>,
     /// Why each point was given or taken; only with `--explain`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub explain: Option<IndexMap<String, Vec<RuleTrace>>>,
@@ -97,10 +101,14 @@ pub struct DimensionScore {
     /// A judged dimension: why the judge gave this score.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rationale: Option<String>,
-    /// A judged dimension asked several times (`--judge-runs`): how far the runs' scores
-    /// spread.
+    /// A judged dimension asked several times: how far the scores that made `score`
+    /// spread, the panel's judges' when a panel judged (each judge's runs are in its
+    /// `panel` entry), else the runs' (`--judge-runs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spread: Option<crate::judgment::Spread>,
+    /// A judged dimension scored by a panel: each judge's own score, in the order given.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub panel: Vec<PanelMember>,
     /// The session gave the dimension nothing to judge (its `applies_when` did not hold):
     /// its score is 0, its evidence says why, and neither it nor its `max` counts in the
     /// result's `totalScore` and `maxScore`.
@@ -110,6 +118,22 @@ pub struct DimensionScore {
         skip_serializing_if = "std::ops::Not::not"
     )]
     pub not_applicable: bool,
+}
+
+/// One judge of a panel on one dimension, in a result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PanelMember {
+    /// The judge (`openai:MODEL`, a command), as in the result's `panel.judges`.
+    pub judge: String,
+    /// Its score, before the panel's scores combined.
+    pub score: Score,
+    /// Its evidence.
+    pub evidence: Vec<String>,
+    /// Its rationale.
+    pub rationale: String,
+    /// How far its runs spread, when it was asked several times (`--judge-runs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spread: Option<crate::judgment::Spread>,
 }
 
 /// Names exactly what graded a result: the pack, its version, and a digest of its files.
@@ -277,6 +301,7 @@ impl GradeResult {
             percent,
             grade,
             judge,
+            panel,
             explain,
         } = self;
         // About a cleo-v1 line, so that it is not regrown as it is written.
@@ -343,6 +368,10 @@ impl GradeResult {
         if let Some(judge) = judge {
             w.raw(",\"judge\":");
             w.serde(judge)?;
+        }
+        if let Some(panel) = panel {
+            w.raw(",\"panel\":");
+            w.serde(panel)?;
         }
         if let (Some(explain), true) = (explain, with_explain) {
             w.raw(",\"explain\":");
@@ -412,6 +441,7 @@ impl Writer<'_> {
             weight,
             rationale,
             spread,
+            panel,
             not_applicable,
         } = d;
         self.raw("{\"score\":");
@@ -439,6 +469,10 @@ impl Writer<'_> {
         if let Some(spread) = spread {
             self.raw(",\"spread\":");
             self.serde(spread)?;
+        }
+        if !panel.is_empty() {
+            self.raw(",\"panel\":");
+            self.serde(panel)?;
         }
         if *not_applicable {
             self.raw(",\"notApplicable\":");
@@ -655,9 +689,19 @@ mod tests {
             proptest::option::of(text()),
             proptest::option::of((number(), number(), number())),
             any::<bool>(),
+            proptest::collection::vec((text(), number(), text(), any::<bool>()), 0..3),
         )
             .prop_map(
-                |((score, max, evidence), label, normalized, weight, rationale, spread, na)| {
+                |(
+                    (score, max, evidence),
+                    label,
+                    normalized,
+                    weight,
+                    rationale,
+                    spread,
+                    na,
+                    panel,
+                )| {
                     DimensionScore {
                         score: Score(score),
                         max: Score(max),
@@ -667,6 +711,20 @@ mod tests {
                         weight,
                         rationale,
                         spread: spread.map(|(min, max, sd)| Spread { min, max, sd }),
+                        panel: panel
+                            .into_iter()
+                            .map(|(judge, score, rationale, ran)| PanelMember {
+                                judge,
+                                score: Score(score),
+                                evidence: vec![rationale.clone()],
+                                rationale,
+                                spread: ran.then_some(Spread {
+                                    min: score,
+                                    max: 1.5,
+                                    sd: 0.25,
+                                }),
+                            })
+                            .collect(),
                         not_applicable: na,
                     }
                 },
@@ -728,6 +786,17 @@ mod tests {
                         input_tokens: 1200,
                         output_tokens: 80,
                         cached: 1,
+                    }),
+                    panel: judged.then(|| crate::judgment::PanelUsage {
+                        combine: crate::pack::PanelCombine::Median,
+                        judges: vec![JudgeUsage {
+                            model: "openai:m\u{7f}".to_owned(),
+                            runs: 1,
+                            replies: 2,
+                            input_tokens: 10,
+                            output_tokens: 5,
+                            cached: 0,
+                        }],
                     }),
                     explain: explained.then(|| {
                         IndexMap::from([(

@@ -252,6 +252,7 @@ fn fake_result(pack: &CompiledPack, id: &str, points: &[i32], empty: bool) -> Gr
         grade: pack.band_for(percent).map(str::to_owned),
         explain: Some(explain),
         judge: None,
+        panel: None,
         skipped_lines: 0,
         source: None,
     }

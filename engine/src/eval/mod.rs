@@ -453,6 +453,7 @@ impl CompiledPack {
             percent: Some(Score(0.0)),
             grade: None,
             judge: judgment.and_then(|j| j.usage.clone()),
+            panel: judgment.and_then(|j| j.panel.clone()),
             explain: witnessed.then(IndexMap::new),
         };
         // With a judgment, the grade rests on it even when the source has no entries.

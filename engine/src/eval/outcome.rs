@@ -5,7 +5,7 @@ use crate::entry::{round_half_up, Entry};
 use crate::judgment::Judgment;
 use crate::pack::condition::{Ctx, Witnesses};
 use crate::pack::{Case, Dimension, DimensionKind, Points};
-use crate::result::{DimensionScore, EntryRef, Score};
+use crate::result::{DimensionScore, EntryRef, PanelMember, Score};
 
 /// A judged dimension's result: the judge's score (within the dimension's range), its
 /// category label, the normalised value and the weight.
@@ -35,6 +35,20 @@ pub(super) fn judged_score(dimension: &Dimension, judgment: &Judgment) -> Dimens
         weight: dimension.weight,
         rationale: judged.map(|j| j.rationale.clone()),
         spread: judged.and_then(|j| j.spread()),
+        panel: judged
+            .map(|j| {
+                j.panel
+                    .iter()
+                    .map(|m| PanelMember {
+                        judge: m.judge.clone(),
+                        score: Score(m.score),
+                        evidence: m.evidence.clone(),
+                        rationale: m.rationale.clone(),
+                        spread: m.spread(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
         not_applicable: false,
     }
 }
@@ -135,12 +149,14 @@ mod tests {
             rationale: "r".to_owned(),
             chunk_scores: Vec::new(),
             run_scores: Vec::new(),
+            panel: Vec::new(),
         };
         Judgment {
             dimensions: [("q".to_owned(), judged)].into_iter().collect(),
             chunks: 1,
             runs: 1,
             usage: None,
+            panel: None,
         }
     }
 

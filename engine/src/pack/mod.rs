@@ -593,6 +593,39 @@ pub struct Judge {
     pub temperature: Option<f64>,
     /// The most tokens a built-in judge may write per reply.
     pub max_tokens: Option<u64>,
+    /// How a panel of several judges (`--judge` given more than once) combines their scores
+    /// of a dimension.
+    pub panel: PanelCombine,
+}
+
+/// How a panel's scores of one judged dimension make the dimension's score: `panel:` in the
+/// pack's `judge` block, or `--panel`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PanelCombine {
+    /// The mean of a numeric dimension's scores; a category has no mean, so a categorical
+    /// dimension takes the median category.
+    #[default]
+    Mean,
+    /// The median: for numbers the mean of the two middle scores when there is an even
+    /// number of judges, for categories the lower of the two (a tie never rounds up).
+    Median,
+    /// The lowest score: the strictest judge decides.
+    Min,
+    /// The highest score: the most lenient judge decides.
+    Max,
+}
+
+impl PanelCombine {
+    /// The name written in a pack and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            PanelCombine::Mean => "mean",
+            PanelCombine::Median => "median",
+            PanelCombine::Min => "min",
+            PanelCombine::Max => "max",
+        }
+    }
 }
 
 /// A compiled dimension.

@@ -312,6 +312,9 @@ pub struct RawJudge {
     /// The most tokens a built-in judge may write per reply.
     #[serde(default)]
     pub max_tokens: Option<u64>,
+    /// How a panel of judges combines their scores (`mean`, `median`, `min`, `max`).
+    #[serde(default)]
+    pub panel: Option<crate::pack::PanelCombine>,
 }
 
 fn default_budget_tokens() -> u64 {

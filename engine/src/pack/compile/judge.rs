@@ -108,6 +108,7 @@ impl Compiler<'_> {
             chunk_tokens: judge.chunk_tokens,
             temperature: judge.temperature,
             max_tokens: judge.max_tokens,
+            panel: judge.panel.unwrap_or_default(),
         })
     }
 
