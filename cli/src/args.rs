@@ -101,13 +101,17 @@ pub struct Cli {
     #[arg(long, value_name = "FILE", conflicts_with = "judge_cmd")]
     pub judgment: Option<PathBuf>,
 
-    /// Ask this command for the judgment: it gets each chunk's scorer prompt on stdin and prints a judgment
-    #[arg(long, value_name = "CMD", conflicts_with = "judge", value_parser = command_line)]
-    pub judge_cmd: Option<String>,
+    /// Ask this command for the judgment: it gets each chunk's scorer prompt on stdin and prints a judgment; repeat (or add `--judge`) for a panel
+    #[arg(long, value_name = "CMD", value_parser = command_line)]
+    pub judge_cmd: Vec<String>,
 
-    /// Ask a model for the judgment: `anthropic:MODEL` (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL) or `openai:MODEL` (OPENAI_API_KEY, OPENAI_BASE_URL; any compatible server)
+    /// Ask a model for the judgment: `anthropic:MODEL` (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL) or `openai:MODEL` (OPENAI_API_KEY, OPENAI_BASE_URL; any compatible server), optionally `,temperature=T` and `,max_tokens=N`; repeat for a panel of judges
     #[arg(long, value_name = "PROVIDER:MODEL", conflicts_with = "judgment")]
-    pub judge: Option<String>,
+    pub judge: Vec<String>,
+
+    /// How a panel's scores of a dimension combine (default: the pack's `judge.panel`, else `mean`; categories take the median under `mean`)
+    #[arg(long, value_enum, value_name = "HOW")]
+    pub panel: Option<PanelArg>,
 
     /// Seconds the judge may take per chunk (1 to 86400)
     #[arg(long, value_name = "SECONDS", default_value_t = 300,
@@ -139,7 +143,7 @@ pub struct Cli {
     #[arg(long, value_name = "MS", default_value_t = 500)]
     pub judge_backoff_ms: u64,
 
-    /// With `--judge-runs` above 1: write the judge's agreement with itself (Krippendorff's alpha per dimension) to this JSON file
+    /// With `--judge-runs` above 1 or a panel: write the agreement of each judge's runs and among the panel's judges (Krippendorff's alpha per dimension) to this JSON file
     #[arg(long, value_name = "FILE")]
     pub agreement: Option<PathBuf>,
 
@@ -183,6 +187,11 @@ pub struct Cli {
     /// that loads no pack (`--list`) refuses rather than ignores.
     #[arg(skip)]
     pub pack_flags_given: Vec<&'static str>,
+
+    /// The judges of `--judge` and `--judge-cmd` in the order given on the command line:
+    /// `(true, i)` is `judge_cmd[i]`, `(false, i)` is `judge[i]`. A panel keeps this order.
+    #[arg(skip)]
+    pub judge_order: Vec<(bool, usize)>,
 }
 
 /// `--rubric-path`, for a command that finds packs by id but loads no plugins.
@@ -255,6 +264,17 @@ impl Cli {
         use clap::{CommandFactory, FromArgMatches};
         let matches = Cli::command().try_get_matches()?;
         let mut cli = Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut Cli::command()))?;
+        let mut order: Vec<(usize, bool, usize)> = Vec::new();
+        for (is_cmd, id) in [(false, "judge"), (true, "judge_cmd")] {
+            if let Some(indices) = matches.indices_of(id) {
+                order.extend(indices.enumerate().map(|(i, at)| (at, is_cmd, i)));
+            }
+        }
+        order.sort_unstable();
+        cli.judge_order = order
+            .into_iter()
+            .map(|(_, is_cmd, i)| (is_cmd, i))
+            .collect();
         if cli.command.is_none() {
             cli.pack_flags_given = [
                 ("`--rubric-path`", RUBRIC_PATH_ID),
@@ -515,6 +535,31 @@ pub struct McpArgs {
 
     #[command(flatten)]
     pub packs: PackLoad,
+}
+
+/// `--panel`: how a panel's scores combine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PanelArg {
+    /// The mean of numbers, the median category of categories
+    Mean,
+    /// The median score
+    Median,
+    /// The lowest score (the strictest judge)
+    Min,
+    /// The highest score (the most lenient judge)
+    Max,
+}
+
+impl PanelArg {
+    pub fn combine(self) -> grade_engine::pack::PanelCombine {
+        use grade_engine::pack::PanelCombine;
+        match self {
+            PanelArg::Mean => PanelCombine::Mean,
+            PanelArg::Median => PanelCombine::Median,
+            PanelArg::Min => PanelCombine::Min,
+            PanelArg::Max => PanelCombine::Max,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -152,7 +152,7 @@ fn failures(gates: &[Gate], calibration: &Calibration) -> Vec<String> {
 }
 
 /// A name for the judge of a results file: `NAME=` as given, else the model the results
-/// name, else the file.
+/// name (`panel` for a panel's), else the file.
 fn split_named(text: &str) -> (Option<&str>, &str) {
     match text.split_once('=') {
         Some((name, file)) if !name.is_empty() && !file.is_empty() && !Path::new(text).exists() => {
@@ -175,9 +175,12 @@ fn read_results(spec: &str, pack: &CompiledPack) -> Result<Vec<JudgeResults>, Cl
             path.display()
         )));
     }
-    let model = lines
-        .iter()
-        .find_map(|(_, v)| v.pointer("/judge/model").and_then(Value::as_str));
+    // A panel's results are the panel's; each of its judges is named in them.
+    let model = lines.iter().find_map(|(_, v)| {
+        v.pointer("/judge/model")
+            .and_then(Value::as_str)
+            .or(v.get("panel").map(|_| "panel"))
+    });
     let name = name
         .map(str::to_owned)
         .or_else(|| model.map(str::to_owned))

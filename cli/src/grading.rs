@@ -823,17 +823,16 @@ fn judgments(
             &text, &origin, pack,
         )?)]);
     }
-    if cli.agreement.is_some() && cli.judge_runs < 2 {
+    let judges = judges_of(cli)?;
+    if judges.is_empty() {
+        return Ok(vec![None; sessions.len()]);
+    }
+    if cli.agreement.is_some() && cli.judge_runs < 2 && judges.len() < 2 {
         return Err(CliError::Usage(
-            "`--agreement` reports how repeated runs agree: give `--judge-runs 2` or more"
+            "`--agreement` reports how repeated runs or a panel's judges agree: give `--judge-runs 2` or more, or a second judge"
                 .to_owned(),
         ));
     }
-    let judge = match (&cli.judge_cmd, &cli.judge) {
-        (Some(cmd), _) => judge::Judge::Command(cmd.clone()),
-        (None, Some(spec)) => judge::Judge::model(spec)?,
-        (None, None) => return Ok(vec![None; sessions.len()]),
-    };
     let options = judge::Options {
         runs: cli.judge_runs as usize,
         jobs: cli.judge_jobs as usize,
@@ -850,11 +849,72 @@ fn judgments(
             judge::cache::Cache::user()
         },
     };
-    let judged = judge::judge_sessions(pack, sessions, &judge, &options)?;
-    if options.runs > 1 {
-        judge::report_agreement(pack, &judge, &judged, cli.agreement.as_deref())?;
+    let mut judged = judge::judge_sessions(pack, sessions, &judges, &options)?;
+    if judges.len() == 1 {
+        if options.runs > 1 {
+            judge::report_agreement(pack, &judges, &judged, None, cli.agreement.as_deref())?;
+        }
+        return Ok(judged
+            .pop()
+            .unwrap_or_default()
+            .into_iter()
+            .map(Some)
+            .collect());
     }
-    Ok(judged.into_iter().map(Some).collect())
+    let how = cli
+        .panel
+        .map(crate::args::PanelArg::combine)
+        .or(pack.judge.as_ref().map(|j| j.panel))
+        .unwrap_or_default();
+    let mut per_judge: Vec<std::vec::IntoIter<Judgment>> =
+        judged.clone().into_iter().map(Vec::into_iter).collect();
+    let combined: Vec<Judgment> = (0..sessions.len())
+        .map(|_| {
+            let members = judges
+                .iter()
+                .zip(per_judge.iter_mut())
+                .filter_map(|(judge, of)| of.next().map(|j| (judge.name(), j)))
+                .collect();
+            grade_engine::judgment::combine_panel(members, how, pack)
+        })
+        .collect();
+    judge::report_agreement(
+        pack,
+        &judges,
+        &judged,
+        Some((&combined, how)),
+        cli.agreement.as_deref(),
+    )?;
+    Ok(combined.into_iter().map(Some).collect())
+}
+
+/// The judges of `--judge` and `--judge-cmd`, in the order given; the same judge twice is
+/// refused (its replies would be one judge's, counted twice).
+fn judges_of(cli: &Cli) -> Result<Vec<judge::Judge>, CliError> {
+    let order: Vec<(bool, usize)> = if cli.judge_order.is_empty() {
+        (0..cli.judge.len())
+            .map(|i| (false, i))
+            .chain((0..cli.judge_cmd.len()).map(|i| (true, i)))
+            .collect()
+    } else {
+        cli.judge_order.clone()
+    };
+    let mut judges: Vec<judge::Judge> = Vec::with_capacity(order.len());
+    for (is_cmd, i) in order {
+        let judge = match (is_cmd, cli.judge_cmd.get(i), cli.judge.get(i)) {
+            (true, Some(cmd), _) => judge::Judge::Command(cmd.clone()),
+            (false, _, Some(spec)) => judge::Judge::model(spec)?,
+            _ => continue,
+        };
+        if judges.iter().any(|j| j.name() == judge.name()) {
+            return Err(CliError::Usage(format!(
+                "judge `{}` is given twice: a panel's judges differ (another model, or the same one with `,temperature=T`)",
+                judge.name()
+            )));
+        }
+        judges.push(judge);
+    }
+    Ok(judges)
 }
 
 /// The judge prompts of the sessions, as `--print-prompt` shows them.

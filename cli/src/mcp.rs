@@ -437,10 +437,10 @@ impl Inner {
             )));
         }
         cli.reference = params.reference;
-        cli.judge = params.judge;
+        cli.judge = params.judge.into_iter().collect();
         // The judgment cache lives outside the folders this server may touch (and without a
         // judge there is no cache to pass over: the flag would be refused as doing nothing).
-        cli.no_judge_cache = cli.judge.is_some();
+        cli.no_judge_cache = !cli.judge.is_empty();
         if let Some(record) = params.record {
             cli.no_record = !record;
         }

@@ -86,8 +86,8 @@ impl GradePlan {
         // A whole log graded by rules alone is streamed when its format streams.
         let streamable = cli.all
             && format.as_ref().is_some_and(|f| f.streams())
-            && cli.judge_cmd.is_none()
-            && cli.judge.is_none()
+            && cli.judge_cmd.is_empty()
+            && cli.judge.is_empty()
             && !cli.print_prompt
             && cli.emit.is_none()
             && cli.push.is_none();
@@ -201,8 +201,8 @@ pub(crate) fn grading_pack(cli: &Cli, search_path: &[PathBuf]) -> Result<Compile
     let pack = grade_engine::load_pack_with(spec, search_path, cli.plugin_policy())?;
     if pack.judge.is_some()
         && cli.judgment.is_none()
-        && cli.judge_cmd.is_none()
-        && cli.judge.is_none()
+        && cli.judge_cmd.is_empty()
+        && cli.judge.is_empty()
         && !cli.print_prompt
     {
         let judged: Vec<String> = pack
@@ -467,7 +467,7 @@ fn unused_flags(cli: &Cli) -> Vec<String> {
         ("--judge-attempts", cli.judge_attempts != 3),
         ("--judge-backoff-ms", cli.judge_backoff_ms != 500),
     ];
-    if cli.judge_cmd.is_some() {
+    if !cli.judge_cmd.is_empty() && cli.judge.is_empty() {
         for (flag, given) in model_only {
             if given {
                 unused.push(format!(
@@ -476,13 +476,19 @@ fn unused_flags(cli: &Cli) -> Vec<String> {
             }
         }
     }
-    if cli.judge_cmd.is_none() && cli.judge_max_output != 64 {
+    if cli.judge_cmd.is_empty() && cli.judge_max_output != 64 {
         unused.push(
             "`--judge-max-output` caps what a `--judge-cmd` prints, and no judge command is run: give `--judge-cmd CMD`, or drop it (a model's answer is capped at 10 MiB)"
                 .to_owned(),
         );
     }
-    let asks_a_judge = cli.judge.is_some() || cli.judge_cmd.is_some();
+    if cli.panel.is_some() && cli.judge.len() + cli.judge_cmd.len() < 2 {
+        unused.push(
+            "`--panel` combines the scores of a panel of judges, and fewer than two are asked: give `--judge` or `--judge-cmd` once for each judge of the panel, or drop `--panel`"
+                .to_owned(),
+        );
+    }
+    let asks_a_judge = !cli.judge.is_empty() || !cli.judge_cmd.is_empty();
     if !asks_a_judge {
         for (flag, given) in [
             ("--judge-runs", cli.judge_runs > 1),

@@ -114,6 +114,23 @@ pub fn report(r: &GradeResult, pack: &CompiledPack, color: bool) -> String {
             p.dim(&format!("from {}", escape_controls(source)))
         );
     }
+    if let Some(panel) = &r.panel {
+        let judges: Vec<String> = panel
+            .judges
+            .iter()
+            .map(|j| format!("`{}`", escape_controls(&j.model)))
+            .collect();
+        let _ = writeln!(
+            out,
+            "{}",
+            p.dim(&format!(
+                "judged by a panel of {} ({} of their scores): {}",
+                judges.len(),
+                panel.combine.name(),
+                judges.join(", ")
+            ))
+        );
+    }
     if r.skipped_lines > 0 {
         let plural = if r.skipped_lines == 1 { "" } else { "s" };
         let _ = writeln!(
@@ -177,6 +194,38 @@ pub fn report(r: &GradeResult, pack: &CompiledPack, color: bool) -> String {
                 "    {} {}",
                 p.dim("rationale:"),
                 escape_controls(rationale)
+            );
+        }
+        if !dim.panel.is_empty() {
+            // Each judge's own score, so a split panel shows as one.
+            let scores: Vec<String> = dim
+                .panel
+                .iter()
+                .map(|m| {
+                    format!(
+                        "{} {}",
+                        escape_controls(&m.judge),
+                        crate::calibrate::shown_score(pack, id, m.score.0)
+                    )
+                })
+                .collect();
+            let spread = dim
+                .spread
+                .filter(|s| s.min != s.max)
+                .map(|s| {
+                    let shown =
+                        |v: f64| grade_engine::entry::js_number((v * 1000.0).round() / 1000.0);
+                    format!(
+                        "  {}",
+                        p.dim(&format!("(spread {} to {})", shown(s.min), shown(s.max)))
+                    )
+                })
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "    {} {}{spread}",
+                p.dim("panel:"),
+                scores.join(" · ")
             );
         }
         let rules_scored = pack

@@ -20,6 +20,7 @@ use std::time::Duration;
 use grade_engine::judgment::{
     combine_runs, find_judgment_json, parse_judgment, quote_start, JudgeUsage, Judgment, ReplyError,
 };
+use grade_engine::pack::PanelCombine;
 use grade_engine::{CompiledPack, Session};
 use serde_json::Value;
 
@@ -36,26 +37,58 @@ pub enum Judge {
 }
 
 impl Judge {
-    /// `anthropic:MODEL` or `openai:MODEL`, with the provider's environment.
+    /// `anthropic:MODEL` or `openai:MODEL`, optionally with `,temperature=T` and
+    /// `,max_tokens=N`, with the provider's environment.
     pub fn model(spec: &str) -> Result<Judge, CliError> {
-        let (provider, model) = parse_spec(spec).map_err(CliError::Usage)?;
-        ModelJudge::from_env(provider, model)
-            .map(Judge::Model)
+        let parsed = parse_spec(spec).map_err(CliError::Usage)?;
+        ModelJudge::from_env(parsed.provider, parsed.model)
+            .map(|mut m| {
+                m.temperature = parsed.temperature;
+                m.max_tokens = parsed.max_tokens;
+                Judge::Model(m)
+            })
             .map_err(CliError::Usage)
     }
 
-    /// How the judge is named in messages, results and cache keys.
+    /// How the judge is named in messages, results and cache keys: the command, or the
+    /// model with the options it was given (`openai:m,temperature=0.7`), so that one model
+    /// at two temperatures is two judges of a panel.
     pub fn name(&self) -> String {
         match self {
             Judge::Command(cmd) => cmd.clone(),
-            Judge::Model(m) => format!("{}:{}", m.provider.name(), m.model),
+            Judge::Model(m) => {
+                let mut name = format!("{}:{}", m.provider.name(), m.model);
+                if let Some(t) = m.temperature {
+                    name.push_str(&format!(
+                        ",temperature={}",
+                        grade_engine::entry::js_number(t)
+                    ));
+                }
+                if let Some(n) = m.max_tokens {
+                    name.push_str(&format!(",max_tokens={n}"));
+                }
+                name
+            }
         }
     }
 }
 
-/// `PROVIDER:MODEL` → its parts.
-pub fn parse_spec(spec: &str) -> Result<(Provider, &str), String> {
-    let (provider, model) = spec.split_once(':').unwrap_or((spec, ""));
+/// A `--judge` as given: `PROVIDER:MODEL[,temperature=T][,max_tokens=N]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Spec<'a> {
+    pub provider: Provider,
+    pub model: &'a str,
+    /// Overrides the pack's `judge.temperature` for this judge.
+    pub temperature: Option<f64>,
+    /// Overrides the pack's `judge.max_tokens` for this judge.
+    pub max_tokens: Option<u64>,
+}
+
+/// `PROVIDER:MODEL[,temperature=T][,max_tokens=N]` → its parts.
+pub fn parse_spec(spec: &str) -> Result<Spec<'_>, String> {
+    let mut parts = spec.split(',');
+    let head = parts.next().unwrap_or_default();
+    let (provider, model) = head.split_once(':').unwrap_or((head, ""));
     let provider = match provider {
         "anthropic" => Provider::Anthropic,
         "openai" => Provider::OpenAi,
@@ -71,7 +104,43 @@ pub fn parse_spec(spec: &str) -> Result<(Provider, &str), String> {
             provider.name()
         ));
     }
-    Ok((provider, model))
+    let mut out = Spec {
+        provider,
+        model,
+        temperature: None,
+        max_tokens: None,
+    };
+    for option in parts {
+        let (key, value) = option.split_once('=').unwrap_or((option, ""));
+        match key {
+            "temperature" => {
+                let t = value
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|t| (0.0..=2.0).contains(t))
+                    .ok_or_else(|| {
+                        format!("judge `{spec}`: `temperature` is a number from 0 to 2, not `{value}`")
+                    })?;
+                if out.temperature.replace(t).is_some() {
+                    return Err(format!("judge `{spec}` gives `temperature` twice"));
+                }
+            }
+            "max_tokens" => {
+                let n = value.parse::<u64>().ok().filter(|n| *n >= 1).ok_or_else(|| {
+                    format!("judge `{spec}`: `max_tokens` is a whole number of at least 1, not `{value}`")
+                })?;
+                if out.max_tokens.replace(n).is_some() {
+                    return Err(format!("judge `{spec}` gives `max_tokens` twice"));
+                }
+            }
+            _ => {
+                return Err(format!(
+                    "judge `{spec}`: unknown option `{option}`; a judge takes `,temperature=T` and `,max_tokens=N`"
+                ))
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// How to ask.
@@ -87,8 +156,9 @@ pub struct Options {
     pub cache: Option<Cache>,
 }
 
-/// One request: a chunk's prompt of a session, for one run.
+/// One request: a chunk's prompt of a session, for one run of one judge.
 struct Task {
+    judge: usize,
     session: usize,
     run: usize,
     chunk: usize,
@@ -104,13 +174,15 @@ struct Answer {
     cached: bool,
 }
 
-/// The judgments of `sessions`, in their order.
+/// The judgments of `sessions` by each of `judges`: one list per judge, in the judges'
+/// order, each in the sessions' order. Every judge is asked for every chunk of every
+/// session (`runs` times); the requests of all judges share the `jobs` in flight.
 pub fn judge_sessions(
     pack: &CompiledPack,
     sessions: &[Session],
-    judge: &Judge,
+    judges: &[Judge],
     options: &Options,
-) -> Result<Vec<Judgment>, CliError> {
+) -> Result<Vec<Vec<Judgment>>, CliError> {
     let spec = pack.judge.as_ref().ok_or_else(|| {
         CliError::Usage(format!(
             "rubric `{}` has no judged dimensions, so there is nothing to ask a judge",
@@ -118,19 +190,25 @@ pub fn judge_sessions(
         ))
     })?;
     let runs = options.runs.max(1);
+    let prompts: Vec<Vec<String>> = sessions
+        .iter()
+        .map(|session| grade_engine::prompt::render_prompts(pack, spec, session))
+        .collect();
     let mut tasks = Vec::new();
-    for (s, session) in sessions.iter().enumerate() {
-        let prompts = grade_engine::prompt::render_prompts(pack, spec, session);
-        let chunks = prompts.len();
-        for run in 0..runs {
-            for (chunk, prompt) in prompts.iter().enumerate() {
-                tasks.push(Task {
-                    session: s,
-                    run,
-                    chunk,
-                    chunks,
-                    prompt: prompt.clone(),
-                });
+    for j in 0..judges.len() {
+        for (s, prompts) in prompts.iter().enumerate() {
+            let chunks = prompts.len();
+            for run in 0..runs {
+                for (chunk, prompt) in prompts.iter().enumerate() {
+                    tasks.push(Task {
+                        judge: j,
+                        session: s,
+                        run,
+                        chunk,
+                        chunks,
+                        prompt: prompt.clone(),
+                    });
+                }
             }
         }
     }
@@ -138,6 +216,7 @@ pub fn judge_sessions(
     let cache_warning = Mutex::new(None::<String>);
     let unreadable = Mutex::new(Vec::new());
     let answers = run_bounded(&tasks, options.jobs, |task| {
+        let judge = &judges[task.judge];
         let place = place(judge, &sessions[task.session].id, task, runs);
         ask(
             pack,
@@ -167,61 +246,144 @@ pub fn judge_sessions(
         );
     }
 
-    // Tasks are in order session → run → chunk, so each session's answers are together.
-    let mut out = Vec::with_capacity(sessions.len());
+    // Tasks are in order judge → session → run → chunk, so each session's answers of a
+    // judge are together.
+    let mut out = Vec::with_capacity(judges.len());
     let mut answers = answers.into_iter().zip(&tasks).peekable();
-    for (s, session) in sessions.iter().enumerate() {
-        let mut run_judgments = Vec::with_capacity(runs);
-        let mut usage = JudgeUsage {
-            model: judge.name(),
-            runs,
-            ..JudgeUsage::default()
-        };
-        for run in 0..runs {
-            let mut chunks = Vec::new();
-            while let Some((answer, _)) = answers.next_if(|(_, t)| t.session == s && t.run == run) {
-                usage.replies += 1;
-                usage.input_tokens += answer.input_tokens;
-                usage.output_tokens += answer.output_tokens;
-                usage.cached += usize::from(answer.cached);
-                chunks.push(answer.judgment);
+    for (j, judge) in judges.iter().enumerate() {
+        let mut judged = Vec::with_capacity(sessions.len());
+        for (s, session) in sessions.iter().enumerate() {
+            let mut run_judgments = Vec::with_capacity(runs);
+            let mut usage = JudgeUsage {
+                model: judge.name(),
+                runs,
+                ..JudgeUsage::default()
+            };
+            for run in 0..runs {
+                let mut chunks = Vec::new();
+                while let Some((answer, _)) =
+                    answers.next_if(|(_, t)| t.judge == j && t.session == s && t.run == run)
+                {
+                    usage.replies += 1;
+                    usage.input_tokens += answer.input_tokens;
+                    usage.output_tokens += answer.output_tokens;
+                    usage.cached += usize::from(answer.cached);
+                    chunks.push(answer.judgment);
+                }
+                let origin = format!("judge `{}` for session `{}`", judge.name(), session.id);
+                let text = Value::Array(chunks).to_string();
+                run_judgments.push(parse_judgment(&text, &origin, pack)?);
             }
-            let origin = format!("judge `{}` for session `{}`", judge.name(), session.id);
-            let text = Value::Array(chunks).to_string();
-            run_judgments.push(parse_judgment(&text, &origin, pack)?);
+            let mut judgment = combine_runs(run_judgments, pack);
+            if matches!(judge, Judge::Model(_)) {
+                judgment.usage = Some(usage);
+            }
+            judged.push(judgment);
         }
-        let mut judgment = combine_runs(run_judgments, pack);
-        if matches!(judge, Judge::Model(_)) {
-            judgment.usage = Some(usage);
-        }
-        out.push(judgment);
+        out.push(judged);
     }
     Ok(out)
 }
 
 /// Krippendorff's α per dimension over the batch, on stderr (a note beside the results,
-/// like a warning) and, when asked, as JSON in `path`.
+/// like a warning) and, when asked, as JSON in `path`: of each judge's runs with itself
+/// (when asked more than once), and among the judges of a panel (`panel` holds the
+/// combined judgments).
 pub fn report_agreement(
     pack: &CompiledPack,
-    judge: &Judge,
-    judgments: &[Judgment],
+    judges: &[Judge],
+    judged: &[Vec<Judgment>],
+    panel: Option<(&[Judgment], PanelCombine)>,
     path: Option<&std::path::Path>,
 ) -> Result<(), CliError> {
-    let runs = judgments.first().map_or(0, |j| j.runs);
-    let all: Vec<&Judgment> = judgments.iter().collect();
-    let agreement = grade_engine::agreement::judge_agreement(pack, &all);
-    let mut text = format!(
-        "agreement of {runs} runs of judge `{}` over {} session{} (Krippendorff's alpha: 1 the runs agree, 0 no better than chance):\n",
-        judge.name(),
-        judgments.len(),
-        if judgments.len() == 1 { "" } else { "s" }
-    );
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    let mut text = String::new();
+    let mut by_runs = Vec::new();
+    for (judge, judgments) in judges.iter().zip(judged) {
+        let runs = judgments.first().map_or(0, |j| j.runs);
+        if runs < 2 {
+            continue;
+        }
+        let all: Vec<&Judgment> = judgments.iter().collect();
+        let agreement = grade_engine::agreement::judge_agreement(pack, &all);
+        text.push_str(&format!(
+            "agreement of {runs} runs of judge `{}` over {} session{} (Krippendorff's alpha: 1 the runs agree, 0 no better than chance):\n",
+            judge.name(),
+            judgments.len(),
+            plural(judgments.len())
+        ));
+        agreement_table(&mut text, &agreement);
+        by_runs.push((judge.name(), runs, judgments.len(), agreement));
+    }
+    // Over one session there is nothing to agree on: the note is for a batch.
+    let among = panel.filter(|(combined, _)| combined.len() > 1 || path.is_some()).map(|(combined, how)| {
+        let all: Vec<&Judgment> = combined.iter().collect();
+        let agreement = grade_engine::agreement::panel_agreement(pack, &all);
+        let names: Vec<String> = judges.iter().map(|j| format!("`{}`", j.name())).collect();
+        text.push_str(&format!(
+            "agreement among the panel's {} judges ({}) over {} session{} (Krippendorff's alpha: 1 the judges agree, 0 no better than chance; scores combined by {}):\n",
+            judges.len(),
+            names.join(", "),
+            combined.len(),
+            plural(combined.len()),
+            how.name()
+        ));
+        agreement_table(&mut text, &agreement);
+        (how, combined.len(), agreement)
+    });
+    eprint!("{}", crate::render::for_stderr(&text));
+    let Some(path) = path else {
+        return Ok(());
+    };
+    let rubric = serde_json::json!({"id": pack.id, "version": pack.version, "digest": pack.digest});
+    let doc = match among {
+        // One judge: the runs' agreement, as it has always been written.
+        None => {
+            let Some((judge, runs, sessions, dimensions)) = by_runs.into_iter().next() else {
+                return Ok(());
+            };
+            serde_json::json!({
+                "judge": judge,
+                "rubric": rubric,
+                "runs": runs,
+                "sessions": sessions,
+                "dimensions": dimensions,
+            })
+        }
+        Some((how, sessions, dimensions)) => {
+            let runs: Vec<Value> = by_runs
+                .into_iter()
+                .map(|(judge, _, _, dimensions)| serde_json::json!({"judge": judge, "dimensions": dimensions}))
+                .collect();
+            serde_json::json!({
+                "judges": judges.iter().map(Judge::name).collect::<Vec<_>>(),
+                "combine": how.name(),
+                "rubric": rubric,
+                "runs": judged.first().and_then(|j| j.first()).map_or(0, |j| j.runs),
+                "sessions": sessions,
+                "dimensions": dimensions,
+                "runAgreement": runs,
+            })
+        }
+    };
+    let mut out = serde_json::to_vec_pretty(&doc).map_err(CliError::Json)?;
+    out.push(b'\n');
+    std::fs::write(path, out).map_err(|e| {
+        CliError::Usage(format!(
+            "cannot write agreement file `{}`: {e}",
+            path.display()
+        ))
+    })
+}
+
+/// One line per dimension: its id, metric and α (or why α is undefined).
+fn agreement_table(text: &mut String, agreement: &[grade_engine::agreement::DimensionAgreement]) {
     let width = agreement
         .iter()
         .map(|a| a.dimension.len())
         .max()
         .unwrap_or(0);
-    for a in &agreement {
+    for a in agreement {
         let value = match (a.alpha, &a.reason) {
             (Some(alpha), _) => format!("{alpha:.3}"),
             (None, Some(reason)) => format!("undefined: {reason}"),
@@ -232,25 +394,6 @@ pub fn report_agreement(
             a.dimension, a.metric
         ));
     }
-    eprint!("{text}");
-    if let Some(path) = path {
-        let doc = serde_json::json!({
-            "judge": judge.name(),
-            "rubric": {"id": pack.id, "version": pack.version, "digest": pack.digest},
-            "runs": runs,
-            "sessions": judgments.len(),
-            "dimensions": agreement,
-        });
-        let mut out = serde_json::to_vec_pretty(&doc).map_err(CliError::Json)?;
-        out.push(b'\n');
-        std::fs::write(path, out).map_err(|e| {
-            CliError::Usage(format!(
-                "cannot write agreement file `{}`: {e}",
-                path.display()
-            ))
-        })?;
-    }
-    Ok(())
 }
 
 fn place(judge: &Judge, session: &str, task: &Task, runs: usize) -> String {
@@ -276,8 +419,13 @@ fn ask(
     unreadable: &Mutex<Vec<String>>,
 ) -> Result<Answer, String> {
     let spec = pack.judge.as_ref();
-    let temperature = spec.and_then(|j| j.temperature);
-    let max_tokens = spec.and_then(|j| j.max_tokens);
+    // A judge's own `,temperature=` and `,max_tokens=` come before the pack's.
+    let (own_temperature, own_max_tokens) = match judge {
+        Judge::Model(m) => (m.temperature, m.max_tokens),
+        Judge::Command(_) => (None, None),
+    };
+    let temperature = own_temperature.or(spec.and_then(|j| j.temperature));
+    let max_tokens = own_max_tokens.or(spec.and_then(|j| j.max_tokens));
     let cache = match judge {
         Judge::Model(_) => options.cache.as_ref(),
         Judge::Command(_) => None,
@@ -441,20 +589,37 @@ mod tests {
 
     #[test]
     fn specs_name_a_provider_and_a_model() {
-        assert!(matches!(
-            parse_spec("anthropic:claude-sonnet-4-5"),
-            Ok((Provider::Anthropic, "claude-sonnet-4-5"))
-        ));
-        assert!(matches!(
-            parse_spec("openai:llama3:8b"),
-            Ok((Provider::OpenAi, "llama3:8b"))
-        ));
+        let spec = parse_spec("anthropic:claude-sonnet-4-5").unwrap();
+        assert_eq!(
+            (spec.provider, spec.model, spec.temperature, spec.max_tokens),
+            (Provider::Anthropic, "claude-sonnet-4-5", None, None)
+        );
+        let spec = parse_spec("openai:llama3:8b").unwrap();
+        assert_eq!((spec.provider, spec.model), (Provider::OpenAi, "llama3:8b"));
         assert!(parse_spec("gemini:x")
             .unwrap_err()
             .contains("unknown provider `gemini`"));
         assert!(parse_spec("openai:")
             .unwrap_err()
             .contains("names no model"));
+    }
+
+    #[test]
+    fn a_judge_may_set_its_own_temperature_and_output_limit() {
+        let spec = parse_spec("openai:m,temperature=0.7,max_tokens=900").unwrap();
+        assert_eq!(
+            (spec.model, spec.temperature, spec.max_tokens),
+            ("m", Some(0.7), Some(900))
+        );
+        for (bad, message) in [
+            ("openai:m,temperature=3", "judge `openai:m,temperature=3`: `temperature` is a number from 0 to 2, not `3`"),
+            ("openai:m,temperature=x", "judge `openai:m,temperature=x`: `temperature` is a number from 0 to 2, not `x`"),
+            ("openai:m,max_tokens=0", "judge `openai:m,max_tokens=0`: `max_tokens` is a whole number of at least 1, not `0`"),
+            ("openai:m,top_p=1", "judge `openai:m,top_p=1`: unknown option `top_p=1`; a judge takes `,temperature=T` and `,max_tokens=N`"),
+            ("openai:m,temperature=1,temperature=0", "judge `openai:m,temperature=1,temperature=0` gives `temperature` twice"),
+        ] {
+            assert_eq!(parse_spec(bad).unwrap_err(), message);
+        }
     }
 
     #[test]

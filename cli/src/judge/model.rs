@@ -42,6 +42,10 @@ impl Provider {
 pub struct ModelJudge {
     pub provider: Provider,
     pub model: String,
+    /// This judge's own sampling temperature (`,temperature=T`), before the pack's.
+    pub temperature: Option<f64>,
+    /// This judge's own output limit (`,max_tokens=N`), before the pack's.
+    pub max_tokens: Option<u64>,
     url: Address,
     headers: Vec<(&'static str, String)>,
 }
@@ -95,6 +99,8 @@ impl ModelJudge {
         Ok(ModelJudge {
             provider,
             model: model.to_owned(),
+            temperature: None,
+            max_tokens: None,
             url,
             headers,
         })
@@ -248,6 +254,8 @@ mod tests {
         ModelJudge {
             provider,
             model: "m".to_owned(),
+            temperature: None,
+            max_tokens: None,
             url: Address::new("http://x"),
             headers: Vec::new(),
         }
