@@ -1026,14 +1026,10 @@ fn the_human_report_of_a_weighted_pack_shows_labels_weights_and_rationales() {
         "session-x",
     ]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    let text: Vec<String> = stdout(&out)
-        .lines()
-        .map(|l| match l.find(" · graded ") {
-            Some(at) => format!("{} · graded [TIME]", &l[..at]),
-            None => l.to_owned(),
-        })
-        .collect();
-    insta::assert_snapshot!("weighted_human_report", text.join("\n"));
+    insta::assert_snapshot!(
+        "weighted_human_report",
+        common::without_grading_time(&stdout(&out))
+    );
 
     let show = run(&["rubric", "show", "langfuse-v1"]);
     let shown_text = stdout(&show);

@@ -15,14 +15,15 @@ use common::{code, fixture, grade_bin, run, stderr, stdout};
 use serde_json::{json, Value};
 use stand_in::{serve, Request, Response};
 
-const DIMENSIONS: [&str; 6] = [
-    "goal_achievement",
-    "tool_efficiency",
-    "process_adherence",
-    "context_efficiency",
-    "error_handling",
-    "output_quality",
-];
+/// langfuse-v1's judged dimensions, as the reference names them.
+fn dimensions() -> Vec<String> {
+    reference()["a,b"]["alpha"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect()
+}
 
 fn sessions() -> PathBuf {
     fixture("calibrate/sessions.jsonl")
@@ -46,9 +47,9 @@ fn judged(file: &str) -> Value {
     for line in text.lines() {
         let (session, judgment) = line.split_once(' ').unwrap();
         let judgment: Value = serde_json::from_str(judgment).unwrap();
-        let scores: serde_json::Map<String, Value> = DIMENSIONS
+        let scores: serde_json::Map<String, Value> = dimensions()
             .iter()
-            .map(|d| (d.to_string(), judgment[d]["score"].clone()))
+            .map(|d| (d.clone(), judgment[d]["score"].clone()))
             .collect();
         out.insert(session.to_owned(), Value::Object(scores));
     }
@@ -59,25 +60,32 @@ fn close(what: &str, got: f64, want: f64) {
     assert!((got - want).abs() < 1e-9, "{what}: {got} vs {want}");
 }
 
-/// Grades the batch with a panel of judge commands; the results and stderr.
-fn grade_panel(files: &[&str], extra: &[&str]) -> (Vec<Value>, String) {
-    let judges: Vec<String> = files.iter().map(|f| judge(f)).collect();
+/// Runs `grade` over the batch with `rubric` and a panel of judge commands (`a.txt`…),
+/// then `extra`.
+fn grade_with(rubric: &str, files: &[&str], extra: &[&str]) -> std::process::Output {
     let sessions = sessions();
-    let mut args = vec![
+    let mut args: Vec<String> = [
         "--rubric",
-        "langfuse-v1",
+        rubric,
         "--source",
         sessions.to_str().unwrap(),
-        "--all",
-        "--format",
-        "jsonl",
         "--no-record",
-    ];
-    for j in &judges {
-        args.extend(["--judge-cmd", j.as_str()]);
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    for file in files {
+        args.extend(["--judge-cmd".to_owned(), judge(file)]);
     }
+    args.extend(extra.iter().map(|a| a.to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    run(&args)
+}
+
+/// Grades the batch with a panel of judge commands; the results and stderr.
+fn grade_panel(files: &[&str], extra: &[&str]) -> (Vec<Value>, String) {
+    let mut args = vec!["--all", "--format", "jsonl"];
     args.extend_from_slice(extra);
-    let out = run(&args);
+    let out = grade_with("langfuse-v1", files, &args);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     (common::json_lines(&stdout(&out)), stderr(&out))
 }
@@ -115,7 +123,7 @@ fn a_panel_combines_each_dimension_as_the_reference_says_and_keeps_every_judges_
                         (&json!(1), &json!(1), &json!(0))
                     );
                 }
-                for d in DIMENSIONS {
+                for d in &dimensions() {
                     let dim = &r["dimensions"][d];
                     let want = reference[&panel]["scores"][d][how][session]
                         .as_f64()
@@ -184,7 +192,7 @@ fn the_inter_judge_alpha_is_the_krippendorff_packages_and_each_judges_runs_are_k
         for j in r["panel"]["judges"].as_array().unwrap() {
             assert_eq!((&j["runs"], &j["replies"]), (&json!(2), &json!(2)));
         }
-        for d in DIMENSIONS {
+        for d in &dimensions() {
             for m in r["dimensions"][d]["panel"].as_array().unwrap() {
                 assert_eq!(m["spread"]["sd"], json!(0.0), "{m}");
             }
@@ -223,7 +231,7 @@ fn the_inter_judge_alpha_is_the_krippendorff_packages_and_each_judges_runs_are_k
     let panel = &err[err
         .find("agreement among the panel's 3 judges")
         .expect(&err)..];
-    for d in DIMENSIONS {
+    for d in &dimensions() {
         let alpha = reference["a,b,c"]["alpha"][d].as_f64().unwrap();
         let line = panel
             .lines()
@@ -250,32 +258,17 @@ fn the_packs_panel_setting_combines_unless_the_flag_overrides_it() {
         std::fs::write(pack.join(file), text).unwrap();
     }
     let reference = reference();
-    let sessions = sessions();
-    let (a, b) = (judge("a.txt"), judge("b.txt"));
     for (flag, how) in [(None, "min"), (Some("max"), "max")] {
-        let mut args = vec![
-            "--rubric",
-            pack.to_str().unwrap(),
-            "--source",
-            sessions.to_str().unwrap(),
-            "--all",
-            "--format",
-            "jsonl",
-            "--no-record",
-            "--judge-cmd",
-            &a,
-            "--judge-cmd",
-            &b,
-        ];
+        let mut args = vec!["--all", "--format", "jsonl"];
         if let Some(flag) = flag {
             args.extend(["--panel", flag]);
         }
-        let out = run(&args);
+        let out = grade_with(pack.to_str().unwrap(), &["a.txt", "b.txt"], &args);
         assert_eq!(code(&out), 0, "{}", stderr(&out));
         for r in common::json_lines(&stdout(&out)) {
             assert_eq!(r["panel"]["combine"], how);
             let session = r["sessionId"].as_str().unwrap();
-            for d in DIMENSIONS {
+            for d in &dimensions() {
                 close(
                     &format!("{how} {session} {d}"),
                     r["dimensions"][d]["score"].as_f64().unwrap(),
@@ -290,34 +283,17 @@ fn the_packs_panel_setting_combines_unless_the_flag_overrides_it() {
 
 #[test]
 fn panel_human_report() {
-    let sessions = sessions();
-    let (a, b, c) = (judge("a.txt"), judge("b.txt"), judge("c.txt"));
-    let out = run(&[
-        "--rubric",
+    let out = grade_with(
         "langfuse-v1",
-        "--source",
-        sessions.to_str().unwrap(),
-        "--no-record",
-        "--judge-cmd",
-        &a,
-        "--judge-cmd",
-        &b,
-        "--judge-cmd",
-        &c,
-        "--panel",
-        "median",
-        "cal-01",
-    ]);
+        &["a.txt", "b.txt", "c.txt"],
+        &["--panel", "median", "cal-01"],
+    );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(stderr(&out), "", "one session: no agreement to report");
-    let text: Vec<String> = stdout(&out)
-        .lines()
-        .map(|l| match l.find(" · graded ") {
-            Some(at) => format!("{} · graded [TIME]", &l[..at]),
-            None => l.to_owned(),
-        })
-        .collect();
-    insta::assert_snapshot!("panel_human_report", text.join("\n"));
+    insta::assert_snapshot!(
+        "panel_human_report",
+        common::without_grading_time(&stdout(&out))
+    );
 }
 
 #[test]
@@ -449,7 +425,7 @@ fn a_panel_of_two_built_in_judges_grades_caches_per_judge_and_reports_alpha() {
             ]})
         );
         let session = r["sessionId"].as_str().unwrap();
-        for d in DIMENSIONS {
+        for d in &dimensions() {
             close(
                 &format!("{session} {d}"),
                 r["dimensions"][d]["score"].as_f64().unwrap(),
@@ -464,7 +440,7 @@ fn a_panel_of_two_built_in_judges_grades_caches_per_judge_and_reports_alpha() {
         err.contains("agreement among the panel's 2 judges (`anthropic:judge-a`, `openai:judge-b`) over 12 sessions"),
         "{err}"
     );
-    for d in DIMENSIONS {
+    for d in &dimensions() {
         let alpha = reference["a,b"]["alpha"][d].as_f64().unwrap();
         assert!(err.contains(&format!("{alpha:.3}\n")), "{d}: {err}");
     }
@@ -520,25 +496,19 @@ fn a_panel_of_two_built_in_judges_grades_caches_per_judge_and_reports_alpha() {
 #[test]
 fn calibrate_compares_the_panel_and_each_judge_with_people() {
     let dir = tempfile::tempdir().unwrap();
-    let sessions = sessions();
     let (a, b) = (judge("a.txt"), judge("b.txt"));
     let results = dir.path().join("panel.jsonl");
-    let out = run(&[
-        "--rubric",
+    let out = grade_with(
         "langfuse-v1",
-        "--source",
-        sessions.to_str().unwrap(),
-        "--all",
-        "--format",
-        "jsonl",
-        "--no-record",
-        "--judge-cmd",
-        &a,
-        "--judge-cmd",
-        &b,
-        "-o",
-        results.to_str().unwrap(),
-    ]);
+        &["a.txt", "b.txt"],
+        &[
+            "--all",
+            "--format",
+            "jsonl",
+            "-o",
+            results.to_str().unwrap(),
+        ],
+    );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let labels = fixture("calibrate/labels.jsonl");
     let out = run(&[

@@ -132,6 +132,21 @@ impl DimensionJudgment {
     }
 }
 
+impl DimensionJudgment {
+    /// A combined score, with this judgment's words (evidence, rationale, chunk scores)
+    /// beside it, and the scores it was combined from.
+    fn speaking_for(&self, score: f64, run_scores: Vec<f64>, panel: Vec<PanelScore>) -> Self {
+        DimensionJudgment {
+            score,
+            evidence: self.evidence.clone(),
+            rationale: self.rationale.clone(),
+            chunk_scores: self.chunk_scores.clone(),
+            run_scores,
+            panel,
+        }
+    }
+}
+
 impl PanelScore {
     /// The spread of this judge's runs, when it was asked several times.
     pub fn spread(&self) -> Option<Spread> {
@@ -213,17 +228,7 @@ pub fn combine_panel(
         else {
             continue;
         };
-        dimensions.insert(
-            d.id.clone(),
-            DimensionJudgment {
-                score,
-                evidence: base.evidence.clone(),
-                rationale: base.rationale.clone(),
-                chunk_scores: base.chunk_scores.clone(),
-                run_scores: Vec::new(),
-                panel: members,
-            },
-        );
+        dimensions.insert(d.id.clone(), base.speaking_for(score, Vec::new(), members));
     }
     let usage = judges
         .iter()
@@ -275,17 +280,8 @@ pub fn combine_runs(mut runs: Vec<Judgment>, pack: &CompiledPack) -> Judgment {
         let Some(base) = runs[nearest(&scores, score)].dimensions.get(&d.id) else {
             continue;
         };
-        dimensions.insert(
-            d.id.clone(),
-            DimensionJudgment {
-                score,
-                evidence: base.evidence.clone(),
-                rationale: base.rationale.clone(),
-                chunk_scores: base.chunk_scores.clone(),
-                run_scores: scores,
-                panel: Vec::new(),
-            },
-        );
+        let combined = base.speaking_for(score, scores, Vec::new());
+        dimensions.insert(d.id.clone(), combined);
     }
     Judgment {
         dimensions,

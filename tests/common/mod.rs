@@ -56,6 +56,18 @@ pub fn code(out: &Output) -> i32 {
     out.status.code().unwrap_or(-1)
 }
 
+/// A human report with the time it was graded (` · graded 2026-…`) as `[TIME]`, to snapshot.
+pub fn without_grading_time(report: &str) -> String {
+    report
+        .lines()
+        .map(|l| match l.find(" · graded ") {
+            Some(at) => format!("{} · graded [TIME]", &l[..at]),
+            None => l.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 pub fn json_lines(text: &str) -> Vec<Value> {
     text.lines()
         .filter(|l| !l.trim().is_empty())
