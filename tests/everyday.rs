@@ -107,7 +107,7 @@ fn all_in_human_format_ends_with_a_summary() {
     ]);
     let text = stdout(&out);
     assert!(
-        text.contains("2 sessions graded, mean 60%\ngrades: A 1 · F 1\nmost frequent flags:\n     2× tasks.add without description (taskId: TN)\n"),
+        text.contains("2 sessions graded, mean 60%\ngrades: A 1 · F 1\nmost frequent flags:\n     2× tasks.add without description (taskId: T40) · and 1 like it\n"),
         "{text}"
     );
     // Only human output gets it: JSON lines stay one result per line.
@@ -164,7 +164,10 @@ fn list_shows_the_rubric_of_each_grade_and_filters_by_it() {
         "--rubric",
         "cleo-v2@9",
     ]));
-    assert_eq!(none, "no grades recorded\n");
+    assert_eq!(
+        none,
+        format!("no grades recorded that match `--rubric`/`--session` in `{grades}`\n")
+    );
 }
 
 /// `--list` turns each grade into what it prints as it reads it, rather than holding a JSON
@@ -1272,4 +1275,20 @@ fn nothing_to_grade_is_left_out_of_the_summary_with_a_count() {
         .collect();
     assert!(percents.contains(&Value::Null), "{percents:?}");
     assert!(percents.contains(&json!(100)), "{percents:?}");
+}
+
+/// `grade --list` in a folder without CLEO's history file said "no grades recorded" without
+/// naming the file it looked for (issue 48, friction 9).
+#[test]
+fn list_without_a_grades_file_names_the_file_it_looked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_in(dir.path(), &["--list"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "no grades recorded: there is no `.cleo/metrics/GRADES.jsonl` (a run over a CLEO source records there; `--grades FILE` lists another file)\n"
+    );
+    std::fs::write(dir.path().join("empty.jsonl"), "").unwrap();
+    let out = run_in(dir.path(), &["--list", "--grades", "empty.jsonl"]);
+    assert_eq!(stdout(&out), "no grades recorded in `empty.jsonl`\n");
 }

@@ -424,7 +424,7 @@ fn recording_to_grades_dash_is_refused_and_makes_no_file_named_dash() {
     // Listing from standard input still works: nothing on it is no grades.
     let out = run_in(dir.path(), &["--list", "--grades", "-"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert_eq!(stdout(&out), "no grades recorded\n");
+    assert_eq!(stdout(&out), "no grades recorded on standard input\n");
 }
 
 /// `compare --html -` and `--agreement -` wrote a file named `-`.

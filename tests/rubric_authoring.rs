@@ -47,10 +47,12 @@ fn validate_reports_each_problem_class_with_its_place() {
     ] {
         let out = run(&["rubric", "validate", &pack_fixture(name)]);
         assert_eq!(code(&out), 1, "{name}: {}", stdout(&out));
+        // The verdict is the report's last line, said once (issue 48, friction 15).
+        assert_eq!(stderr(&out), "", "{name}");
         assert!(
-            stderr(&out).starts_with("error: rubric pack"),
+            stdout(&out).contains(" is invalid: "),
             "{name}: {}",
-            stderr(&out)
+            stdout(&out)
         );
         report.push_str(&format!("=== {name}\n{}", stdout(&out)));
     }

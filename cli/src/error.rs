@@ -6,6 +6,9 @@ use grade_engine::{EvalError, PackError, SourceError};
 pub enum CliError {
     #[error("{0}")]
     Usage(String),
+    /// A check failed, and the output already said how (exit 1, nothing more on stderr).
+    #[error("the check failed, as the output says")]
+    Reported,
     #[error(transparent)]
     Pack(#[from] PackError),
     #[error("{}", source_message(.0))]
@@ -85,7 +88,9 @@ impl CliError {
     /// 1 when a check failed (an invalid pack), 2 for usage and input errors.
     pub fn exit_code(&self) -> u8 {
         match self {
-            CliError::Pack(PackError::Invalid { .. }) | CliError::CheckFailed(_) => 1,
+            CliError::Pack(PackError::Invalid { .. })
+            | CliError::CheckFailed(_)
+            | CliError::Reported => 1,
             _ => 2,
         }
     }

@@ -108,6 +108,7 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) if err.is_closed_output() => ExitCode::SUCCESS,
+        Err(err @ CliError::Reported) => ExitCode::from(err.exit_code()),
         Err(err) => {
             eprintln!("error: {}", render::for_stderr(&err.to_string()));
             ExitCode::from(err.exit_code())
@@ -249,7 +250,12 @@ fn list_grades(cli: &Cli) -> Result<(), CliError> {
     })?;
     let out = match format {
         Format::Human => {
-            render::grade_table_of(&recorded_grades_as(cli, |g| render::grade_row(&g))?)
+            let rows = recorded_grades_as(cli, |g| render::grade_row(&g))?;
+            if rows.is_empty() {
+                nothing_listed(cli)
+            } else {
+                render::grade_table_of(&rows)
+            }
         }
         Format::Json => {
             let items = recorded_grades_as(cli, |g| serde_json::to_string_pretty(&g))?;
@@ -293,6 +299,26 @@ pub(crate) fn note(message: &str) {
 /// Whether the run is `--quiet`.
 pub(crate) fn quiet() -> bool {
     QUIET.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// What `--list` says when it lists nothing: where it looked (CLEO's history file in this
+/// folder unless `--grades` names one), and whether the file was there at all.
+fn nothing_listed(cli: &Cli) -> String {
+    let path = grades_path(cli);
+    let filtered = match (&cli.rubric, &cli.session) {
+        (None, None) => String::new(),
+        _ => " that match `--rubric`/`--session`".to_owned(),
+    };
+    if path.as_os_str() == "-" {
+        format!("no grades recorded{filtered} on standard input\n")
+    } else if path.exists() {
+        format!("no grades recorded{filtered} in `{}`\n", path.display())
+    } else {
+        format!(
+            "no grades recorded: there is no `{}` (a run over a CLEO source records there; `--grades FILE` lists another file)\n",
+            path.display()
+        )
+    }
 }
 
 pub(crate) fn write_stdout(bytes: &[u8]) -> Result<(), CliError> {

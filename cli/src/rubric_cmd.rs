@@ -410,10 +410,9 @@ fn validate(
     if validation.pack.is_some() {
         Ok(())
     } else {
-        Err(CliError::CheckFailed(format!(
-            "rubric pack `{spec}` is invalid ({})",
-            plural(errors, "error")
-        )))
+        // The verdict is the report's last line (or its `valid`): said again on stderr, it
+        // was printed twice.
+        Err(CliError::Reported)
     }
 }
 

@@ -28,7 +28,17 @@ pub struct Summary {
     /// The percentages of the graded results, summed in order (from `-0.0`, as `Sum`).
     percents: f64,
     letters: BTreeMap<String, usize>,
-    flags: BTreeMap<String, usize>,
+    /// Per flag shape: how often, the first flag of that shape as a rule wrote it, and
+    /// how many of the others were written otherwise (another task id, another count).
+    flags: BTreeMap<String, Seen>,
+}
+
+/// A flag shape's count in a [`Summary`].
+#[derive(Debug)]
+struct Seen {
+    count: usize,
+    first: Box<str>,
+    others: usize,
 }
 
 impl Default for Summary {
@@ -64,11 +74,19 @@ impl Summary {
                 }
             }
         }
-        for shape in tally.flags {
+        for (shape, text) in tally.flags {
             match self.flags.get_mut(&*shape) {
-                Some(n) => *n += 1,
+                Some(seen) => {
+                    seen.count += 1;
+                    seen.others += usize::from(seen.first != text);
+                }
                 None => {
-                    self.flags.insert(shape.into(), 1);
+                    let first = Seen {
+                        count: 1,
+                        first: text,
+                        others: 0,
+                    };
+                    self.flags.insert(shape.into(), first);
                 }
             }
         }
@@ -118,15 +136,21 @@ impl Summary {
             let _ = writeln!(out, "grades: {}", parts.join(" · "));
         }
 
-        let mut frequent: Vec<(String, usize)> = flags.into_iter().collect();
-        frequent.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let mut frequent: Vec<(String, Seen)> = flags.into_iter().collect();
+        frequent.sort_by(|a, b| b.1.count.cmp(&a.1.count).then_with(|| a.0.cmp(&b.0)));
         if !frequent.is_empty() {
             let _ = writeln!(out, "most frequent flags:");
-            for (flag, n) in frequent.iter().take(TOP_FLAGS) {
-                // A flag quotes the source's text (a domain, a command): escaped, as the
-                // reports above print it, so a line break in a log cannot forge a line here.
-                let flag = crate::render::escape_controls(flag);
-                let _ = writeln!(out, "  {n:>4}× {flag}");
+            for (_, seen) in frequent.iter().take(TOP_FLAGS) {
+                // A flag is shown as a rule wrote it, not as its shape ("taskId: TN" is no
+                // text anybody wrote), with how many others of the shape said it otherwise.
+                // It quotes the source's text (a domain, a command): escaped, as the reports
+                // above print it, so a line break in a log cannot forge a line here.
+                let flag = crate::render::escape_controls(&seen.first);
+                let like = match seen.others {
+                    0 => String::new(),
+                    n => format!(" · and {n} like it"),
+                };
+                let _ = writeln!(out, "  {:>4}× {flag}{like}", seen.count);
             }
         }
         out
@@ -139,8 +163,8 @@ impl Summary {
 pub struct Tally {
     /// The percentage and letter of a result that was graded out of more than 0.
     graded: Option<(f64, Option<Box<str>>)>,
-    /// Its flags' shapes.
-    flags: Vec<Box<str>>,
+    /// Its flags' shapes, each with the flag as written.
+    flags: Vec<(Box<str>, Box<str>)>,
 }
 
 impl Tally {
@@ -153,7 +177,7 @@ impl Tally {
             flags: r
                 .flags
                 .iter()
-                .map(|f| shape_of(f).into_boxed_str())
+                .map(|f| (shape_of(f).into_boxed_str(), Box::from(f.as_str())))
                 .collect(),
         }
     }
@@ -286,6 +310,35 @@ impl Floor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The summary printed "tasks.add without description (taskId: TN)" and "1× N
+    /// potentially duplicate task create(s)": shapes, texts no rule wrote (issue 48,
+    /// friction 8). Flags of one shape still count as one, shown as the first was written.
+    #[test]
+    fn the_summary_shows_flags_as_written_and_counts_their_shape() {
+        let mut summary = Summary::default();
+        for flags in [
+            vec!["tasks.add without description (taskId: T40)"],
+            vec![
+                "tasks.add without description (taskId: T41)",
+                "1 potentially duplicate task create(s) detected",
+            ],
+            vec!["tasks.add without description (taskId: T40)"],
+        ] {
+            summary.count(Tally {
+                graded: Some((50.0, None)),
+                flags: flags
+                    .into_iter()
+                    .map(|f| (shape_of(f).into_boxed_str(), Box::from(f)))
+                    .collect(),
+            });
+        }
+        let text = summary.render(&[]);
+        assert!(
+            text.ends_with("most frequent flags:\n     3× tasks.add without description (taskId: T40) · and 1 like it\n     1× 1 potentially duplicate task create(s) detected\n"),
+            "{text}"
+        );
+    }
 
     #[test]
     fn flags_at_other_places_count_as_one() {

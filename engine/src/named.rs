@@ -16,6 +16,8 @@ use crate::Session;
 const SUGGESTIONS: usize = 3;
 /// How many missing sessions the error names, one line each.
 const NAMED_MISSING: usize = 10;
+/// How many sessions a source may hold for the error to name them all.
+const NAMED_HELD: usize = 5;
 
 /// The named ids not among `held` (the ids of sessions with entries), each once, in the
 /// order named.
@@ -75,11 +77,21 @@ pub fn not_found_lines(
             source.display()
         ));
     }
-    let holds = match known.map(<[String]>::len) {
+    // A source of a few sessions names them: a trace id given for a session id was met by
+    // "it holds 1 session", and the id to give was nowhere.
+    let holds = match known {
         None => String::new(),
-        Some(0) => "; it holds no sessions".to_owned(),
-        Some(1) => "; it holds 1 session".to_owned(),
-        Some(n) => format!("; it holds {n} sessions"),
+        Some([]) => "; it holds no sessions".to_owned(),
+        Some(ids) if ids.len() <= NAMED_HELD => {
+            let plural = if ids.len() == 1 { "" } else { "s" };
+            let named: Vec<String> = ids.iter().map(|id| format!("`{id}`")).collect();
+            format!(
+                "; it holds {} session{plural}: {}",
+                ids.len(),
+                named.join(", ")
+            )
+        }
+        Some(ids) => format!("; it holds {} sessions", ids.len()),
     };
     let way_out = format!(
         "{holds} ({allow_empty} grades a session without entries anyway, with the empty-session grade)"
@@ -211,12 +223,26 @@ mod tests {
             lines[10].contains("19990 more of the sessions named have no entries in"),
             "{lines:?}"
         );
-        assert!(lines[10].ends_with("; it holds 1 session (`--allow-empty` grades a session without entries anyway, with the empty-session grade)"), "{lines:?}");
+        assert!(lines[10].ends_with("; it holds 1 session: `s-held` (`--allow-empty` grades a session without entries anyway, with the empty-session grade)"), "{lines:?}");
         let unread = not_found_lines(&missing[..1], &source, None, "`--allow-empty`");
         assert!(
             !unread.concat().contains("it holds"),
             "nothing said of sessions not read: {unread:?}"
         );
+    }
+
+    /// A trace id given for the session id of a source of one session was met by "it holds
+    /// 1 session", and the id to give was nowhere (issue 48, friction 6): a source of a few
+    /// sessions names them all, a larger one counts them.
+    #[test]
+    fn a_source_of_a_few_sessions_names_them_when_an_id_is_not_there() {
+        let source = Path::new("trace.json");
+        let one = ["5c0375b4-57a5".to_owned()];
+        let lines = not_found_lines(&["trace-9f2e"], source, Some(&one), "`--allow-empty`");
+        assert_eq!(lines, ["session `trace-9f2e` has no entries in `trace.json`; it holds 1 session: `5c0375b4-57a5` (`--allow-empty` grades a session without entries anyway, with the empty-session grade)"]);
+        let six: Vec<String> = (0..6).map(|i| format!("held-{i}")).collect();
+        let lines = not_found_lines(&["other"], source, Some(&six), "`--allow-empty`");
+        assert!(lines[0].contains("; it holds 6 sessions ("), "{lines:?}");
     }
 
     /// A session whose every line was skipped is held by the source: a whole source's
