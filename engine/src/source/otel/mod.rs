@@ -13,7 +13,9 @@
 
 mod shapes;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::hash_map::Entry::{Occupied, Vacant};
+
+use rustc_hash::FxHashMap;
 use std::path::Path;
 
 use serde_json::{Map, Value};
@@ -313,29 +315,29 @@ impl<'p> FileSpans<'p> {
 
     /// The sessions of the spans read.
     fn finish(mut self, filter: &SessionFilter) -> SourceRead {
-        // A span written twice (two exports of one trace in a file) counts once.
-        let mut seen = HashSet::new();
-        let mut twice = 0;
-        let spans: Vec<Span> = std::mem::take(&mut self.spans)
-            .into_iter()
-            .filter(|s| {
-                let new = s.id.is_empty() || seen.insert((s.trace.clone(), s.id.clone()));
-                twice += u64::from(!new);
-                new
-            })
-            .collect();
-        if twice > 0 {
+        let spans = std::mem::take(&mut self.spans);
+        // Each span by its trace and id; a span written twice (two exports of one trace in a
+        // file) counts once, as it was first written.
+        let mut index: FxHashMap<(&str, &str), usize> = FxHashMap::default();
+        let mut twice = vec![false; spans.len()];
+        for (i, s) in spans.iter().enumerate() {
+            if s.id.is_empty() {
+                continue;
+            }
+            match index.entry((s.trace.as_str(), s.id.as_str())) {
+                Occupied(_) => twice[i] = true,
+                Vacant(at) => {
+                    at.insert(i);
+                }
+            }
+        }
+        let written_twice = twice.iter().filter(|t| **t).count();
+        if written_twice > 0 {
             self.warn(
                 Place::File,
-                format!("{twice} spans are written twice (the same trace and span id): each is read once"),
+                format!("{written_twice} spans are written twice (the same trace and span id): each is read once"),
             );
         }
-        let index: HashMap<(&str, &str), usize> = spans
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| !s.id.is_empty())
-            .map(|(i, s)| ((s.trace.as_str(), s.id.as_str()), i))
-            .collect();
         let parent: Vec<Option<usize>> = spans
             .iter()
             .map(|s| {
@@ -355,7 +357,7 @@ impl<'p> FileSpans<'p> {
             None
         };
         let conversation: Vec<Option<String>> = spans.iter().map(conversation_of).collect();
-        let mut trace_conversation: HashMap<&str, &str> = HashMap::new();
+        let mut trace_conversation: FxHashMap<&str, &str> = FxHashMap::default();
         for (span, conv) in spans.iter().zip(&conversation) {
             if let Some(conv) = conv {
                 trace_conversation
@@ -386,9 +388,12 @@ impl<'p> FileSpans<'p> {
         let mut sessions: Vec<(String, Vec<usize>, u64)> = Vec::new();
         let mut unknown = Unknown::default();
         let mut other = 0u64;
-        let mut by_id: HashMap<String, usize> = HashMap::new();
+        let mut by_id: FxHashMap<String, usize> = FxHashMap::default();
         let mut untimed = 0;
         for &i in &order {
+            if twice[i] {
+                continue;
+            }
             let (role, _) = &roles[i];
             let nested = *role == Role::Inference
                 && up(i, &|a| (roles[a].0 != Role::Other).then_some(a))

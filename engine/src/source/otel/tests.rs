@@ -547,3 +547,18 @@ fn a_tool_fails_by_its_status_its_error_type_or_an_mcp_result_that_says_is_error
         ]
     );
 }
+
+#[test]
+fn a_span_written_twice_is_read_once_and_said() {
+    let text = line(
+        "a",
+        vec![span(T1, "a000000000000001", "", "chat", 1, &[], 0)],
+    );
+    let read = read(&format!("{text}\n{text}\n"));
+    assert_eq!(read.sessions[0].entries.len(), 1);
+    let warnings: Vec<String> = read.warnings.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        warnings,
+        ["t.jsonl: 1 spans are written twice (the same trace and span id): each is read once"]
+    );
+}
