@@ -490,6 +490,14 @@ fn grade_list_pages_a_large_grades_file_newest_first() {
         assert!(is_error(&refused));
         assert!(text(&refused).contains("`limit`"), "{}", text(&refused));
     }
+    // An argument of the wrong type is named (issue 48, friction 12).
+    let wrong = client.call("grade_list", json!({ "sessionId": 5 }));
+    assert!(is_error(&wrong));
+    assert!(
+        text(&wrong).contains("invalid argument `sessionId` for `grade_list`: invalid type: integer `5`, expected a string"),
+        "{}",
+        text(&wrong)
+    );
     let (code, stderr) = client.close();
     assert_eq!(code, 0, "{stderr}");
 }

@@ -586,10 +586,19 @@ fn fit_reply(
     Ok((kept, crate::render::pretty_array(&items)))
 }
 
-/// A tool's arguments, or a usage error naming what is wrong with them.
+/// A tool's arguments, or a usage error naming what is wrong with them and the argument it
+/// is wrong in: serde's own "invalid type: integer `5`, expected a string" left an agent to
+/// guess which argument (issue 48, friction 12).
 fn parse<T: serde::de::DeserializeOwned>(tool: &str, arguments: JsonObject) -> Result<T, CliError> {
-    serde_json::from_value(Value::Object(arguments))
-        .map_err(|e| CliError::Usage(format!("invalid arguments for `{tool}`: {e}")))
+    serde_path_to_error::deserialize(Value::Object(arguments)).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        CliError::Usage(if path == "." {
+            format!("invalid arguments for `{tool}`: {inner}")
+        } else {
+            format!("invalid argument `{path}` for `{tool}`: {inner}")
+        })
+    })
 }
 
 /// The grade at a glance: score, percent, letter, and the flags, one per line. A grade none
