@@ -257,6 +257,12 @@ fn the_packs_panel_setting_combines_unless_the_flag_overrides_it() {
         }
         std::fs::write(pack.join(file), text).unwrap();
     }
+    let shown = run(&["rubric", "show", pack.to_str().unwrap()]);
+    assert!(
+        stdout(&shown).contains("a panel of judges combines by `min`"),
+        "{}",
+        stdout(&shown)
+    );
     let reference = reference();
     for (flag, how) in [(None, "min"), (Some("max"), "max")] {
         let mut args = vec!["--all", "--format", "jsonl"];

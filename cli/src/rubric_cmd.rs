@@ -234,8 +234,11 @@ pub fn show_human(pack: &CompiledPack) -> String {
     if let Some(judge) = &pack.judge {
         let _ = writeln!(
             out,
-            "judge prompt `{}` (one prompt per chunk of about {} tokens past {})",
-            judge.prompt_file, judge.chunk_tokens, judge.budget_tokens
+            "judge prompt `{}` (one prompt per chunk of about {} tokens past {}); a panel of judges combines by `{}`",
+            judge.prompt_file,
+            judge.chunk_tokens,
+            judge.budget_tokens,
+            judge.panel.name()
         );
     }
     if let Some((id, description)) = &pack.aggregate {
