@@ -446,7 +446,7 @@ fn the_summary_shows_flags_with_their_control_characters_escaped() {
             .any(|l| l.trim_start().starts_with("! injected")),
         "{text}"
     );
-    assert!(summary.contains("tasks\\u{a}    ! injected"), "{summary}");
+    assert!(summary.contains("tasks\\n    ! injected"), "{summary}");
 }
 
 #[test]

@@ -523,10 +523,14 @@ fn escape_controls_but(text: &str, keep_lines: bool) -> Cow<'_, str> {
     }
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
-        if escaped(c) {
-            out.extend(c.escape_unicode());
-        } else {
-            out.push(c);
+        match c {
+            // A line break in a command or a message reads as the `\n` people write (a
+            // shell example's evidence showed `\u{a}`, issue 48, friction 13).
+            '\n' if escaped(c) => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if escaped(c) => out.extend(c.escape_unicode()),
+            c => out.push(c),
         }
     }
     Cow::Owned(out)
@@ -556,6 +560,17 @@ mod tests {
 
     /// `cannot write grades file `g`: Is a directory (os error 21)` broke the rule that
     /// messages are lowercase, with an error number no user needs.
+    /// Line breaks and tabs in evidence read as people write them, other controls as their
+    /// code point (issue 48, friction 13: the shell example's evidence showed `\u{a}`).
+    #[test]
+    fn line_breaks_and_tabs_are_escaped_as_people_write_them() {
+        assert_eq!(
+            escape_controls("cat <<EOF\nx\ty\r\nEOF\u{1b}[2J"),
+            "cat <<EOF\\nx\\ty\\r\\nEOF\\u{1b}[2J"
+        );
+        assert_eq!(escape_controls_keep_lines("two\nlines\t"), "two\nlines\\t");
+    }
+
     #[test]
     fn system_error_texts_are_worded_as_the_message_around_them() {
         assert_eq!(
