@@ -24,21 +24,7 @@ pub trait RowFormat: Send + Sync + std::fmt::Debug {
     fn tail(&self, tally: &Tally, out: &mut Vec<u8>);
 }
 
-impl<F: RowFormat + ?Sized> RowFormat for Box<F> {
-    fn pass_at(&self) -> f64 {
-        (**self).pass_at()
-    }
-    fn row(&self, result: &GradeResult, out: &mut Vec<u8>) {
-        (**self).row(result, out);
-    }
-    fn head(&self, tally: &Tally, out: &mut Vec<u8>) {
-        (**self).head(tally, out);
-    }
-    fn tail(&self, tally: &Tally, out: &mut Vec<u8>) {
-        (**self).tail(tally, out);
-    }
-}
-
+/// A borrowed format is one: a run's `Box<dyn RowFormat>` lends itself to each [`Rows`].
 impl<F: RowFormat + ?Sized> RowFormat for &F {
     fn pass_at(&self) -> f64 {
         (**self).pass_at()
