@@ -73,6 +73,7 @@ fuzz_target!(|data: &[u8]| {
             chunk_tokens: 32,
             temperature: None,
             max_tokens: None,
+            panel: Default::default(),
         };
         for session in grade_fuzz::example_sessions().iter().take(2) {
             let _ = render_prompts(pack, &judge, session);
