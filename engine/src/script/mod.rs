@@ -14,6 +14,7 @@
 //! another session would answer alike is not run again but recalled (`memo.rs`).
 
 mod api;
+mod braces;
 mod guards;
 mod limits;
 mod memo;
@@ -157,13 +158,25 @@ impl ScriptHost {
             }
             Err(err) => {
                 let position = err.1;
+                let mut message = format!(
+                    "rhai syntax error: {}",
+                    crate::entry::lowercase_first(&err.0.to_string())
+                );
+                // Rhai notices a missing `}` where the file ends: point at the brace instead.
+                if message.contains("expecting '}'") {
+                    if let Some((line, column)) = braces::unclosed_brace(source) {
+                        message.push_str(&format!(" (the `{{` on line {line} is never closed)"));
+                        return Err(ScriptCompileError {
+                            line: Some(line),
+                            column: Some(column),
+                            message,
+                        });
+                    }
+                }
                 Err(ScriptCompileError {
                     line: position.line(),
                     column: position.position(),
-                    message: format!(
-                        "rhai syntax error: {}",
-                        crate::entry::lowercase_first(&err.0.to_string())
-                    ),
+                    message,
                 })
             }
         }
