@@ -72,11 +72,8 @@ pub(super) fn unclosed_brace(source: &str) -> Option<(usize, usize)> {
             }
             ('`', _) => text_mode = true,
             ('{', _) => open.push(Open::Brace((line, column + 1))),
-            ('}', _) => {
-                if open.pop() == Some(Open::Interpolation) {
-                    text_mode = true;
-                }
-            }
+            // The `}` of an interpolation goes back to its backtick string's text.
+            ('}', _) => text_mode = open.pop() == Some(Open::Interpolation),
             _ => {}
         }
         advance(&mut i, &mut line, &mut column);
