@@ -3,6 +3,12 @@
 //! (`tests/fixtures/calibrate/make_fixture.py`); the JSON against its schema; the gate's exit
 //! codes; bad labels counted and named; the HTML report escaped; labels from the Langfuse
 //! stand-in through the v4 endpoint and the v3 fallback.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed expectation is the test failing, with its message"
+)]
 
 mod common;
 mod stand_in;

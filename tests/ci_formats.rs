@@ -1,6 +1,12 @@
 //! The formats CI reads (issue 48, item 3): `--format csv`, `--format junit` and `--format
 //! markdown`, written by the engine's row sinks in both delivery paths (a whole source
 //! streamed, named sessions read whole); `-q/--quiet`; bare `grade` prints its usage.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed expectation is the test failing, with its message"
+)]
 
 mod common;
 

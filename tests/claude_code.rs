@@ -5,6 +5,12 @@
 //! The fixtures are the pack's own tests: `grade rubric test claude-code-v1` compares each
 //! with its `.expected.jsonl`. After a deliberate change to the pack or a source, rewrite
 //! them with `grade rubric test rubrics/claude-code-v1 --update` and review the diff.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed expectation is the test failing, with its message"
+)]
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};

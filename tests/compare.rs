@@ -1,5 +1,11 @@
 //! `grade compare` end to end: the three forms, the JSON against its schema, the CI gate's
 //! exit codes, and the HTML report's self-containment.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed expectation is the test failing, with its message"
+)]
 
 mod common;
 

@@ -1,5 +1,11 @@
 //! The shipped CLEO packs against what CLEO's own grader gives, session for session and
 //! string for string (the corpus is a copy of `../shared/conformance`).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed expectation is the test failing, with its message"
+)]
 
 mod common;
 

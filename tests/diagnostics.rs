@@ -1,5 +1,11 @@
 //! Diagnostics with stable codes: `grade rubric explain`, codes in `validate`'s human and JSON
 //! reports, and `allow` silencing a warning by its code.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed expectation is the test failing, with its message"
+)]
 
 mod common;
 

@@ -1,6 +1,12 @@
 //! Terminal escapes a judge writes (issue 12, defect 12): a rationale or evidence holding
 //! control characters is shown escaped in human output, even with `--color never`, so a
 //! judgment cannot retitle the terminal or clear it.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed expectation is the test failing, with its message"
+)]
 
 mod common;
 

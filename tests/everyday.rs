@@ -4,6 +4,12 @@
 //! indentation hints, `rubric validate|test` in the pack's own folder, dimensions that do
 //! not apply, where `--explain` places an entry (log line, database row id, transcript line
 //! and `tool_use` id), and a reader that stops early (`| head -1`).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed expectation is the test failing, with its message"
+)]
 
 mod common;
 

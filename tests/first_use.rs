@@ -1,6 +1,12 @@
 //! A new user's walk through `grade`: what the tutorial and the reference show is what the
 //! commands print, help and explanations promise only what the binary does, and plausible
 //! mistakes (the wrong file given, a file that is not there) get a message in words.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed expectation is the test failing, with its message"
+)]
 
 mod common;
 

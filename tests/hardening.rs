@@ -1,5 +1,11 @@
 //! Regression tests for inputs an attacker or a careless user gives: each test is named after
 //! the defect it guards against (issue 12), and fails on the code before its fix.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed expectation is the test failing, with its message"
+)]
 
 mod common;
 

@@ -1,7 +1,12 @@
 //! Regression tests for the files `grade` reads and writes, attacked as a hostile user or a
 //! hostile project folder would (issue 41): each test is named after the defect it guards
 //! against, and fails on the code before its fix.
-
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed expectation is the test failing, with its message"
+)]
 #![cfg(unix)]
 
 mod common;

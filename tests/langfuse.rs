@@ -2,6 +2,12 @@
 //! design's formula computed by hand, refusal of every kind of invalid judgment, the scorer
 //! prompt and a judge command end to end, and the Langfuse bodies and push, checked against
 //! Langfuse's own OpenAPI schemas (a copy in `tests/fixtures/langfuse/`).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed expectation is the test failing, with its message"
+)]
 
 mod common;
 

@@ -3,6 +3,12 @@
 //! judgment, token usage, the judgment cache, repeated runs and their agreement), and a
 //! Langfuse server serving real traces and recording pushed scores. Nothing here calls a
 //! network beyond loopback.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed expectation is the test failing, with its message"
+)]
 
 mod common;
 mod stand_in;

@@ -1,6 +1,12 @@
 //! Sessions far longer than a day's work: the scripted `claude-code-v1` pack must grade them in
 //! time linear in their length (issue 12, defect 10), and no script limit may refuse a session
 //! for its length alone.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed expectation is the test failing, with its message"
+)]
 
 mod common;
 

@@ -1,6 +1,12 @@
 //! `grade mcp` as an MCP client meets it: a spawned server spoken to over stdio, line by
 //! line (initialize, the initialized notification, tools/list, tools/call), whose every
 //! answer is checked against what the `grade` command prints for the same request.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed expectation is the test failing, with its message"
+)]
 
 mod common;
 mod stand_in;

@@ -2,6 +2,12 @@
 //! fields are not type-checked, integral numbers are integers in any spelling, a final
 //! line still being written is skipped, and `--skip-bad-lines` skips the rest with a
 //! warning each, a count at the end, and a mark on every session that lost a line.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed expectation is the test failing, with its message"
+)]
 
 mod common;
 

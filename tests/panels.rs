@@ -5,6 +5,12 @@
 //! calibration batch judged by three stand-in judges; two built-in judges against the
 //! stand-in model server grade, cache per judge and report what each cost; `calibrate`
 //! compares the panel and each of its judges with people.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed expectation is the test failing, with its message"
+)]
 
 mod common;
 mod stand_in;

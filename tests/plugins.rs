@@ -6,6 +6,12 @@
 //! into the target folder, where these tests find them. Their bytes differ from build to
 //! build, so each test copies the pack it needs to a temporary folder, points it at the
 //! built library and pins that library's hash, as an author does with `grade rubric pin`.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed expectation is the test failing, with its message"
+)]
 
 mod common;
 

@@ -1,6 +1,12 @@
 //! `grade report` and `--html FILE` on a grading run: the page is self-contained, carries the
 //! results, escapes every text, and works in a browser (headless Chromium: the text is
 //! there, the console stays silent, a row opens).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed expectation is the test failing, with its message"
+)]
 
 mod common;
 

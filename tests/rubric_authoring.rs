@@ -1,5 +1,11 @@
 //! Writing packs: validation with exact places, pack tests with coverage, scaffolding,
 //! and the Rhai sandbox.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed expectation is the test failing, with its message"
+)]
 
 mod common;
 

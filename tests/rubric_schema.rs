@@ -3,6 +3,12 @@
 //! both — by the schema and by `grade rubric validate` (exit 1). The schema's keys are also
 //! checked against the loader's serde structs in `engine/src/pack/raw.rs`, so a key added to
 //! one and not the other fails here.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed expectation is the test failing, with its message"
+)]
 
 mod common;
 

@@ -1,5 +1,11 @@
 //! What stops a pack's script (issue 12, defect 7): every script must fail or finish within
 //! seconds, with the limits the `grade` binary runs it under.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed expectation is the test failing, with its message"
+)]
 
 mod common;
 

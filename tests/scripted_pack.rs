@@ -1,5 +1,11 @@
 //! The Rhai form of cleo-v1 (`tests/packs/cleo-v1-scripted`, used by the benchmarks to compare
 //! the cost of scripted and declarative rules) must grade exactly as cleo-v1 does.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed expectation is the test failing, with its message"
+)]
 
 mod common;
 

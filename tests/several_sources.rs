@@ -1,6 +1,12 @@
 //! Several sources in one run (issue 43): `--source` given more than once, folders and glob
 //! patterns of files of any format. Each result names the file it came from; a session id in
 //! two files is refused naming both; a run of one file writes what it always wrote.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed expectation is the test failing, with its message"
+)]
 
 mod common;
 

@@ -1,6 +1,12 @@
 //! Reference trajectories through the binary: `--reference` on `grade`, pack tests with a
 //! fixture's reference beside it, `rubric validate` on a broken trajectory metric, and the
 //! commands of docs/trajectories.md, run as written.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed expectation is the test failing, with its message"
+)]
 
 mod common;
 

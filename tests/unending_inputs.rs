@@ -2,7 +2,12 @@
 //! bound, and opening a FIFO waits for a writer. Every file the program reads whole is a
 //! regular file (or a pipe the user named on the command line) with a size cap; anything
 //! else is refused at once, naming what it is.
-
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed expectation is the test failing, with its message"
+)]
 #![cfg(unix)]
 
 mod common;

@@ -578,7 +578,10 @@ fn preview(ids: &[String]) -> String {
 
 /// The results of a file (the last of each session), and their pack when it is at hand with
 /// the digest the results name (then its starts, clamps and rule changes are known).
-#[allow(clippy::type_complexity)]
+#[allow(
+    clippy::type_complexity,
+    reason = "the results and, when at hand, the pack they name: an alias would hide the pairing"
+)]
 fn read_recorded(
     path: &Path,
     search_path: &[PathBuf],

@@ -8,6 +8,12 @@
 //!   1,000 calls (five tool names, overlapping arguments), per session.
 //!
 //! `cargo bench -p grade-engine --bench engine` (add `-- rule/` to run a group).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed expectation is the test failing, with its message"
+)]
 
 use std::collections::BTreeMap;
 use std::hint::black_box;

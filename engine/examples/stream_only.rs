@@ -18,7 +18,7 @@ use grade_engine::GradeOptions;
 static ALLOCATOR: grade_engine::CountingAllocator<tikv_jemallocator::Jemalloc> =
     grade_engine::CountingAllocator(tikv_jemallocator::Jemalloc);
 
-fn main() {
+fn main() -> Result<(), Box<dyn std::error::Error>> {
     // As the `grade` binary does: script runs keep to the threads' own stacks.
     let _ = rayon::ThreadPoolBuilder::new()
         .stack_size(grade_engine::SCRIPT_THREAD_STACK)
@@ -36,7 +36,7 @@ fn main() {
         allow: false,
         how_to_allow: None,
     };
-    let pack = grade_engine::load_pack_with(pack, &[], policy).expect("the pack compiles");
+    let pack = grade_engine::load_pack_with(pack, &[], policy)?;
     let options = GradeOptions {
         now: 0,
         explain: false,
@@ -53,12 +53,12 @@ fn main() {
             pack.grade_owned(session, None, &options)
                 .map(|r| (r.total_score, entries))
         },
-    )
-    .expect("the log streams and grades");
+    )?;
     let entries: usize = mapped.results.iter().map(|(_, n)| n).sum();
     println!(
         "{} sessions, {entries} entries, {:.3} s",
         mapped.results.len(),
         started.elapsed().as_secs_f64()
     );
+    Ok(())
 }

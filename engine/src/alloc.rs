@@ -17,6 +17,11 @@
 //!     grade_engine::CountingAllocator(std::alloc::System);
 //! ```
 
+#![expect(
+    unsafe_code,
+    reason = "`GlobalAlloc` is an unsafe trait; each method forwards to the inner allocator"
+)]
+
 use std::alloc::{GlobalAlloc, Layout};
 use std::cell::Cell;
 

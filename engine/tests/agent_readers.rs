@@ -3,6 +3,12 @@
 //! session's tool calls and failed tool calls are the counts a small script beside the
 //! files (`count.py`, run over the raw files with Python's own zip and JSON, not this
 //! reader) wrote to `counts.json`. Entry counts are pinned here.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed expectation is the test failing, with its message"
+)]
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -2,6 +2,12 @@
 //! each file's sessions, entries, tool calls and failed calls, checked against a second,
 //! independent count of the raw records (`count.py`, whose output is `counts.json`), and
 //! the format each file is detected as.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed expectation is the test failing, with its message"
+)]
 
 use std::path::{Path, PathBuf};
 

@@ -1,5 +1,11 @@
 //! `compare`: cleo-v1 against cleo-v2 on the conformance corpus, and the invariants every
 //! comparison keeps (attribution sums, swapping sides, comparing a pack with itself).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed expectation is the test failing, with its message"
+)]
 
 use std::path::PathBuf;
 

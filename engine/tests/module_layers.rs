@@ -10,6 +10,12 @@
 //! counts as its module; a name defined in `lib.rs` (`crate::load_pack`) counts as `lib`,
 //! the root. Comments, strings, `#[cfg(test)]` items and test-only files are left out: tests
 //! may reach anywhere.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed expectation is the test failing, with its message"
+)]
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

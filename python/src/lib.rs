@@ -269,8 +269,10 @@ impl NativePack {
     /// Grades the sessions of a source: every one, in the order of its first entry, or the
     /// ones named, in the order named.
     #[pyo3(signature = (path, sessions, source_format, skip_bad_lines, allow_empty, explain))]
-    // The keywords of `Pack.grade_source`, one argument each.
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the keywords of `Pack.grade_source`, one argument each"
+    )]
     fn grade_source(
         &self,
         py: Python<'_>,
@@ -420,7 +422,10 @@ fn grade_all(pack: &CompiledPack, sessions: Vec<Session>, options: &GradeOptions
 
 /// The sessions named, graded in the order named; a name the source does not hold is refused
 /// as the binary refuses it, unless `allow_empty`.
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the keywords of `Pack.grade_source`, passed on one by one"
+)]
 fn grade_named(
     pack: &CompiledPack,
     registry: &Registry,
@@ -598,7 +603,10 @@ fn label(pack: &CompiledPack, spec: &str) -> String {
 /// warnings, and the grades that could not be made.
 #[pyfunction]
 #[pyo3(signature = (base, base_spec, candidate, candidate_spec, source, sessions, source_format, skip_bad_lines, pass_at, seed))]
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the keywords of `grade.compare`, one argument each"
+)]
 fn compare_packs(
     py: Python<'_>,
     base: &NativePack,

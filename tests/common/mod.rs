@@ -1,5 +1,8 @@
 //! Helpers shared by the integration tests: run the binary, read fixtures, check schemas.
-#![allow(dead_code)]
+#![allow(
+    dead_code,
+    reason = "each test binary uses a different part of the helpers"
+)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

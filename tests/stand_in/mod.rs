@@ -1,7 +1,10 @@
 //! Stand-in HTTP servers for tests, on 127.0.0.1 only: a thread per connection, HTTP/1.1
 //! with keep-alive and `Content-Length` bodies, a handler that answers each request, and a
 //! record of every request received.
-#![allow(dead_code)]
+#![allow(
+    dead_code,
+    reason = "each test binary uses a different part of the stand-in servers"
+)]
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};

@@ -23,7 +23,7 @@ use serde::Deserialize;
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
-#[allow(dead_code)]
+#[allow(dead_code, reason = "the fields are parsed to measure parsing, never read")]
 #[derive(Deserialize)]
 struct Outcome {
     success: bool,
@@ -32,7 +32,7 @@ struct Outcome {
     duration: Option<f64>,
 }
 
-#[allow(dead_code)]
+#[allow(dead_code, reason = "the fields are parsed to measure parsing, never read")]
 #[derive(Deserialize)]
 struct Metadata<'a> {
     #[serde(borrow)]
@@ -47,7 +47,7 @@ struct Metadata<'a> {
     role: Option<&'a str>,
 }
 
-#[allow(dead_code)]
+#[allow(dead_code, reason = "the fields are parsed to measure parsing, never read")]
 #[derive(Deserialize)]
 struct Entry<'a> {
     #[serde(borrow)]

@@ -526,7 +526,10 @@ fn forward_or_ignore(message: Map<String, Value>) -> Action {
 /// method rmcp does not know.
 // rmcp still reads the methods it marks deprecated (logging, resources/subscribe), so they
 // are explained too.
-#[allow(deprecated)]
+#[allow(
+    deprecated,
+    reason = "clients still send the methods rmcp marks deprecated"
+)]
 fn params_error(method: &str, shape: Value) -> Option<String> {
     use rmcp::model::*;
     fn why<T: serde::de::DeserializeOwned>(shape: Value) -> Option<String> {

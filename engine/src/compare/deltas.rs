@@ -8,7 +8,10 @@ use rayon::prelude::*;
 use super::pairing::{grade_counts, pair, Merged, MergedTerm};
 use super::*;
 
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "each argument is the output of a different step of the comparison"
+)]
 pub(super) fn paired(
     base: &Side,
     cand: &Side,

@@ -46,7 +46,10 @@ pub struct GradedSession {
 /// source each pack grades. `skip_bad_lines` skips malformed lines of a JSONL audit log with
 /// a warning, as [`ReadOptions::skip_bad_lines`](source::ReadOptions::skip_bad_lines) does.
 /// `references` are the sessions' reference trajectories, for packs with trajectory metrics.
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the public entry point over a source: each argument is an independent choice of its caller"
+)]
 pub fn grade_source(
     packs: &[(&CompiledPack, &Layout)],
     path: &Path,

@@ -87,7 +87,10 @@ impl CompiledPack {
 
     /// Runs `rule` for the session of `facts`; `script_data` is made once per session, and
     /// only when a script runs.
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "each argument belongs to a different layer of the evaluation (pack, session, running state)"
+    )]
     pub(super) fn run_rule(
         &self,
         rule: &Rule,

@@ -3,7 +3,10 @@
 //! `libloading`, checks the ABI version before touching any other symbol, copies a plugin's
 //! description into owned values, and runs functions and source readers with callbacks that
 //! copy their results. Everything else in the engine sees the safe types of [`super`].
-#![allow(unsafe_code)]
+#![expect(
+    unsafe_code,
+    reason = "the plugin host loads native libraries and calls them through the C ABI"
+)]
 
 use std::ffi::c_void;
 use std::path::Path;

@@ -281,7 +281,7 @@ pub(super) fn install(engine: &mut Engine, counting: bool) {
         });
         stop.map(Stop::token)
     });
-    #[allow(deprecated)] // `on_var` is marked volatile, not deprecated
+    #[allow(deprecated, reason = "`on_var` is marked volatile, not deprecated")]
     engine.on_var(|_, _, context| {
         let due = METER.with(|m| {
             let meter = m.get();

@@ -6,6 +6,10 @@
 //! append mends what it leaves.
 
 #[cfg(unix)]
+#[expect(
+    unsafe_code,
+    reason = "installing, restoring and raising signals is libc FFI; each block has its SAFETY note"
+)]
 mod imp {
     use std::sync::atomic::{AtomicI32, Ordering};
     use std::sync::Mutex;

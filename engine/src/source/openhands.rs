@@ -330,7 +330,10 @@ fn entries_of<'e>(
 
 /// An action made by a tool: named by the LLM's function when it has one, with the
 /// function's arguments as written; else by the action, with its `args`.
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "each argument is a different part of the event the tool entry is built from"
+)]
 fn tool_call(
     file: &mut FileRead,
     session_id: &str,

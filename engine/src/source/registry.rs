@@ -372,7 +372,10 @@ impl Registry {
 
     /// Detection by the whole input read as one JSON document; `None` when it is not JSON,
     /// with where it breaks in `broken` when that is past its first line.
-    #[allow(clippy::type_complexity)]
+    #[allow(
+        clippy::type_complexity,
+        reason = "three outcomes read best spelled out: not JSON, JSON of a format or of none, unreadable"
+    )]
     fn detect_document(
         &self,
         input: &Input<'_>,
@@ -566,7 +569,10 @@ impl Registry {
     /// thread) as soon as every session before it is done, rather than returning them all:
     /// a caller can write results out, or hold them where it likes, while the source is still
     /// being read. An error can end the read after `sink` was handed earlier results.
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the streaming entry point: each argument is an independent choice of its caller"
+    )]
     pub fn map_sessions_into<T, E, F>(
         &self,
         path: &Path,

@@ -105,7 +105,13 @@ pub(crate) enum KindRule {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct KindTable {
     /// The agent, as the docs name it (`Claude Code`).
-    #[cfg_attr(not(test), allow(dead_code))]
+    #[cfg_attr(
+        not(test),
+        allow(
+            dead_code,
+            reason = "read only by the docs-table test, which names each agent"
+        )
+    )]
     pub agent: &'static str,
     /// The tool names, exactly as the agent writes them, and how each one's kind is told.
     pub tools: &'static [(&'static str, KindRule)],

@@ -2,7 +2,10 @@
 //! lends into safe views, runs the author's function with panics caught, and hands results
 //! back through the host's callbacks. This is the SDK's only `unsafe`: reading what the host
 //! passes is what a C ABI means, and doing it here is what spares authors from it.
-#![allow(unsafe_code)]
+#![expect(
+    unsafe_code,
+    reason = "the SDK's one place that reads what the host lends through the C ABI"
+)]
 
 use std::any::Any;
 use std::cell::RefCell;

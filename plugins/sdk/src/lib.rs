@@ -161,6 +161,10 @@ impl<'a> Entry<'a> {
     /// # Panics
     /// When `path` is not declared: the host resolves only declared fields. The panic is
     /// caught at the boundary and fails the call with this message.
+    #[expect(
+        clippy::panic,
+        reason = "an undeclared field is the author's bug; the boundary catches the panic and fails the call with this message"
+    )]
     pub fn field(&self, path: &str) -> Value<'a> {
         match self.names.iter().position(|n| *n == path) {
             Some(i) => self
@@ -412,13 +416,13 @@ macro_rules! plugin {
         functions: [ $( { name: $fname:expr, doc: $fdoc:expr, reads: [ $( $field:expr ),* $(,)? ], call: $call:path $(,)? } ),* $(,)? ],
         sources: [ $( { name: $sname:expr, doc: $sdoc:expr, reader: $reader:ty $(,)? } ),* $(,)? ] $(,)?
     ) => {
-        #[allow(unsafe_code)]
+        #[allow(unsafe_code, reason = "a C ABI entry point: `no_mangle` and raw pointers from the host")]
         #[no_mangle]
         pub extern "C" fn grade_plugin_abi_version() -> u32 {
             $crate::abi::ABI_VERSION
         }
 
-        #[allow(unsafe_code)]
+        #[allow(unsafe_code, reason = "a C ABI entry point: `no_mangle` and raw pointers from the host")]
         #[no_mangle]
         pub extern "C" fn grade_plugin_describe() -> *const $crate::abi::GradePlugin {
             static DESCRIBED: ::std::sync::OnceLock<$crate::ffi::Described> =
@@ -430,7 +434,7 @@ macro_rules! plugin {
                         $version,
                         vec![ $( {
                             const READS: &[&str] = &[ $( $field ),* ];
-                            #[allow(unsafe_code)]
+                            #[allow(unsafe_code, reason = "a C ABI entry point: `no_mangle` and raw pointers from the host")]
                             extern "C" fn call(
                                 call: *const $crate::abi::GradeCall,
                                 out: *const $crate::abi::GradeOutput,
@@ -445,7 +449,7 @@ macro_rules! plugin {
                             extern "C" fn detect(head: $crate::abi::GradeStr) -> u32 {
                                 $crate::ffi::detect::<$reader>(head)
                             }
-                            #[allow(unsafe_code)]
+                            #[allow(unsafe_code, reason = "a C ABI entry point: `no_mangle` and raw pointers from the host")]
                             extern "C" fn read(
                                 path: $crate::abi::GradeStr,
                                 content: $crate::abi::GradeStr,

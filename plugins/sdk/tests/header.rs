@@ -1,6 +1,12 @@
 //! `plugins/grade_plugin.h` and `src/abi.rs` describe the same ABI: every struct has the
 //! same fields in the same order, and every constant the same value. Layout follows from
 //! that, since both sides use the platform's C layout.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed expectation is the test failing, with its message"
+)]
 
 use std::collections::BTreeMap;
 

@@ -158,7 +158,10 @@ impl Compiler<'_> {
         })
     }
 
-    #[allow(clippy::type_complexity)]
+    #[allow(
+        clippy::type_complexity,
+        reason = "the one place that builds an outcome; an alias would hide its three parts"
+    )]
     fn outcome(
         &mut self,
         points: Option<&RawPoints>,

@@ -3,7 +3,10 @@
 //! entries with durations no session can have, and (when `GRADE_TEST_ODD_TWICE` is set when
 //! it is loaded) a description naming a function or a source format twice. It is written
 //! against the raw ABI, since the SDK can give none of these.
-#![allow(unsafe_code)]
+#![allow(
+    unsafe_code,
+    reason = "written against the raw C ABI on purpose, to hand the host what the SDK cannot"
+)]
 
 use grade_plugin::abi::{
     GradeCall, GradeFunction, GradeNewEntry, GradeOutput, GradePlugin, GradeSource,
