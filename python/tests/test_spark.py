@@ -117,3 +117,48 @@ def test_a_missing_session_column_is_refused_on_the_driver(spark):
     frame = spark.createDataFrame(pd.DataFrame(read_jsonl(EXAMPLE)))
     with pytest.raises(grade.SourceError, match="no column `session`"):
         grade.spark.grade_dataframe(frame, "cleo-v1", session_col="session")
+
+
+@pytest.mark.parametrize("groups", [1, 7])
+def test_sessions_bucketed_together_grade_as_the_file_does(spark, groups):
+    # One bucket holds every session (groups=1) or several (7): each session is still graded
+    # whole and alone, as the command grades it.
+    pack = grade.load_pack("cleo-v1")
+    frame = corpus_frame(spark).drop("line")
+    out = grade.spark.grade_dataframe(frame, pack, groups=groups)
+    got = by_session(r.asDict() for r in out.collect())
+    expected = by_session(pack.grade_source(CORPUS))
+    assert set(got) == set(expected)
+    assert {s: untimed([json.loads(r["result"])])[0] for s, r in got.items()} == {
+        s: untimed([r])[0] for s, r in expected.items()
+    }
+
+
+def test_a_session_that_cannot_be_read_spares_the_sessions_of_its_bucket(spark):
+    rows = read_jsonl(EXAMPLE)
+    bad = [r for r in rows if r["sessionId"] == "session-demo-sloppy"][0]
+    del bad["domain"]
+    rows.append(dict(rows[0], sessionId=None))
+    frame = spark.createDataFrame(pd.DataFrame(rows))
+    alone = {
+        r["sessionId"]: r.asDict()
+        for r in grade.spark.grade_dataframe(frame, "cleo-v1", groups=3).collect()
+    }
+    together = {
+        r["sessionId"]: r.asDict()
+        for r in grade.spark.grade_dataframe(frame, "cleo-v1", groups=1).collect()
+    }
+    assert set(together) == {"session-demo-good", "session-demo-sloppy", None}
+    assert together["session-demo-good"]["error"] is None
+    assert together["session-demo-good"]["totalScore"] is not None
+    # The bucket's failure is told per session, with the message the session alone gives.
+    for sid in together:
+        assert together[sid]["error"] == alone[sid]["error"]
+    assert "`domain`" in together["session-demo-sloppy"]["error"]
+
+
+@pytest.mark.parametrize("groups", [0, -1, 1.5, True])
+def test_a_number_of_groups_that_is_no_count_is_refused(spark, groups):
+    frame = spark.createDataFrame(pd.DataFrame(read_jsonl(EXAMPLE)))
+    with pytest.raises(ValueError, match="groups must be a positive number"):
+        grade.spark.grade_dataframe(frame, "cleo-v1", groups=groups)
