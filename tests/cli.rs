@@ -46,6 +46,92 @@ fn human_report_shows_score_letter_dimensions_evidence_and_flags() {
     insta::assert_snapshot!("human_report", stable(&stdout(&out), None));
 }
 
+/// Issue 48, friction 5: without `--explain`, a dimension that lost points showed no reason
+/// under it; its flags came all together at the end. Each flag now shows under the
+/// dimension whose rules raised it (as `--explain`'s JSON attributes it), once; only the
+/// flags of no dimension (a session with no entries) keep a list at the end.
+#[test]
+fn each_flag_shows_under_the_dimension_that_raised_it_and_not_again_at_the_end() {
+    let args = |extra: &[&'static str]| {
+        let mut a = vec![
+            "--rubric",
+            "cleo-v1",
+            "--source",
+            EXAMPLE,
+            "--no-record",
+            "--color",
+            "never",
+        ];
+        a.extend_from_slice(extra);
+        a
+    };
+    let out = run(&args(&["session-demo-sloppy"]));
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let human = stdout(&out);
+    let explained = run(&args(&[
+        "--explain",
+        "--format",
+        "json",
+        "session-demo-sloppy",
+    ]));
+    let json: Value = serde_json::from_str(&stdout(&explained)).expect("json");
+    let pack_names = [
+        ("sessionDiscipline", "Session discipline"),
+        ("discoveryEfficiency", "Discovery efficiency"),
+        ("taskHygiene", "Task hygiene"),
+        ("errorProtocol", "Error protocol"),
+        ("disclosureUse", "Progressive disclosure use"),
+    ];
+    // Each dimension's block: from its heading to the blank line after it.
+    let block = |name: &str| -> Vec<String> {
+        let lines: Vec<&str> = human.lines().collect();
+        let at = lines
+            .iter()
+            .position(|l| l.trim_start().starts_with(name))
+            .unwrap_or_else(|| panic!("no `{name}` in\n{human}"));
+        lines[at + 1..]
+            .iter()
+            .take_while(|l| !l.is_empty())
+            .filter_map(|l| l.trim_start().strip_prefix("! "))
+            .map(str::to_owned)
+            .collect()
+    };
+    let mut shown = 0;
+    for (id, name) in pack_names {
+        let raised: Vec<String> = json["explain"][id]
+            .as_array()
+            .unwrap_or_else(|| panic!("no trace of `{id}`"))
+            .iter()
+            .flat_map(|t| t["flags"].as_array().cloned().unwrap_or_default())
+            .map(|f| f.as_str().unwrap_or_default().to_owned())
+            .collect();
+        assert_eq!(block(name), raised, "flags under `{name}`:\n{human}");
+        let d = &json["dimensions"][id];
+        if d["score"].as_f64() < d["max"].as_f64() {
+            assert!(
+                !raised.is_empty() || !d["evidence"].as_array().is_some_and(Vec::is_empty),
+                "`{name}` lost points with no reason under it:\n{human}"
+            );
+        }
+        shown += raised.len();
+    }
+    assert_eq!(shown, json["flags"].as_array().map_or(0, Vec::len));
+    assert!(
+        !human.contains("Flags ("),
+        "flags repeated at the end:\n{human}"
+    );
+
+    // A flag of no dimension is the session's own, listed after the dimensions.
+    let out = run(&args(&["--allow-empty", "nobody"]));
+    let human = stdout(&out);
+    assert!(
+        human.ends_with(
+            "  Flags (1)\n    ! No audit entries found for session (use --grade flag when starting session)\n"
+        ),
+        "{human}"
+    );
+}
+
 #[test]
 fn explain_names_the_rule_points_and_entries_in_human_and_json() {
     let out = run(&[

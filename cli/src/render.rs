@@ -188,6 +188,13 @@ pub fn report(r: &GradeResult, pack: &CompiledPack, color: bool) -> String {
         for e in &dim.evidence {
             let _ = writeln!(out, "    • {}", escape_controls(e));
         }
+        // The reasons a dimension lost points, under it (issue 48, friction 5); with
+        // `--explain` each shows under the rule that raised it instead.
+        if r.explain.is_none() {
+            for f in r.flags_of(id) {
+                let _ = writeln!(out, "    {} {}", p.red("!"), escape_controls(f));
+            }
+        }
         if let Some(rationale) = dim.rationale.as_deref().filter(|r| !r.is_empty()) {
             let _ = writeln!(
                 out,
@@ -287,9 +294,12 @@ pub fn report(r: &GradeResult, pack: &CompiledPack, color: bool) -> String {
             }
         }
     }
-    if !r.flags.is_empty() {
-        let _ = writeln!(out, "\n  {}", p.bold(&format!("Flags ({})", r.flags.len())));
-        for f in &r.flags {
+    // Flags shown under their dimension are not repeated; those of no dimension (a session
+    // with no entries) are the session's own.
+    let own: Vec<&String> = r.flags_of_no_dimension().collect();
+    if !own.is_empty() {
+        let _ = writeln!(out, "\n  {}", p.bold(&format!("Flags ({})", own.len())));
+        for f in own {
             let _ = writeln!(out, "    {} {}", p.red("!"), escape_controls(f));
         }
     }

@@ -118,6 +118,12 @@ pub struct DimensionScore {
         skip_serializing_if = "std::ops::Not::not"
     )]
     pub not_applicable: bool,
+    /// Which of the result's `flags` the dimension's rules raised (their indices there),
+    /// so a report can show each dimension's reasons under it. Not in the JSON, which keeps
+    /// CLEO's one list of flags: a result read back from JSON has none (`0..0`), and its
+    /// flags belong to no dimension. See [`GradeResult::flags_of`].
+    #[serde(skip)]
+    pub flags: std::ops::Range<usize>,
 }
 
 /// One judge of a panel on one dimension, in a result.
@@ -247,6 +253,23 @@ impl GradeResult {
         let (applied, all) = self.dimensions_applied();
         let plural = if all == 1 { "" } else { "s" };
         (applied < all).then(|| format!("on {applied} of {all} dimension{plural}"))
+    }
+
+    /// The flags `dimension`'s rules raised, in order; empty for a dimension the result does
+    /// not have, one that raised none, or a result read back from JSON.
+    pub fn flags_of(&self, dimension: &str) -> &[String] {
+        self.dimensions
+            .get(dimension)
+            .and_then(|d| self.flags.get(d.flags.clone()))
+            .unwrap_or_default()
+    }
+
+    /// The flags no dimension raised (the flag of a session with no entries), and all of
+    /// them for a result read back from JSON, in order.
+    pub fn flags_of_no_dimension(&self) -> impl Iterator<Item = &String> {
+        self.flags.iter().enumerate().filter_map(|(i, f)| {
+            (!self.dimensions.values().any(|d| d.flags.contains(&i))).then_some(f)
+        })
     }
 
     /// How many of the result's dimensions applied to the session, of how many.
@@ -443,6 +466,8 @@ impl Writer<'_> {
             spread,
             panel,
             not_applicable,
+            // Not part of the line: CLEO's result has one list of flags.
+            flags: _,
         } = d;
         self.raw("{\"score\":");
         self.score(*score)?;
@@ -726,6 +751,8 @@ mod tests {
                             })
                             .collect(),
                         not_applicable: na,
+                        // Which flags are the dimension's is not in the line.
+                        flags: 1..3,
                     }
                 },
             )

@@ -558,6 +558,7 @@ impl CompiledPack {
             let mut score = dimension.start;
             let mut evidence = Vec::new();
             let mut traces = Vec::new();
+            let flags_start = result.flags.len();
             if let Trace::Points(points) = &mut trace {
                 points.starts[d] = Some(points.points.len());
             }
@@ -640,6 +641,7 @@ impl CompiledPack {
                 score: Score(clamped),
                 max: Score(dimension.max),
                 evidence,
+                flags: flags_start..result.flags.len(),
                 ..DimensionScore::default()
             };
             total += match self.scoring {
@@ -749,6 +751,47 @@ mod tests {
         );
         let result = grade(&pack, &[("tasks", "y")]);
         assert_eq!((result.total_score.0, result.max_score.0), (15.0, 20.0));
+    }
+
+    /// A report shows each flag under the dimension that raised it (issue 48, friction 5):
+    /// the result says which, with or without `--explain`, and not in its JSON.
+    #[test]
+    fn each_dimension_knows_the_flags_its_rules_raised() {
+        let yaml = "id: t\nversion: '1'\nname: T\nselectors:\n  tasks: { domain: tasks }\ndimensions:\n  - id: a\n    max: 10\n    rules: [ { id: r, doc: d, when: { count: tasks }, points: 10, otherwise: { flag: 'no tasks' } } ]\n  - id: b\n    max: 10\n    rules: [ { id: s, doc: d, points: 10 } ]\n  - id: c\n    max: 10\n    rules:\n      - { id: t, doc: d, flag: 'one' }\n      - { id: u, doc: d, flag: 'two' }\n";
+        let pack = pack(yaml);
+        for explain in [false, true] {
+            let options = super::GradeOptions {
+                explain,
+                ..super::GradeOptions::default()
+            };
+            let result = match pack.grade(&session(&[("x", "y")]), &options) {
+                Ok(r) => r,
+                Err(err) => panic!("{err}"),
+            };
+            assert_eq!(result.flags, ["no tasks", "one", "two"]);
+            assert_eq!(result.flags_of("a"), ["no tasks"]);
+            assert!(result.flags_of("b").is_empty());
+            assert_eq!(result.flags_of("c"), ["one", "two"]);
+            assert!(result.flags_of("nope").is_empty());
+            assert_eq!(result.flags_of_no_dimension().count(), 0);
+            let mut line = Vec::new();
+            assert!(result.write_json_line(&mut line).is_ok());
+            let back: crate::GradeResult = match serde_json::from_slice(&line) {
+                Ok(r) => r,
+                Err(err) => panic!("{err}"),
+            };
+            // Read back, the flags belong to no dimension: all are the session's.
+            assert!(back.flags_of("a").is_empty());
+            assert_eq!(back.flags_of_no_dimension().count(), 3);
+        }
+        let empty = match pack.grade(&session(&[]), &super::GradeOptions::default()) {
+            Ok(r) => r,
+            Err(err) => panic!("{err}"),
+        };
+        assert_eq!(
+            empty.flags_of_no_dimension().collect::<Vec<_>>(),
+            ["no audit entries found for session"]
+        );
     }
 
     #[test]

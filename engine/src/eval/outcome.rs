@@ -50,6 +50,8 @@ pub(super) fn judged_score(dimension: &Dimension, judgment: &Judgment) -> Dimens
             })
             .unwrap_or_default(),
         not_applicable: false,
+        // A judge raises no flags.
+        flags: 0..0,
     }
 }
 
