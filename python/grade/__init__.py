@@ -364,7 +364,17 @@ def _entries_jsonl(entries: Any) -> bytes:
             "grade a file with grade_source"
         )
     table = _as_arrow(entries)
-    rows: Iterable[Any] = _arrow_rows(table) if table is not None else entries
+    if table is not None:
+        # Written in Rust through Arrow's C stream interface, the same bytes as below;
+        # `None` for a type only this module writes (or refuses, with its message).
+        lines = _native.arrow_jsonl(table) if hasattr(table, "__arrow_c_stream__") else None
+        if lines is not None:
+            return lines
+    return _rows_jsonl(_arrow_rows(table) if table is not None else entries)
+
+
+def _rows_jsonl(rows: Iterable[Any]) -> bytes:
+    """Entries (dicts, or a table's rows) as JSONL bytes, written by ``json.dumps``."""
     lines = []
     for n, row in enumerate(rows, 1):
         try:

@@ -6,6 +6,8 @@
 // No unwrap, expect or panic: input must never crash the interpreter that loaded us.
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod arrow;
+
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
@@ -585,6 +587,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(builtin_packs, m)?)?;
     m.add_function(wrap_pyfunction!(could_not_grade, m)?)?;
     m.add_function(wrap_pyfunction!(compare_packs, m)?)?;
+    m.add_function(wrap_pyfunction!(arrow::arrow_jsonl, m)?)?;
     Ok(())
 }
 
