@@ -8,6 +8,7 @@ mod calibrate;
 mod calibrate_html;
 mod compare;
 mod compare_html;
+mod compare_render;
 mod error;
 mod explain;
 mod grades;

@@ -772,12 +772,9 @@ fn read_results(path: &Path, take: &mut dyn FnMut(GradeResult)) -> Result<(), Cl
     if path.as_os_str() != "-" && !path.exists() {
         return Err(not_found());
     }
-    let convert = |mut value: serde_json::Value| -> Result<GradeResult, String> {
-        crate::compare::complete_bare_result(&mut value, path);
-        if let Some(missing) = crate::compare::missing_fields(&value) {
-            return Err(missing);
-        }
-        serde_json::from_value::<GradeResult>(value).map_err(|e| e.to_string())
+    let rubric = grade_engine::compare::recorded::file_label(path);
+    let convert = |value: serde_json::Value| -> Result<GradeResult, String> {
+        grade_engine::compare::recorded::read_result(value, &rubric).1
     };
     if starts_with_bracket(path) {
         let text = crate::input::read_text(path, crate::input::MAX_DOCUMENT, "results file")

@@ -20,7 +20,8 @@
 //!   that names the file, line or session at fault;
 //! - named sessions: [`named`] (the ones a source lacks, said with the closest it holds, and
 //!   the rest in the order named), as the binary and the Python module refuse a typo;
-//! - the modules [`compare`] (two packs or two arms over the same sessions), [`judgment`]
+//! - the modules [`compare`] (two packs or two arms over the same sessions, or two sets of
+//!   recorded results: [`compare::recorded`]), [`judgment`]
 //!   and [`prompt`] (judged dimensions), [`plugin`] (native code a pack loads) and
 //!   [`result`] (the parts of a result).
 //!

@@ -111,6 +111,16 @@ fn key_of(field: &Field, session: &Session) -> Option<String> {
     })
 }
 
+/// How the side of a pack asked for by `spec` is labelled: the pack's id, and the spec too
+/// when it differs (a path): `cleo-v2 (rubrics/cleo-v2)`.
+pub fn side_label(pack: &CompiledPack, spec: &str) -> String {
+    if pack.id == spec {
+        spec.to_owned()
+    } else {
+        format!("{} ({spec})", pack.id)
+    }
+}
+
 /// One pack's side of graded sessions (`which` is the pack's place in the
 /// [`grade_source`] call), and the sessions it could not grade.
 pub fn sides_of(

@@ -39,6 +39,7 @@ pub(crate) mod diff;
 mod grading;
 mod json;
 mod pairing;
+pub mod recorded;
 pub mod stats;
 
 use std::collections::HashMap;
@@ -49,7 +50,7 @@ use serde::Serialize;
 pub use breakdown::{DimensionInfo, Layout, LayoutMismatch, Scored, TermKey, TermKind};
 use deltas::{paired, unpaired};
 pub use diff::{rubric_diff, PackSource, RubricDiff, Status};
-pub use grading::{grade_source, sides_of, GradeError, GradedSession};
+pub use grading::{grade_source, side_label, sides_of, GradeError, GradedSession};
 pub use json::write_json;
 use pairing::{letter_order, merge_terms};
 
@@ -406,7 +407,59 @@ pub enum FailOn {
     Drop(f64),
 }
 
+impl FailOn {
+    /// A rule as written: `regression`, `flips` or `drop=X` with X a number of points ≥ 0;
+    /// `None` for anything else.
+    pub fn parse(text: &str) -> Option<FailOn> {
+        match text {
+            "regression" => Some(FailOn::Regression),
+            "flips" => Some(FailOn::Flips),
+            other => match other.strip_prefix("drop=").map(str::parse::<f64>) {
+                Some(Ok(x)) if x.is_finite() && x >= 0.0 => Some(FailOn::Drop(x)),
+                _ => None,
+            },
+        }
+    }
+}
+
+/// What a comparison makes of the rules that fail a CI run ([`Comparison::verdict`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Verdict {
+    /// Why a rule asked for could not be judged (a regression without an interval): passing
+    /// it without a word would read as "no regression".
+    pub unjudged: Option<String>,
+    /// Why the comparison fails, one reason per rule it fails, in the rules' order.
+    pub failures: Vec<String>,
+}
+
 impl Comparison {
+    /// The comparison judged by `rules`: each rule it fails, and a rule it cannot judge.
+    pub fn verdict(&self, rules: &[FailOn]) -> Verdict {
+        let s = &self.summary;
+        // One session (or one on a side) gives no interval: the gate has nothing to judge.
+        let unjudged = (rules.contains(&FailOn::Regression) && s.ci95.is_none()).then(|| {
+            format!(
+                "`--fail-on regression` is not judged: the mean change has no 95% interval with {}",
+                if self.paired {
+                    format!(
+                        "{} paired session{} (it needs 2 or more)",
+                        s.n,
+                        if s.n == 1 { "" } else { "s" }
+                    )
+                } else {
+                    format!(
+                        "{} and {} sessions in the arms (it needs 2 or more in each)",
+                        s.n_baseline, s.n_candidate
+                    )
+                }
+            )
+        });
+        Verdict {
+            unjudged,
+            failures: rules.iter().filter_map(|r| self.fails(*r)).collect(),
+        }
+    }
+
     /// Why there is nothing to compare, when a side has no mean: a comparison of nothing
     /// would pass every gate in silence, so a caller refuses it with this reason.
     pub fn nothing_to_compare(&self) -> Option<&'static str> {
@@ -561,4 +614,98 @@ pub fn compare(
     }
     report.unmatched.nothing_to_grade = nothing_to_grade;
     report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::recorded::{read_result, standing, RecordedSide};
+    use super::*;
+
+    /// Recorded results of one dimension out of 100, without traces, for the sessions given
+    /// with their scores.
+    fn side(label: &str, scores: &[(&str, f64)]) -> RecordedSide<'static> {
+        let lines = scores.iter().enumerate().map(|(i, (id, score))| {
+            let value = serde_json::json!({
+                "sessionId": id, "totalScore": score, "maxScore": 100, "flags": [],
+                "dimensions": {"d": {"score": score, "max": 100, "evidence": []}},
+            });
+            let (bare, read) = read_result(value, "p");
+            (i + 1, bare, read)
+        });
+        RecordedSide {
+            label: label.to_owned(),
+            results: standing(label, lines).unwrap().results,
+            pack: None,
+        }
+    }
+
+    fn compared(base: &[(&str, f64)], cand: &[(&str, f64)]) -> Comparison {
+        let options = CompareOptions {
+            pass_at: Some(60.0),
+            ..CompareOptions::default()
+        };
+        recorded::compare_recorded(side("a", base), side("b", cand), &options, &mut |_| {}).unwrap()
+    }
+
+    #[test]
+    fn fail_rules_read_as_written_and_nothing_else() {
+        assert_eq!(FailOn::parse("regression"), Some(FailOn::Regression));
+        assert_eq!(FailOn::parse("flips"), Some(FailOn::Flips));
+        assert_eq!(FailOn::parse("drop=2.5"), Some(FailOn::Drop(2.5)));
+        for bad in [
+            "drop=-1", "drop=inf", "drop=NaN", "drop=", "Flips", "drop 2",
+        ] {
+            assert_eq!(FailOn::parse(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_regression_fails_every_rule_that_asks_for_it() {
+        let c = compared(
+            &[("s1", 80.0), ("s2", 70.0), ("s3", 90.0)],
+            &[("s1", 50.0), ("s2", 40.0), ("s3", 60.0)],
+        );
+        let rules = [
+            FailOn::Regression,
+            FailOn::Flips,
+            FailOn::Drop(29.0),
+            FailOn::Drop(30.0),
+        ];
+        assert_eq!(
+            c.verdict(&rules),
+            Verdict {
+                unjudged: None,
+                failures: vec![
+                    "regression: the 95% interval of the mean change, [-30, -30], lies below 0"
+                        .to_owned(),
+                    "2 sessions went from pass to fail at 60%".to_owned(),
+                    "the mean change, -30, is below -29".to_owned(),
+                ],
+            }
+        );
+        assert_eq!(c.verdict(&[]), Verdict::default());
+    }
+
+    #[test]
+    fn a_regression_without_an_interval_is_said_unjudged_not_passed() {
+        let c = compared(&[("s1", 80.0)], &[("s1", 50.0)]);
+        let v = c.verdict(&[FailOn::Regression, FailOn::Flips]);
+        assert_eq!(
+            v.unjudged.as_deref(),
+            Some("`--fail-on regression` is not judged: the mean change has no 95% interval with 1 paired session (it needs 2 or more)")
+        );
+        assert_eq!(v.failures, ["1 session went from pass to fail at 60%"]);
+        assert_eq!(c.verdict(&[FailOn::Flips]).unjudged, None);
+    }
+
+    #[test]
+    fn sides_without_a_session_in_common_have_nothing_to_compare() {
+        let c = compared(&[("s1", 80.0)], &[("s2", 50.0)]);
+        assert_eq!(
+            c.nothing_to_compare(),
+            Some("the two sides have no session id in common")
+        );
+        let c = compared(&[("s1", 80.0)], &[("s1", 80.0)]);
+        assert_eq!(c.nothing_to_compare(), None);
+    }
 }
