@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use grade_engine::compare::recorded::{self, RecordedError};
+use grade_engine::compare::recorded::{self, RecordedError, RecordedSide};
 use grade_engine::compare::{
     self, CompareOptions, Comparison, FailOn, Layout, PackSource, Pairing,
 };
@@ -406,8 +406,8 @@ impl Run<'_> {
         let (ra, pa) = read_recorded(base, self.search_path, self.policy)?;
         let (rb, pb) = read_recorded(cand, self.search_path, self.policy)?;
         recorded::compare_recorded(
-            recorded_side(base, ra, pa.as_ref()),
-            recorded_side(cand, rb, pb.as_ref()),
+            RecordedSide::new(base.display().to_string(), ra, pa.as_ref()),
+            RecordedSide::new(cand.display().to_string(), rb, pb.as_ref()),
             &self.options,
             &mut |warning| eprintln!("warning: {warning}"),
         )
@@ -473,19 +473,6 @@ impl Run<'_> {
             None,
             &self.options,
         ))
-    }
-}
-
-/// A file's results as a side of a comparison, labelled with the file's path.
-fn recorded_side<'a>(
-    path: &Path,
-    results: Vec<GradeResult>,
-    pack: Option<&'a Loaded>,
-) -> recorded::RecordedSide<'a> {
-    recorded::RecordedSide {
-        label: path.display().to_string(),
-        results,
-        pack: pack.map(source_of),
     }
 }
 

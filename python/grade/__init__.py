@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import os
 import warnings
-from typing import Any, Iterable, Iterator, List, Optional, Sequence, Union
+from typing import Any, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _native
 from ._native import Error, GradeError, PackError, SourceError
@@ -476,9 +476,9 @@ def _clean(value: Any, has_map: bool) -> Any:
 
 
 def compare(
-    base: Union[PathLike, "Pack"],
-    candidate: Union[PathLike, "Pack"],
-    source: PathLike,
+    base: Union[PathLike, "Pack", Iterable[Mapping[str, Any]]],
+    candidate: Union[PathLike, "Pack", Iterable[Mapping[str, Any]]],
+    source: Optional[PathLike] = None,
     sessions: Union[None, str, Sequence[str]] = None,
     source_format: Optional[str] = None,
     *,
@@ -487,20 +487,53 @@ def compare(
     seed: int = 0,
     rubric_path: Union[None, PathLike, Sequence[PathLike]] = None,
     allow_plugins: bool = False,
+    labels: Tuple[str, str] = ("baseline", "candidate"),
 ) -> dict:
-    """Compares two packs over the sessions of one source, as ``grade compare --rubric
-    BASE --rubric CAND --source SOURCE --format json`` does, and returns its report: the
-    change of score with its confidence interval and tests, flips, the change per dimension
-    and per rule, each session's change and how the packs differ.
+    """Compares two packs over the sessions of one source, or two lists of results, and
+    returns the report ``grade compare --format json`` prints: the change of score with its
+    confidence interval and tests, flips, the change per dimension and per rule, each
+    session's change and, where the packs are known, how they differ.
 
-    ``base`` and ``candidate`` are packs or what :func:`load_pack` takes. ``pass_at`` is
-    the percentage a session needs to pass (by default the baseline's lowest band needing
-    half the points); ``seed`` seeds the bootstrap.
+    Two packs: ``base`` and ``candidate`` are packs or what :func:`load_pack` takes, and
+    ``source`` is the file whose sessions both grade, as ``grade compare --rubric BASE
+    --rubric CAND --source SOURCE`` (``sessions``, ``source_format`` and ``skip_bad_lines``
+    as its flags).
 
-    Raises :class:`SourceError` when the source cannot be read (or lacks a named session)
-    and :class:`GradeError` when there is nothing to compare, or when grades could not be
-    made (``err.report`` then holds the report of the others).
+    Two lists of results: ``base`` and ``candidate`` are lists of result dicts, as
+    :meth:`Pack.grade_source` returns them or as read from the lines of a grades file (the
+    last result of a session stands, as in ``grade compare BASE.jsonl CAND.jsonl``; CLEO's
+    own results, which name no rubric, are compared too). There is no source. ``labels``
+    name the two sides in the report and in messages, where the command names each file by
+    its path: with the paths as labels, the report is the command's on those files. A
+    result's pack is looked up by its rubric's id (in ``rubric_path``, then among the
+    shipped packs) and used when its digest is the results'; rules are compared only when
+    every result carries its trace (``explain=True``).
+
+    ``pass_at`` is the percentage a session needs to pass (by default the baseline's lowest
+    band needing half the points); ``seed`` seeds the bootstrap.
+
+    Raises :class:`SourceError` when the source or a result cannot be read (or the source
+    lacks a named session) and :class:`GradeError` when there is nothing to compare, or
+    when grades could not be made (``err.report`` then holds the report of the others).
     """
+    kinds = {_is_results(side) for side in (base, candidate)}
+    if kinds == {True}:
+        if source is not None or sessions is not None or source_format is not None or skip_bad_lines:
+            raise TypeError(
+                "results are compared as recorded: `source`, `sessions`, `source_format` and "
+                "`skip_bad_lines` go with two packs"
+            )
+        text, warned, nothing = _compare_results(
+            base, candidate, labels, pass_at, seed, rubric_path, allow_plugins
+        )
+        _warn(warned)
+        if nothing is not None:
+            raise GradeError(nothing)
+        return json.loads(text)
+    if kinds != {False}:
+        raise TypeError("compare two packs over a source, or two lists of results, not one of each")
+    if source is None:
+        raise TypeError("two packs are compared over a source: give `source`")
     packs = []
     specs = []
     for side in (base, candidate):
@@ -533,3 +566,51 @@ def compare(
         raise err
     return report
 
+
+def _is_results(side: Any) -> bool:
+    """Whether a side of :func:`compare` is results (any iterable but a pack, a path or a
+    single result) rather than a pack."""
+    if isinstance(side, (str, bytes, os.PathLike, Pack, Mapping)):
+        return False
+    return isinstance(side, Iterable)
+
+
+def _compare_results(
+    base: Iterable[Any],
+    candidate: Iterable[Any],
+    labels: Tuple[str, str],
+    pass_at: Optional[float],
+    seed: int,
+    rubric_path: Union[None, PathLike, Sequence[PathLike]],
+    allow_plugins: bool,
+) -> Tuple[str, List[str], Optional[str]]:
+    """The report of two lists of results as JSON text, the warnings, and why there is
+    nothing to compare."""
+    if (
+        isinstance(labels, (str, bytes))
+        or len(labels) != 2
+        or not all(isinstance(label, str) for label in labels)
+    ):
+        raise TypeError("`labels` is two strings: the baseline's and the candidate's")
+    return _native.compare_results(
+        (
+            (labels[0], _results_jsonl(labels[0], base)),
+            (labels[1], _results_jsonl(labels[1], candidate)),
+        ),
+        None if pass_at is None else float(pass_at),
+        int(seed),
+        _search_path(rubric_path),
+        bool(allow_plugins),
+    )
+
+
+def _results_jsonl(label: str, results: Iterable[Any]) -> str:
+    """Results as the lines of a grades file, one a line; ASCII, so that a lone surrogate
+    reaches the reader escaped, as JavaScript writes it."""
+    lines = []
+    for n, result in enumerate(results, 1):
+        try:
+            lines.append(json.dumps(result, separators=(",", ":"), default=_not_json))
+        except (TypeError, ValueError) as err:
+            raise SourceError(f"{label}:{n}: the result cannot be written as JSON: {err}") from None
+    return "\n".join(lines)

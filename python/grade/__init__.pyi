@@ -1,7 +1,7 @@
 """Type stub of `grade`: grade AI-agent sessions against rubric packs."""
 
 import os
-from typing import Any, Iterable, Iterator, List, Literal, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Iterable, Iterator, List, Literal, Mapping, Optional, Sequence, Tuple, Union, overload
 
 _Path = Union[str, "os.PathLike[str]"]
 _Result = dict  # one result, as `grade --format json` prints it
@@ -77,6 +77,7 @@ class Pack:
     ) -> Any: ...
     def arrow_schema(self) -> Any: ...
 
+@overload
 def compare(
     base: Union[_Path, Pack],
     candidate: Union[_Path, Pack],
@@ -89,4 +90,21 @@ def compare(
     seed: int = 0,
     rubric_path: Union[None, _Path, Sequence[_Path]] = None,
     allow_plugins: bool = False,
-) -> dict: ...
+) -> dict:
+    """Two packs over the sessions of one source: `grade compare --rubric BASE --rubric
+    CAND --source SOURCE --format json`."""
+
+@overload
+def compare(
+    base: Iterable[Mapping[str, Any]],
+    candidate: Iterable[Mapping[str, Any]],
+    *,
+    pass_at: Optional[float] = None,
+    seed: int = 0,
+    rubric_path: Union[None, _Path, Sequence[_Path]] = None,
+    allow_plugins: bool = False,
+    labels: Tuple[str, str] = ("baseline", "candidate"),
+) -> dict:
+    """Two lists of results (as `Pack.grade_source` returns them, or a grades file's
+    lines): `grade compare BASE.jsonl CAND.jsonl --format json`, each side named by its
+    label where the command names its file."""

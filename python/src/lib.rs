@@ -587,18 +587,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(builtin_packs, m)?)?;
     m.add_function(wrap_pyfunction!(could_not_grade, m)?)?;
     m.add_function(wrap_pyfunction!(compare_packs, m)?)?;
+    m.add_function(wrap_pyfunction!(compare_results, m)?)?;
     m.add_function(wrap_pyfunction!(arrow::arrow_jsonl, m)?)?;
     Ok(())
-}
-
-/// How a side of a comparison is labelled: the pack's id, and what it was asked for by when
-/// that differs (a path).
-fn label(pack: &CompiledPack, spec: &str) -> String {
-    if pack.id == spec {
-        spec.to_owned()
-    } else {
-        format!("{} ({spec})", pack.id)
-    }
 }
 
 /// Two packs over the sessions of one source, as `grade compare --rubric BASE --rubric
@@ -677,8 +668,9 @@ fn compare_packs(
                 )));
             }
         }
-        let (sa, ea) = compare::sides_of(&label(a, base_spec), &la, &mut graded, 0);
-        let (sb, eb) = compare::sides_of(&label(b, candidate_spec), &lb, &mut graded, 1);
+        let (sa, ea) = compare::sides_of(&compare::side_label(a, base_spec), &la, &mut graded, 0);
+        let (sb, eb) =
+            compare::sides_of(&compare::side_label(b, candidate_spec), &lb, &mut graded, 1);
         let errors: Vec<String> = ea.iter().chain(&eb).map(ToString::to_string).collect();
         let diff = compare::rubric_diff(
             PackSource {
@@ -694,11 +686,97 @@ fn compare_packs(
         if let Some(why) = report.nothing_to_compare() {
             return Err(GradeError::new_err(format!("nothing to compare: {why}")));
         }
-        let mut out = Vec::new();
-        compare::write_json(&mut out, &mut report)
-            .map_err(|e| GradeError::new_err(format!("cannot serialise the report: {e}")))?;
-        let json = String::from_utf8(out)
-            .map_err(|e| GradeError::new_err(format!("cannot serialise the report: {e}")))?;
-        Ok((json, warnings, errors))
+        Ok((report_json(&mut report)?, warnings, errors))
     })
+}
+
+/// A pack and the files it was compiled from.
+type Loaded = (CompiledPack, PackFiles);
+
+/// The standing results of one side of a comparison of recorded results, read from the JSON
+/// lines `text` (a result a line, as `grade.compare` writes a list) as the binary reads a
+/// results file, with what it warns of, and their pack when it is at hand with their digest.
+fn recorded_side(
+    label: &str,
+    text: &str,
+    search_path: &[PathBuf],
+    policy: PluginPolicy,
+    warnings: &mut Vec<String>,
+) -> PyResult<(Vec<GradeResult>, Option<Loaded>)> {
+    use grade_engine::compare::recorded;
+    // Named as the binary names a file's bare results: `runs/base.jsonl` → `base`.
+    let rubric = recorded::file_label(Path::new(label));
+    let lines = grade_engine::result::map_json_lines(
+        text,
+        |line, value, _| {
+            let (bare, read) = recorded::read_result(value, &rubric);
+            Ok::<_, String>(Some((line, bare, read)))
+        },
+        |line, e| format!("{label}:{line}: not a grade result: {e}"),
+    )
+    .map_err(SourceError::new_err)?;
+    let read = recorded::standing(label, lines).map_err(|e| SourceError::new_err(e.to_string()))?;
+    warnings.extend(read.warnings(label, &rubric, "the side's label"));
+    let pack = recorded::pack_of(&read.results, search_path, policy);
+    Ok((read.results, pack))
+}
+
+/// Two lists of recorded results, as `grade compare BASE.jsonl CAND.jsonl --format json`
+/// compares two files of them: each side its label (where the binary names the file by its
+/// path) and its results, a result a line of JSON. The report as JSON text, the warnings,
+/// and why there is nothing to compare (then the text is empty).
+#[pyfunction]
+#[pyo3(signature = (sides, pass_at, seed, rubric_path, allow_plugins))]
+fn compare_results(
+    py: Python<'_>,
+    sides: ((String, String), (String, String)),
+    pass_at: Option<f64>,
+    seed: u64,
+    rubric_path: Vec<PathBuf>,
+    allow_plugins: bool,
+) -> PyResult<(String, Vec<String>, Option<String>)> {
+    use grade_engine::compare::{self, recorded, CompareOptions};
+    let options = CompareOptions {
+        pass_at,
+        seed,
+        resamples: compare::DEFAULT_RESAMPLES,
+    };
+    let policy = policy(allow_plugins);
+    py.detach(|| {
+        let mut warnings = Vec::new();
+        let ((base_label, base), (candidate_label, candidate)) = &sides;
+        let (ra, pa) = recorded_side(base_label, base, &rubric_path, policy, &mut warnings)?;
+        let (rb, pb) = recorded_side(
+            candidate_label,
+            candidate,
+            &rubric_path,
+            policy,
+            &mut warnings,
+        )?;
+        let mut report = recorded::compare_recorded(
+            recorded::RecordedSide::new(base_label.as_str(), ra, pa.as_ref()),
+            recorded::RecordedSide::new(candidate_label.as_str(), rb, pb.as_ref()),
+            &options,
+            &mut |warning| warnings.push(warning),
+        )
+        .map_err(|e| SourceError::new_err(e.to_string()))?;
+        // Refused by the caller once it has warned: what the sides hold is why.
+        if let Some(why) = report.nothing_to_compare() {
+            return Ok((
+                String::new(),
+                warnings,
+                Some(format!("nothing to compare: {why}")),
+            ));
+        }
+        Ok((report_json(&mut report)?, warnings, None))
+    })
+}
+
+/// The report as `grade compare --format json` writes it.
+fn report_json(report: &mut grade_engine::compare::Comparison) -> PyResult<String> {
+    let mut out = Vec::new();
+    grade_engine::compare::write_json(&mut out, report)
+        .map_err(|e| GradeError::new_err(format!("cannot serialise the report: {e}")))?;
+    String::from_utf8(out)
+        .map_err(|e| GradeError::new_err(format!("cannot serialise the report: {e}")))
 }

@@ -43,3 +43,91 @@ def test_grades_that_could_not_be_made_raise_with_the_report():
         grade.compare("cleo-v1", str(RUNAWAY), EXAMPLE)
     assert "too many operations" in str(err.value)
     assert err.value.report["summary"]["n"] == 1
+
+
+# Two lists of results: the report `grade compare BASE.jsonl CAND.jsonl` makes of the same
+# results in files, each side labelled with its file's path as the command labels it.
+
+from conftest import FIXTURES, read_jsonl
+
+
+def write_jsonl(path, results):
+    path.write_text("".join(json.dumps(r) + "\n" for r in results))
+    return str(path)
+
+
+def test_results_graded_here_compare_as_the_binary_compares_their_files(tmp_path):
+    base = grade.load_pack("cleo-v1").grade_source(CORPUS, explain=True)[:60]
+    cand = grade.load_pack("cleo-v2").grade_source(CORPUS, explain=True)[:60]
+    a = write_jsonl(tmp_path / "v1.jsonl", base)
+    b = write_jsonl(tmp_path / "v2.jsonl", cand)
+    ours = grade.compare(base, cand, labels=(a, b), pass_at=65, seed=7)
+    theirs = cli_compare(a, b, "--pass-at", "65", "--seed", "7")
+    assert ours == theirs
+    # The packs were found by their digests: the rules and the rubric's changes are known.
+    assert ours["rubricDiff"] is not None
+    assert ours["rules"] and ours["summary"]["n"] == 60
+
+
+def test_cleos_own_results_compare_as_the_binary_compares_them():
+    a = str(FIXTURES / "conformance" / "cleo-v1.expected.jsonl")
+    b = str(FIXTURES / "conformance" / "cleo-v2.expected.jsonl")
+    with pytest.warns(grade.GradeWarning) as warned:
+        ours = grade.compare(read_jsonl(a), read_jsonl(b), labels=(a, b))
+    assert ours == cli_compare(a, b)
+    # Named after the file, as the command names them.
+    assert ours["baseline"]["rubric"]["id"] == "cleo-v1.expected"
+    said = [str(w.message) for w in warned]
+    assert any("name no rubric (CLEO's own grader writes them so)" in m for m in said), said
+
+
+def test_the_last_result_of_a_session_stands_and_labels_name_the_sides():
+    results = read_jsonl(FIXTURES / "conformance" / "cleo-v1.expected.jsonl")[:5]
+    zero = json.loads(json.dumps(results[0]))
+    for dimension in zero["dimensions"].values():
+        dimension["score"] = 0
+    zero["totalScore"] = 0
+    later = [zero]
+    with pytest.warns(grade.GradeWarning) as warned:
+        report = grade.compare(results, results + later)
+    said = [str(w.message) for w in warned]
+    assert "`candidate` grades 1 session more than once; the last grade of each is compared" in said
+    assert (
+        "6 results in `candidate` name no rubric (CLEO's own grader writes them so); "
+        "they are labelled `candidate` after the side's label"
+    ) in said
+    assert report["baseline"]["label"] == "baseline"
+    assert report["candidate"]["label"] == "candidate"
+    assert report["summary"]["regressed"] == 1
+
+
+def test_a_result_that_is_not_one_is_refused_in_the_binarys_words(tmp_path):
+    results = read_jsonl(FIXTURES / "conformance" / "cleo-v1.expected.jsonl")[:3]
+    broken = [results[0], {k: v for k, v in results[1].items() if k not in ("flags", "maxScore")}]
+    a = write_jsonl(tmp_path / "a.jsonl", results)
+    b = write_jsonl(tmp_path / "b.jsonl", broken)
+    code, _, err = run_cli("compare", a, b, "--format", "json")
+    assert code == 2
+    with pytest.raises(grade.SourceError) as raised:
+        grade.compare(results, broken, labels=(a, b))
+    assert f"error: {raised.value}\n" in err
+    assert str(raised.value) == f"{b}:2: not a grade result: missing fields `maxScore`, `flags`"
+
+
+def test_results_without_a_session_in_common_have_nothing_to_compare():
+    results = read_jsonl(FIXTURES / "conformance" / "cleo-v1.expected.jsonl")[:4]
+    with pytest.raises(grade.GradeError, match="^nothing to compare: the two sides have no session id in common$"):
+        with pytest.warns(grade.GradeWarning):
+            grade.compare(results[:2], results[2:])
+
+
+def test_a_pack_and_a_list_or_a_list_with_a_source_are_refused():
+    results = read_jsonl(FIXTURES / "conformance" / "cleo-v1.expected.jsonl")[:2]
+    with pytest.raises(TypeError, match="not one of each"):
+        grade.compare("cleo-v1", results, CORPUS)
+    with pytest.raises(TypeError, match="go with two packs"):
+        grade.compare(results, results, CORPUS)
+    with pytest.raises(TypeError, match="give `source`"):
+        grade.compare("cleo-v1", "cleo-v2")
+    with pytest.raises(TypeError, match="`labels` is two strings"):
+        grade.compare(results, results, labels="ab")

@@ -320,6 +320,22 @@ pub struct RecordedSide<'a> {
     pub pack: Option<PackSource<'a>>,
 }
 
+impl<'a> RecordedSide<'a> {
+    /// A side labelled `label`, of `results` and their pack with its files as [`pack_of`]
+    /// finds them.
+    pub fn new(
+        label: impl Into<String>,
+        results: Vec<GradeResult>,
+        pack: Option<&'a (CompiledPack, PackFiles)>,
+    ) -> RecordedSide<'a> {
+        RecordedSide {
+            label: label.into(),
+            results,
+            pack: pack.map(|(pack, files)| PackSource { pack, files }),
+        }
+    }
+}
+
 /// Compares two sides of recorded results by session id, as `grade compare BASE.jsonl
 /// CAND.jsonl` does; `warn` is told what the report rests on that a reader should know (a
 /// side without rule traces, a pass mark guessed), in the order it is found.
