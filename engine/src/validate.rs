@@ -36,15 +36,29 @@ pub fn validate_pack_with(files: &PackFiles, policy: PluginPolicy) -> Validation
 /// each failing rule is taken out and the session graded again, and the rules are put back
 /// in their places at the end (nothing refers to a rule by its position).
 pub(crate) fn dry_run(pack: &mut CompiledPack, files: &PackFiles) -> Vec<Problem> {
-    if pack.scripts.is_none() {
+    let Some(host) = pack.scripts.as_ref() else {
         return Vec::new();
-    }
+    };
+    // Beside the run, which finds only what its made-up session reaches: each script read
+    // against the API it can call.
+    let mut problems: Vec<Problem> = host
+        .api_misuses()
+        .into_iter()
+        .map(|(file, misuse)| Problem {
+            severity: Severity::Warning,
+            code: crate::pack::codes::Code::ScriptApi,
+            file: files.display_path(file),
+            path: String::new(),
+            line: misuse.line,
+            column: misuse.column,
+            message: misuse.message,
+        })
+        .collect();
     let session = Session {
         id: "validate-dry-run".to_owned(),
         entries: made_up_entries(pack),
         skipped_lines: 0,
     };
-    let mut problems = Vec::new();
     let mut taken_out = Vec::new();
     while let Err(EvalError::Script { rule, message, .. }) =
         pack.grade(&session, &GradeOptions::default())

@@ -313,6 +313,17 @@ its selector can match no entry, or `any: []`.";
         "a dimension whose rules cannot reach its max"
         "The rules give at most less than `max`, so no session can score full marks in this \
 dimension and percentages are skewed.";
+
+    ScriptApi "W108" "script-api" Warning Value
+        "a script reads a property or calls a method or function the engine does not have"
+        "`grade rubric validate` reads each script against the API it runs with: an entry's and \
+the session's properties and methods (docs/rubric-packs.md, \"Rhai scripts\"), the functions \
+Rhai and the pack's plugins give, and the script's own. A name none of them has (`e.positon` for \
+`e.position`, `session.len` for `session.len()`) fails every session that reaches it, which the \
+made-up session of the dry run may not. The place is in the script file. A receiver is checked \
+where its type is sure: `session`, and variables bound only to entries (`for e in \
+session.entries`, `let e = session.first(\"x\")`, a function parameter every call passes an \
+entry to).";
 }
 
 impl Code {

@@ -14,6 +14,7 @@
 //! another session would answer alike is not run again but recalled (`memo.rs`).
 
 mod api;
+mod api_check;
 mod braces;
 mod guards;
 mod limits;
@@ -31,6 +32,7 @@ use std::sync::Arc;
 use rhai::packages::{Package, StandardPackage};
 use rhai::{Dynamic, Engine, Scope, AST};
 
+pub use api_check::ApiMisuse;
 pub(crate) use limits::RUN_STACK;
 use limits::{Budget, Stop};
 pub use limits::{
@@ -180,6 +182,30 @@ impl ScriptHost {
                 })
             }
         }
+    }
+
+    /// What each script calls that the API it runs against does not have (an entry's
+    /// `positon`, an unknown function), by the script's file, in the order of the scripts.
+    pub(crate) fn api_misuses(&self) -> Vec<(&str, ApiMisuse)> {
+        let api = api_check::KnownApi::of(&self.engine);
+        self.scripts
+            .iter()
+            .flat_map(|s| {
+                api_check::check(&s.ast, &api)
+                    .into_iter()
+                    .map(|m| (s.file.as_str(), m))
+            })
+            .collect()
+    }
+
+    /// [`ScriptHost::api_misuses`] of script `index` alone.
+    #[cfg(test)]
+    fn api_misuses_of(&self, index: usize) -> Vec<ApiMisuse> {
+        let api = api_check::KnownApi::of(&self.engine);
+        self.scripts
+            .get(index)
+            .map(|s| api_check::check(&s.ast, &api))
+            .unwrap_or_default()
     }
 
     /// Whether script `index` names `score`: one that does not gives the same outcome
