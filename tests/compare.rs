@@ -834,6 +834,84 @@ fn the_html_footer_names_the_bootstrap_that_made_the_intervals() {
     assert!(!html.contains("__INTERVALS__"));
 }
 
+/// Issue 48, friction 11: the page named Wilcoxon, McNemar and the interval without saying
+/// what they mean, its interval axis had no 0 mark, and "Rubric changes" came after a table
+/// of 100 rows. Opened in Chromium, paired and unpaired: each figure is put in words with its
+/// own numbers, 0 is marked on the axis, and the rubric's changes come before the tables.
+#[test]
+fn the_compare_page_says_what_its_tests_mean_marks_zero_and_puts_rubric_changes_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let paired = dir.path().join("paired.html");
+    let out = run(&[
+        "compare",
+        "--rubric",
+        "cleo-v1",
+        "--rubric",
+        "cleo-v2",
+        "--source",
+        CORPUS,
+        "--all",
+        "--html",
+        paired.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let (dom, console) = common::open_in_chromium(&paired, "");
+    assert!(console.is_empty(), "the console spoke: {console:#?}");
+    let read = &dom[dom.find("id=\"read\"").expect("the reading guide")..];
+    let read = &read[..read.find("</ul>").expect("its end")];
+    for words in [
+        "<b>Mean change ",
+        "<b>95% interval [",
+        "the range the mean change stays in when the sessions are drawn again at random",
+        "<b>Wilcoxon p ",
+        "if the two packs graded alike and the differences were chance",
+        "<b>McNemar p ",
+        "went from pass to fail and",
+        "not how large it is",
+    ] {
+        assert!(read.contains(words), "`{words}` is not said:\n{read}");
+    }
+    let dims = &dom[dom.find("id=\"dims\"").expect("the dimensions chart")..];
+    let dims = &dims[..dims.find("</svg>").expect("its end")];
+    assert!(
+        dims.contains(">0</text>"),
+        "no 0 on the interval axis:\n{dims}"
+    );
+    let at = |id: &str| {
+        dom.find(&format!("id=\"{id}\""))
+            .unwrap_or_else(|| panic!("no `{id}`"))
+    };
+    assert!(at("diffCard") < at("sessionsCard"));
+    assert!(at("diffCard") < at("rules"));
+    assert!(at("readCard") < at("dist"));
+
+    let (a, b) = corpus_halves(dir.path());
+    let unpaired = dir.path().join("unpaired.html");
+    let out = run(&[
+        "compare",
+        "--rubric",
+        "cleo-v1",
+        "--arm",
+        &format!("old={}", a.display()),
+        "--arm",
+        &format!("new={}", b.display()),
+        "--html",
+        unpaired.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let (dom, console) = common::open_in_chromium(&unpaired, "");
+    assert!(console.is_empty(), "the console spoke: {console:#?}");
+    // The page's own script holds every sentence: only what it drew counts.
+    let read = &dom[dom.find("id=\"read\"").expect("the reading guide")..];
+    let read = &read[..read.find("</ul>").expect("its end")];
+    assert!(
+        read.contains("<b>Mann–Whitney p "),
+        "unpaired test not said:\n{read}"
+    );
+    assert!(read.contains("<b>Cliff's delta</b>: the chance that a candidate session scores above"));
+    assert!(!read.contains("Wilcoxon"), "{read}");
+}
+
 /// The sessions of the example log, one file each.
 fn one_session_files(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf) {
     let log = std::fs::read_to_string(common::repo_root().join("examples/cleo-audit.jsonl"))

@@ -10,8 +10,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use common::*;
 use serde_json::{json, Value};
@@ -251,49 +250,6 @@ fn a_report_of_nothing_says_which_files_held_nothing() {
         "results file `.cleo/metrics/GRADES.jsonl` does not exist",
     );
     assert!(!dir.path().join("p.html").exists());
-}
-
-/// Headless Chromium, as CI installs it (`.ci/run`); `CHROMIUM` names another.
-fn chromium() -> PathBuf {
-    if let Some(path) = std::env::var_os("CHROMIUM") {
-        return PathBuf::from(path);
-    }
-    for name in ["chromium", "chromium-browser", "google-chrome"] {
-        for dir in std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()) {
-            let path = dir.join(name);
-            if path.is_file() {
-                return path;
-            }
-        }
-    }
-    panic!("no Chromium to open the page in: install it (`apt-get install chromium`, as .ci/run does) or name it in CHROMIUM");
-}
-
-/// The page's DOM after its scripts ran, and what its console said.
-fn open_in_chromium(page: &Path, hash: &str) -> (String, Vec<String>) {
-    let profile = tempfile::tempdir().expect("a profile dir");
-    let out = Command::new(chromium())
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--enable-logging=stderr",
-            "--v=0",
-            "--window-size=1400,1000",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .arg("--dump-dom")
-        .arg(format!("file://{}#{hash}", page.display()))
-        .output()
-        .expect("chromium runs");
-    assert!(out.status.success(), "{}", stderr(&out));
-    let console = stderr(&out)
-        .lines()
-        .filter(|l| l.contains(":CONSOLE"))
-        .map(str::to_owned)
-        .collect();
-    (stdout(&out), console)
 }
 
 #[test]

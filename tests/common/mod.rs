@@ -227,3 +227,46 @@ pub fn embedded_json(html: &str, id: &str) -> Value {
     let body = &rest[rest.find('>').map_or(0, |i| i + 1)..rest.find("</script>").expect("closed")];
     serde_json::from_str(body).expect("the embedded data is JSON")
 }
+
+/// Headless Chromium, as CI installs it (`.ci/run`); `CHROMIUM` names another.
+pub fn chromium() -> PathBuf {
+    if let Some(path) = std::env::var_os("CHROMIUM") {
+        return PathBuf::from(path);
+    }
+    for name in ["chromium", "chromium-browser", "google-chrome"] {
+        for dir in std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()) {
+            let path = dir.join(name);
+            if path.is_file() {
+                return path;
+            }
+        }
+    }
+    panic!("no Chromium to open the page in: install it (`apt-get install chromium`, as .ci/run does) or name it in CHROMIUM");
+}
+
+/// The page's DOM after its scripts ran, and what its console said.
+pub fn open_in_chromium(page: &Path, hash: &str) -> (String, Vec<String>) {
+    let profile = tempfile::tempdir().expect("a profile dir");
+    let out = Command::new(chromium())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--window-size=1400,1000",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg("--dump-dom")
+        .arg(format!("file://{}#{hash}", page.display()))
+        .output()
+        .expect("chromium runs");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let console = stderr(&out)
+        .lines()
+        .filter(|l| l.contains(":CONSOLE"))
+        .map(str::to_owned)
+        .collect();
+    (stdout(&out), console)
+}
