@@ -34,7 +34,7 @@ fn the_tutorials_validate_output_and_expected_line_are_what_grade_writes() {
         stdout(&out),
         doc_block(
             "tutorial.md",
-            "```sh\ngrade rubric validate tests/packs/tutorial\n```",
+            "```sh\ngrade rubric validate tutorial\n```",
             "text"
         )
     );

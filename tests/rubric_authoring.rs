@@ -538,6 +538,100 @@ fn the_tutorials_printed_outputs_are_what_grade_prints() {
     );
 }
 
+/// Issue 48, friction 14: the tutorial wrote into `tests/packs/tutorial/`, which holds the
+/// finished pack, and never used `grade rubric new`. Its commands are run here as written, in
+/// order, in a fresh folder: `rubric new`, the `rm` of the sample files, then (once the files
+/// the page shows are written) every `grade` command, each succeeding; the files the page
+/// shows are the finished pack's, piece by piece.
+#[test]
+fn the_tutorial_runs_as_written_in_a_folder_of_its_own() {
+    let doc =
+        std::fs::read_to_string(repo_root().join("docs/tutorial.md")).expect("docs/tutorial.md");
+    let finished = repo_root().join("tests/packs/tutorial");
+    let read = |rel: &str| std::fs::read_to_string(finished.join(rel)).expect("a pack file");
+    let blocks = |kind: &str| -> Vec<String> {
+        let fence = format!("```{kind}\n");
+        doc.split(&fence)
+            .skip(1)
+            .map(|b| b[..b.find("```").expect("the block ends")].to_owned())
+            .collect()
+    };
+    // The pieces the page shows make up the finished pack.
+    let yaml = read("rubric.yaml");
+    for block in blocks("yaml") {
+        assert!(yaml.contains(&block), "not in the finished pack:\n{block}");
+    }
+    assert_eq!(blocks("rhai"), [read("failure_streak.rhai")]);
+    assert!(blocks("json").contains(&read("tests/sessions.jsonl")));
+
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let mut written = false;
+    let mut ran = Vec::new();
+    for line in blocks("sh")
+        .iter()
+        .flat_map(|b| b.lines().map(str::to_owned).collect::<Vec<_>>())
+    {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words.first() {
+            Some(&"rm") => {
+                for file in &words[1..] {
+                    let path = dir.path().join(file);
+                    assert!(path.is_file(), "`rubric new` made no `{file}`");
+                    std::fs::remove_file(path).expect("removed");
+                }
+            }
+            Some(&"grade") => {
+                if !written && words.get(1..3) != Some(&["rubric", "new"]) {
+                    // What the page has the reader write, between `rubric new` and `validate`.
+                    let pack = dir.path().join("tutorial");
+                    std::fs::write(pack.join("rubric.yaml"), &yaml).expect("written");
+                    for file in ["failure_streak.rhai", "tests/sessions.jsonl"] {
+                        std::fs::write(pack.join(file), read(file)).expect("written");
+                    }
+                    written = true;
+                }
+                let out = run_in(dir.path(), &words[1..]);
+                assert_eq!(code(&out), 0, "`{line}`: {}", stderr(&out));
+                ran.push((line.clone(), stdout(&out)));
+            }
+            other => panic!("the tutorial runs `{other:?}`, which this test does not mirror"),
+        }
+    }
+    let printed = |command: &str| -> &str {
+        ran.iter()
+            .find(|(line, _)| line == command)
+            .map(|(_, out)| out.as_str())
+            .unwrap_or_else(|| panic!("the tutorial does not run `{command}`"))
+    };
+    assert_eq!(
+        printed("grade rubric new tutorial"),
+        tutorial_block("```sh\ngrade rubric new tutorial\n```")
+    );
+    assert_eq!(
+        printed("grade rubric validate tutorial"),
+        "tutorial 1.0.0 is valid: 0 errors, 0 warnings\n"
+    );
+    assert!(printed("grade rubric test tutorial").ends_with("4 passed, 0 failed\n"));
+    assert_eq!(
+        printed("grade rubric test tutorial --coverage"),
+        tutorial_block("in how many it fired at all:")
+    );
+    assert_eq!(
+        without_graded_time(printed(
+            "grade --rubric tutorial --source tutorial/tests/sessions.jsonl --no-record --explain tut-sloppy"
+        )),
+        without_graded_time(&tutorial_block(
+            "prints (the `graded` time is when you run it):"
+        ))
+    );
+    // The expectations `--update` wrote are the finished pack's.
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("tutorial/tests/sessions.expected.jsonl"))
+            .expect("written by --update"),
+        read("tests/sessions.expected.jsonl")
+    );
+}
+
 /// `rubric new` promises a pack that validates and passes its own test: a name of digits or
 /// a YAML word was written unquoted (an integer id: invalid), a copy of a pack with fixtures
 /// in subfolders or with judgments failed its tests, and a pack that could not be made was
