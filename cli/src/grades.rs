@@ -1,9 +1,8 @@
 //! GRADES.jsonl: one grade per line, appended, never half-written.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-use grade_engine::sink::{self, GradesFile, Sink as _};
+use grade_engine::sink::{self, grades_read, GradesFile, Sink as _};
 use grade_engine::source::SourceFormat;
 use grade_engine::GradeResult;
 use serde_json::Value;
@@ -89,8 +88,7 @@ impl Recorder {
 }
 
 /// What `read` makes of each JSON value of a JSON-lines file, given its line number, or
-/// `None` when the file does not exist; blank lines are skipped, and a line that is not JSON
-/// is an error naming it. Lines are read on every core, each value handed on as it is parsed.
+/// `None` when the file does not exist (see [`grades_read::read_json_lines_as`]).
 pub fn read_json_lines_as<T: Send>(
     path: &Path,
     read: impl Fn(usize, Value) -> T + Sync,
@@ -98,72 +96,20 @@ pub fn read_json_lines_as<T: Send>(
     let Some(text) = read_text(path)? else {
         return Ok(None);
     };
-    map_lines(path, &text, |line, value| Ok(Some(read(line, value)))).map(Some)
+    grades_read::read_json_lines_as(path, &text, read, &mut warn)
+        .map(Some)
+        .map_err(line_error)
 }
 
-/// `keep`'s yield of each line of `text`, a JSON-lines file's, on every core: a line that is
-/// not JSON is an error naming it, and lines read with U+FFFD for a lone surrogate are told
-/// of once.
-fn map_lines<T: Send>(
-    path: &Path,
-    text: &str,
-    keep: impl Fn(usize, Value) -> Result<Option<T>, CliError> + Sync,
-) -> Result<Vec<T>, CliError> {
-    let lone = LoneLines::default();
-    let kept = grade_engine::result::map_json_lines(
-        text,
-        |line, value, replaced| {
-            lone.saw(line, replaced);
-            keep(line, value)
-        },
-        |line, e| line_error(path, line, e.to_string()),
-    )?;
-    lone.warn(path);
-    Ok(kept)
+fn warn(warning: String) {
+    eprintln!("warning: {warning}");
 }
 
-/// The lines read with U+FFFD for a lone surrogate, counted on every core; told once for the
-/// file, as a source tells of them.
-struct LoneLines {
-    count: AtomicU64,
-    first: AtomicUsize,
-}
-
-impl Default for LoneLines {
-    fn default() -> Self {
-        LoneLines {
-            count: AtomicU64::new(0),
-            first: AtomicUsize::new(usize::MAX),
-        }
-    }
-}
-
-impl LoneLines {
-    fn saw(&self, line: usize, replaced: bool) {
-        if replaced {
-            self.count.fetch_add(1, Ordering::Relaxed);
-            self.first.fetch_min(line, Ordering::Relaxed);
-        }
-    }
-
-    fn warn(&self, path: &Path) {
-        let count = self.count.load(Ordering::Relaxed);
-        if count > 0 {
-            eprintln!(
-                "warning: {}:{}: {}",
-                path.display(),
-                self.first.load(Ordering::Relaxed),
-                grade_engine::result::lone_surrogates_warning(count)
-            );
-        }
-    }
-}
-
-fn line_error(path: &Path, line: usize, message: String) -> CliError {
+fn line_error(e: grades_read::GradesLineError) -> CliError {
     CliError::GradesLine {
-        path: path.to_owned(),
-        line,
-        message,
+        path: e.path,
+        line: e.line,
+        message: e.message,
     }
 }
 
@@ -189,32 +135,15 @@ pub fn read_kept<T: Send>(
     read_kept_at(path, |_, grade| keep(grade))
 }
 
-/// [`read_kept`], with each grade's line number (from 1) given to `keep`: a caller that
-/// pages through the file picks grades by line in a second reading without holding the
-/// first reading's grades.
+/// [`read_kept`], with each grade's line number (from 1) given to `keep` (see
+/// [`grades_read::read_kept_at`]): a caller that pages through the file picks grades by line
+/// in a second reading without holding the first reading's grades.
 pub fn read_kept_at<T: Send>(
     path: &Path,
     keep: impl Fn(usize, Value) -> Option<T> + Sync,
 ) -> Result<Vec<T>, CliError> {
-    let Some(mut text) = read_text(path)? else {
+    let Some(text) = read_text(path)? else {
         return Ok(Vec::new());
     };
-    if !text.is_empty() && !text.ends_with('\n') {
-        let start = text.rfind('\n').map_or(0, |at| at + 1);
-        let last = &text[start..];
-        // Read as the lines before it are: a whole line with a lone surrogate is no torn one.
-        if !last.trim().is_empty() && grade_engine::result::read_json_line(last).is_err() {
-            eprintln!(
-                "warning: {}:{}: the last line is torn ({} bytes without a line end, a write that never finished); it is skipped",
-                path.display(),
-                text.lines().count(),
-                last.len()
-            );
-            text.truncate(start);
-        }
-    }
-    map_lines(path, &text, |line, value| match sink::not_a_grade(&value) {
-        Some(message) => Err(line_error(path, line, message)),
-        None => Ok(keep(line, value)),
-    })
+    grades_read::read_kept_at(path, text, keep, &mut warn).map_err(line_error)
 }

@@ -1,13 +1,14 @@
 //! Where a run's results go. Every destination is a [`Sink`]: it takes the results one at
 //! a time, in order, and is finished once they are all in. The engine's own: JSON lines
 //! ([`JsonLines`]), one JSON document ([`JsonDocument`]), CLEO's grades file
-//! ([`GradesFile`]), Langfuse score bodies ([`langfuse::LangfuseScores`]), and the formats
+//! ([`GradesFile`], read back with [`grades_read`]), Langfuse score bodies ([`langfuse::LangfuseScores`]), and the formats
 //! written a row per result ([`RowFormat`], as the sink [`Rows`]): [`Csv`], [`JUnit`] XML
 //! and a [`Markdown`] summary. An embedder adds its own by implementing the trait (the
 //! `grade` binary's human report is rendered from the results themselves).
 
 mod csv;
 mod grades_file;
+pub mod grades_read;
 mod json;
 mod junit;
 pub mod langfuse;
@@ -21,6 +22,7 @@ use std::path::PathBuf;
 
 pub use csv::Csv;
 pub use grades_file::GradesFile;
+pub use grades_read::GradesLineError;
 pub use json::{document_element, JsonDocument, JsonLines};
 pub use junit::JUnit;
 pub use markdown::Markdown;
