@@ -38,6 +38,18 @@ grep -h '\\' "$root/tests/fixtures/conformance/audit.jsonl" | head -n 5 | while 
     add cleo_line "$tmp/line"
 done
 
+# The same lines for the skimming reader, each behind the two bytes that choose what is
+# kept (`projection_of` in engine/src/source/cleo_jsonl/fast.rs): as cleo-v1 keeps them
+# (`R`: exit codes, metadata and some params keys, `h` naming `gateway`, `x` and `a`), whole
+# fields (`2`), and everything (`\001`).
+awk 'NR % 60 == 1' "$root/tests/fixtures/conformance/audit.jsonl" "$root/examples/cleo-audit.jsonl" |
+    head -n 40 | while IFS= read -r line; do
+        for kept in 'Rh' '2~' "$(printf '\001\001')"; do
+            printf '%s%s\n' "$kept" "$line" >"$tmp/line"
+            add cleo_projection "$tmp/line"
+        done
+    done
+
 # Params objects alone, as a `tasks.db` row's `details_json` holds them.
 grep -o '"params": *{[^{}]*}' "$root/tests/fixtures/conformance/audit.jsonl" | sed 's/^"params": *//' |
     awk 'NR % 40 == 1' | head -n 20 | while IFS= read -r params; do

@@ -662,7 +662,7 @@ fn stream(cli: &Cli, plan: &GradePlan, format: &dyn SourceFormat) -> Result<Stre
     let run = SourceRun {
         format: Some(format),
         filter: Some(SessionFilter::All),
-        read: plan.source.read,
+        read: plan.source.read.clone(),
         grade: plan.options.clone(),
     };
     let progress = bar

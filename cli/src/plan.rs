@@ -257,8 +257,12 @@ pub(crate) struct SourcePlan {
 
 pub(crate) fn source_plan(cli: &Cli, pack: &CompiledPack) -> Result<SourcePlan, CliError> {
     // Fields no rule reads are not type-checked: an odd value there changes no grade.
+    // Nor are they built: what the pack does not read, a reader may skip. Nothing else of
+    // the run reads an entry's params, error or duration (metadata, which the Langfuse sink
+    // and evidence's places read, is always kept).
     let read_options = ReadOptions {
         checked: pack.fields_read(),
+        kept: pack.projection(),
         skip_bad_lines: cli.skip_bad_lines,
     };
     // With a judgment and no source, the grade rests on the judgment alone.

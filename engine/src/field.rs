@@ -419,3 +419,84 @@ mod tests {
         assert!(Field::parse("params..x").is_err());
     }
 }
+
+/// What of each entry a run keeps: the optional fields its packs read and, of `params`, only
+/// the keys they read. A reader may leave the rest out of the entries it builds (it still
+/// checks that each line is JSON), since no rule, metric or text of those packs can tell.
+/// The default keeps everything, as every reader did before packs said what they read.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Projection {
+    /// Every optional field when `None`; else the fields kept.
+    fields: Option<FieldsRead>,
+    /// The first-level `params` keys kept, sorted, when `fields` keeps params but not every
+    /// key of them; `None` keeps every key.
+    params: Option<std::sync::Arc<[String]>>,
+}
+
+impl Projection {
+    /// Everything, as the entry's source wrote it.
+    pub const ALL: Projection = Projection {
+        fields: None,
+        params: None,
+    };
+
+    /// The fields `read` names, each whole.
+    pub fn of_fields(read: FieldsRead) -> Projection {
+        Projection {
+            fields: Some(read),
+            params: None,
+        }
+    }
+
+    /// Only what `field` reads: of `params`, the first key of its path.
+    pub(crate) fn of_field(field: &Field) -> Projection {
+        match field {
+            Field::Params(path) => Projection {
+                fields: Some(FieldsRead::PARAMS),
+                params: Some(path.first().cloned().into_iter().collect()),
+            },
+            other => Projection::of_fields(FieldsRead::of_field(other)),
+        }
+    }
+
+    /// What either keeps.
+    pub fn with(&self, other: &Projection) -> Projection {
+        let (Some(a), Some(b)) = (self.fields, other.fields) else {
+            return Projection::ALL;
+        };
+        let keys = |p: &Projection| p.fields.is_some_and(|f| f.contains(FieldsRead::PARAMS));
+        let params = match (keys(self), keys(other), &self.params, &other.params) {
+            // Whole params on either side that keeps params.
+            (true, _, None, _) | (_, true, _, None) => None,
+            (true, true, Some(x), Some(y)) => {
+                let mut all: Vec<String> = x.iter().chain(y.iter()).cloned().collect();
+                all.sort_unstable();
+                all.dedup();
+                Some(all.into())
+            }
+            (true, false, x, _) => x.clone(),
+            (false, true, _, y) => y.clone(),
+            (false, false, _, _) => None,
+        };
+        Projection {
+            fields: Some(a.with(b)),
+            params,
+        }
+    }
+
+    /// The optional fields kept, whole or in part.
+    pub fn fields(&self) -> FieldsRead {
+        self.fields.unwrap_or(FieldsRead::ALL)
+    }
+
+    /// Whether every field of every entry is kept.
+    pub fn keeps_all(&self) -> bool {
+        self.fields.is_none()
+    }
+
+    /// The first-level `params` keys kept, when params are kept but not whole; `None` when
+    /// every key is kept (or params are not kept at all: see [`Projection::fields`]).
+    pub fn params_keys(&self) -> Option<&[String]> {
+        self.params.as_deref()
+    }
+}

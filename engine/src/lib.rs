@@ -87,7 +87,7 @@ pub use entry::{Entry, Session};
 pub use eval::{EvalError, GradeOptions};
 pub use pack::{
     compile_pack, validate_pack, CompiledPack, FieldsRead, PackError, PackFiles, PackOrigin,
-    Validation,
+    Projection, Validation,
 };
 pub use result::GradeResult;
 pub use source::{
@@ -125,6 +125,14 @@ pub mod fuzzing {
     /// they differ).
     pub fn cleo_skim_agrees_with_parse(line: &str) -> Result<bool, String> {
         crate::source::cleo_skim_agrees_with_parse(line)
+    }
+
+    /// Whether the skimming reader of CLEO audit lines took `line`, read for a pack that
+    /// keeps what the bytes `a` and `b` choose (`Ok(false)`: it left it to serde), and that
+    /// it and serde take and refuse the same lines and agree on every field kept (`Err`
+    /// says how they differ).
+    pub fn cleo_projection_agrees_with_serde(line: &str, a: u8, b: u8) -> Result<bool, String> {
+        crate::source::cleo_projection_agrees_with_serde(line, a, b)
     }
 }
 

@@ -212,6 +212,7 @@ impl NativePack {
         ReadOptions {
             checked: self.pack.fields_read(),
             skip_bad_lines,
+            ..ReadOptions::default()
         }
     }
 }

@@ -8,7 +8,7 @@ use super::breakdown::{Layout, LayoutMismatch, Scored};
 use super::Side;
 use crate::entry::{js_number, Session};
 use crate::eval::{EvalError, GradeOptions, RulePoints};
-use crate::field::{Field, FieldValue, FieldsRead};
+use crate::field::{Field, FieldValue, FieldsRead, Projection};
 use crate::pack::CompiledPack;
 use crate::source::{self, SessionFilter, SourceError, SourceFormat};
 
@@ -89,8 +89,17 @@ pub fn grade_source(
         key.map_or(FieldsRead::NONE, FieldsRead::of_field),
         |read, (pack, _)| read.with(pack.fields_read()),
     );
+    // What any of the packs reads, and the key: each line is read for all of them at once.
+    let kept = packs.iter().fold(
+        key.map_or(
+            Projection::of_fields(FieldsRead::NONE),
+            Projection::of_field,
+        ),
+        |kept, (pack, _)| kept.with(&pack.projection()),
+    );
     let read = source::ReadOptions {
         checked,
+        kept,
         skip_bad_lines,
     };
     crate::run::map_source(&registry, path, format, filter, &read, None, grade)
@@ -217,7 +226,7 @@ dimensions:
                 &SessionFilter::All,
                 &ReadOptions {
                     checked: FieldsRead::NONE,
-                    skip_bad_lines: false,
+                    ..ReadOptions::default()
                 },
             )
             .unwrap()

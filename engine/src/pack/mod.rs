@@ -28,7 +28,7 @@ use crate::script::ScriptHost;
 pub(crate) use condition::Condition;
 use template::Template;
 
-pub use crate::field::{Field, FieldsRead};
+pub use crate::field::{Field, FieldsRead, Projection};
 pub use compile::{compile_pack, compile_pack_with, Validation};
 // Validation grades a made-up session (the dry run), so it lives above the evaluator; its
 // public paths stay here (a facade re-export: nothing in `pack` calls it).

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::entry::{Entry, Session};
-use crate::field::FieldsRead;
+use crate::field::{FieldsRead, Projection};
 
 /// Which sessions to read from a source.
 #[derive(Debug, Clone)]
@@ -284,12 +284,16 @@ pub struct SourceRead {
 }
 
 /// How a source is read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ReadOptions {
     /// The optional entry fields to check the type of (the pack's
     /// [`crate::CompiledPack::fields_read`]); an unchecked field of the wrong type is left
     /// out of the entry. By default every field is checked.
     pub checked: FieldsRead,
+    /// What of each entry to keep (the packs' [`crate::CompiledPack::projection`]): a reader
+    /// that can may skip the rest of each line without building it. By default everything
+    /// is kept; a caller that hands the entries to anything but the packs keeps it so.
+    pub kept: Projection,
     /// Skip any malformed line of a JSONL audit log with a warning, instead of failing on
     /// the first. A final line without a newline that is not JSON (a log still being
     /// written) is skipped either way.

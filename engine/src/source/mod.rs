@@ -39,6 +39,8 @@ pub(crate) use cleo_jsonl::agrees_with_serde as cleo_line_agrees_with_serde;
 #[cfg(feature = "fuzzing")]
 pub(crate) use cleo_jsonl::params_agree_with_serde;
 #[cfg(feature = "fuzzing")]
+pub(crate) use cleo_jsonl::projection_agrees_with_serde as cleo_projection_agrees_with_serde;
+#[cfg(feature = "fuzzing")]
 pub(crate) use cleo_jsonl::skim_agrees_with_parse as cleo_skim_agrees_with_parse;
 
 use std::path::Path;

@@ -16,13 +16,75 @@ use serde_json::{Number, Value};
 use super::super::lenient::{Duration, ExitCode, FromJson as _, Lenient};
 use super::raw::{MetadataSlots, RawEntry, RawMetadata, RawOutcome};
 use crate::entry::{MetaValue, Params, Text};
+use crate::field::{FieldsRead, Projection};
 use crate::json::special_byte;
 
+/// How deep a skipped value may nest before the line is left to serde: well within
+/// serde_json's recursion limit of 128 levels, so that the skim never takes a line serde
+/// would stop in.
+const SKIP_DEPTH: u32 = 48;
+
+/// How many digits a skipped number's integer part may have before the line is left to
+/// serde: serde_json refuses a number beyond a float's range (about 1.8e308).
+const SKIP_DIGITS: usize = 300;
+
 /// The line's entry as serde would read it, or `None` to leave the line to serde.
-// Inlined into `parse_line` so the entry is built where it is used, not copied out of a
+#[cfg(any(test, feature = "fuzzing"))]
+pub(super) fn read(line: &str) -> Option<RawEntry> {
+    read_kept(line, Kept::ALL)
+}
+
+/// What of a line [`read_kept`] builds; the rest it skips, checking that it is JSON, without
+/// building it. `result.exitCode` and `metadata` are always built: the first costs nothing
+/// to read, and the second names where an entry came from (`toolUseId`) and where its
+/// scores go (`traceId`), which outputs read beside the packs.
+#[derive(Clone, Copy)]
+pub(super) struct Kept<'k> {
+    duration: bool,
+    error: bool,
+    params: KeptParams<'k>,
+}
+
+#[derive(Clone, Copy)]
+enum KeptParams<'k> {
+    All,
+    /// These first-level keys only (whose values must be scalars, or the line is left to
+    /// serde as before).
+    Keys(&'k [String]),
+    Skipped,
+}
+
+impl<'k> Kept<'k> {
+    /// Every field.
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(super) const ALL: Kept<'static> = Kept {
+        duration: true,
+        error: true,
+        params: KeptParams::All,
+    };
+
+    /// What `kept` keeps, and what `checked` checks the type of (which must be read to be
+    /// refused when it is of the wrong type).
+    pub(super) fn new(kept: &'k Projection, checked: FieldsRead) -> Kept<'k> {
+        let fields = kept.fields().with(checked);
+        Kept {
+            duration: fields.contains(FieldsRead::DURATION),
+            error: fields.contains(FieldsRead::ERROR),
+            params: match kept.params_keys() {
+                _ if !fields.contains(FieldsRead::PARAMS) => KeptParams::Skipped,
+                Some(keys) => KeptParams::Keys(keys),
+                None => KeptParams::All,
+            },
+        }
+    }
+}
+
+/// The line's entry as serde would read it, with only what `kept` keeps of it (the rest
+/// `null`), or `None` to leave the line to serde.
+// Inlined into `parse_line_kept` so the entry is built where it is used, not copied out of a
 // returned value (2–3% of a run over the bench log, alternated).
 #[inline(always)]
-pub(super) fn read(line: &str) -> Option<RawEntry> {
+pub(super) fn read_kept(line: &str, kept: Kept<'_>) -> Option<RawEntry> {
     let mut c = Cursor { text: line, at: 0 };
     let mut timestamp = None;
     let mut session_id = None;
@@ -43,10 +105,18 @@ pub(super) fn read(line: &str) -> Option<RawEntry> {
             Field::SessionId => once(&mut session_id, c.text()?),
             Field::Domain => once(&mut domain, c.text()?),
             Field::Operation => once(&mut operation, c.text()?),
-            Field::Params => once(&mut params, c.params()?),
-            Field::Result => once(&mut result, c.outcome()?),
+            Field::Params => {
+                let value = match kept.params {
+                    KeptParams::All => c.params()?,
+                    KeptParams::Keys(keys) => c.params_keeping(keys)?,
+                    KeptParams::Skipped => c.skipped()?,
+                };
+                once(&mut params, value)
+            }
+            Field::Result => once(&mut result, c.outcome(kept.duration)?),
             Field::Metadata => once(&mut metadata, c.metadata()?),
-            Field::Error => once(&mut error, c.error()?),
+            Field::Error if kept.error => once(&mut error, c.error()?),
+            Field::Error => once(&mut error, c.skipped()?),
         }
     })?;
     c.skip_whitespace();
@@ -386,6 +456,161 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// A params object of which only `keys` are built, or `null`; the other keys' values
+    /// are skipped.
+    fn params_keeping(&mut self, keys: &[String]) -> Option<Lenient<Params>> {
+        if self.null().is_some() {
+            return Some(Lenient::Null);
+        }
+        let mut pairs: Vec<(Text, Value)> = Vec::new();
+        self.object(&[], |c, key: Key<'a, ()>| {
+            let Key::Other(key) = key else { return None };
+            if keys.iter().any(|k| k == key) {
+                let value = c.scalar()?.into_value();
+                pairs.push((Text::from(key), value));
+            } else {
+                c.skip_value(0)?;
+            }
+            Some(())
+        })?;
+        Some(Lenient::Value(pairs.into_iter().collect()))
+    }
+
+    /// A value not kept: skipped, and taken for `null`.
+    fn skipped<T>(&mut self) -> Option<Lenient<T>> {
+        self.skip_value(0).map(|()| Lenient::Null)
+    }
+
+    /// Skips one JSON value without building it, checking that it is one: that serde_json
+    /// would read the line holding it into the same entry, less this value. Strings are
+    /// crossed eight bytes at a step to their next quote, backslash or control character
+    /// ([`special_byte`]); escapes are checked as serde checks them. Declines (`None`) what
+    /// it does not vouch for, which serde then reads: a number with an exponent or of more
+    /// than [`SKIP_DIGITS`] digits (serde refuses one beyond a float's range), the escape of
+    /// a UTF-16 surrogate (a lone one is read with a warning), nesting deeper than
+    /// [`SKIP_DEPTH`].
+    fn skip_value(&mut self, depth: u32) -> Option<()> {
+        self.skip_whitespace();
+        match self.peek()? {
+            b'"' => self.skip_string(),
+            b'{' => {
+                if depth >= SKIP_DEPTH {
+                    return None;
+                }
+                self.at += 1;
+                self.skip_whitespace();
+                if self.peek()? == b'}' {
+                    self.at += 1;
+                    return Some(());
+                }
+                loop {
+                    self.skip_whitespace();
+                    if self.peek()? != b'"' {
+                        return None;
+                    }
+                    self.skip_string()?;
+                    if self.next()? != b':' {
+                        return None;
+                    }
+                    self.skip_value(depth + 1)?;
+                    match self.next()? {
+                        b',' => {}
+                        b'}' => return Some(()),
+                        _ => return None,
+                    }
+                }
+            }
+            b'[' => {
+                if depth >= SKIP_DEPTH {
+                    return None;
+                }
+                self.at += 1;
+                self.skip_whitespace();
+                if self.peek()? == b']' {
+                    self.at += 1;
+                    return Some(());
+                }
+                loop {
+                    self.skip_value(depth + 1)?;
+                    match self.next()? {
+                        b',' => {}
+                        b']' => return Some(()),
+                        _ => return None,
+                    }
+                }
+            }
+            b't' => self.literal("true"),
+            b'f' => self.literal("false"),
+            b'n' => self.literal("null"),
+            b'-' | b'0'..=b'9' => self.skip_number(),
+            _ => None,
+        }
+    }
+
+    /// Skips a string, the cursor on its opening quote.
+    fn skip_string(&mut self) -> Option<()> {
+        let bytes = self.text.as_bytes();
+        self.at += 1;
+        loop {
+            let at = self.at + special_byte(bytes.get(self.at..)?)?;
+            match *bytes.get(at)? {
+                b'"' => {
+                    self.at = at + 1;
+                    return Some(());
+                }
+                b'\\' => match *bytes.get(at + 1)? {
+                    b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => self.at = at + 2,
+                    b'u' => {
+                        let hex = bytes.get(at + 2..at + 6)?;
+                        if !hex.iter().all(u8::is_ascii_hexdigit) {
+                            return None;
+                        }
+                        // Four ASCII hex digits: a `u16`, read by hand.
+                        let code = hex.iter().fold(0u32, |n, &d| {
+                            n * 16 + char::from(d).to_digit(16).unwrap_or(0)
+                        });
+                        if (0xD800..=0xDFFF).contains(&code) {
+                            return None;
+                        }
+                        self.at = at + 6;
+                    }
+                    _ => return None,
+                },
+                // A control character, which serde refuses in a string.
+                _ => return None,
+            }
+        }
+    }
+
+    /// Skips a number as JSON writes one, without an exponent.
+    fn skip_number(&mut self) -> Option<()> {
+        let bytes = self.text.as_bytes();
+        let digits_from = |mut at: usize| {
+            while let Some(b'0'..=b'9') = bytes.get(at) {
+                at += 1;
+            }
+            at
+        };
+        let start = self.at + usize::from(bytes.get(self.at) == Some(&b'-'));
+        let mut end = digits_from(start);
+        let digits = end - start;
+        if digits == 0 || digits > SKIP_DIGITS || (digits > 1 && bytes.get(start) == Some(&b'0')) {
+            return None;
+        }
+        if bytes.get(end) == Some(&b'.') {
+            let fraction = end + 1;
+            end = digits_from(fraction);
+            if end == fraction {
+                return None;
+            }
+        }
+        if let Some(b'e' | b'E') = bytes.get(end) {
+            return None;
+        }
+        self.at = end;
+        Some(())
+    }
+
     fn params(&mut self) -> Option<Lenient<Params>> {
         if self.null().is_some() {
             return Some(Lenient::Null);
@@ -409,7 +634,8 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    fn outcome(&mut self) -> Option<RawOutcome> {
+    /// `result`, its duration built only when `duration` asks for it.
+    fn outcome(&mut self, duration_kept: bool) -> Option<RawOutcome> {
         let (mut success, mut exit_code, mut duration) = (None, None, None);
         self.object(OUTCOME_FIELDS, |c, key| match key {
             Key::Known(OutcomeField::Success) => {
@@ -423,10 +649,11 @@ impl<'a> Cursor<'a> {
                 let value = c.lenient_number(|n| n.as_i64().map(ExitCode))?;
                 once(&mut exit_code, value)
             }
-            Key::Known(OutcomeField::Duration) => {
+            Key::Known(OutcomeField::Duration) if duration_kept => {
                 let value = c.lenient_number(|n| n.as_f64().and_then(Duration::from_f64))?;
                 once(&mut duration, value)
             }
+            Key::Known(OutcomeField::Duration) => once(&mut duration, c.skipped()?),
             Key::Other(_) => None,
         })?;
         Some(RawOutcome {
@@ -493,6 +720,113 @@ pub(crate) fn agrees_with_serde(line: &str) -> Result<bool, String> {
         Some(serde) if serde == fast => Ok(true),
         serde => Err(format!("{line:?}\nfast:  {fast:?}\nserde: {serde:?}")),
     }
+}
+
+/// Whether [`read_kept`] took `line` for `kept` (`Ok(false)` when it left it to serde), and
+/// that reading the line so and reading it whole by serde agree: both take it or both refuse
+/// it (with the same error and notes), and the entries agree on every field `kept` keeps;
+/// a line the skimming reader takes, serde takes. What the tests and the `cleo_projection`
+/// fuzz target check.
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) fn projected_agrees_with_serde(
+    line: &str,
+    kept: &Projection,
+    checked: FieldsRead,
+) -> Result<bool, String> {
+    use super::{finish_line, parse_line_kept, read_raw, LineNotes};
+    let skim = Kept::new(kept, checked);
+    let took = read_kept(line, skim).is_some();
+    let mut serde_notes = LineNotes::default();
+    let by_serde = read_raw(line.as_bytes(), Some(line), &mut serde_notes);
+    if took && by_serde.is_err() {
+        return Err(format!(
+            "the skimming reader took a line serde refuses: {line:?}"
+        ));
+    }
+    let whole = by_serde.and_then(|raw| finish_line(raw, checked));
+    let mut notes = LineNotes::default();
+    let skimmed = parse_line_kept(line.as_bytes(), Some(line), checked, skim, &mut notes);
+    let same = match (&whole, &skimmed) {
+        (Ok(a), Ok(b)) => projected(a, skim) == projected(b, skim),
+        (Err(a), Err(b)) => a == b,
+        _ => false,
+    };
+    if !same || notes != serde_notes {
+        return Err(format!(
+            "{line:?} kept as {kept:?}, checked {checked:?}\nserde:   {whole:?} {serde_notes:?}\nskimmed: {skimmed:?} {notes:?}"
+        ));
+    }
+    Ok(took)
+}
+
+/// What `kept` keeps of `entry`.
+#[cfg(any(test, feature = "fuzzing"))]
+fn projected(entry: &crate::entry::Entry, kept: Kept<'_>) -> crate::entry::Entry {
+    let mut entry = entry.clone();
+    if !kept.duration {
+        entry.result.duration = 0.0;
+    }
+    if !kept.error {
+        entry.error = None;
+    }
+    entry.params = match kept.params {
+        KeptParams::All => entry.params,
+        KeptParams::Keys(keys) => entry
+            .params
+            .iter()
+            .filter(|(k, _)| keys.iter().any(|key| key == k))
+            .map(|(k, v)| (k, v.clone()))
+            .collect(),
+        KeptParams::Skipped => Params::new(),
+    };
+    entry
+}
+
+/// A projection and the fields checked, from two bytes (what the `cleo_projection` fuzz
+/// target and the tests read lines for): everything, whole fields, or whole fields and some
+/// params keys; checked, usually what is kept.
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) fn projection_of(a: u8, b: u8) -> (Projection, FieldsRead) {
+    const KEYS: &[&str] = &["taskId", "userId", "source", "gateway", "role", "x", "a"];
+    let set = |bits: u8| {
+        [
+            FieldsRead::PARAMS,
+            FieldsRead::EXIT_CODE,
+            FieldsRead::DURATION,
+            FieldsRead::ERROR,
+            FieldsRead::METADATA,
+        ]
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| bits & (1 << i) != 0)
+        .fold(FieldsRead::NONE, |read, (_, f)| read.with(f))
+    };
+    let kept = match a >> 5 & 3 {
+        0 => Projection::ALL,
+        1 => Projection::of_fields(set(a)),
+        _ => KEYS
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| b & (1 << i) != 0)
+            .fold(Projection::of_fields(set(a & !1)), |p, (_, key)| {
+                p.with(&Projection::of_field(&crate::field::Field::Params(vec![
+                    (*key).to_owned(),
+                ])))
+            }),
+    };
+    let checked = if a & (1 << 7) == 0 {
+        kept.fields()
+    } else {
+        set(b >> 3)
+    };
+    (kept, checked)
+}
+
+/// [`projected_agrees_with_serde`] for the projection `a` and `b` choose ([`projection_of`]).
+#[cfg(feature = "fuzzing")]
+pub(crate) fn projection_agrees_with_serde(line: &str, a: u8, b: u8) -> Result<bool, String> {
+    let (kept, checked) = projection_of(a, b);
+    projected_agrees_with_serde(line, &kept, checked)
 }
 
 /// Whether [`params_document`] took `text` (`Ok(false)` when it left it to serde), and, if it
@@ -647,6 +981,9 @@ mod tests {
         out: String,
         /// 0: only what `fast` reads; 1: any JSON; 2: anything.
         mode: usize,
+        /// Params, errors and durations often hold values of any kind, which a reader that
+        /// does not keep them skips.
+        nested: bool,
     }
 
     impl Gen<'_> {
@@ -704,6 +1041,17 @@ mod tests {
         fn value_of(&mut self, field: &str) {
             match (field, self.pick(8)) {
                 ("timestamp", 0..=5) => self.out.push_str("\"2026-03-01T00:00:22.645Z\""),
+                ("error", 0..=2) if self.nested => self.skippable(0),
+                ("params", 0..=5) if self.nested && self.mode < 2 => {
+                    let keys = &META_KEYS[..7 + self.mode];
+                    self.object(keys, |g, _| {
+                        if g.pick(3) == 0 {
+                            g.skippable(0)
+                        } else {
+                            g.scalar()
+                        }
+                    });
+                }
                 ("sessionId" | "domain" | "operation" | "error", _) if self.mode < 2 => {
                     self.one_of_kind(STRINGS, STRING_KINDS)
                 }
@@ -735,6 +1083,7 @@ mod tests {
                         self.key(&[key]);
                         match key {
                             "success" => self.one_of(&["true", "false"]),
+                            "duration" if self.nested && self.pick(3) == 0 => self.skippable(0),
                             _ => self.one_of_kind(
                                 &[&["null"], NUMBERS].concat(),
                                 NUMBER_KINDS.map(|n| n + 1),
@@ -806,6 +1155,7 @@ mod tests {
             choices: choices.iter(),
             out: String::new(),
             mode: 0,
+            nested: false,
         };
         g.mode = g.pick(3);
         g.space();
@@ -826,6 +1176,7 @@ mod tests {
             choices: choices.iter(),
             out: String::new(),
             mode: 0,
+            nested: false,
         }
         .line()
     }
@@ -999,6 +1350,206 @@ mod tests {
         ] {
             assert!(read(line).is_none(), "{line}");
             assert!(by_serde(line).is_ok(), "{line}");
+        }
+    }
+
+    /// A value the skimming reader skips when its field is not kept: every kind of JSON, and
+    /// what it must leave to serde or refuse (an exponent, a surrogate's escape, nesting
+    /// deeper than it skips, bad JSON).
+    const SKIPPED: &[&str] = &[
+        "[]",
+        "{}",
+        "[1, 2.5, -0.0, \"x\"]",
+        "{\"a\": {\"b\": [true, false, null]}, \"c\": \"d\"}",
+        "\"esc \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\u00e9 \\u0000\"",
+        "{\"a\":1,\"a\":[2]}",
+        "12345678901234567890123",
+        "0.000001",
+        "\"\\ud83d\\ude00\"",
+        "\"\\ud83d\"",
+        "1e400",
+        "1.5e3",
+        "[1,]",
+        "{\"a\"}",
+        "{\"a\":}",
+        "\"\\x\"",
+        "\"\\u12G4\"",
+        "\"a\tb\"",
+        "01",
+        "1.",
+        "-",
+        "[",
+        "{\"a\" 1}",
+        "[1 2]",
+    ];
+
+    impl Gen<'_> {
+        /// A value for a field the reader may skip.
+        fn skippable(&mut self, depth: u32) {
+            match self.pick(9) {
+                0 if depth < 3 => {
+                    self.out.push('[');
+                    for i in 0..self.pick(4) {
+                        if i > 0 {
+                            self.out.push(',');
+                        }
+                        self.space();
+                        self.skippable(depth + 1);
+                        self.space();
+                    }
+                    self.out.push(']');
+                }
+                1 if depth < 3 => self.object(META_KEYS, |g, _| g.skippable(depth + 1)),
+                2 => {
+                    let n = [1, 47, 48, 49, 130][self.pick(5)];
+                    let (open, close) = if self.pick(2) == 0 {
+                        ("[", "]")
+                    } else {
+                        ("{\"k\":[", "]}")
+                    };
+                    self.out.push_str(&open.repeat(n));
+                    self.out.push_str(&close.repeat(n));
+                }
+                3..=6 => self.one_of(SKIPPED),
+                _ => self.scalar(),
+            }
+        }
+    }
+
+    /// A line of [`Gen`] whose params, error and duration often hold values of any kind.
+    fn nested_line_of(choices: &[u16]) -> String {
+        Gen {
+            choices: choices.iter(),
+            out: String::new(),
+            mode: 0,
+            nested: true,
+        }
+        .line()
+    }
+
+    fn check_projected(choices: &[u16]) -> Result<bool, TestCaseError> {
+        let (kept, checked) = projection_of(choices[0] as u8, choices[1] as u8);
+        let line = nested_line_of(&choices[2..]);
+        projected_agrees_with_serde(&line, &kept, checked).map_err(TestCaseError::fail)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4_000))]
+
+        /// What makes skipping safe: for any projection, the skimming reader and serde take
+        /// and refuse the same lines, and agree on every field kept.
+        #[test]
+        fn a_projected_line_reads_as_serde_reads_it_on_every_field_kept(
+            choices in proptest::collection::vec(any::<u16>(), 42..400)
+        ) {
+            check_projected(&choices)?;
+        }
+    }
+
+    /// The check above is only useful if the skimming reader takes many generated lines
+    /// (skipping values of every kind), leaves many to serde, and serde refuses many.
+    #[test]
+    fn generated_nested_lines_exercise_the_skimming_reader() {
+        let [fast, serde, refused] = tally(0x1234_5678_9abc_def1, 300, |choices| {
+            let line = nested_line_of(&choices[2..]);
+            (check_projected(choices).unwrap(), by_serde(&line).is_ok())
+        });
+        assert!(
+            fast > 300 && serde > 300 && refused > 300,
+            "{fast} {serde} {refused}"
+        );
+    }
+
+    /// cleo-v1 reads three params keys, exit codes and metadata: the bench's line is taken,
+    /// its `taskId` param, duration and error left out; values of any kind in unkept fields
+    /// are skipped, and what the skim does not vouch for is serde's, error or warning alike.
+    #[test]
+    fn a_line_read_for_cleo_v1_keeps_what_cleo_v1_reads() {
+        let pack = crate::load_pack("cleo-v1", &[]).unwrap();
+        let (kept, checked) = (pack.projection(), pack.fields_read());
+        let skim = Kept::new(&kept, checked);
+        let read = |line: &str| {
+            let mut notes = super::super::LineNotes::default();
+            let entry = super::super::parse_line_kept(
+                line.as_bytes(),
+                Some(line),
+                checked,
+                skim,
+                &mut notes,
+            );
+            (entry, notes)
+        };
+        let bench = r#"{"timestamp": "2026-03-01T00:00:25.731Z", "sessionId": "ses_1", "domain": "tasks", "operation": "show", "params": {"taskId": "T342", "title": "t"}, "result": {"success": false, "exitCode": 6, "duration": 415}, "metadata": {"source": "mcp", "gateway": "query", "taskId": "T342"}, "error": "E_GENERAL"}"#;
+        assert_eq!(projected_agrees_with_serde(bench, &kept, checked), Ok(true));
+        let (entry, _) = read(bench);
+        let entry = entry.unwrap();
+        assert_eq!(entry.params.get("taskId"), None);
+        assert_eq!(entry.params.get("title"), Some(&Value::from("t")));
+        assert_eq!((entry.result.exit_code, entry.result.duration), (6, 0.0));
+        assert_eq!(entry.error, None);
+        assert!(entry.metadata.get("gateway").is_some());
+        let with = |params: &str, error: &str| {
+            format!(
+                r#"{{"timestamp":"2026-03-01T00:00:00Z","sessionId":"s","domain":"d","operation":"o","params":{params},"result":{{"success":true,"duration":{error}}},"error":{error}}}"#
+            )
+        };
+        // Skipped whole, and taken.
+        for (params, error) in [
+            (
+                r#"{"x":{"deep":[1,{"y":"\"\\\u00e9"}]},"title":"t"}"#,
+                r#"[1, "a"]"#,
+            ),
+            (r#"{"a":[],"b":{},"c":-1.25}"#, r#"{"k":"v"}"#),
+        ] {
+            let line = with(params, error);
+            assert_eq!(
+                projected_agrees_with_serde(&line, &kept, checked),
+                Ok(true),
+                "{line}"
+            );
+        }
+        // Left to serde: read alike, with the same warning.
+        let lone = with(r#"{"title":"t"}"#, r#""\ud83d""#);
+        assert_eq!(
+            projected_agrees_with_serde(&lone, &kept, checked),
+            Ok(false)
+        );
+        assert!(read(&lone).1.lone_surrogate);
+        // Refused alike, with serde's words.
+        for (params, error) in [
+            (r#"{"x":[1,}"#, "1"),
+            (r#"{"x":1}"#, "1e400"),
+            (r#"{"x":"a	b"}"#, "1"),
+        ] {
+            let line = with(params, error);
+            assert_eq!(
+                projected_agrees_with_serde(&line, &kept, checked),
+                Ok(false),
+                "{line}"
+            );
+            assert!(read(&line).0.is_err(), "{line}");
+        }
+        // Nested deeper than the skim goes: serde's (which takes this one).
+        let deep = with(
+            r#"{"x":1}"#,
+            &format!("{}{}", "[".repeat(130), "]".repeat(130)),
+        );
+        assert_eq!(
+            projected_agrees_with_serde(&deep, &kept, checked),
+            Ok(false)
+        );
+        assert!(read(&deep).0.is_ok());
+    }
+
+    #[test]
+    fn lines_of_the_corpus_read_for_each_pack_as_serde_reads_them() {
+        let corpus = include_str!("../../../../tests/fixtures/conformance/audit.jsonl");
+        for id in ["cleo-v1", "cleo-v2", "claude-code-v1", "langfuse-v1"] {
+            let pack = crate::load_pack(id, &[]).unwrap();
+            let (kept, checked) = (pack.projection(), pack.fields_read());
+            for line in corpus.lines() {
+                projected_agrees_with_serde(line, &kept, checked).unwrap();
+            }
         }
     }
 }

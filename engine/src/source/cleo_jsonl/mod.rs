@@ -15,6 +15,8 @@ mod skim;
 
 pub(super) use fast::params_document;
 #[cfg(feature = "fuzzing")]
+pub(crate) use fast::projection_agrees_with_serde;
+#[cfg(feature = "fuzzing")]
 pub(crate) use fast::{agrees_with_serde, params_agree_with_serde};
 #[cfg(feature = "fuzzing")]
 pub(crate) use skim::skim_agrees_with_parse;
@@ -216,7 +218,7 @@ fn open_stream<'p>(
     let batches = JsonlBatches {
         chunks: Chunks::open(path, Some(chunks.consumed))?,
         filter: filter.clone(),
-        options: *options,
+        options: options.clone(),
         path: path.to_owned(),
         file: SourceFile::named(path),
         size,
@@ -446,6 +448,7 @@ where
     F: Fn(&Entry) -> Option<K> + Sync,
 {
     let pieces = split_lines(chunk);
+    let built = fast::Kept::new(&options.kept, options.checked);
     // Each piece is parsed not knowing the lines before it, which only the pieces before it
     // can tell: its entries are numbered from the piece's start, and moved on by the lines
     // before it once every piece has counted its own (which saves a pass over the bytes
@@ -473,7 +476,7 @@ where
                     continue;
                 }
                 let mut noticed = LineNotes::default();
-                let parsed = parse_line(line, line_text, options.checked, &mut noticed);
+                let parsed = parse_line_kept(line, line_text, options.checked, built, &mut noticed);
                 notes.add(i, noticed);
                 let mut entry = match parsed {
                     Ok(e) => e,
@@ -613,13 +616,27 @@ fn optional<T>(
 /// fields of the wrong type are refused only if `reads` names them. A line that repeats a
 /// field is read with the field's last value, and `notes.repeated` set to the field's name;
 /// one with a lone surrogate is read with U+FFFD in its place, and `notes.lone_surrogate` set.
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn parse_line(
     line: &[u8],
     text: Option<&str>,
     reads: FieldsRead,
     notes: &mut LineNotes,
 ) -> Result<Entry, LineError> {
-    let raw = match text.and_then(fast::read) {
+    parse_line_kept(line, text, reads, fast::Kept::ALL, notes)
+}
+
+/// [`parse_line`], building only what `kept` keeps of a line the fast reader takes (the rest
+/// is skipped, checked as JSON); a line it leaves to serde is read whole, as before.
+#[inline(always)]
+fn parse_line_kept(
+    line: &[u8],
+    text: Option<&str>,
+    reads: FieldsRead,
+    kept: fast::Kept<'_>,
+    notes: &mut LineNotes,
+) -> Result<Entry, LineError> {
+    let raw = match text.and_then(|text| fast::read_kept(text, kept)) {
         Some(raw) => raw,
         None => read_raw(line, text, notes)?,
     };
