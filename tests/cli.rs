@@ -261,6 +261,64 @@ fn jsonl_keeps_the_order_asked_and_all_grades_every_session() {
     );
 }
 
+/// Many named sessions are read as `--all` reads the log (streamed, filtered) and graded as
+/// they are read whole: the results must be those of `--all`, in the order asked, a session
+/// named twice graded twice, one without entries given the empty-session grade (and warned
+/// of once), and a typo still refused by name.
+#[test]
+fn many_named_sessions_grade_as_all_does_in_the_order_asked() {
+    let log = fixture("conformance/audit.jsonl");
+    let log = log.to_str().unwrap();
+    let grade = |extra: &[&str]| {
+        let mut args = vec!["--rubric", "cleo-v1", "--source", log, "--no-record"];
+        args.extend(["--format", "jsonl"]);
+        args.extend(extra);
+        run(&args)
+    };
+    let all = grade(&["--all"]);
+    assert_eq!(code(&all), 0, "{}", stderr(&all));
+    let key = |r: &Value| {
+        let mut r = r.clone();
+        r["timestamp"] = Value::Null;
+        r.to_string()
+    };
+    let by_id: std::collections::HashMap<String, String> = json_lines(&stdout(&all))
+        .iter()
+        .map(|r| (r["sessionId"].as_str().unwrap().to_owned(), key(r)))
+        .collect();
+    assert!(by_id.len() >= 200, "{}", by_id.len());
+    // Every session but the first, last first; the second again; one the log does not hold.
+    let mut ids: Vec<&str> = by_id.keys().map(String::as_str).collect();
+    ids.sort_unstable();
+    let mut asked: Vec<&str> = ids[1..].iter().rev().copied().collect();
+    asked.push(ids[1]);
+    asked.push("nobody");
+    let mut args = vec!["--allow-empty"];
+    args.extend(&asked);
+    let named = grade(&args);
+    assert_eq!(code(&named), 0, "{}", stderr(&named));
+    let results = json_lines(&stdout(&named));
+    assert_eq!(results.len(), asked.len());
+    for (id, result) in asked.iter().zip(&results) {
+        assert_eq!(result["sessionId"], *id);
+        if *id != "nobody" {
+            assert_eq!(key(result), by_id[*id], "{id}");
+        }
+    }
+    assert_eq!(results.last().unwrap()["entryCount"], 0);
+    let warned = stderr(&named);
+    assert_eq!(
+        warned.matches("session `nobody` has no entries").count(),
+        1,
+        "{warned}"
+    );
+    // Without `--allow-empty`, the typo is refused, with the ids the log does hold.
+    let refused = grade(&asked);
+    assert_eq!(code(&refused), 2, "{}", stderr(&refused));
+    assert!(stderr(&refused).contains("session `nobody` has no entries"));
+    assert!(stdout(&refused).is_empty());
+}
+
 #[test]
 fn a_session_without_entries_gets_the_zero_result_and_a_warning_with_allow_empty() {
     let out = run(&[

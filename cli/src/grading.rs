@@ -3,7 +3,7 @@
 //! results go); the engine grades (`grade_engine::run`); this module renders the outcomes,
 //! records them through the engine's sinks and turns failures into the binary's errors.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use grade_engine::judgment::Judgment;
@@ -40,8 +40,18 @@ pub fn run(cli: &Cli, plan: &GradePlan) -> Result<(), CliError> {
                 let format = cli.format.plain().unwrap_or(Format::Human);
                 return print_prompts(&plan.pack, &sessions, format);
             }
-            let graded = grade_named(cli, plan, &mut warn)?;
-            (graded.outcomes, graded.sessions, graded.skipped)
+            let streamed = match &plan.stream_named {
+                Some(format) => stream_named(cli, plan, format.as_ref(), &mut warn)?,
+                None => None,
+            };
+            match streamed {
+                // Only `--emit` and `--push` read the sessions again, and they are not streamed.
+                Some((outcomes, skipped)) => (outcomes, Vec::new(), skipped),
+                None => {
+                    let graded = grade_named(cli, plan, &mut warn)?;
+                    (graded.outcomes, graded.sessions, graded.skipped)
+                }
+            }
         }
     };
     let (mut results, failed) = report_failures(outcomes);
@@ -127,6 +137,110 @@ pub fn grade_named(
         outcomes,
         skipped,
     })
+}
+
+/// What a session read by [`stream_named`] left: its outcome (taken by its first mention),
+/// the session again when it is named more than once (each mention is graded, as the whole
+/// read grades each), and whether it has entries.
+struct NamedGraded {
+    outcome: Option<Outcome>,
+    again: Option<Session>,
+    empty: bool,
+    held: bool,
+}
+
+/// The sessions the command line names, read as `--all` reads a source (streamed, the
+/// first pass finding which lines are theirs, graded in parallel the moment each is read
+/// whole) and put in the order asked: the outcomes [`grade_named`] gives, without reading
+/// the whole source into memory first. `None` when lines were skipped: which sessions they
+/// were may be unknown, and only the whole read counts those (it is then done instead).
+fn stream_named(
+    cli: &Cli,
+    plan: &GradePlan,
+    format: &dyn SourceFormat,
+    warn: &mut dyn FnMut(String),
+) -> Result<Option<(Vec<Outcome>, u64)>, CliError> {
+    let mut mentions: HashMap<&str, usize> = HashMap::new();
+    for id in &cli.sessions {
+        *mentions.entry(id).or_default() += 1;
+    }
+    let (pack, options) = (&plan.pack, &plan.options);
+    let mapped = grade_engine::run::map_source(
+        &plan.source.registry,
+        &plan.source.path,
+        Some(format),
+        &SessionFilter::only(cli.sessions.iter().cloned()),
+        &plan.source.read,
+        None,
+        |session| {
+            let again = (mentions.get(session.id.as_str()) > Some(&1)).then(|| session.clone());
+            let graded = NamedGraded {
+                empty: session.entries.is_empty(),
+                held: !session.entries.is_empty() || session.skipped_lines > 0,
+                again,
+                outcome: None,
+            };
+            let id = session.id.clone();
+            let outcome = pack.grade_owned(session, None, options);
+            (
+                id,
+                NamedGraded {
+                    outcome: Some(outcome),
+                    ..graded
+                },
+            )
+        },
+    )?;
+    if mapped.skipped_lines > 0 {
+        return Ok(None);
+    }
+    for warning in &mapped.warnings {
+        warn(warning.to_string());
+    }
+    let mut graded: HashMap<String, NamedGraded> = mapped.results.into_iter().collect();
+    crate::sessions::refuse_missing(
+        cli,
+        &plan.source,
+        graded
+            .iter()
+            .filter(|(_, g)| g.held)
+            .map(|(id, _)| id.as_str()),
+        0,
+    )?;
+    let mut warned = HashSet::new();
+    let mut outcomes = Vec::with_capacity(cli.sessions.len());
+    for id in &cli.sessions {
+        let slot = graded.get_mut(id);
+        if slot.as_ref().is_none_or(|g| g.empty) && warned.insert(id) {
+            warn(grade_engine::named::empty_session_warning(
+                &render::escape_controls(id),
+                &plan.source.path,
+            ));
+        }
+        let outcome = match slot {
+            Some(g) => match (g.outcome.take(), &g.again) {
+                (Some(outcome), _) => outcome,
+                (None, again) => {
+                    let session = again
+                        .as_ref()
+                        .map_or_else(|| empty_session(id), Clone::clone);
+                    pack.grade_owned(session, None, options)
+                }
+            },
+            None => pack.grade_owned(empty_session(id), None, options),
+        };
+        outcomes.push(outcome);
+    }
+    Ok(Some((outcomes, 0)))
+}
+
+/// A named session the source has no entries for: CLEO's empty-session grade.
+fn empty_session(id: &str) -> Session {
+    Session {
+        id: id.to_owned(),
+        entries: Vec::new(),
+        skipped_lines: 0,
+    }
 }
 
 /// The results of the sessions that were graded; a rule that failed on one session (a

@@ -53,6 +53,9 @@ pub struct GradePlan {
     pub(crate) source: SourcePlan,
     /// The source's format when the whole source is graded streamed.
     pub(crate) stream_as: Option<Arc<dyn SourceFormat>>,
+    /// The source's format when the sessions named are many, and read as a whole source is
+    /// streamed: filtered, graded the moment each is read whole, then put in the order asked.
+    pub(crate) stream_named: Option<Arc<dyn SourceFormat>>,
     /// A streamed run whose JSON lines are only printed: the grading threads write them.
     pub(crate) lines_only: bool,
     /// The grades file the results are recorded in, if any.
@@ -84,13 +87,21 @@ impl GradePlan {
             })
         };
         // A whole log graded by rules alone is streamed when its format streams.
-        let streamable = cli.all
-            && format.as_ref().is_some_and(|f| f.streams())
+        let by_rules = format.as_ref().is_some_and(|f| f.streams())
             && cli.judge_cmd.is_empty()
             && cli.judge.is_empty()
             && !cli.print_prompt
             && cli.emit.is_none()
             && cli.push.is_none();
+        let streamable = cli.all && by_rules;
+        // So are many named sessions (without judgments, which are read per session named):
+        // a few are found sooner by one read that keeps them (a `tasks.db`'s index finds them
+        // without a scan), many in the pipeline `--all` takes, without holding the source.
+        let stream_named = !cli.all
+            && by_rules
+            && cli.judgment.is_none()
+            && source.remote.is_none()
+            && cli.sessions.len() >= STREAM_NAMED_FROM;
         // Only a CLEO source records by default (CLEO's history file); others with `--grades`.
         let record_to = grades::destination(cli, format.as_deref().is_some_and(grades::is_cleo));
         // `-` reads standard input for `--list --grades -`, but grades are appended to a file:
@@ -167,13 +178,17 @@ impl GradePlan {
             pack,
             options,
             source,
-            stream_as: format.filter(|_| streamable),
+            stream_as: format.clone().filter(|_| streamable),
+            stream_named: format.filter(|_| stream_named),
             lines_only,
             record_to,
             held_budget: crate::held::budget()?,
         })
     }
 }
+
+/// From how many named sessions they are read streamed (`GradePlan::stream_named`).
+const STREAM_NAMED_FROM: usize = 100;
 
 /// The row format `format` names, made for `pack`: a session passes at `--fail-under` when
 /// it is given, else at the pack's pass mark (the lowest band needing half the points, C = 60

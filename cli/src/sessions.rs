@@ -76,24 +76,35 @@ pub(crate) fn named_sessions_files(
     let ordered = if cli.all {
         sessions
     } else {
-        // A named session the source does not hold is refused (a typo would otherwise record
-        // a zero), unless `--allow-empty` asks for CLEO's way. With lines skipped whose
-        // session could not be read, it may be in one of them: it is graded (and marked).
-        if !cli.allow_empty && !plan.judgment_only && cli.judgment.is_none() && lost_to_unknown == 0
-        {
-            let missing = missing(named::held(&sessions), &cli.sessions);
-            if !missing.is_empty() {
-                // Only on this path is the whole source read for its ids, as it was read
-                // (with `--skip-bad-lines`, say).
-                let known: Option<Vec<String>> = read_source(plan, &SessionFilter::All)
-                    .ok()
-                    .map(|read| read.sessions.into_iter().map(|s| s.id).collect());
-                return Err(not_found(&missing, &plan.path, known.as_deref()));
-            }
-        }
+        refuse_missing(cli, plan, named::held(&sessions), lost_to_unknown)?;
         named::in_order_asked(sessions, &cli.sessions, lost_to_unknown)
     };
     Ok((ordered, skipped_lines, files))
+}
+
+/// Refuses the named sessions the source does not hold (`held`: the ids of those it has
+/// entries for) — a typo would otherwise record a zero — unless `--allow-empty` asks for
+/// CLEO's way. With `lost_to_unknown` lines skipped whose session could not be read, a
+/// session may be in one of them: it is graded (and marked).
+pub(crate) fn refuse_missing<'h>(
+    cli: &Cli,
+    plan: &SourcePlan,
+    held: impl IntoIterator<Item = &'h str>,
+    lost_to_unknown: u64,
+) -> Result<(), CliError> {
+    if cli.allow_empty || plan.judgment_only || cli.judgment.is_some() || lost_to_unknown != 0 {
+        return Ok(());
+    }
+    let missing = missing(held, &cli.sessions);
+    if missing.is_empty() {
+        return Ok(());
+    }
+    // Only on this path is the whole source read for its ids, as it was read (with
+    // `--skip-bad-lines`, say).
+    let known: Option<Vec<String>> = read_source(plan, &SessionFilter::All)
+        .ok()
+        .map(|read| read.sessions.into_iter().map(|s| s.id).collect());
+    Err(not_found(&missing, &plan.path, known.as_deref()))
 }
 
 /// The sessions of the planned source that `filter` wants: from the Langfuse API, or read
