@@ -409,6 +409,7 @@ impl Run<'_> {
             RecordedSide::new(base.display().to_string(), ra, pa.as_ref()),
             RecordedSide::new(cand.display().to_string(), rb, pb.as_ref()),
             &self.options,
+            recorded::Hints::BINARY,
             &mut |warning| eprintln!("warning: {warning}"),
         )
         .map_err(|e| usage(e.to_string()))

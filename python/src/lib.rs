@@ -691,6 +691,13 @@ fn compare_packs(
     })
 }
 
+/// How the warnings of a comparison of recorded results name the module's keywords.
+const RECORDED_HINTS: grade_engine::compare::recorded::Hints =
+    grade_engine::compare::recorded::Hints {
+        pass_at: "`pass_at=`",
+        traces: "grade them with `explain=True`",
+    };
+
 /// A pack and the files it was compiled from.
 type Loaded = (CompiledPack, PackFiles);
 
@@ -758,6 +765,7 @@ fn compare_results(
             recorded::RecordedSide::new(base_label.as_str(), ra, pa.as_ref()),
             recorded::RecordedSide::new(candidate_label.as_str(), rb, pb.as_ref()),
             &options,
+            RECORDED_HINTS,
             &mut |warning| warnings.push(warning),
         )
         .map_err(|e| SourceError::new_err(e.to_string()))?;

@@ -96,6 +96,15 @@ def test_the_last_result_of_a_session_stands_and_labels_name_the_sides():
         "6 results in `candidate` name no rubric (CLEO's own grader writes them so); "
         "they are labelled `candidate` after the side's label"
     ) in said
+    # The module's keywords, not the command's flags.
+    assert (
+        "`baseline` and `candidate` hold results without rule traces: changes are put down to "
+        "dimensions, not rules (a grades file never keeps traces; grade them with `explain=True`)"
+    ) in said
+    assert (
+        "the baseline's pack is not at hand, so its grade bands are unknown: a session passes "
+        "at 50% (set it with `pass_at=`)"
+    ) in said
     assert report["baseline"]["label"] == "baseline"
     assert report["candidate"]["label"] == "candidate"
     assert report["summary"]["regressed"] == 1

@@ -644,7 +644,14 @@ mod tests {
             pass_at: Some(60.0),
             ..CompareOptions::default()
         };
-        recorded::compare_recorded(side("a", base), side("b", cand), &options, &mut |_| {}).unwrap()
+        recorded::compare_recorded(
+            side("a", base),
+            side("b", cand),
+            &options,
+            recorded::Hints::BINARY,
+            &mut |_| {},
+        )
+        .unwrap()
     }
 
     #[test]

@@ -336,13 +336,33 @@ impl<'a> RecordedSide<'a> {
     }
 }
 
+/// How the caller's users set what a comparison of recorded results guessed or left out,
+/// as its warnings name it (an embedder names its own keywords, not the binary's flags).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hints {
+    /// How to give the pass mark: the binary's `` `--pass-at` ``.
+    pub pass_at: &'static str,
+    /// How to write results with their rule traces.
+    pub traces: &'static str,
+}
+
+impl Hints {
+    /// The `grade` binary's flags.
+    pub const BINARY: Hints = Hints {
+        pass_at: "`--pass-at`",
+        traces: "write results with `grade … --all --explain --format jsonl -o FILE`",
+    };
+}
+
 /// Compares two sides of recorded results by session id, as `grade compare BASE.jsonl
 /// CAND.jsonl` does; `warn` is told what the report rests on that a reader should know (a
-/// side without rule traces, a pass mark guessed), in the order it is found.
+/// side without rule traces, a pass mark guessed), in the order it is found, in the words of
+/// `hints`.
 pub fn compare_recorded(
     base: RecordedSide<'_>,
     cand: RecordedSide<'_>,
     options: &CompareOptions,
+    hints: Hints,
     warn: &mut dyn FnMut(String),
 ) -> Result<Comparison, RecordedError> {
     let (mut base, mut cand) = (base, cand);
@@ -358,9 +378,10 @@ pub fn compare_recorded(
     untraced.dedup();
     if !untraced.is_empty() {
         warn(format!(
-            "{} {} results without rule traces: changes are put down to dimensions, not rules (a grades file never keeps traces; write results with `grade … --all --explain --format jsonl -o FILE`)",
+            "{} {} results without rule traces: changes are put down to dimensions, not rules (a grades file never keeps traces; {})",
             untraced.join(" and "),
-            if untraced.len() == 1 { "holds" } else { "hold" }
+            if untraced.len() == 1 { "holds" } else { "hold" },
+            hints.traces
         ));
         for r in base.results.iter_mut().chain(cand.results.iter_mut()) {
             r.explain = None;
@@ -370,8 +391,9 @@ pub fn compare_recorded(
     let sb = side_of(&cand)?;
     if options.pass_at.is_none() && sa.layout.bands.is_empty() {
         warn(format!(
-            "the baseline's pack is not at hand, so its grade bands are unknown: a session passes at {}% (set it with `--pass-at`)",
-            default_pass_at(&[])
+            "the baseline's pack is not at hand, so its grade bands are unknown: a session passes at {}% (set it with {})",
+            default_pass_at(&[]),
+            hints.pass_at
         ));
     }
     let diff = match (base.pack, cand.pack) {
@@ -582,9 +604,13 @@ mod tests {
         let base = recorded("a.jsonl", vec![bare("s1", 20.0), bare("s2", 30.0)]);
         let cand = recorded("b.jsonl", vec![bare("s2", 10.0), bare("s1", 24.0)]);
         let mut warned = Vec::new();
-        let report = compare_recorded(base, cand, &CompareOptions::default(), &mut |w| {
-            warned.push(w)
-        })
+        let report = compare_recorded(
+            base,
+            cand,
+            &CompareOptions::default(),
+            Hints::BINARY,
+            &mut |w| warned.push(w),
+        )
         .unwrap();
         assert_eq!(warned.len(), 2);
         assert!(warned[0].starts_with("`a.jsonl` and `b.jsonl` hold results without rule traces"));
@@ -607,7 +633,10 @@ mod tests {
             pass_at: Some(60.0),
             ..CompareOptions::default()
         };
-        let report = compare_recorded(side(), side(), &options, &mut |w| warned.push(w)).unwrap();
+        let report = compare_recorded(side(), side(), &options, Hints::BINARY, &mut |w| {
+            warned.push(w)
+        })
+        .unwrap();
         assert_eq!(warned.len(), 1);
         assert!(warned[0].starts_with("`a.jsonl` holds results without rule traces"));
         assert_eq!(report.summary.mean_delta, 0.0);
