@@ -14,6 +14,11 @@
 #                           `git worktree add /tmp/old OLD` and /tmp/old/tests/packs/cleo-v1-scripted)
 #   SKIP_5M=1 bench/run.sh  leave out the 5M one-entry sessions (1.4 GB of JSONL, ~30 s to make)
 #   (j) also builds the test plugin `faulty` and pins copies of bench/packs/plugin-twin in the data
+#   ONLY=agents bench/run.sh
+#                           only case (m), the coding-agent readers (needs python3, GNU time and
+#                           taskset, not hyperfine or sqlite3)
+#   PROFILE=release bench/run.sh
+#                           time the `release` build rather than `dist` (no fat-LTO build to wait for)
 #
 # Needs hyperfine, sqlite3, python3 and GNU time (/usr/bin/time). Times are wall-clock means
 # of hyperfine runs (input files warm in the page cache); peak memory is GNU time's maximum
@@ -25,18 +30,62 @@ data=${BENCH_DATA:-$root/target/bench-data}
 runs=${RUNS:-5}
 mkdir -p "$data"
 
-for tool in hyperfine sqlite3 python3 /usr/bin/time; do
-  command -v "$tool" >/dev/null || { echo "bench/run.sh needs $tool (apt-get install hyperfine sqlite3 time)" >&2; exit 2; }
+only=${ONLY:-}
+if [[ -n $only && $only != agents ]]; then echo "bench/run.sh: ONLY=$only: the one case run alone is \`agents\`" >&2; exit 2; fi
+needs=(python3 /usr/bin/time taskset)
+if [[ -z $only ]]; then needs+=(hyperfine sqlite3); fi
+for tool in "${needs[@]}"; do
+  command -v "$tool" >/dev/null || { echo "bench/run.sh needs $tool (apt-get install hyperfine sqlite3 time util-linux)" >&2; exit 2; }
 done
 
 # The `dist` profile (Cargo.toml): what `cargo install --profile dist` builds.
-echo "== build (profile dist: release with fat LTO, one codegen unit; ~9 min on two cores the first time)" >&2
-cargo build --profile dist -q -p grade-cli -p grade-bench
-cargo build --profile dist -q -p grade-engine --example grade_only --example stream_only
-grade=$root/target/dist/grade
-gen=$root/target/dist/gen
-grade_only=$root/target/dist/examples/grade_only
-stream_only=$root/target/dist/examples/stream_only
+profile=${PROFILE:-dist}
+grade=$root/target/$profile/grade
+
+# (m) The coding-agent readers (issue 43): each format's real files (tests/fixtures/agents),
+# copied with ids of their own until 100 MB, graded on one core (taskset), and a
+# ~/.codex/sessions folder of 10,000 copies of a real rollout graded on two. Every format is
+# graded with coding-agent-v1, the one shipped pack that grades them all. Rounds alternate
+# the commands (the load of shared cores drifts); the first round warms the page cache.
+agents_case() {
+  local agents=$data/agents
+  if [[ -n ${REGEN:-} || ! -f $agents/done ]]; then
+    echo "== generate the coding-agent data (bench/gen_agents.py: ~1.5 GB)" >&2
+    rm -rf "$agents"
+    python3 bench/gen_agents.py formats "$agents/formats" 100
+    python3 bench/gen_agents.py codex-10k "$agents/codex-10k" 10000
+    touch "$agents/done"
+  fi
+  echo "== (m) coding-agent readers, coding-agent-v1: 100 MB of each format on one core, 10,000 Codex rollouts on two" >&2
+  local formats=(codex gemini-cli openhands swe-agent inspect-ai otel atif)
+  local r f
+  for ((r = 0; r <= runs; r++)); do
+    for f in "${formats[@]}"; do
+      /usr/bin/time -f "%e %U %S %M" -o "$results/m_$f.$r" taskset -c 0 \
+        "$grade" --rubric coding-agent-v1 --source "$agents/formats/$f" --all --format jsonl --no-record > /dev/null
+    done
+    /usr/bin/time -f "%e %U %S %M" -o "$results/m_codex-10k.$r" \
+      "$grade" --rubric coding-agent-v1 --source "$agents/codex-10k" --all --format jsonl --no-record > /dev/null
+  done
+  python3 bench/agents_table.py "$results" "$agents" "$runs" "${formats[@]}"
+}
+
+if [[ $only == agents ]]; then
+  echo "== build (profile $profile)" >&2
+  cargo build --profile "$profile" -q -p grade-cli
+  results=$data/results-agents
+  rm -rf "$results"
+  mkdir -p "$results"
+  agents_case
+  exit 0
+fi
+
+echo "== build (profile $profile; dist is release with fat LTO, one codegen unit: ~9 min on two cores the first time)" >&2
+cargo build --profile "$profile" -q -p grade-cli -p grade-bench
+cargo build --profile "$profile" -q -p grade-engine --example grade_only --example stream_only
+gen=$root/target/$profile/gen
+grade_only=$root/target/$profile/examples/grade_only
+stream_only=$root/target/$profile/examples/stream_only
 
 # name sessions entries
 sizes=("10k 500 10000" "100k 5000 100000" "1m 50000 1000000")
@@ -327,3 +376,6 @@ for l in eng + engine("d_engine_1m.txt"): print("  " + "  ".join(l))
 print("(j) grading only, 1M entries (best of 3), each twin twice, alternated:")
 for l in eng_j: print("  " + "  ".join(l))
 EOF
+
+# (m) after the table above: it prints its own.
+agents_case
