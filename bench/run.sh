@@ -45,7 +45,8 @@ grade=$root/target/$profile/grade
 # (m) The coding-agent readers (issue 43): each format's real files (tests/fixtures/agents),
 # copied with ids of their own until 100 MB, graded on one core (taskset), and a
 # ~/.codex/sessions folder of 10,000 copies of a real rollout graded on two. Every format is
-# graded with coding-agent-v1, the one shipped pack that grades them all. Rounds alternate
+# graded with coding-agent-v1, the one shipped pack that grades them all, and with
+# bench/packs/agents-read, one declarative rule: the reader nearly alone. Rounds alternate
 # the commands (the load of shared cores drifts); the first round warms the page cache.
 agents_case() {
   local agents=$data/agents
@@ -62,10 +63,12 @@ agents_case() {
   for ((r = 0; r <= runs; r++)); do
     for f in "${formats[@]}"; do
       /usr/bin/time -f "%e %U %S %M" -o "$results/m_$f.$r" taskset -c 0 \
-        "$grade" --rubric coding-agent-v1 --source "$agents/formats/$f" --all --format jsonl --no-record > /dev/null
+        "$grade" --rubric coding-agent-v1 --source "$agents/formats/$f" --all --format jsonl --no-record > /dev/null 2>&1
+      /usr/bin/time -f "%e %U %S %M" -o "$results/m_read_$f.$r" taskset -c 0 \
+        "$grade" --rubric bench/packs/agents-read --source "$agents/formats/$f" --all --format jsonl --no-record > /dev/null 2>&1
     done
     /usr/bin/time -f "%e %U %S %M" -o "$results/m_codex-10k.$r" \
-      "$grade" --rubric coding-agent-v1 --source "$agents/codex-10k" --all --format jsonl --no-record > /dev/null
+      "$grade" --rubric coding-agent-v1 --source "$agents/codex-10k" --all --format jsonl --no-record > /dev/null 2>&1
   done
   python3 bench/agents_table.py "$results" "$agents" "$runs" "${formats[@]}"
 }
