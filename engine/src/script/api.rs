@@ -132,7 +132,7 @@ pub(super) fn register_api(engine: &mut Engine) {
     });
     engine.register_get("params", |e: &mut EntryView| -> Dynamic {
         e.session.give_up_memo();
-        e.entry().map_or(Dynamic::UNIT, |entry| {
+        e.cached(&e.session.params, |entry| {
             Dynamic::from_map(
                 entry
                     .params
@@ -144,8 +144,9 @@ pub(super) fn register_api(engine: &mut Engine) {
     });
     engine.register_get("metadata", |e: &mut EntryView| -> Dynamic {
         e.session.give_up_memo();
-        e.entry()
-            .map_or(Dynamic::UNIT, |entry| metadata_to_dynamic(&entry.metadata))
+        e.cached(&e.session.metadata, |entry| {
+            metadata_to_dynamic(&entry.metadata)
+        })
     });
     engine.register_fn(
         "field",

@@ -236,10 +236,10 @@ impl ScriptHost {
                 return resolve(&remembered, on);
             }
         }
-        let run = Arc::new(Run {
-            data: data(),
-            recorder: memoize.then(|| Recorder::new(script.reads_score.then_some(score))),
-        });
+        let run = Arc::new(Run::new(
+            data(),
+            memoize.then(|| Recorder::new(script.reads_score.then_some(score))),
+        ));
         let budget = Budget::for_session(
             self.max_operations,
             self.max_seconds,

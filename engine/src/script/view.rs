@@ -2,7 +2,7 @@
 //! run can be remembered by what it asked.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use rhai::{Dynamic, EvalAltResult};
 
@@ -40,6 +40,24 @@ pub(super) struct SessionView(pub(super) Arc<Run>);
 pub(super) struct Run {
     pub(super) data: Arc<SessionData>,
     pub(super) recorder: Option<Recorder>,
+    /// The `params` map of the entry read last, as handed to Rhai, by the entry's index: a
+    /// script reads `e.params.x`, `e.params[key]` of one entry many times (coding-agent-v1's
+    /// scripts a dozen times a call), and each read built the whole map again, copying every
+    /// string; a clone of the map built shares them.
+    pub(super) params: Mutex<Option<(u32, Dynamic)>>,
+    /// The same for `metadata`.
+    pub(super) metadata: Mutex<Option<(u32, Dynamic)>>,
+}
+
+impl Run {
+    pub(super) fn new(data: Arc<SessionData>, recorder: Option<Recorder>) -> Run {
+        Run {
+            data,
+            recorder,
+            params: Mutex::new(None),
+            metadata: Mutex::new(None),
+        }
+    }
 }
 
 impl std::ops::Deref for SessionView {
@@ -101,6 +119,31 @@ impl EntryView {
         let data = &self.session.data;
         let index = self.at.index(&data.observable())?;
         data.entries.get(index as usize)
+    }
+
+    /// `make` of the entry, or a clone of what it made for the same entry last time in
+    /// `slot` (one of the run's caches): the same value, built once.
+    pub(super) fn cached(
+        &self,
+        slot: &Mutex<Option<(u32, Dynamic)>>,
+        make: impl FnOnce(&Entry) -> Dynamic,
+    ) -> Dynamic {
+        let data = &self.session.data;
+        let Some(index) = self.at.index(&data.observable()) else {
+            return Dynamic::UNIT;
+        };
+        let Some(entry) = data.entries.get(index as usize) else {
+            return Dynamic::UNIT;
+        };
+        let mut slot = slot.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((at, value)) = slot.as_ref() {
+            if *at == index {
+                return value.clone();
+            }
+        }
+        let value = make(entry);
+        *slot = Some((index, value.clone()));
+        value
     }
 }
 
