@@ -189,6 +189,25 @@ fn results_written_by_cleos_own_grader_compare_without_a_rubric() {
     assert_eq!(r["summary"]["improved"], regraded["summary"]["improved"]);
 }
 
+/// The page `compare --html` writes in `dir` for two unpaired arms, the corpus's halves.
+fn unpaired_arms_page(dir: &std::path::Path, name: &str) -> std::path::PathBuf {
+    let (a, b) = corpus_halves(dir);
+    let page = dir.join(name);
+    let out = run(&[
+        "compare",
+        "--rubric",
+        "cleo-v1",
+        "--arm",
+        &format!("old={}", a.display()),
+        "--arm",
+        &format!("new={}", b.display()),
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    page
+}
+
 /// Two arms made of the corpus's first 3000 lines and the rest, as `a.jsonl` and `b.jsonl`
 /// in `dir` (sessions split across the halves appear in both).
 fn corpus_halves(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf) {
@@ -812,20 +831,7 @@ fn arms_whose_sessions_share_a_key_are_warned_of_and_nothing_paired_says_why() {
 #[test]
 fn the_html_footer_names_the_bootstrap_that_made_the_intervals() {
     let dir = tempfile::tempdir().unwrap();
-    let (a, b) = corpus_halves(dir.path());
-    let page = dir.path().join("page.html");
-    let out = run(&[
-        "compare",
-        "--rubric",
-        "cleo-v1",
-        "--arm",
-        &format!("old={}", a.display()),
-        "--arm",
-        &format!("new={}", b.display()),
-        "--html",
-        page.to_str().unwrap(),
-    ]);
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let page = unpaired_arms_page(dir.path(), "page.html");
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(
         html.contains("Intervals: bootstrap of the difference of the means, each arm resampled on its own, 10000 resamples, seed 0."),
@@ -885,20 +891,7 @@ fn the_compare_page_says_what_its_tests_mean_marks_zero_and_puts_rubric_changes_
     assert!(at("diffCard") < at("rules"));
     assert!(at("readCard") < at("dist"));
 
-    let (a, b) = corpus_halves(dir.path());
-    let unpaired = dir.path().join("unpaired.html");
-    let out = run(&[
-        "compare",
-        "--rubric",
-        "cleo-v1",
-        "--arm",
-        &format!("old={}", a.display()),
-        "--arm",
-        &format!("new={}", b.display()),
-        "--html",
-        unpaired.to_str().unwrap(),
-    ]);
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let unpaired = unpaired_arms_page(dir.path(), "unpaired.html");
     let (dom, console) = common::open_in_chromium(&unpaired, "");
     assert!(console.is_empty(), "the console spoke: {console:#?}");
     // The page's own script holds every sentence: only what it drew counts.

@@ -22,7 +22,7 @@ use arrow_array::types::{
     ArrowDictionaryKeyType, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type,
     UInt16Type, UInt32Type, UInt64Type, UInt8Type,
 };
-use arrow_array::{Array, RecordBatch, RecordBatchReader};
+use arrow_array::{Array, OffsetSizeTrait, RecordBatch, RecordBatchReader};
 use arrow_buffer::ArrowNativeType;
 use arrow_schema::{DataType, Fields};
 use pyo3::exceptions::PyValueError;
@@ -194,26 +194,8 @@ fn value(out: &mut Vec<u8>, array: &dyn Array, i: usize) {
             }
             out.push(b'}');
         }
-        DataType::List(_) => {
-            let list = array.as_list::<i32>();
-            let offsets = list.value_offsets();
-            items(
-                out,
-                list.values().as_ref(),
-                offsets[i] as usize,
-                offsets[i + 1] as usize,
-            );
-        }
-        DataType::LargeList(_) => {
-            let list = array.as_list::<i64>();
-            let offsets = list.value_offsets();
-            items(
-                out,
-                list.values().as_ref(),
-                offsets[i] as usize,
-                offsets[i + 1] as usize,
-            );
-        }
+        DataType::List(_) => list::<i32>(out, array, i),
+        DataType::LargeList(_) => list::<i64>(out, array, i),
         DataType::FixedSizeList(_, _) => {
             let list = array.as_fixed_size_list();
             let start = list.value_offset(i) as usize;
@@ -246,6 +228,18 @@ fn value(out: &mut Vec<u8>, array: &dyn Array, i: usize) {
         }
         _ => scalar(out, array, i),
     }
+}
+
+/// A list of 32- or 64-bit offsets: its items at `i`.
+fn list<O: OffsetSizeTrait>(out: &mut Vec<u8>, array: &dyn Array, i: usize) {
+    let list = array.as_list::<O>();
+    let offsets = list.value_offsets();
+    items(
+        out,
+        list.values().as_ref(),
+        offsets[i].as_usize(),
+        offsets[i + 1].as_usize(),
+    );
 }
 
 fn items(out: &mut Vec<u8>, values: &dyn Array, start: usize, end: usize) {
