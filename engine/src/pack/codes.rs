@@ -113,7 +113,7 @@ values, and plugin names must each be unique: results and explanations refer to 
         "a selector name the pack does not declare"
         "Rules, conditions, metrics, selectors and scripts refer to selectors by the names \
 declared under `selectors:`. The message lists the declared names; fix the spelling or declare \
-the selector. In a script, `session.count(\"name\")` and `e.is(\"name\")` are checked too.";
+the selector. In a script, `session.count(\"name\")` and `e.matches(\"name\")` are checked too.";
 
     UnknownMetric "E013" "unknown-metric" Error Value
         "a metric name the pack does not declare"

@@ -166,9 +166,14 @@ pub(super) fn register_api(engine: &mut Engine) {
             })
         },
     );
-    engine.register_fn("is", |e: &mut EntryView, name: &str| -> Fallible<Dynamic> {
-        Ok(e.ask(Getter::Is(e.session.selector(name)?)))
-    });
+    // `matches`, not `is`: Rhai reserves `is` as a keyword, so `e.is("NAME")`, which the docs
+    // once named, never parsed.
+    engine.register_fn(
+        "matches",
+        |e: &mut EntryView, name: &str| -> Fallible<Dynamic> {
+            Ok(e.ask(Getter::Is(e.session.selector(name)?)))
+        },
+    );
     engine.register_fn(
         "followed_by",
         |e: &mut EntryView, name: &str, within: i64| -> Fallible<Dynamic> {

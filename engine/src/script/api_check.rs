@@ -634,7 +634,7 @@ mod tests {
                 "cmp_time",
                 "field",
                 "followed_by",
-                "is",
+                "matches",
                 "preceded_by",
                 "to_string"
             ]

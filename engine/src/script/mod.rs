@@ -578,6 +578,22 @@ mod tests {
         assert!(message.contains("unknown selector `nope`"), "{message}");
     }
 
+    /// The docs named `e.is("NAME")`, which Rhai cannot parse (`is` is one of its reserved
+    /// keywords): the call is `e.matches("NAME")`.
+    #[test]
+    fn an_entry_matches_a_named_selector() {
+        let host = host(
+            r#"let n = 0; for e in session.entries { if e.matches("add") { n += 1 } } #{ points: n }"#,
+        );
+        let outcome = run(&host, &session("s", &["add", "find", "add"]), 0.0);
+        assert_eq!(outcome.points, 2.0);
+        let message = failure(
+            &super::tests::host(r#"session.entries[0].matches("nope")"#),
+            &session("s", &["add"]),
+        );
+        assert!(message.contains("unknown selector `nope`"), "{message}");
+    }
+
     #[test]
     fn a_run_that_asks_for_a_window_is_reused_where_one_that_reads_positions_is_not() {
         const WINDOW: &str = r#"let n = 0; for e in session.matching("add") { if e.followed_by("find", 2) { n += 1 } } #{ points: n }"#;

@@ -59,14 +59,17 @@ impl Compiler<'_> {
 
 impl Compiler<'_> {
     /// Selector and metric names a script passes as literals (`session.count("task_op")`,
-    /// `e.is("lookup")`, `session.metric("ratio")`) must exist: at run time an unknown name
-    /// fails every session, so it is an error of the pack, reported at its place in the script.
+    /// `e.matches("lookup")`, `e.followed_by("find", 2)`, `session.metric("ratio")`) must
+    /// exist: at run time an unknown name fails every session, so it is an error of the pack,
+    /// reported at its place in the script.
     fn check_script_names(&mut self, file: &str, source: &str) {
-        const CALLS: [(&str, bool); 5] = [
+        const CALLS: [(&str, bool); 7] = [
             ("count", true),
             ("first", true),
             ("matching", true),
-            ("is", true),
+            ("matches", true),
+            ("followed_by", true),
+            ("preceded_by", true),
             ("metric", false),
         ];
         for (line_no, line) in source.lines().enumerate() {
@@ -152,6 +155,21 @@ mod tests {
                 // At the quoted name; the calls are scanned kind by kind.
                 "rubrics/t/r.rhai:Some(3):Some(52): unknown selector `task` in `.count(\"task\")` (declared: `tasks`)",
                 "rubrics/t/r.rhai:Some(3):Some(19): unknown metric `shar` in `.metric(\"shar\")` (declared: `share`)",
+            ]
+        );
+    }
+
+    /// `matches`, `followed_by` and `preceded_by` take a selector's name too; the last two
+    /// were not checked, and a misspelt name failed every session when it ran.
+    #[test]
+    fn entry_calls_naming_a_selector_are_checked_too() {
+        let script = "for e in session.entries {\n  if e.matches(\"tasks\") && e.followed_by(\"task\", 2) { }\n  if e.preceded_by(\"taks\", 1) || e.matches(\"tsks\") { }\n}\n#{ points: 0 }\n";
+        assert_eq!(
+            problems(script),
+            [
+                "rubrics/t/r.rhai:Some(2):Some(42): unknown selector `task` in `.followed_by(\"task\")` (declared: `tasks`)",
+                "rubrics/t/r.rhai:Some(3):Some(44): unknown selector `tsks` in `.matches(\"tsks\")` (declared: `tasks`)",
+                "rubrics/t/r.rhai:Some(3):Some(20): unknown selector `taks` in `.preceded_by(\"taks\")` (declared: `tasks`)",
             ]
         );
     }
