@@ -110,7 +110,8 @@ def _results(graded: Any) -> List[dict]:
     failed = []
     for session, result, error in outcomes:
         if error is None:
-            results.append(json.loads(result))
+            # The dict `json.loads` makes of the result's JSON text, made in Rust.
+            results.append(result)
         else:
             failed.append((session, error))
     if failed:
@@ -222,7 +223,7 @@ class Pack:
         for kind, value in items:
             if kind == "result":
                 total += 1
-                yield json.loads(value)
+                yield value
             elif kind == "failed":
                 total += 1
                 failed.append(tuple(value))
@@ -277,7 +278,7 @@ class Pack:
         import pyarrow as pa
 
         outcomes, warned, _skipped = self._native.grade_jsonl(
-            ENTRIES_NAME, _entries_jsonl(table), False, explain
+            ENTRIES_NAME, _entries_jsonl(table), False, explain, as_json=True
         )
         _warn(warned)
         if errors == "raise":

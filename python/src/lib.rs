@@ -7,6 +7,7 @@
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod arrow;
+mod pyobj;
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
@@ -150,17 +151,21 @@ fn pack_from_files(
     .map_err(pack_error)
 }
 
-/// One session as Python gets it: its id, and its result as JSON text (what `grade --format
-/// json` prints for it) or why it could not be graded.
-type Outcome = (String, Option<String>, Option<String>);
+/// One session as Python gets it: its id, and its result (the dict `json.loads` makes of
+/// what `grade --format json` prints for it, or that JSON text) or why it could not be
+/// graded.
+type Outcome<'py> = (String, Option<Bound<'py, PyAny>>, Option<String>);
 
 /// What grading a source gives back: each session's outcome in order, the source's
 /// warnings, and how many malformed lines were skipped.
-type Graded = (Vec<Outcome>, Vec<String>, u64);
+type Graded<'py> = (Vec<Outcome<'py>>, Vec<String>, u64);
+
+/// [`Graded`] as the grading leaves it, before Python objects are made of it.
+type Done_ = (Vec<Done>, Vec<String>, u64);
 
 /// One session's outcome, as a grading thread leaves it.
 enum Done {
-    Result(String, String),
+    Result(Box<GradeResult>),
     Failed(String, String),
 }
 
@@ -179,21 +184,49 @@ fn result_json(result: &GradeResult) -> Result<String, String> {
 fn grade_one(pack: &CompiledPack, session: Session, options: &GradeOptions) -> Done {
     let id = session.id.clone();
     match pack.grade_owned(session, None, options) {
-        Ok(result) => match result_json(&result) {
-            Ok(json) => Done::Result(id, json),
-            Err(message) => Done::Failed(id, message),
-        },
+        Ok(result) => Done::Result(Box::new(result)),
         Err(err) => Done::Failed(id, err.to_string()),
     }
 }
 
-fn outcomes(done: Vec<Done>) -> Vec<Outcome> {
-    done.into_iter()
-        .map(|d| match d {
-            Done::Result(id, json) => (id, Some(json), None),
-            Done::Failed(id, message) => (id, None, Some(message)),
-        })
-        .collect()
+/// How a result reaches Python.
+#[derive(Clone, Copy)]
+enum Shape {
+    /// The dict `json.loads` makes of its JSON text, made in Rust (`pyobj`).
+    Dict,
+    /// Its JSON text, as `grade --format json` prints it.
+    Json,
+}
+
+fn outcome<'py>(
+    py: Python<'py>,
+    keys: &mut pyobj::Keys,
+    shape: Shape,
+    done: Done,
+) -> PyResult<Outcome<'py>> {
+    Ok(match done {
+        Done::Result(result) => {
+            let made = match shape {
+                Shape::Dict => pyobj::to_py(py, keys, &*result)?,
+                Shape::Json => result_json(&result)
+                    .map_err(GradeError::new_err)?
+                    .into_pyobject(py)?
+                    .into_any(),
+            };
+            (result.session_id, Some(made), None)
+        }
+        Done::Failed(id, message) => (id, None, Some(message)),
+    })
+}
+
+/// The outcomes of a grading as Python objects, with its warnings and skipped lines.
+fn graded(py: Python<'_>, shape: Shape, (done, warnings, skipped): Done_) -> PyResult<Graded<'_>> {
+    let mut keys = pyobj::Keys::default();
+    let outcomes = done
+        .into_iter()
+        .map(|d| outcome(py, &mut keys, shape, d))
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok((outcomes, warnings, skipped))
 }
 
 impl NativePack {
@@ -284,16 +317,16 @@ impl NativePack {
         clippy::too_many_arguments,
         reason = "the keywords of `Pack.grade_source`, one argument each"
     )]
-    fn grade_source(
+    fn grade_source<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         path: PathBuf,
         sessions: Option<Vec<String>>,
         source_format: Option<String>,
         skip_bad_lines: bool,
         allow_empty: bool,
         explain: bool,
-    ) -> PyResult<Graded> {
+    ) -> PyResult<Graded<'py>> {
         exists(&path)?;
         let registry = self.registry()?;
         let format = self.format(&registry, source_format.as_deref())?;
@@ -303,7 +336,7 @@ impl NativePack {
             ..GradeOptions::default()
         };
         let pack = &self.pack;
-        py.detach(|| match sessions {
+        let done = py.detach(|| match sessions {
             None => {
                 let mut done = Vec::new();
                 let delivered = registry
@@ -334,7 +367,7 @@ impl NativePack {
                         grade_engine::run::no_sessions(&path)
                     ));
                 }
-                Ok((outcomes(done), warnings, delivered.skipped_lines))
+                Ok((done, warnings, delivered.skipped_lines))
             }
             Some(asked) => grade_named(
                 pack,
@@ -346,20 +379,22 @@ impl NativePack {
                 &asked,
                 allow_empty,
             ),
-        })
+        })?;
+        graded(py, Shape::Dict, done)
     }
 
     /// Grades the entries of a CLEO audit log held in memory (one JSON object a line);
-    /// `name` is how messages name it.
-    #[pyo3(signature = (name, data, skip_bad_lines, explain))]
-    fn grade_jsonl(
+    /// `name` is how messages name it. Each result is a dict, or its JSON text with `as_json`.
+    #[pyo3(signature = (name, data, skip_bad_lines, explain, as_json=false))]
+    fn grade_jsonl<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         name: PathBuf,
         data: &[u8],
         skip_bad_lines: bool,
         explain: bool,
-    ) -> PyResult<Graded> {
+        as_json: bool,
+    ) -> PyResult<Graded<'py>> {
         let read_options = self.read_options(skip_bad_lines);
         let options = GradeOptions {
             explain,
@@ -368,7 +403,7 @@ impl NativePack {
         let pack = &self.pack;
         // The bytes are Python's, and Python may not move them while we read: copied once.
         let data = data.to_vec();
-        py.detach(|| {
+        let done = py.detach(|| {
             let input = Input::Bytes {
                 name: &name,
                 bytes: &data,
@@ -389,12 +424,14 @@ impl NativePack {
                 )));
             }
             let done = grade_all(pack, read.sessions, &options);
-            Ok((outcomes(done), warnings, read.skipped_lines))
-        })
+            Ok::<_, PyErr>((done, warnings, read.skipped_lines))
+        })?;
+        let shape = if as_json { Shape::Json } else { Shape::Dict };
+        graded(py, shape, done)
     }
 
     /// The sessions of a source graded one by one, as they are read: an iterator of
-    /// `("result", json)`, `("failed", (session, message))` and `("warning", message)`.
+    /// `("result", dict)`, `("failed", (session, message))` and `("warning", message)`.
     #[pyo3(signature = (path, source_format, skip_bad_lines, explain))]
     fn iter_source(
         &self,
@@ -418,7 +455,10 @@ impl NativePack {
             .name("grade-source".into())
             .spawn(move || stream_source(&pack, &registry, &path, format, &read, &options, &tx))
             .map_err(|e| GradeError::new_err(format!("cannot start grading: {e}")))?;
-        Ok(SourceIter { rx: Mutex::new(rx) })
+        Ok(SourceIter {
+            rx: Mutex::new(rx),
+            keys: Mutex::default(),
+        })
     }
 }
 
@@ -446,7 +486,7 @@ fn grade_named(
     options: &GradeOptions,
     asked: &[String],
     allow_empty: bool,
-) -> PyResult<Graded> {
+) -> PyResult<Done_> {
     let input = Input::File(path);
     let filter = SessionFilter::only(asked.iter().cloned());
     let read = registry
@@ -475,7 +515,7 @@ fn grade_named(
     }
     warnings.extend(grade_engine::run::skipped_warning(read.skipped_lines, path));
     Ok((
-        outcomes(grade_all(pack, sessions, options)),
+        grade_all(pack, sessions, options),
         warnings,
         read.skipped_lines,
     ))
@@ -534,6 +574,8 @@ fn stream_source(
 #[pyclass(module = "grade._native")]
 struct SourceIter {
     rx: Mutex<Receiver<Item>>,
+    /// The keys the results' dicts share.
+    keys: Mutex<pyobj::Keys>,
 }
 
 #[pymethods]
@@ -549,8 +591,14 @@ impl SourceIter {
         });
         match item {
             None => Err(PyStopIteration::new_err(())),
-            Some(Item::Done(Done::Result(_, json))) => {
-                Ok(("result", json.into_pyobject(py)?.into_any().unbind()))
+            Some(Item::Done(Done::Result(result))) => {
+                // Not waited for: a thread that holds them may be waiting for the GIL we
+                // hold (a finalizer run while the dict was made); fresh keys serve then.
+                let made = match self.keys.try_lock() {
+                    Ok(mut keys) => pyobj::to_py(py, &mut keys, &*result)?,
+                    Err(_) => pyobj::to_py(py, &mut pyobj::Keys::default(), &*result)?,
+                };
+                Ok(("result", made.unbind()))
             }
             Some(Item::Done(Done::Failed(id, message))) => Ok((
                 "failed",
@@ -568,6 +616,18 @@ impl SourceIter {
 #[pyfunction]
 fn could_not_grade(failed: usize, total: usize) -> String {
     grade_engine::run::could_not_grade(failed, total)
+}
+
+/// A result read from JSON text, given back both ways it reaches Python: the dict made in
+/// Rust and the JSON text the binary prints. For the tests, which hold the dict to what
+/// `json.loads` makes of the text over values no pack's grades hold yet (judges' costs,
+/// numbers at the ends of their ranges).
+#[pyfunction]
+fn _result_forms<'py>(py: Python<'py>, text: &str) -> PyResult<(Bound<'py, PyAny>, String)> {
+    let result: GradeResult =
+        serde_json::from_str(text).map_err(|e| SourceError::new_err(e.to_string()))?;
+    let dict = pyobj::to_py(py, &mut pyobj::Keys::default(), &result)?;
+    Ok((dict, result_json(&result).map_err(GradeError::new_err)?))
 }
 
 /// The ids of the packs built into the engine.
@@ -595,6 +655,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pack_from_files, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_packs, m)?)?;
     m.add_function(wrap_pyfunction!(could_not_grade, m)?)?;
+    m.add_function(wrap_pyfunction!(_result_forms, m)?)?;
     m.add_function(wrap_pyfunction!(compare_packs, m)?)?;
     m.add_function(wrap_pyfunction!(compare_results, m)?)?;
     m.add_function(wrap_pyfunction!(arrow::arrow_jsonl, m)?)?;
