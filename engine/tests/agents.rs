@@ -125,6 +125,50 @@ fn the_other_counts_are_pinned() {
     );
 }
 
+/// Files of the same formats found after the readers were written (other versions and
+/// producers), pinned: each is read, and counted, as its format's definition says.
+#[test]
+fn files_found_later_are_read_with_these_counts() {
+    let counts = expected();
+    let get = |file: &str| counts[file].clone();
+    // The resolver's output: a session per issue, the older flat history (no ids, no
+    // `args`), each observation answering the action before it.
+    assert_eq!(
+        get("openhands/resolver_mock_output.jsonl"),
+        serde_json::json!([
+            {"entries": 5, "tool_calls": 4, "failures": 0},
+            {"entries": 23, "tool_calls": 22, "failures": 0}
+        ])
+    );
+    // State changes and null observations make no entry.
+    assert_eq!(
+        get("openhands/traj_basic_gui_mode.json"),
+        serde_json::json!([{"entries": 6, "tool_calls": 4, "failures": 0}])
+    );
+    assert_eq!(
+        get("openhands/traj_wrong_initial_state.json"),
+        serde_json::json!([{"entries": 5, "tool_calls": 4, "failures": 0}])
+    );
+    // The older single-JSON recording with tool calls (2025-10).
+    assert_eq!(
+        get("gemini-cli/vct_session_legacy_tools_894772f.json"),
+        serde_json::json!([{"entries": 9, "tool_calls": 7, "failures": 0}])
+    );
+    assert_eq!(
+        get("gemini-cli/vct_session_legacy_notools_7bc2c73.json"),
+        serde_json::json!([{"entries": 12, "tool_calls": 0, "failures": 0}])
+    );
+    // Text actions of SWE-agent's CTF mode: 2 tracebacks and 3 refused edits.
+    assert_eq!(
+        get("swe-agent/ctf_crypto_baby_encryption.traj"),
+        serde_json::json!([{"entries": 31, "tool_calls": 16, "failures": 5}])
+    );
+    assert_eq!(
+        get("swe-agent/human_thought_humanevalfix_python_0.traj"),
+        serde_json::json!([{"entries": 11, "tool_calls": 5, "failures": 0}])
+    );
+}
+
 /// Every kind a reader gives is one of the ten, and every tool call has one.
 #[test]
 fn every_tool_call_of_every_real_file_has_a_normalized_kind() {

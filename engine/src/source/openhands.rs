@@ -1,6 +1,14 @@
 //! OpenHands event streams: a JSON list of events (a saved trajectory), one event a line,
 //! or the evaluation output JSONL, whose every line is one instance with its `history` of
-//! events (one session per instance, named by `instance_id`).
+//! events (one session per instance, named by `instance_id`), or the resolver's output JSONL
+//! (`openhands/resolver/resolver_output.py`: one `issue` a line with its `history`, a session
+//! named `owner/repo#number`).
+//!
+//! Older histories (the resolver's, written before events kept their ids) are flat: an
+//! action's arguments are its own fields (no `args`), an observation's extras too (no
+//! `extras`), and there is no `id`, `source` or `cause`. An observation there answers the
+//! latest action before it still unanswered, and the history's first message is the user's
+//! task.
 //!
 //! The format is OpenHands' V0 event model (`openhands/events/serialization/event.py`): an
 //! event is an action (`action`, `args`) or an observation (`observation`, `content`,
@@ -99,11 +107,51 @@ impl AgentFormat for OpenHands {
     }
 }
 
-/// An evaluation output line: an `instance_id` and a `history` of events.
+/// An evaluation output line (an `instance_id`) or a resolver output line (an `issue`
+/// object), with a `history` of events.
 fn is_instance(map: &Map<String, Value>) -> bool {
-    map.get("instance_id").is_some_and(Value::is_string)
-        && map.get("history").is_some_and(Value::is_array)
+    instance_id(map).is_some() && map.get("history").is_some_and(Value::is_array)
 }
+
+/// The session id of an instance: its `instance_id`, or the resolver's issue as
+/// `owner/repo#number`.
+fn instance_id(map: &Map<String, Value>) -> Option<String> {
+    if let Some(id) = map.get("instance_id").and_then(Value::as_str) {
+        return Some(id.to_owned());
+    }
+    let issue = map.get("issue")?.as_object()?;
+    let text = |key: &str| match issue.get(key) {
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::Number(n)) => Some(n.to_string()),
+        _ => None,
+    };
+    let number = text("number")?;
+    Some(match (text("owner"), text("repo")) {
+        (Some(owner), Some(repo)) => format!("{owner}/{repo}#{number}"),
+        _ => format!("#{number}"),
+    })
+}
+
+/// Whether an event is of the older flat shape: no `id` and no `args`/`extras`.
+fn is_flat(event: &Map<String, Value>) -> bool {
+    !event.contains_key("id") && !event.contains_key("args") && !event.contains_key("extras")
+}
+
+/// The fields of a flat action that are no argument of its tool.
+const FLAT_NOT_ARGS: &[&str] = &[
+    "action",
+    "thought",
+    "action_risk",
+    "is_confirmed",
+    "keep_prompt",
+    "images_urls",
+    "wait_for_response",
+    "kernel_init_code",
+    "security_risk",
+    "timestamp",
+    "source",
+    "message",
+];
 
 /// An event: an `id`, a `source`, and an `action` or an `observation`.
 fn is_event(map: &Map<String, Value>) -> bool {
@@ -137,11 +185,7 @@ fn read_events(path: &std::path::Path, text: &[u8], filter: &SessionFilter) -> S
         let place = Place::Line(line);
         match parsed {
             Ok(Value::Object(map)) if is_instance(&map) => {
-                let id = map
-                    .get("instance_id")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned();
+                let id = instance_id(&map).unwrap_or_default();
                 if !filter.wants(&id) {
                     continue;
                 }
@@ -246,7 +290,26 @@ fn entries_of<'e>(
         })
         .collect();
     let mut answers: HashMap<String, Observation<'_>> = HashMap::new();
-    for (_, event) in &events {
+    // A flat event's answer is keyed by its position, written `@i`.
+    let mut flat_open: Vec<usize> = Vec::new();
+    let mut flat_answered: std::collections::HashSet<usize> = std::collections::HashSet::new();
+    for (i, (_, event)) in events.iter().enumerate() {
+        if is_flat(event) {
+            match event.get("action").and_then(Value::as_str) {
+                Some(action) if action != "message" && !NOT_CALLS.contains(&action) => {
+                    flat_open.push(i);
+                }
+                _ => {}
+            }
+            if let (Some(kind), Some(at)) = (
+                event.get("observation").and_then(Value::as_str),
+                flat_open.pop(),
+            ) {
+                flat_answered.insert(i);
+                answers.insert(format!("@{at}"), Observation { kind, event });
+            }
+            continue;
+        }
         let (Some(kind), Some(cause)) = (
             event.get("observation").and_then(Value::as_str),
             event.get("cause").filter(|c| !c.is_null()),
@@ -257,8 +320,9 @@ fn entries_of<'e>(
             .entry(cause.to_string())
             .or_insert(Observation { kind, event });
     }
+    let mut said_task = false;
     let mut entries = Vec::new();
-    for (place, event) in &events {
+    for (i, (place, event)) in events.iter().enumerate() {
         let at = event
             .get("timestamp")
             .and_then(Value::as_str)
@@ -276,19 +340,24 @@ fn entries_of<'e>(
                         .get("args")
                         .and_then(|a| a.get("content"))
                         .or_else(|| event.get("message"))
+                        .or_else(|| event.get("content").filter(|_| is_flat(event)))
                         .and_then(Value::as_str)
                         .unwrap_or("")
                         .to_owned();
-                    let role = if source == "user" {
-                        "user"
-                    } else {
-                        "assistant"
-                    };
+                    // A flat history has no `source`: its first message is the task.
+                    let from_user =
+                        source == "user" || (source.is_empty() && is_flat(event) && !said_task);
+                    said_task = true;
+                    let role = if from_user { "user" } else { "assistant" };
                     entries.push(file.message(session_id, &at, place, role, text, extra));
                 }
                 quiet if NOT_CALLS.contains(&quiet) => {}
                 _ => {
-                    let answer = event.get("id").and_then(|id| answers.get(&id.to_string()));
+                    let answer = if is_flat(event) {
+                        answers.get(&format!("@{i}"))
+                    } else {
+                        event.get("id").and_then(|id| answers.get(&id.to_string()))
+                    };
                     entries.push(tool_call(
                         file, session_id, &at, place, event, action, answer, extra,
                     ));
@@ -299,7 +368,9 @@ fn entries_of<'e>(
         match event.get("observation").and_then(Value::as_str) {
             // An error no action caused: the agent's call was refused before it became
             // an action (an argument the tool does not take). It is a failed call.
-            Some("error") if event.get("cause").is_none_or(Value::is_null) => {
+            Some("error")
+                if event.get("cause").is_none_or(Value::is_null) && !flat_answered.contains(&i) =>
+            {
                 let text = observation_text(event);
                 extra.insert("uncaused".into(), Value::Bool(true));
                 let ended = Ended {
@@ -352,9 +423,18 @@ fn tool_call(
         .and_then(|m| m.get("tool_call_id"))
         .and_then(Value::as_str);
     let written = call_id.and_then(|id| call_arguments(metadata, id));
+    let flat_args = is_flat(event).then(|| {
+        Value::Object(
+            event
+                .iter()
+                .filter(|(k, _)| !FLAT_NOT_ARGS.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        )
+    });
     let (params, odd) = match written {
         Some(arguments) => super::tool::arguments(Some(arguments)),
-        None => super::tool::arguments(event.get("args")),
+        None => super::tool::arguments(event.get("args").or(flat_args.as_ref())),
     };
     let name = function.unwrap_or(action);
     if let Some(odd) = odd {
@@ -400,6 +480,12 @@ fn ended_of(answer: &Observation<'_>) -> Ended {
         .and_then(|x| x.get("metadata"))
         .and_then(|m| m.get("exit_code"))
         .or_else(|| extras.and_then(|x| x.get("exit_code")))
+        .or_else(|| {
+            answer
+                .event
+                .get("exit_code")
+                .filter(|_| is_flat(answer.event))
+        })
         .and_then(Value::as_i64);
     // -1 is a command still running when its timeout came (no exit code yet).
     let nonzero = exit_code.is_some_and(|c| c != 0 && c != -1);
