@@ -96,9 +96,13 @@ fn script_counts(format: &str) -> BTreeMap<String, (u64, u64)> {
 fn inspect_ai_logs_read_one_session_per_sample_and_epoch_with_the_scripts_tool_counts() {
     let names = [
         "browser.json",
+        "images_transcript.json",
         "input_task_steps.eval",
+        "message_deduplication.eval",
+        "mmlu_summary_choices.eval",
         "popularity_unscored.eval",
         "read_sample.eval",
+        "streaming_two_epochs.eval",
         "tool_call_error.json",
     ];
     let read = read_all("inspect_ai", "inspect-ai", &names);
@@ -110,10 +114,20 @@ fn inspect_ai_logs_read_one_session_per_sample_and_epoch_with_the_scripts_tool_c
             // The input, 4 browser calls, and the one reply of the model with text (the
             // other 4 only call a tool).
             ("browser.json", 6),
+            // inspect_ai 0.3.41 (2024): the events under `transcript`; the input and the
+            // reply, at the times of their events.
+            ("images_transcript.json", 2),
             ("input_task_steps.eval", 3),
+            // Log version 3 with its `message_pool`: the input, 5 tool events (each once,
+            // though each is in the messages too) and 6 model replies with text.
+            ("message_deduplication.eval", 12),
+            // `span_begin`/`span_end` events: the input and one reply.
+            ("mmlu_summary_choices.eval", 2),
             // 10 samples: each its input and one reply.
             ("popularity_unscored.eval", 20),
             ("read_sample.eval", 2),
+            // Two samples by two epochs: four sessions, each its input and one reply.
+            ("streaming_two_epochs.eval", 8),
             // 11 tool replies, each a failed call (the log keeps no assistant turn).
             ("tool_call_error.json", 11),
         ]
@@ -152,7 +166,9 @@ fn otel_traces_of_jaeger_tempo_and_any_agent_read_as_the_scripts_counts() {
     let names = [
         "agentevals_jaeger_helm_agent.json",
         "agentevals_tempo_export_kagent.json",
+        "anyagent_LANGCHAIN_trace.json",
         "anyagent_OPENAI_trace.json",
+        "anyagent_SMOLAGENTS_trace.json",
     ];
     let read = read_all("otel", "otel", &names);
     assert_eq!(read.counts, script_counts("otel"));
@@ -166,8 +182,12 @@ fn otel_traces_of_jaeger_tempo_and_any_agent_read_as_the_scripts_counts() {
             // The same agent behind kagent's controller: its own invoke_agent span too, and
             // `call_llm` > `generate_content` > `openai.chat` is one call each time.
             ("agentevals_tempo_export_kagent.json", 5),
+            // invoke_agent, four call_llm and two execute_tool (LangChain's agent).
+            ("anyagent_LANGCHAIN_trace.json", 7),
             // invoke_agent, three call_llm and two execute_tool.
             ("anyagent_OPENAI_trace.json", 6),
+            // invoke_agent, three call_llm and three execute_tool (smolagents).
+            ("anyagent_SMOLAGENTS_trace.json", 7),
         ]
     );
     // The script's entries, skipped spans and other spans, not only its tool counts.

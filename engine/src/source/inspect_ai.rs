@@ -366,7 +366,11 @@ impl<'p> LogReader<'p> {
             id: session_id,
             ..Session::default()
         };
-        let events = sample.get("events").and_then(Value::as_array);
+        // Logs of inspect_ai before 0.3.50 or so keep the events in `transcript.events`.
+        let events = sample
+            .get("events")
+            .or_else(|| sample.get("transcript").and_then(|t| t.get("events")))
+            .and_then(Value::as_array);
         let before = self.unknown_total();
         match events.filter(|events| !events.is_empty()) {
             Some(events) => self.read_events(&mut session, &sample, events, &base, place),
@@ -634,11 +638,16 @@ impl<'p> LogReader<'p> {
 /// A text the log keeps once among the sample's `attachments` (`attachment://<hash>`, as
 /// inspect_ai writes long texts), looked up; any other text as it is.
 fn attached(sample: &Map<String, Value>, text: String) -> String {
-    let Some(key) = text.strip_prefix("attachment://") else {
-        return text;
+    // `tc://` and `transcript.content` are the older logs' names for the same store.
+    let (key, store) = match (
+        text.strip_prefix("attachment://"),
+        text.strip_prefix("tc://"),
+    ) {
+        (Some(key), _) => (key, sample.get("attachments")),
+        (None, Some(key)) => (key, sample.get("transcript").and_then(|t| t.get("content"))),
+        (None, None) => return text,
     };
-    sample
-        .get("attachments")
+    store
         .and_then(|a| a.get(key))
         .and_then(Value::as_str)
         .map_or(text.clone(), str::to_owned)
