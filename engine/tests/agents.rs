@@ -149,6 +149,12 @@ fn files_found_later_are_read_with_these_counts() {
         get("openhands/traj_wrong_initial_state.json"),
         serde_json::json!([{"entries": 5, "tool_calls": 4, "failures": 0}])
     );
+    // Codex CLI 0.47 (`codex_cli_rs`): apply_patch as `custom_tool_call`, one of which
+    // failed its verification; `update_plan` answered by a plain "Plan updated".
+    assert_eq!(
+        get("codex/yoavf_codex_cli_0.47_pomodoro.jsonl"),
+        serde_json::json!([{"entries": 24, "tool_calls": 18, "failures": 1}])
+    );
     // The older single-JSON recording with tool calls (2025-10).
     assert_eq!(
         get("gemini-cli/vct_session_legacy_tools_894772f.json"),
