@@ -221,38 +221,11 @@ fn read_trace_entries(
     doc: Value,
     filter: &SessionFilter,
 ) -> Result<SourceRead, SourceError> {
+    let (trace, observations) = trace_and_observations(path, doc)?;
+    let prefix = "observations";
     let not = |reason: String| SourceError::NotLangfuse {
         path: path.to_owned(),
         reason,
-    };
-    let Value::Object(mut doc) = doc else {
-        return Err(not(format!("it is {}", not_an_object(&doc))));
-    };
-    // The download keeps observations beside the trace; the API response inside it.
-    let (trace, observations, prefix) = match doc.remove("trace") {
-        Some(Value::Object(mut trace)) => {
-            let observations = match doc.remove("observations") {
-                Some(obs) => obs,
-                None => trace
-                    .remove("observations")
-                    .unwrap_or(Value::Array(Vec::new())),
-            };
-            trace.remove("observations");
-            (trace, observations, "observations")
-        }
-        Some(other) => return Err(not(format!("`trace` is {}", not_an_object(&other)))),
-        None => {
-            let Some(observations) = doc.remove("observations") else {
-                return Err(not("it has neither `trace` nor `observations`".to_owned()));
-            };
-            (doc, observations, "observations")
-        }
-    };
-    let Value::Array(observations) = observations else {
-        return Err(not(format!(
-            "`observations` is a JSON {}, not an array",
-            json_kind(&observations)
-        )));
     };
     let Some(trace_id) = trace.get("id").and_then(Value::as_str).map(str::to_owned) else {
         return Err(not("the trace has no `id`".to_owned()));
@@ -270,87 +243,21 @@ fn read_trace_entries(
             ..SourceRead::default()
         });
     }
-    let user_id: Option<MetaValue> = trace
-        .get("userId")
-        .filter(|v| !v.is_null())
-        .cloned()
-        .map(MetaValue::from);
+    let read = TraceRead {
+        path,
+        trace_id: &trace_id,
+        session_id: &session_id,
+        user_id: trace
+            .get("userId")
+            .filter(|v| !v.is_null())
+            .cloned()
+            .map(MetaValue::from),
+    };
     let mut entries = Vec::with_capacity(observations.len() + 1);
     // The texts of the messages made so far: a generation's input repeats the conversation
     // before it, and the trace's output the last reply.
     let mut said = Said::default();
-
-    match timestamp_field(&trace, "timestamp") {
-        Ok(Some((text, instant))) => {
-            let mut extra = Map::new();
-            extra.insert("traceId".into(), trace_id.as_str().into());
-            for key in ["output", "tags", "release", "version", "environment"] {
-                if let Some(v) = trace.get(key).filter(|v| !v.is_null()) {
-                    extra.insert(key.into(), decode(v.clone()));
-                }
-            }
-            if let Some(v) = trace.get("metadata").filter(|v| !v.is_null()) {
-                extra.insert("traceMetadata".into(), decode(v.clone()));
-            }
-            if let Some(Value::Array(scores)) = trace.get("scores") {
-                extra.insert("scores".into(), Value::Array(scores.clone()));
-            }
-            let duration = latency_ms(&trace).unwrap_or_else(|why| {
-                warnings.push(SourceWarning {
-                    path: path.to_owned(),
-                    place: Place::Item("trace".to_owned()),
-                    message: format!("{why}: the trace's duration is left at 0"),
-                });
-                0.0
-            });
-            entries.push(Entry {
-                timestamp: text.into(),
-                instant,
-                session_id: session_id.as_str().into(),
-                domain: "trace".into(),
-                operation: trace
-                    .get("name")
-                    .and_then(Value::as_str)
-                    .unwrap_or("trace")
-                    .into(),
-                params: params_of(trace.get("input")),
-                result: Outcome {
-                    success: true,
-                    exit_code: 0,
-                    duration,
-                },
-                metadata: Metadata {
-                    user_id: user_id.clone(),
-                    extra,
-                    ..Metadata::with_source(SOURCE)
-                },
-                error: None,
-                origin: crate::entry::Origin::UNKNOWN,
-            });
-            if let Some(first) = entries.last().cloned() {
-                for text in trace
-                    .get("input")
-                    .map(decoded)
-                    .map(|v| user_texts(&v))
-                    .unwrap_or_default()
-                {
-                    if said.users.insert(text.clone()) {
-                        entries.push(message(&first, "user", text, None));
-                    }
-                }
-            }
-        }
-        Err(why) => warnings.push(SourceWarning {
-            path: path.to_owned(),
-            place: Place::Item("trace".to_owned()),
-            message: format!("the trace entry is left out: {why}"),
-        }),
-        Ok(None) => warnings.push(SourceWarning {
-            path: path.to_owned(),
-            place: Place::Item("trace".to_owned()),
-            message: "the trace has no `timestamp`; the trace entry is left out".to_owned(),
-        }),
-    }
+    read.push_trace_entry(&trace, &mut said, &mut entries, &mut warnings);
 
     // Depth in the observation tree, so a parent starting with its child comes first.
     let links: Vec<(Option<&str>, Option<&str>)> = observations
@@ -384,22 +291,199 @@ fn read_trace_entries(
                 message,
             })
         };
+        let Some((id, entry, talk)) =
+            read.observation_entry(observation, message_ids.get(&i).cloned(), &mut warn)
+        else {
+            continue;
+        };
+        ordered.push((entry.instant, tree.depth(id), i, entry, talk));
+    }
+    ordered.sort_by_key(|(instant, depth, i, _, _)| (*instant, *depth, *i));
+    in_transcript_order(ordered, &mut said, &mut entries);
+    // The trace's output is the last reply; one no generation gave is added at the end.
+    if let Some(last) = entries.last().cloned() {
+        let output = trace
+            .get("output")
+            .map(decoded)
+            .map(|v| assistant_texts(&v));
+        for text in output.unwrap_or_default() {
+            if said.replies.insert(text.clone()) {
+                entries.push(message(&last, "assistant", text, None));
+            }
+        }
+    }
+    Ok(SourceRead {
+        sessions: vec![Session {
+            id: session_id,
+            entries,
+            ..Session::default()
+        }],
+        warnings,
+        ..SourceRead::default()
+    })
+}
+
+/// The trace and its observations, from the UI's download (observations beside the trace,
+/// or inside it) or the API's trace response (observations inside).
+fn trace_and_observations(
+    path: &Path,
+    doc: Value,
+) -> Result<(Map<String, Value>, Vec<Value>), SourceError> {
+    let not = |reason: String| SourceError::NotLangfuse {
+        path: path.to_owned(),
+        reason,
+    };
+    let Value::Object(mut doc) = doc else {
+        return Err(not(format!("it is {}", not_an_object(&doc))));
+    };
+    // The download keeps observations beside the trace; the API response inside it.
+    let (trace, observations) = match doc.remove("trace") {
+        Some(Value::Object(mut trace)) => {
+            let observations = match doc.remove("observations") {
+                Some(obs) => obs,
+                None => trace
+                    .remove("observations")
+                    .unwrap_or(Value::Array(Vec::new())),
+            };
+            trace.remove("observations");
+            (trace, observations)
+        }
+        Some(other) => return Err(not(format!("`trace` is {}", not_an_object(&other)))),
+        None => {
+            let Some(observations) = doc.remove("observations") else {
+                return Err(not("it has neither `trace` nor `observations`".to_owned()));
+            };
+            (doc, observations)
+        }
+    };
+    let Value::Array(observations) = observations else {
+        return Err(not(format!(
+            "`observations` is a JSON {}, not an array",
+            json_kind(&observations)
+        )));
+    };
+    Ok((trace, observations))
+}
+
+/// What every entry of one trace shares.
+struct TraceRead<'a> {
+    path: &'a Path,
+    trace_id: &'a str,
+    session_id: &'a str,
+    user_id: Option<MetaValue>,
+}
+
+impl TraceRead<'_> {
+    fn warning(&self, message: String) -> SourceWarning {
+        SourceWarning {
+            path: self.path.to_owned(),
+            place: Place::Item("trace".to_owned()),
+            message,
+        }
+    }
+
+    /// The trace's own entry, then the user's messages its input holds; without a readable
+    /// `timestamp` only a warning saying the entry is left out.
+    fn push_trace_entry(
+        &self,
+        trace: &Map<String, Value>,
+        said: &mut Said,
+        entries: &mut Vec<Entry>,
+        warnings: &mut Vec<SourceWarning>,
+    ) {
+        let (text, instant) = match timestamp_field(trace, "timestamp") {
+            Ok(Some(found)) => found,
+            Err(why) => {
+                warnings.push(self.warning(format!("the trace entry is left out: {why}")));
+                return;
+            }
+            Ok(None) => {
+                warnings.push(self.warning(
+                    "the trace has no `timestamp`; the trace entry is left out".to_owned(),
+                ));
+                return;
+            }
+        };
+        let mut extra = Map::new();
+        extra.insert("traceId".into(), self.trace_id.into());
+        for key in ["output", "tags", "release", "version", "environment"] {
+            if let Some(v) = trace.get(key).filter(|v| !v.is_null()) {
+                extra.insert(key.into(), decode(v.clone()));
+            }
+        }
+        if let Some(v) = trace.get("metadata").filter(|v| !v.is_null()) {
+            extra.insert("traceMetadata".into(), decode(v.clone()));
+        }
+        if let Some(Value::Array(scores)) = trace.get("scores") {
+            extra.insert("scores".into(), Value::Array(scores.clone()));
+        }
+        let duration = latency_ms(trace).unwrap_or_else(|why| {
+            warnings.push(self.warning(format!("{why}: the trace's duration is left at 0")));
+            0.0
+        });
+        let first = Entry {
+            timestamp: text.into(),
+            instant,
+            session_id: self.session_id.into(),
+            domain: "trace".into(),
+            operation: trace
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or("trace")
+                .into(),
+            params: params_of(trace.get("input")),
+            result: Outcome {
+                success: true,
+                exit_code: 0,
+                duration,
+            },
+            metadata: Metadata {
+                user_id: self.user_id.clone(),
+                extra,
+                ..Metadata::with_source(SOURCE)
+            },
+            error: None,
+            origin: crate::entry::Origin::UNKNOWN,
+        };
+        let users = trace
+            .get("input")
+            .map(decoded)
+            .map(|v| user_texts(&v))
+            .unwrap_or_default();
+        let messages: Vec<Entry> = users
+            .into_iter()
+            .filter(|text| said.users.insert(text.clone()))
+            .map(|text| message(&first, "user", text, None))
+            .collect();
+        entries.push(first);
+        entries.extend(messages);
+    }
+
+    /// An observation's entry, with its `id` (for its depth in the tree) and, for a
+    /// generation, the messages it read and wrote; `None`, with a warning, for one that is no
+    /// object or has no readable `startTime`.
+    fn observation_entry<'o>(
+        &self,
+        observation: &'o Value,
+        message_id: Option<String>,
+        warn: &mut dyn FnMut(String),
+    ) -> Option<(Option<&'o str>, Entry, Option<Talk>)> {
         let Value::Object(o) = observation else {
             warn(format!(
                 "skipped: a JSON {}, not an observation",
                 json_kind(observation)
             ));
-            continue;
+            return None;
         };
         let (start, instant) = match timestamp_field(o, "startTime") {
             Ok(Some(found)) => found,
             Ok(None) => {
                 warn("skipped: the observation has no `startTime`".to_owned());
-                continue;
+                return None;
             }
             Err(why) => {
                 warn(format!("skipped: {why}"));
-                continue;
+                return None;
             }
         };
         let end = match timestamp_field(o, "endTime") {
@@ -426,7 +510,8 @@ fn read_trace_entries(
                 |id| format!("observation `{id}`"),
             );
             warn(format!(
-                "{why}: {observation} of trace `{trace_id}` {level}"
+                "{why}: {observation} of trace `{}` {level}",
+                self.trace_id
             ));
             level.text()
         });
@@ -437,11 +522,10 @@ fn read_trace_entries(
             .filter(|s| !s.is_empty());
 
         let mut extra = Map::new();
-        extra.insert("traceId".into(), trace_id.as_str().into());
+        extra.insert("traceId".into(), self.trace_id.into());
         if let Some(id) = id {
             extra.insert("observationId".into(), id.into());
         }
-        let message_id = message_ids.get(&i).cloned();
         if let Some(message_id) = &message_id {
             extra.insert("messageId".into(), message_id.as_str().into());
         }
@@ -470,7 +554,7 @@ fn read_trace_entries(
         let entry = Entry {
             timestamp: start.into(),
             instant,
-            session_id: session_id.as_str().into(),
+            session_id: self.session_id.into(),
             domain: kind.to_lowercase().into(),
             operation: o.get("name").and_then(Value::as_str).unwrap_or(kind).into(),
             params: if kind.eq_ignore_ascii_case("TOOL") {
@@ -484,7 +568,7 @@ fn read_trace_entries(
                 duration: end.map_or(0.0, |e| (e - instant).max(0) as f64),
             },
             metadata: Metadata {
-                user_id: user_id.clone(),
+                user_id: self.user_id.clone(),
                 extra,
                 ..Metadata::with_source(SOURCE)
             },
@@ -502,16 +586,23 @@ fn read_trace_entries(
                 .unwrap_or_default(),
             message_id,
         });
-        ordered.push((instant, tree.depth(id), i, entry, talk));
+        Some((id, entry, talk))
     }
-    ordered.sort_by_key(|(instant, depth, i, _, _)| (*instant, *depth, *i));
+}
+
+/// The observations' entries in start order, each generation with the user's new messages
+/// just before it (its input repeats the conversation so far) and its replies just after
+/// it, as in a transcript.
+fn in_transcript_order(
+    ordered: Vec<(InstantMs, usize, usize, Entry, Option<Talk>)>,
+    said: &mut Said,
+    entries: &mut Vec<Entry>,
+) {
     for (_, _, _, entry, talk) in ordered {
         let Some(talk) = talk else {
             entries.push(entry);
             continue;
         };
-        // The user's new messages just before the generation that read them (its input
-        // repeats the conversation so far), its replies just after it, as in a transcript.
         for text in talk.users {
             if said.users.insert(text.clone()) {
                 entries.push(message(&entry, "user", text, None));
@@ -528,27 +619,6 @@ fn read_trace_entries(
         entries.push(entry);
         entries.extend(replies);
     }
-    // The trace's output is the last reply; one no generation gave is added at the end.
-    if let Some(last) = entries.last().cloned() {
-        let output = trace
-            .get("output")
-            .map(decoded)
-            .map(|v| assistant_texts(&v));
-        for text in output.unwrap_or_default() {
-            if said.replies.insert(text.clone()) {
-                entries.push(message(&last, "assistant", text, None));
-            }
-        }
-    }
-    Ok(SourceRead {
-        sessions: vec![Session {
-            id: session_id,
-            entries,
-            ..Session::default()
-        }],
-        warnings,
-        ..SourceRead::default()
-    })
 }
 
 /// The trace's `latency` (seconds) in milliseconds, 0 when absent; why it is no duration
