@@ -10,8 +10,8 @@
     reason = "test code: a failed expectation is the test failing, with its message"
 )]
 
-mod common;
-mod stand_in;
+use crate::common;
+use crate::stand_in;
 
 use std::path::{Path, PathBuf};
 

@@ -7,7 +7,7 @@
     reason = "test code: a failed expectation is the test failing, with its message"
 )]
 
-mod common;
+use crate::common;
 
 use common::{assert_self_contained, code, embedded_json, run, stderr, stdout};
 use serde_json::Value;

@@ -11,7 +11,7 @@
     reason = "test code: a failed expectation is the test failing, with its message"
 )]
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::{json, Value};

@@ -9,7 +9,7 @@
 )]
 #![cfg(unix)]
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};

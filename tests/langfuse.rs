@@ -9,7 +9,7 @@
     reason = "test code: a failed expectation is the test failing, with its message"
 )]
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;

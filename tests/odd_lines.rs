@@ -9,7 +9,7 @@
     reason = "test code: a failed expectation is the test failing, with its message"
 )]
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 
@@ -346,7 +346,7 @@ fn a_bad_line_at_the_end_prints_nothing_even_when_the_held_lines_went_to_disk() 
     let bad = write(
         dir.path(),
         "late.jsonl",
-        &(lines.join("\n") + "\n" + &bad_line + "\n"),
+        &(lines.join("\n") + "\n" + bad_line.as_str() + "\n"),
     );
     let grade_with_budget = |source: &Path, budget: &str| {
         let out = grade_bin()
@@ -415,7 +415,7 @@ fn every_format_of_a_streamed_run_prints_and_records_the_same_when_its_output_go
     let bad = write(
         dir.path(),
         "late.jsonl",
-        &(lines.join("\n") + "\n" + &bad_line + "\n"),
+        &(lines.join("\n") + "\n" + bad_line.as_str() + "\n"),
     );
     // Grading instants differ between runs; everything else must not.
     let mask = |text: &str| {
