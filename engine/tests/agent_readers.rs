@@ -138,7 +138,9 @@ fn inspect_ai_logs_read_one_session_per_sample_and_epoch_with_the_scripts_tool_c
 #[test]
 fn atif_trajectories_read_as_the_spec_and_as_real_producers_deviate_with_the_scripts_counts() {
     let names = [
+        "openagents_orchestrator_ebphxk_stream.atif.jsonl",
         "openagents_orchestrator_ew8gut.atif.json",
+        "openagents_orchestrator_x8251x.atif.json",
         "openagents_qa_runner_login_trace_v1.7.json",
         "openagents_tbench_regex_log_claude_code_v1.4nonstd.json",
     ];
@@ -148,9 +150,14 @@ fn atif_trajectories_read_as_the_spec_and_as_real_producers_deviate_with_the_scr
     assert_eq!(
         entries,
         [
+            // Streamed as JSONL (a header line, one step a line), read as the document:
+            // one agent step with text, its 10 system steps no entry.
+            ("openagents_orchestrator_ebphxk_stream.atif.jsonl", 1),
             // One agent step with text; its system steps (task selection, verification
             // runs of the orchestrator itself) make no entry.
             ("openagents_orchestrator_ew8gut.atif.json", 1),
+            // Another run of the same orchestrator: one agent step with text.
+            ("openagents_orchestrator_x8251x.atif.json", 1),
             // The prompt, and 6 agent steps each with its text and one call.
             ("openagents_qa_runner_login_trace_v1.7.json", 13),
             // The prompt, 3 replies and 5 calls; results are system steps of their own,

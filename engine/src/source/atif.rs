@@ -7,6 +7,10 @@
 //! `1.4` without its `ATIF-v` prefix, `step_id` a string, `agent.model` for `model_name`,
 //! tool calls as `{id, name}`, and a call's result as a later `system` step of its own
 //! (`observation.result.success`). Each is read as the spec's shape would be.
+//!
+//! OpenAgents also streams a trajectory as JSONL (`*.atif.jsonl`): a first line with
+//! `__header__: true` and the document's fields but `steps`, then one step a line. It is read
+//! as the document those lines make; a line that is no step object is skipped and counted.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -41,12 +45,12 @@ impl AgentFormat for Atif {
         noun: "an ATIF trajectory",
         about: "An ATIF agent trajectory (harbor RFC 0001)",
         document_keys: Some("`schema_version` and `steps` (ATIF)"),
-        extensions: &["json"],
+        extensions: &["json", "jsonl"],
     };
 
     fn sniff(&self, evidence: &Evidence<'_>) -> Sniff {
         match evidence {
-            Evidence::Object(map) if is_trajectory(map) => Sniff::Certain,
+            Evidence::Object(map) if is_trajectory(map) || is_stream_header(map) => Sniff::Certain,
             _ => Sniff::No,
         }
     }
@@ -57,6 +61,9 @@ impl AgentFormat for Atif {
         bytes: &[u8],
         filter: &SessionFilter,
     ) -> Result<SourceRead, SourceError> {
+        if let Some(read) = read_stream(path, bytes, filter) {
+            return Ok(read);
+        }
         let (doc, _) =
             crate::json::from_slice_lenient::<Value>(bytes).map_err(|err| SourceError::Format {
                 path: path.to_owned(),
@@ -86,6 +93,54 @@ fn is_trajectory(map: &Map<String, Value>) -> bool {
             .is_some_and(|v| {
                 v.starts_with("ATIF-v") || v.chars().next().is_some_and(|c| c.is_ascii_digit())
             })
+}
+
+/// The first line of a streamed trajectory: `__header__` true and an ATIF `schema_version`.
+fn is_stream_header(map: &Map<String, Value>) -> bool {
+    map.get("__header__").and_then(Value::as_bool) == Some(true)
+        && map
+            .get("schema_version")
+            .and_then(Value::as_str)
+            .is_some_and(|v| v.starts_with("ATIF-v"))
+}
+
+/// A streamed trajectory (a header line, then one step a line) read as its document; `None`
+/// when the first line is no stream header.
+fn read_stream(path: &Path, bytes: &[u8], filter: &SessionFilter) -> Option<SourceRead> {
+    let mut lines = bytes
+        .split(|b| *b == b'\n')
+        .enumerate()
+        .filter(|(_, line)| !line.trim_ascii().is_empty());
+    let (_, first) = lines.next()?;
+    let Ok(Value::Object(mut doc)) = serde_json::from_slice::<Value>(first) else {
+        return None;
+    };
+    if !is_stream_header(&doc) {
+        return None;
+    }
+    doc.remove("__header__");
+    let mut steps = Vec::new();
+    let mut skipped = Vec::new();
+    for (i, line) in lines {
+        match serde_json::from_slice::<Value>(line) {
+            Ok(step @ Value::Object(_)) => steps.push(step),
+            Ok(_) => skipped.push(((i + 1) as u64, "the line is not a JSON object".to_owned())),
+            Err(e) => skipped.push(((i + 1) as u64, format!("the line is not valid JSON: {e}"))),
+        }
+    }
+    doc.insert("steps".into(), Value::Array(steps));
+    let mut read = read_trajectory(path, &doc, filter);
+    for session in &mut read.sessions {
+        session.skipped_lines += skipped.len() as u64;
+    }
+    read.skipped_lines += skipped.len() as u64;
+    read.warnings
+        .extend(skipped.into_iter().map(|(line, message)| SourceWarning {
+            path: path.to_owned(),
+            place: Place::Line(line),
+            message: format!("skipped: {message}"),
+        }));
+    Some(read)
 }
 
 /// A call's id, name and arguments, as the spec (`tool_call_id`, `function_name`) or a
@@ -297,5 +352,35 @@ fn fail(entry: &mut Entry, error: Option<String>) {
         entry.result.success = false;
         entry.result.exit_code = 1;
         entry.error = Some(error.into());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_streamed_trajectory_reads_as_its_document_and_counts_a_broken_line() {
+        let text = concat!(
+            r#"{"__header__":true,"schema_version":"ATIF-v1.4","session_id":"s","agent":{"name":"a"}}"#,
+            "\n",
+            r#"{"step_id":1,"timestamp":"2025-12-05T08:00:00Z","source":"user","message":"go"}"#,
+            "\n{not json\n",
+            r#"{"step_id":2,"timestamp":"2025-12-05T08:00:01Z","source":"agent","message":"done"}"#,
+            "\n"
+        );
+        let read = Atif
+            .read_bytes(
+                Path::new("t.atif.jsonl"),
+                text.as_bytes(),
+                &SessionFilter::All,
+            )
+            .unwrap();
+        assert_eq!(read.sessions.len(), 1);
+        assert_eq!(read.sessions[0].id, "s");
+        assert_eq!(read.sessions[0].entries.len(), 2);
+        assert_eq!(read.sessions[0].skipped_lines, 1);
+        assert_eq!(read.warnings.len(), 1);
+        assert!(matches!(read.warnings[0].place, Place::Line(3)));
     }
 }
