@@ -11,7 +11,7 @@ use crate::common;
 
 use std::path::{Path, PathBuf};
 
-use grade_engine::{GradeOptions, SessionFilter};
+use grade_engine::{GradeOptions, ReadOptions, SessionFilter};
 use serde_json::Value;
 
 fn root() -> PathBuf {
@@ -79,6 +79,81 @@ fn the_scripted_pack_grades_the_corpus_database_as_cleo_v1() {
     let db = dir.path().join("tasks.db");
     common::write_cleo_db(&root().join("tests/fixtures/conformance/audit.jsonl"), &db);
     assert_same_grades(&db);
+}
+
+/// A `tasks.db` read for what cleo-v1 and cleo-v2 read (issue 47: `duration_ms` and, of
+/// `details_json`, every key but the ones they name left unread; the error text not kept)
+/// grades every session of the corpus as the read that keeps everything, streamed and for
+/// named sessions; and as the scripted twin, whose scripts may read any param (`e.params`)
+/// and so read every row whole, as before.
+#[test]
+fn a_database_read_for_what_a_pack_reads_grades_as_the_whole_read_and_the_scripted_twin() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tasks.db");
+    common::write_cleo_db(&root().join("tests/fixtures/conformance/audit.jsonl"), &db);
+    let scripted = grade_engine::load_pack(
+        root()
+            .join("tests/packs/cleo-v1-scripted")
+            .to_str()
+            .unwrap(),
+        &[],
+    )
+    .unwrap();
+    assert!(
+        scripted.projection().keeps_all(),
+        "its scripts read e.params"
+    );
+    let options = GradeOptions {
+        now: 0,
+        explain: true,
+        references: None,
+    };
+    let grades = |pack: &grade_engine::CompiledPack, read: &ReadOptions, filter: &SessionFilter| {
+        grade_engine::run::map_source(
+            grade_engine::Registry::builtin(),
+            &db,
+            None,
+            filter,
+            read,
+            None,
+            |session| comparable(&pack.grade(&session, &options).unwrap()),
+        )
+        .unwrap()
+        .results
+    };
+    let some: SessionFilter = SessionFilter::only(
+        ["session-7-00001", "session-7-00115", "session-7-00256"].map(str::to_owned),
+    );
+    for id in ["cleo-v1", "cleo-v2"] {
+        let pack = grade_engine::load_pack(id, &[]).unwrap();
+        let projected = ReadOptions {
+            checked: pack.fields_read(),
+            kept: pack.projection(),
+            ..ReadOptions::default()
+        };
+        assert!(!projected.kept.keeps_all(), "{id}");
+        for filter in [&SessionFilter::All, &some] {
+            let whole = grades(&pack, &ReadOptions::default(), filter);
+            assert!(
+                whole.len() == 3 || whole.len() > 250,
+                "{id}: {}",
+                whole.len()
+            );
+            assert_eq!(grades(&pack, &projected, filter), whole, "{id}");
+            if id == "cleo-v1" {
+                let mut twin = grades(&scripted, &ReadOptions::default(), filter);
+                for r in &mut twin {
+                    // Its rules are scripts: the explanations say so, the scores do not.
+                    r.as_object_mut().unwrap().remove("explain");
+                }
+                let mut whole = whole;
+                for r in &mut whole {
+                    r.as_object_mut().unwrap().remove("explain");
+                }
+                assert_eq!(twin, whole);
+            }
+        }
+    }
 }
 
 /// Grades `sessions` twice with a pack whose scripts remember outcomes (the second pass

@@ -12,6 +12,7 @@ use rusqlite::{Connection, OptionalExtension};
 use rustc_hash::FxHashMap;
 use serde_json::Map;
 
+use super::cleo_jsonl::{Kept, KeptParams};
 use super::common::{
     Input, Place, ReadOptions, SessionFilter, SessionGroups, SourceError, SourceRead, SourceWarning,
 };
@@ -21,7 +22,7 @@ use super::stream::{Batch, Batches, Progress, SessionOrder, SessionTable, Stream
 use crate::entry::{
     Entry, MetaValue, Metadata, Origin, Outcome, Params, Session, SourceFile, Text,
 };
-use crate::field::FieldsRead;
+use crate::field::{FieldsRead, Projection};
 use crate::time::parse_timestamp;
 
 /// Columns the reader needs (those of [`ENTRY_COLUMNS`] from `domain` on, which the
@@ -73,13 +74,12 @@ impl SourceFormat for CleoDb {
         filter: &SessionFilter,
         options: &ReadOptions,
     ) -> Result<SourceRead, SourceError> {
-        let checked = options.checked;
         let ((mut sessions, lone), name) = match input {
-            Input::File(path) => (read_cleo_db(path, path, filter, checked)?, *path),
+            Input::File(path) => (read_cleo_db(path, path, filter, options)?, *path),
             // SQLite reads files: bytes from a pipe are kept in a temporary one meanwhile.
             Input::Bytes { name, bytes } => {
                 let spooled = Spooled::write(name, bytes)?;
-                let read = read_cleo_db(&spooled.path, name, filter, checked)
+                let read = read_cleo_db(&spooled.path, name, filter, options)
                     .map_err(|e| e.at_path(name))?;
                 (read, *name)
             }
@@ -114,7 +114,7 @@ impl SourceFormat for CleoDb {
             // Named sessions: one filtered scan holds just those sessions.
             SessionFilter::Only(_) => Ok(None),
             SessionFilter::All => {
-                let (table, batches) = open_stream(path, options.checked, progress)?;
+                let (table, batches) = open_stream(path, options, progress)?;
                 let order = Box::new(InstantOrder::default());
                 Ok(Some(Stream::new(table, batches, Some(order))))
             }
@@ -156,13 +156,15 @@ impl Drop for Spooled {
 }
 
 /// Reads the database at `path`; entries name `name` (the path, or what a spooled copy
-/// was given as) as the file they are in. Optional values are checked as `checked` asks.
+/// was given as) as the file they are in. Optional values are checked and kept as `options`
+/// ask.
 fn read_cleo_db(
     path: &Path,
     name: &Path,
     filter: &SessionFilter,
-    checked: FieldsRead,
+    options: &ReadOptions,
 ) -> Result<(Vec<Session>, LoneRows), SourceError> {
+    let (checked, kept) = (options.checked, Kept::new(&options.kept, options.checked));
     let sql_err = |source| explain(path, source);
     let db = ReadOnlyDb::new(path)?;
     let conn = db.connect()?;
@@ -171,7 +173,7 @@ fn read_cleo_db(
     let has_actor = column_names(&conn, path)?.iter().any(|c| c == "actor");
     let mut sql = format!(
         "SELECT {} FROM audit_log WHERE session_id IS NOT NULL",
-        entry_columns(has_actor)
+        entry_columns(has_actor, kept)
     );
     // The named sessions as one JSON array, however many: SQLite takes at most 32,766
     // parameters, and a `?` per id would refuse more sessions than that.
@@ -200,7 +202,7 @@ fn read_cleo_db(
     let mut lone = LoneRows::default();
     while let Some(row) = rows.next().map_err(sql_err)? {
         let rowid: i64 = row.get(0).map_err(sql_err)?;
-        let entry = map_row(row, file, checked, &mut lone).map_err(|(id, message)| {
+        let entry = map_row(row, file, (checked, kept), &mut lone).map_err(|(id, message)| {
             SourceError::BadRow {
                 path: path.to_owned(),
                 row: id.unwrap_or_else(|| format!("rowid {rowid}")),
@@ -389,15 +391,17 @@ fn sql_kind(value: rusqlite::types::ValueRef<'_>) -> String {
 }
 
 /// The columns `map_row` reads, in its order ([`ENTRY_COLUMNS`]); `actor` is `NULL` in a
-/// table written before CLEO had it.
-fn entry_columns(has_actor: bool) -> String {
+/// table written before CLEO had it. A column whose field `kept` leaves out is asked for as
+/// `NULL`, so that SQLite hands over no value of it: `duration_ms` unless durations are
+/// kept, `details_json` unless params are (a pack's [`crate::CompiledPack::projection`]).
+/// `error_message` is always read: an entry's exit code comes from it.
+fn entry_columns(has_actor: bool, kept: Kept<'_>) -> String {
     ENTRY_COLUMNS
-        .map(|c| {
-            if c == "actor" && !has_actor {
-                "NULL"
-            } else {
-                c
-            }
+        .map(|c| match c {
+            "actor" if !has_actor => "NULL",
+            "duration_ms" if !kept.duration() => "NULL",
+            "details_json" if matches!(kept.params(), KeptParams::Skipped) => "NULL",
+            c => c,
         })
         .join(", ")
 }
@@ -419,8 +423,13 @@ fn params_by_serde(json: &str) -> Result<(Params, bool), String> {
 }
 
 /// The params of a `details_json` value, as CLEO's reader parses them, and whether a lone
-/// surrogate was read as U+FFFD; the error says why the value holds none.
-fn details_params(value: rusqlite::types::ValueRef<'_>) -> Result<(Params, bool), String> {
+/// surrogate was read as U+FFFD; the error says why the value holds none. With `keys`, only
+/// those are built where the flat reader takes the value (and the rest skipped, checked as
+/// JSON); a value it leaves to serde is read whole.
+fn details_params(
+    value: rusqlite::types::ValueRef<'_>,
+    keys: Option<&[String]>,
+) -> Result<(Params, bool), String> {
     use rusqlite::types::ValueRef;
     let json = match value {
         ValueRef::Null => return Ok((Params::new(), false)),
@@ -432,7 +441,7 @@ fn details_params(value: rusqlite::types::ValueRef<'_>) -> Result<(Params, bool)
     match json {
         "" | "{}" => Ok((Params::new(), false)),
         // The flat objects CLEO writes, read without serde; anything else as serde reads it.
-        json => match super::cleo_jsonl::params_document(json) {
+        json => match super::cleo_jsonl::params_document(json, keys) {
             Some(params) => Ok((params, false)),
             None => params_by_serde(json),
         },
@@ -442,11 +451,13 @@ fn details_params(value: rusqlite::types::ValueRef<'_>) -> Result<(Params, bool)
 /// Maps a row (columns as [`entry_columns`] lists them) to an entry, as CLEO's
 /// `queryAudit` does. Only the texts an entry keeps are copied; `id` and `action` are read
 /// only when needed. `duration_ms` and `details_json` are checked only when `checked` names
-/// durations and params, as a CLEO log's `result.duration` and `params` are.
+/// durations and params, as a CLEO log's `result.duration` and `params` are; of the fields
+/// checked or kept, the entry holds what `kept` keeps (a pack's projection): the error text
+/// only when kept, and of params only the keys kept.
 fn map_row(
     row: &rusqlite::Row<'_>,
     file: SourceFile,
-    checked: FieldsRead,
+    (checked, kept): (FieldsRead, Kept<'_>),
     lone: &mut LoneRows,
 ) -> Result<Entry, RowError> {
     use rusqlite::types::ValueRef;
@@ -539,14 +550,20 @@ fn map_row(
     };
     let source = meta(12)?;
     let gateway = meta(13)?;
-    let error = owned(14)?;
+    // Read (and refused when it is no text) whatever is kept: the exit code comes from it.
+    let error = text(14)?;
 
     // Read as the JSONL log of the same entries reads `params`: a value that holds no params
     // (JSON of another kind, no JSON at all, a BLOB) is refused only by a pack that reads
     // params, and no params for one that does not. Unlike a log's line that is not JSON, the
     // row around it is whole: every other column is read, as a `duration_ms` of text is.
+    // Skipped params come as NULL (see `entry_columns`).
+    let keep_keys = match kept.params() {
+        KeptParams::Keys(keys) => Some(keys),
+        KeptParams::All | KeptParams::Skipped => None,
+    };
     let params = match row.get_ref(6) {
-        Ok(value) => match details_params(value) {
+        Ok(value) => match details_params(value, keep_keys) {
             Ok((params, replaced)) => {
                 if replaced {
                     lone.add(|| id().unwrap_or_else(|| rowid_name(row)));
@@ -560,11 +577,12 @@ fn map_row(
     };
     let exit_code = if success {
         0
-    } else if error.as_deref().is_some_and(names_not_found) {
+    } else if error.is_some_and(names_not_found) {
         EXIT_NOT_FOUND
     } else {
         1
     };
+    let error = error.filter(|_| kept.error()).map(Text::from);
     let metadata = Metadata {
         task_id: task_id
             .filter(|t| !matches!(t, Meta::Text("system" | "unknown")))
@@ -778,7 +796,7 @@ type Counted = (Vec<(String, u32)>, Vec<Chunk>);
 /// `rowid` ranges, and the rows cut into chunks that the second pass's batches read again.
 fn open_stream<'p>(
     path: &Path,
-    checked: FieldsRead,
+    options: &ReadOptions,
     progress: Option<Progress<'p>>,
 ) -> Result<(SessionTable, DbBatches<'p>), SourceError> {
     let sql_err = |source| explain(path, source);
@@ -869,7 +887,7 @@ fn open_stream<'p>(
     }
     let sql = format!(
         "SELECT {} FROM audit_log WHERE session_id IS NOT NULL AND rowid BETWEEN ?1 AND ?2 ORDER BY rowid",
-        entry_columns(has_actor)
+        entry_columns(has_actor, Kept::new(&options.kept, options.checked))
     );
     let total = chunks.iter().map(|c| u64::from(c.rows)).sum();
     Ok((
@@ -877,7 +895,8 @@ fn open_stream<'p>(
         DbBatches {
             path: path.to_owned(),
             file: SourceFile::named(path),
-            checked,
+            checked: options.checked,
+            kept: options.kept.clone(),
             pool,
             _db: db,
             sql,
@@ -899,6 +918,8 @@ struct DbBatches<'p> {
     file: SourceFile,
     /// The optional values to check ([`ReadOptions::checked`]).
     checked: FieldsRead,
+    /// What of each entry to keep ([`ReadOptions::kept`]).
+    kept: Projection,
     /// One connection per thread.
     pool: Vec<Mutex<Connection>>,
     /// Keeps a private copy of a WAL database alive while it is read.
@@ -946,14 +967,16 @@ impl Batches for DbBatches<'_> {
                 let mut entries = Vec::with_capacity(chunk.rows as usize);
                 let mut sessions = Vec::with_capacity(chunk.rows as usize);
                 let mut lone = LoneRows::default();
+                let read = (self.checked, Kept::new(&self.kept, self.checked));
                 while let Some(row) = rows.next().map_err(sql_err)? {
-                    let entry = map_row(row, self.file, self.checked, &mut lone).map_err(
-                        |(id, message)| SourceError::BadRow {
-                            path: path.clone(),
-                            row: id.unwrap_or_else(|| rowid_name(row)),
-                            message,
-                        },
-                    )?;
+                    let entry =
+                        map_row(row, self.file, read, &mut lone).map_err(|(id, message)| {
+                            SourceError::BadRow {
+                                path: path.clone(),
+                                row: id.unwrap_or_else(|| rowid_name(row)),
+                                message,
+                            }
+                        })?;
                     let Some(session) = table.lookup(&entry.session_id) else {
                         return Err(self.changed());
                     };

@@ -734,3 +734,126 @@ fn a_lone_surrogate_in_details_json_is_read_as_the_replacement_character() {
         .unwrap();
     assert_eq!(texts(&named.warnings), [wanted(1)]);
 }
+
+/// Rows of every kind a projection treats apart: params kept, skipped (nested, escaped, with
+/// an exponent serde must read, with a lone surrogate), none; durations; error texts, one
+/// naming a missing thing; successes and failures.
+fn database_for_projections(dir: &Path) -> PathBuf {
+    let path = database(
+        dir,
+        &[(1, "s"), (2, "s"), (3, "t"), (4, "s"), (5, "t"), (6, "u")],
+    );
+    execute(
+        &path,
+        r#"UPDATE audit_log SET details_json = '{"title":"A","description":"","parent":"T1","other":{"deep":[1,{"x":"y"}]},"q":"a\"b\\"}', duration_ms = 12 WHERE rowid = 1;
+           UPDATE audit_log SET details_json = '{"note":"caf\u00e9","title":"B"}', success = 0, error_message = 'E_NOT_FOUND: task T9' WHERE rowid = 2;
+           UPDATE audit_log SET details_json = '{"n":1e5,"title":"C"}', duration_ms = 1.5, success = 0, error_message = 'boom' WHERE rowid = 3;
+           UPDATE audit_log SET details_json = '{"title":"D","w":"\ud83d"}' WHERE rowid = 4;
+           UPDATE audit_log SET details_json = NULL, duration_ms = 7 WHERE rowid = 5;
+           UPDATE audit_log SET details_json = '{"taskId":"T3"}', success = 0, error_message = 'Task not found' WHERE rowid = 6"#,
+    );
+    path
+}
+
+/// Issue 47: a `tasks.db` read for a pack is read only for what it reads (`duration_ms` and
+/// `details_json` not asked of SQLite when not kept, of params only the keys kept, the error
+/// text kept only when read), and every field it keeps is what the read of everything gives,
+/// whole, streamed and for named sessions; exit codes, which come from the error text, too.
+#[test]
+fn a_read_for_a_projection_keeps_every_kept_field_as_the_whole_read_reads_it() {
+    use crate::field::{Field, Projection};
+    let dir = tempfile::tempdir().unwrap();
+    let path = database_for_projections(dir.path());
+    let sessions = |options: &ReadOptions| -> [Vec<Session>; 3] {
+        let whole = CleoDb
+            .read(&Input::File(&path), &SessionFilter::All, options)
+            .unwrap()
+            .sessions;
+        let streamed = drain(
+            CleoDb
+                .open_stream(&path, &SessionFilter::All, options, None)
+                .unwrap()
+                .unwrap(),
+        )
+        .unwrap();
+        let named = CleoDb
+            .read(
+                &Input::File(&path),
+                &SessionFilter::only(["t", "u"]),
+                options,
+            )
+            .unwrap()
+            .sessions;
+        [whole, streamed, named]
+    };
+    let everything = sessions(&ReadOptions::default());
+    assert_eq!(everything[0].len(), 3);
+    let title = Projection::of_field(&Field::Params(vec!["title".to_owned()]));
+    let projections = [
+        Projection::ALL,
+        crate::load_pack("cleo-v1", &[]).unwrap().projection(),
+        Projection::of_fields(FieldsRead::NONE),
+        Projection::of_fields(FieldsRead::EXIT_CODE.with(FieldsRead::METADATA)),
+        title.clone(),
+        title.with(&Projection::of_fields(
+            FieldsRead::ERROR.with(FieldsRead::DURATION),
+        )),
+    ];
+    for kept in projections {
+        let options = ReadOptions {
+            checked: kept.fields(),
+            kept: kept.clone(),
+            ..ReadOptions::default()
+        };
+        let skim = Kept::new(&kept, options.checked);
+        for (read, all) in sessions(&options).iter().zip(&everything) {
+            assert_eq!(read.len(), all.len(), "{kept:?}");
+            for (a, b) in read.iter().zip(all) {
+                assert_eq!(a.id, b.id);
+                let project = |s: &Session| -> Vec<Entry> {
+                    s.entries
+                        .iter()
+                        .map(|e| crate::source::cleo_jsonl::projected(e, skim))
+                        .collect()
+                };
+                assert_eq!(project(a), project(b), "{kept:?}");
+                // What is not kept is not built (params a skim declines are read whole).
+                for e in &a.entries {
+                    assert!(skim.duration() || e.result.duration == 0.0, "{kept:?}");
+                    assert!(skim.error() || e.error.is_none(), "{kept:?}");
+                    if matches!(skim.params(), KeptParams::Skipped) {
+                        assert!(e.params.is_empty(), "{kept:?}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// What SQLite is asked for: a column no field kept reads is asked for as `NULL`, so SQLite
+/// hands over no value of it.
+#[test]
+fn columns_of_fields_a_projection_leaves_out_are_not_asked_of_sqlite() {
+    use crate::field::Projection;
+    let columns = |kept: &Projection| entry_columns(true, Kept::new(kept, kept.fields()));
+    let all = columns(&Projection::ALL);
+    assert!(
+        all.contains("details_json") && all.contains("duration_ms"),
+        "{all}"
+    );
+    let none = columns(&Projection::of_fields(FieldsRead::NONE));
+    assert!(
+        !none.contains("details_json") && !none.contains("duration_ms"),
+        "{none}"
+    );
+    assert!(
+        none.contains("error_message"),
+        "exit codes come from it: {none}"
+    );
+    let cleo = columns(&crate::load_pack("cleo-v1", &[]).unwrap().projection());
+    assert!(
+        cleo.contains("details_json") && !cleo.contains("duration_ms"),
+        "{cleo}"
+    );
+    assert_eq!(none.split(", ").count(), ENTRY_COLUMNS.len(), "{none}");
+}

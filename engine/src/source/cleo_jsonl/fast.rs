@@ -39,14 +39,14 @@ pub(super) fn read(line: &str) -> Option<RawEntry> {
 /// to read, and the second names where an entry came from (`toolUseId`) and where its
 /// scores go (`traceId`), which outputs read beside the packs.
 #[derive(Clone, Copy)]
-pub(super) struct Kept<'k> {
+pub(in crate::source) struct Kept<'k> {
     duration: bool,
     error: bool,
     params: KeptParams<'k>,
 }
 
 #[derive(Clone, Copy)]
-enum KeptParams<'k> {
+pub(in crate::source) enum KeptParams<'k> {
     All,
     /// These first-level keys only (whose values must be scalars, or the line is left to
     /// serde as before).
@@ -65,7 +65,7 @@ impl<'k> Kept<'k> {
 
     /// What `kept` keeps, and what `checked` checks the type of (which must be read to be
     /// refused when it is of the wrong type).
-    pub(super) fn new(kept: &'k Projection, checked: FieldsRead) -> Kept<'k> {
+    pub(in crate::source) fn new(kept: &'k Projection, checked: FieldsRead) -> Kept<'k> {
         let fields = kept.fields().with(checked);
         Kept {
             duration: fields.contains(FieldsRead::DURATION),
@@ -76,6 +76,21 @@ impl<'k> Kept<'k> {
                 None => KeptParams::All,
             },
         }
+    }
+
+    /// Whether `result.duration` is built.
+    pub(in crate::source) fn duration(self) -> bool {
+        self.duration
+    }
+
+    /// Whether `error` is built.
+    pub(in crate::source) fn error(self) -> bool {
+        self.error
+    }
+
+    /// What of `params` is built.
+    pub(in crate::source) fn params(self) -> KeptParams<'k> {
+        self.params
     }
 }
 
@@ -137,9 +152,14 @@ pub(super) fn read_kept(line: &str, kept: Kept<'_>) -> Option<RawEntry> {
 
 /// A JSON document that is a params object, or `null` (no params), as serde reads it into
 /// `Option<Params>`; `None` to leave it to serde. What `tasks.db` keeps in `details_json`.
-pub(crate) fn params_document(text: &str) -> Option<Params> {
+/// With `keys`, only those keys are built, and the other values skipped as a line's are
+/// (checked as JSON, and declined where the skim does not vouch for them).
+pub(crate) fn params_document(text: &str, keys: Option<&[String]>) -> Option<Params> {
     let mut c = Cursor { text, at: 0 };
-    let params = c.params()?;
+    let params = match keys {
+        None => c.params()?,
+        Some(keys) => c.params_keeping(keys)?,
+    };
     c.skip_whitespace();
     if c.at != text.len() {
         return None;
@@ -761,7 +781,10 @@ pub(crate) fn projected_agrees_with_serde(
 
 /// What `kept` keeps of `entry`.
 #[cfg(any(test, feature = "fuzzing"))]
-fn projected(entry: &crate::entry::Entry, kept: Kept<'_>) -> crate::entry::Entry {
+pub(in crate::source) fn projected(
+    entry: &crate::entry::Entry,
+    kept: Kept<'_>,
+) -> crate::entry::Entry {
     let mut entry = entry.clone();
     if !kept.duration {
         entry.result.duration = 0.0;
@@ -830,14 +853,32 @@ pub(crate) fn projection_agrees_with_serde(line: &str, a: u8, b: u8) -> Result<b
 }
 
 /// Whether [`params_document`] took `text` (`Ok(false)` when it left it to serde), and, if it
-/// did, that serde reads the same params from it; what the tests and the `cleo_line` fuzz
-/// target check.
+/// did, that serde reads the same params from it; and that, read keeping only some keys (as
+/// a `tasks.db` is read for a pack that names them), a document taken is one serde takes,
+/// with the same values of those keys. What the tests and the `cleo_line` fuzz target check.
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn params_agree_with_serde(text: &str) -> Result<bool, String> {
-    let Some(fast) = params_document(text) else {
+    let serde = || serde_json::from_str::<Option<Params>>(text);
+    let keys = ["title", "a", "x"].map(str::to_owned);
+    if let Some(kept) = params_document(text, Some(&keys)) {
+        let by_serde = serde().map(|serde| {
+            serde
+                .unwrap_or_default()
+                .iter()
+                .filter(|(k, _)| keys.iter().any(|key| key == k))
+                .map(|(k, v)| (k, v.clone()))
+                .collect::<Params>()
+        });
+        if by_serde.as_ref().ok() != Some(&kept) {
+            return Err(format!(
+                "{text:?} keeping {keys:?}\nfast:  {kept:?}\nserde: {by_serde:?}"
+            ));
+        }
+    }
+    let Some(fast) = params_document(text, None) else {
         return Ok(false);
     };
-    match serde_json::from_str::<Option<Params>>(text) {
+    match serde() {
         Ok(serde) if serde.clone().unwrap_or_default() == fast => Ok(true),
         serde => Err(format!("{text:?}\nfast:  {fast:?}\nserde: {serde:?}")),
     }

@@ -13,11 +13,13 @@ mod raw;
 mod repeated;
 mod skim;
 
-pub(super) use fast::params_document;
+#[cfg(test)]
+pub(super) use fast::projected;
 #[cfg(feature = "fuzzing")]
 pub(crate) use fast::projection_agrees_with_serde;
 #[cfg(feature = "fuzzing")]
 pub(crate) use fast::{agrees_with_serde, params_agree_with_serde};
+pub(super) use fast::{params_document, Kept, KeptParams};
 #[cfg(feature = "fuzzing")]
 pub(crate) use skim::skim_agrees_with_parse;
 
@@ -545,7 +547,7 @@ where
 }
 
 /// The kept entries of a parsed chunk and what was kept beside them, piece by piece.
-type Kept<K> = Vec<(Vec<Entry>, Vec<K>)>;
+type KeptPieces<K> = Vec<(Vec<Entry>, Vec<K>)>;
 
 /// The kept entries of a parsed chunk, piece by piece in file order, and the lines it
 /// skipped, its lines that repeat a field added to `repeats`; or the error of its first bad
@@ -554,7 +556,7 @@ fn unwrap_pieces<K>(
     parsed: Vec<(u64, Piece<K>)>,
     path: &Path,
     notes: &mut Notes,
-) -> Result<(Kept<K>, Vec<SkippedLine>), SourceError> {
+) -> Result<(KeptPieces<K>, Vec<SkippedLine>), SourceError> {
     let mut out = Vec::with_capacity(parsed.len());
     let mut skipped = Vec::new();
     for (before, piece) in parsed {

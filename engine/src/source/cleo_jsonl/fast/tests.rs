@@ -477,7 +477,11 @@ fn generated_params_documents_exercise_both_readers() {
         ("{\"a\": [1]}", None),
         ("[]", None),
     ] {
-        assert_eq!(params_document(text).map(|p| p.len()), expected, "{text}");
+        assert_eq!(
+            params_document(text, None).map(|p| p.len()),
+            expected,
+            "{text}"
+        );
     }
 }
 
