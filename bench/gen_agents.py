@@ -94,7 +94,8 @@ def renamed(fmt, name, text, n):
     if fmt == "gemini-cli":
         return keyed(text, "sessionId", n)
     if fmt == "openhands":
-        return keyed(text, "instance_id", n)
+        # The resolver's output names a session by its issue (`owner/repo#number`).
+        return keyed(keyed(text, "instance_id", n), "repo", n)
     if fmt == "inspect-ai":
         return keyed(keyed(text, "task_id", n), "run_id", n)
     if fmt == "atif":
