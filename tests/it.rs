@@ -12,6 +12,7 @@
 mod common;
 mod stand_in;
 
+mod agent_verdicts;
 mod calibrate;
 mod ci_formats;
 mod claude_code;
