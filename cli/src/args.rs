@@ -242,7 +242,7 @@ const ALLOW_PLUGINS_ID: &str = "allow_plugins";
 impl Cli {
     /// The usage `grade` alone prints (on stderr, exit 2: it grades nothing), also when the
     /// environment gives a flag (`GRADE_RUBRIC_PATH`). Not clap's `arg_required_else_help`
-    /// on the struct: `grade mcp` parses `grade` alone for its defaults.
+    /// on the struct: the plan's tests parse `grade` alone for its defaults.
     pub fn bare_usage() -> Option<String> {
         use clap::CommandFactory;
         use std::io::IsTerminal;
@@ -307,36 +307,6 @@ impl Cli {
         }
         Ok(cli)
     }
-
-    pub fn rubric_search_path(&self) -> Vec<PathBuf> {
-        self.packs.search.rubric_path.clone()
-    }
-
-    /// The plugin policy of the command line; a refusal names the flag that allows plugins.
-    pub fn plugin_policy(&self) -> grade_engine::plugin::PluginPolicy {
-        self.packs.policy()
-    }
-
-    /// `--source-format`: a built-in format, or the name of one a plugin reads (checked once
-    /// the pack and its plugins are loaded).
-    pub fn source_format(&self) -> SourceFormatChoice {
-        if self.source_format == AUTO_FORMAT {
-            return SourceFormatChoice::Auto;
-        }
-        match grade_engine::source::Registry::builtin().get(&self.source_format) {
-            Some(format) => SourceFormatChoice::Builtin(format.clone()),
-            None => SourceFormatChoice::Plugin(self.source_format.clone()),
-        }
-    }
-}
-
-/// What `--source-format` asks for.
-#[derive(Debug, Clone)]
-pub enum SourceFormatChoice {
-    Auto,
-    Builtin(std::sync::Arc<dyn grade_engine::SourceFormat>),
-    /// Not a built-in name: a format of one of the pack's plugins, or a mistake.
-    Plugin(String),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -7,19 +7,18 @@ use grade_engine::source::SourceFormat;
 use grade_engine::GradeResult;
 use serde_json::Value;
 
-use crate::args::Cli;
 use crate::error::CliError;
 
 /// Where a grading run records its results: `--grades FILE` when given; CLEO's history file
 /// (`.cleo/metrics/GRADES.jsonl`) for a CLEO source, as CLEO's grader does; nowhere for
 /// other sources (a Claude Code transcript's grades do not belong in CLEO's history) or
 /// with `--no-record`.
-pub fn destination(cli: &Cli, cleo_source: bool) -> Option<PathBuf> {
-    if cli.no_record {
+pub fn destination(grades: Option<&Path>, no_record: bool, cleo_source: bool) -> Option<PathBuf> {
+    if no_record {
         return None;
     }
-    match &cli.grades {
-        Some(path) => Some(path.clone()),
+    match grades {
+        Some(path) => Some(path.to_owned()),
         None if cleo_source => Some(PathBuf::from(crate::DEFAULT_GRADES)),
         None => None,
     }

@@ -6,49 +6,45 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use grade_engine::judgment::Judgment;
 use grade_engine::run::{Outcome, SourceRun};
 use grade_engine::sink::langfuse::{LangfuseScores, ScoreBody};
 use grade_engine::sink::{self, Counted, JsonDocument, JsonLines, RowFormat, Rows, Tally};
-use grade_engine::{
-    CompiledPack, EvalError, GradeOptions, GradeResult, Session, SessionFilter, SourceFormat,
-};
+use grade_engine::{CompiledPack, EvalError, GradeResult, Session, SessionFilter, SourceFormat};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::args::{Cli, EmitTarget, Format, GradeFormat};
+use crate::args::{Format, GradeFormat};
 use crate::error::CliError;
 use crate::held::{HeldError, HeldOutput};
 use crate::plan::GradePlan;
-use crate::{grades, http, input, judge, langfuse, render, summary, write_stdout};
+use crate::{grades, http, judge, langfuse, render, summary, write_stdout};
 
 /// Grades as planned, then renders, records and reports.
-pub fn run(cli: &Cli, plan: &GradePlan) -> Result<(), CliError> {
+pub fn run(plan: &GradePlan) -> Result<(), CliError> {
     let (outcomes, sessions, skipped) = match &plan.stream_as {
         Some(format) => {
-            let done = stream(cli, plan, format.as_ref())?;
+            let done = stream(plan, format.as_ref())?;
             report_skipped(done.skipped, &plan.source.path);
-            report_nothing_graded(cli, done.total, &plan.source.path)?;
-            write_page(cli, done.page)?;
+            report_nothing_graded(plan, done.total)?;
+            write_page(plan, done.page)?;
             finish(done.failed, done.total)?;
             return done.floor.map_or(Ok(()), summary::Floor::check);
         }
         None => {
             let mut warn = |warning: String| crate::warn(&warning);
-            if cli.print_prompt {
-                let (sessions, _) = crate::sessions::named_sessions(cli, &plan.source, &mut warn)?;
-                // The plan refused the formats only results are written in.
-                let format = cli.format.plain().unwrap_or(Format::Human);
+            if let Some(format) = plan.output.print_prompt {
+                let (sessions, _) =
+                    crate::sessions::named_sessions(&plan.selection, &plan.source, &mut warn)?;
                 return print_prompts(&plan.pack, &sessions, format);
             }
             let streamed = match &plan.stream_named {
-                Some(format) => stream_named(cli, plan, format.as_ref(), &mut warn)?,
+                Some(format) => stream_named(plan, format.as_ref(), &mut warn)?,
                 None => None,
             };
             match streamed {
                 // Only `--emit` and `--push` read the sessions again, and they are not streamed.
                 Some((outcomes, skipped)) => (outcomes, Vec::new(), skipped),
                 None => {
-                    let graded = grade_named(cli, plan, &mut warn)?;
+                    let graded = grade_named(plan, &mut warn)?;
                     (graded.outcomes, graded.sessions, graded.skipped)
                 }
             }
@@ -56,21 +52,21 @@ pub fn run(cli: &Cli, plan: &GradePlan) -> Result<(), CliError> {
     };
     let (mut results, failed) = report_failures(outcomes);
     let total = results.len() + failed;
-    let page = cli.html.as_ref().map(|_| {
+    let page = plan.output.html.as_ref().map(|_| {
         let mut page = crate::report::for_run(plan);
         results.iter().for_each(|r| page.add(r));
         page
     });
     // `--html` keeps each rule's trace for the page; the output has it only with `--explain`.
-    if !cli.explain {
+    if !plan.output.explain {
         results.iter_mut().for_each(|r| r.explain = None);
     }
-    deliver(cli, plan, &results, &sessions)?;
+    deliver(plan, &results, &sessions)?;
     report_skipped(skipped, &plan.source.path);
-    report_nothing_graded(cli, total, &plan.source.path)?;
-    write_page(cli, page)?;
+    report_nothing_graded(plan, total)?;
+    write_page(plan, page)?;
     finish(failed, total)?;
-    match cli.fail_under {
+    match plan.output.fail_under {
         Some(threshold) => summary::check_floor(&results, threshold),
         None => Ok(()),
     }
@@ -79,16 +75,12 @@ pub fn run(cli: &Cli, plan: &GradePlan) -> Result<(), CliError> {
 /// `--all` over a source without sessions (an empty log, the wrong file) prints no result:
 /// said on stderr, so that nobody takes the silence for a clean run, and a `--fail-under`
 /// gate that checked nothing fails (a CI job pointed at the wrong file must not pass).
-fn report_nothing_graded(
-    cli: &Cli,
-    total: usize,
-    source: &std::path::Path,
-) -> Result<(), CliError> {
-    if !(cli.all && total == 0) {
+fn report_nothing_graded(plan: &GradePlan, total: usize) -> Result<(), CliError> {
+    if !(plan.selection.all && total == 0) {
         return Ok(());
     }
-    let nothing = grade_engine::run::no_sessions(source);
-    if cli.fail_under.is_some() {
+    let nothing = grade_engine::run::no_sessions(plan.source_path());
+    if plan.output.fail_under.is_some() {
         return Err(CliError::CheckFailed(format!(
             "`--fail-under` checked no session: {nothing}"
         )));
@@ -110,20 +102,12 @@ pub struct GradedSessions {
 /// Reads the sessions the command line names from the planned source and grades them
 /// (with their judgments): what `grade` and `grade mcp`'s `grade` tool both do.
 pub fn grade_named(
-    cli: &Cli,
     plan: &GradePlan,
     warn: &mut dyn FnMut(String),
 ) -> Result<GradedSessions, CliError> {
     let (sessions, skipped, files) =
-        crate::sessions::named_sessions_files(cli, &plan.source, warn)?;
-    let mut outcomes = grade_sessions(
-        cli,
-        &plan.pack,
-        &sessions,
-        &plan.source.path,
-        &plan.options,
-        warn,
-    )?;
+        crate::sessions::named_sessions_files(&plan.selection, &plan.source, warn)?;
+    let mut outcomes = grade_sessions(plan, &sessions, warn)?;
     // A run of several files names each result's.
     if !files.is_empty() {
         for result in outcomes.iter_mut().flatten() {
@@ -155,13 +139,12 @@ struct NamedGraded {
 /// the whole source into memory first. `None` when lines were skipped: which sessions they
 /// were may be unknown, and only the whole read counts those (it is then done instead).
 fn stream_named(
-    cli: &Cli,
     plan: &GradePlan,
     format: &dyn SourceFormat,
     warn: &mut dyn FnMut(String),
 ) -> Result<Option<(Vec<Outcome>, u64)>, CliError> {
     let mut mentions: HashMap<&str, usize> = HashMap::new();
-    for id in &cli.sessions {
+    for id in &plan.selection.named {
         *mentions.entry(id).or_default() += 1;
     }
     let (pack, options) = (&plan.pack, &plan.options);
@@ -169,7 +152,7 @@ fn stream_named(
         &plan.source.registry,
         &plan.source.path,
         Some(format),
-        &SessionFilter::only(cli.sessions.iter().cloned()),
+        &SessionFilter::only(plan.selection.named.iter().cloned()),
         &plan.source.read,
         None,
         |session| {
@@ -199,7 +182,7 @@ fn stream_named(
     }
     let mut graded: HashMap<String, NamedGraded> = mapped.results.into_iter().collect();
     crate::sessions::refuse_missing(
-        cli,
+        &plan.selection,
         &plan.source,
         graded
             .iter()
@@ -208,8 +191,8 @@ fn stream_named(
         0,
     )?;
     let mut warned = HashSet::new();
-    let mut outcomes = Vec::with_capacity(cli.sessions.len());
-    for id in &cli.sessions {
+    let mut outcomes = Vec::with_capacity(plan.selection.named.len());
+    for id in &plan.selection.named {
         let slot = graded.get_mut(id);
         if slot.as_ref().is_none_or(|g| g.empty) && warned.insert(id) {
             warn(grade_engine::named::empty_session_warning(
@@ -268,30 +251,29 @@ fn report_failures(outcomes: Vec<Outcome>) -> (Vec<GradeResult>, usize) {
 /// closed pipe) leaves no grade behind that nobody saw. The grades file is opened first, so
 /// one that cannot be written fails the run before anything is printed.
 fn deliver(
-    cli: &Cli,
     plan: &GradePlan,
     results: &[GradeResult],
     sessions: &[Session],
 ) -> Result<(), CliError> {
-    let scores = if cli.emit.is_some() || cli.push.is_some() {
-        score_bodies(cli, &plan.pack, results, sessions)?
+    let scores = if plan.output.emit || plan.output.push {
+        score_bodies(plan, results, sessions)?
     } else {
         Vec::new()
     };
     let mut out = Vec::new();
-    if let Some(EmitTarget::Langfuse) = cli.emit {
+    if plan.output.emit {
         for body in &scores {
             serde_json::to_writer(&mut out, body).map_err(CliError::Json)?;
             out.push(b'\n');
         }
     } else {
-        render_results(&mut out, results, plan, cli)?;
+        render_results(&mut out, results, plan)?;
     }
     let recorder = match &plan.record_to {
-        Some(path) => Some(grades::Recorder::open(path, cli.grades.is_none())?),
+        Some(path) => Some(grades::Recorder::open(path, plan.default_grades)?),
         None => None,
     };
-    write_output(cli, out)?;
+    write_output(plan, out)?;
     // A run whose output its reader closed records no grade that nobody saw.
     let recorder = recorder.filter(|_| !crate::output_closed());
     if let (Some(recorder), Some(path)) = (recorder, &plan.record_to) {
@@ -305,7 +287,7 @@ fn deliver(
             ));
         }
     }
-    if let Some(EmitTarget::Langfuse) = cli.push {
+    if plan.output.push {
         push_scores(&scores)?;
     }
     Ok(())
@@ -333,12 +315,12 @@ fn push_scores(scores: &[ScoreBody]) -> Result<(), CliError> {
 
 /// The Langfuse score bodies of graded sessions, in order (the engine's sink).
 fn score_bodies(
-    cli: &Cli,
-    pack: &CompiledPack,
+    plan: &GradePlan,
     results: &[GradeResult],
     sessions: &[Session],
 ) -> Result<Vec<ScoreBody>, CliError> {
-    let config_ids = match &cli.config_ids {
+    let pack = &plan.pack;
+    let config_ids = match &plan.output.config_ids {
         Some(path) => langfuse::read_config_ids(path)?,
         None => Default::default(),
     };
@@ -356,27 +338,26 @@ fn render_results(
     out: &mut Vec<u8>,
     results: &[GradeResult],
     plan: &GradePlan,
-    cli: &Cli,
 ) -> Result<(), CliError> {
     let pack = &plan.pack;
     if let Some(rows) = &plan.rows {
         sink::write_all(&mut Rows::new(&mut *out, rows.as_ref()), results)?;
         return Ok(());
     }
-    match cli.format {
+    match plan.output.format {
         GradeFormat::Jsonl => sink::write_all(&mut JsonLines::new(&mut *out), results)?,
         GradeFormat::Json => sink::write_all(&mut JsonDocument::new(&mut *out), results)?,
         // Written by the row sink above.
         GradeFormat::Csv | GradeFormat::Junit | GradeFormat::Markdown => {}
         GradeFormat::Human => {
-            let color = report_color(cli);
+            let color = plan.output.color;
             for (i, r) in results.iter().enumerate() {
                 if i > 0 {
                     out.push(b'\n');
                 }
                 out.extend_from_slice(render::report(r, pack, color).as_bytes());
             }
-            if cli.all && !results.is_empty() {
+            if plan.selection.all && !results.is_empty() {
                 let bands: Vec<String> = pack.bands.iter().map(|b| b.grade.clone()).collect();
                 out.push(b'\n');
                 out.extend_from_slice(summary::summary(results, &bands).as_bytes());
@@ -386,20 +367,11 @@ fn render_results(
     Ok(())
 }
 
-/// Whether human reports are coloured: a file named by `--output` gets colour only when
-/// asked for.
-fn report_color(cli: &Cli) -> bool {
-    match (&cli.output, cli.color) {
-        (Some(_), crate::args::ColorChoice::Auto) => false,
-        (_, choice) => render::use_color(choice),
-    }
-}
-
 /// Writes results where `--output` says, or to standard output.
-fn write_output(cli: &Cli, bytes: Vec<u8>) -> Result<(), CliError> {
+fn write_output(plan: &GradePlan, bytes: Vec<u8>) -> Result<(), CliError> {
     let mut held = HeldOutput::new(usize::MAX);
     held.write(bytes.into_boxed_slice());
-    write_held(cli, held, &[], &mut |_| {})
+    write_held(plan, held, &[], &mut |_| {})
 }
 
 /// A result as a line of `--format jsonl`.
@@ -423,8 +395,11 @@ fn json_line(result: &GradeResult) -> Result<Box<[u8]>, CliError> {
 }
 
 /// Writes the page of `--html`, once the results are out (a failed gate still gets its page).
-fn write_page(cli: &Cli, page: Option<crate::report::ReportBuilder>) -> Result<(), CliError> {
-    match (page, &cli.html) {
+fn write_page(
+    plan: &GradePlan,
+    page: Option<crate::report::ReportBuilder>,
+) -> Result<(), CliError> {
+    match (page, &plan.output.html) {
         (Some(page), Some(path)) => crate::report::write_page(page, path),
         _ => Ok(()),
     }
@@ -599,34 +574,38 @@ struct Delivery {
 }
 
 impl Delivery {
-    fn new(cli: &Cli, plan: &GradePlan) -> Self {
+    fn new(plan: &GradePlan) -> Self {
         Delivery {
             held: HeldOutput::new(plan.held_budget),
-            format: cli.format,
+            format: plan.output.format,
             tally: plan.rows.as_ref().map(|rows| Tally::new(rows.pass_at())),
             document: JsonDocument::new(Vec::new()),
             taken: 0,
             record: (plan.record_to.as_deref())
-                .map(|path| grades::Recorder::deferred(path, cli.grades.is_none())),
-            summary: (cli.format == GradeFormat::Human).then(summary::Summary::default),
-            floor: cli.fail_under.map(summary::Floor::new),
-            page: cli.html.as_ref().map(|_| crate::report::for_run(plan)),
+                .map(|path| grades::Recorder::deferred(path, plan.default_grades)),
+            summary: (plan.output.format == GradeFormat::Human).then(summary::Summary::default),
+            floor: plan.output.fail_under.map(summary::Floor::new),
+            page: plan
+                .output
+                .html
+                .as_ref()
+                .map(|_| crate::report::for_run(plan)),
             error: None,
         }
     }
 
     /// What each result is rendered for, by the thread that grades it.
-    fn renders<'a>(&self, cli: &Cli, plan: &'a GradePlan) -> Renders<'a> {
+    fn renders<'a>(&self, plan: &'a GradePlan) -> Renders<'a> {
         Renders {
             format: self.format,
             rows: plan.rows.as_deref(),
-            color: report_color(cli),
+            color: plan.output.color,
             pack: &plan.pack,
             record: self.record.is_some(),
             summary: self.summary.is_some(),
             floor: self.floor.as_ref().map(summary::Floor::threshold),
             page: self.page.is_some(),
-            explain: cli.explain,
+            explain: plan.output.explain,
         }
     }
 
@@ -687,7 +666,7 @@ impl Delivery {
 
     /// Ends the output (the JSON document's close, the summary after a whole source) and
     /// opens the grades file, once every result is in and the source read cleanly.
-    fn close(&mut self, cli: &Cli, plan: &GradePlan) -> Result<(), CliError> {
+    fn close(&mut self, plan: &GradePlan) -> Result<(), CliError> {
         if let Some(err) = self.error.take() {
             return Err(err);
         }
@@ -707,7 +686,11 @@ impl Delivery {
                 self.hold_document();
             }
             GradeFormat::Human => {
-                if let Some(summary) = self.summary.take().filter(|s| cli.all && !s.is_empty()) {
+                if let Some(summary) = self
+                    .summary
+                    .take()
+                    .filter(|s| plan.selection.all && !s.is_empty())
+                {
                     let bands: Vec<String> = pack.bands.iter().map(|b| b.grade.clone()).collect();
                     let text = format!("\n{}", summary.render(&bands));
                     self.held.write(text.into_bytes().into_boxed_slice());
@@ -724,7 +707,7 @@ impl Delivery {
 /// Copies held output where `--output` says, or to standard output; at each of `marks` (a
 /// position in the output) `at_mark` says what belongs there on stderr.
 fn write_held(
-    cli: &Cli,
+    plan: &GradePlan,
     held: HeldOutput,
     marks: &[u64],
     at_mark: &mut dyn FnMut(usize),
@@ -733,7 +716,7 @@ fn write_held(
         dir: std::env::temp_dir(),
         source,
     };
-    match &cli.output {
+    match &plan.output.to {
         Some(path) => {
             let fail = |source| CliError::Output {
                 path: path.clone(),
@@ -763,7 +746,7 @@ fn write_held(
 /// delivering each result as soon as the sessions before it are graded; the output goes
 /// out, and is recorded, only once the source has read cleanly (a late bad line prints
 /// nothing).
-fn stream(cli: &Cli, plan: &GradePlan, format: &dyn SourceFormat) -> Result<Streamed, CliError> {
+fn stream(plan: &GradePlan, format: &dyn SourceFormat) -> Result<Streamed, CliError> {
     let bar = progress_bar();
     let report = |done: u64, total: u64| {
         if let Some(bar) = &bar {
@@ -785,8 +768,8 @@ fn stream(cli: &Cli, plan: &GradePlan, format: &dyn SourceFormat) -> Result<Stre
     let lines_only = plan.lines_only;
     let pack = &plan.pack;
     let source = &plan.source;
-    let mut delivery = Delivery::new(cli, plan);
-    let renders = delivery.renders(cli, plan);
+    let mut delivery = Delivery::new(plan);
+    let renders = delivery.renders(plan);
     // Each result is rendered by the thread that graded it for every place it goes.
     let then = |outcome: Outcome| -> Result<Graded, Box<CliError>> {
         Ok(match outcome {
@@ -842,7 +825,7 @@ fn stream(cli: &Cli, plan: &GradePlan, format: &dyn SourceFormat) -> Result<Stre
         failures.iter().for_each(|(_, err)| failure(err));
         Vec::new()
     };
-    delivery.close(cli, plan)?;
+    delivery.close(plan)?;
     let Delivery {
         held,
         record,
@@ -850,7 +833,7 @@ fn stream(cli: &Cli, plan: &GradePlan, format: &dyn SourceFormat) -> Result<Stre
         page,
         ..
     } = delivery;
-    write_held(cli, held, &marks, &mut |i| failure(&failures[i].1))?;
+    write_held(plan, held, &marks, &mut |i| failure(&failures[i].1))?;
     // A run whose output its reader closed records no grade that nobody saw.
     let record = record.filter(|_| !crate::output_closed());
     if let (Some(record), Some(path)) = (record, &plan.record_to) {
@@ -889,14 +872,11 @@ fn progress_bar() -> Option<ProgressBar> {
 /// Grades `sessions` in parallel, each with its judgment when the command line asks for
 /// one; a session graded without entries or judgment is worth a warning (once).
 pub(crate) fn grade_sessions(
-    cli: &Cli,
-    pack: &CompiledPack,
+    plan: &GradePlan,
     sessions: &[Session],
-    source: &Path,
-    options: &GradeOptions,
     warn: &mut dyn FnMut(String),
 ) -> Result<Vec<Result<GradeResult, EvalError>>, CliError> {
-    let judgments = judgments(cli, pack, sessions)?;
+    let judgments = judge::judgments(&plan.judging, &plan.pack, sessions)?;
     if judgments.iter().all(Option::is_none) {
         let mut warned = HashSet::new();
         for s in sessions
@@ -905,130 +885,16 @@ pub(crate) fn grade_sessions(
         {
             warn(grade_engine::named::empty_session_warning(
                 &render::escape_controls(&s.id),
-                source,
+                plan.source_path(),
             ));
         }
     }
     Ok(grade_engine::run::grade_sessions(
-        pack, sessions, &judgments, options,
+        &plan.pack,
+        sessions,
+        &judgments,
+        &plan.options,
     ))
-}
-
-/// One judgment per session: from `--judgment`, from `--judge-cmd`, or none.
-fn judgments(
-    cli: &Cli,
-    pack: &CompiledPack,
-    sessions: &[Session],
-) -> Result<Vec<Option<Judgment>>, CliError> {
-    if let Some(path) = &cli.judgment {
-        let io = |source| CliError::Io {
-            path: path.clone(),
-            source,
-        };
-        let text = input::read_text(path, input::MAX_DOCUMENT, "judgment")
-            .map_err(io)?
-            .ok_or_else(|| input::missing("judgment", path))?;
-        let origin = if path.as_os_str() == "-" {
-            "stdin".to_owned()
-        } else {
-            path.display().to_string()
-        };
-        return Ok(vec![Some(grade_engine::judgment::parse_judgment(
-            &text, &origin, pack,
-        )?)]);
-    }
-    let judges = judges_of(cli)?;
-    if judges.is_empty() {
-        return Ok(vec![None; sessions.len()]);
-    }
-    if cli.agreement.is_some() && cli.judge_runs < 2 && judges.len() < 2 {
-        return Err(CliError::Usage(
-            "`--agreement` reports how repeated runs or a panel's judges agree: give `--judge-runs 2` or more, or a second judge"
-                .to_owned(),
-        ));
-    }
-    let options = judge::Options {
-        runs: cli.judge_runs as usize,
-        jobs: cli.judge_jobs as usize,
-        timeout: std::time::Duration::from_secs(cli.judge_timeout),
-        max_output: cli.judge_max_output << 20,
-        retry: http::Retry {
-            attempts: cli.judge_attempts,
-            backoff: std::time::Duration::from_millis(cli.judge_backoff_ms),
-            max_wait: std::time::Duration::from_secs(60),
-        },
-        cache: if cli.no_judge_cache {
-            None
-        } else {
-            judge::cache::Cache::user()
-        },
-    };
-    let mut judged = judge::judge_sessions(pack, sessions, &judges, &options)?;
-    if judges.len() == 1 {
-        if options.runs > 1 {
-            judge::report_agreement(pack, &judges, &judged, None, cli.agreement.as_deref())?;
-        }
-        return Ok(judged
-            .pop()
-            .unwrap_or_default()
-            .into_iter()
-            .map(Some)
-            .collect());
-    }
-    let how = cli
-        .panel
-        .map(crate::args::PanelArg::combine)
-        .or(pack.judge.as_ref().map(|j| j.panel))
-        .unwrap_or_default();
-    let mut per_judge: Vec<std::vec::IntoIter<Judgment>> =
-        judged.clone().into_iter().map(Vec::into_iter).collect();
-    let combined: Vec<Judgment> = (0..sessions.len())
-        .map(|_| {
-            let members = judges
-                .iter()
-                .zip(per_judge.iter_mut())
-                .filter_map(|(judge, of)| of.next().map(|j| (judge.name(), j)))
-                .collect();
-            grade_engine::judgment::combine_panel(members, how, pack)
-        })
-        .collect();
-    judge::report_agreement(
-        pack,
-        &judges,
-        &judged,
-        Some((&combined, how)),
-        cli.agreement.as_deref(),
-    )?;
-    Ok(combined.into_iter().map(Some).collect())
-}
-
-/// The judges of `--judge` and `--judge-cmd`, in the order given; the same judge twice is
-/// refused (its replies would be one judge's, counted twice).
-fn judges_of(cli: &Cli) -> Result<Vec<judge::Judge>, CliError> {
-    let order: Vec<(bool, usize)> = if cli.judge_order.is_empty() {
-        (0..cli.judge.len())
-            .map(|i| (false, i))
-            .chain((0..cli.judge_cmd.len()).map(|i| (true, i)))
-            .collect()
-    } else {
-        cli.judge_order.clone()
-    };
-    let mut judges: Vec<judge::Judge> = Vec::with_capacity(order.len());
-    for (is_cmd, i) in order {
-        let judge = match (is_cmd, cli.judge_cmd.get(i), cli.judge.get(i)) {
-            (true, Some(cmd), _) => judge::Judge::Command(cmd.clone()),
-            (false, _, Some(spec)) => judge::Judge::model(spec)?,
-            _ => continue,
-        };
-        if judges.iter().any(|j| j.name() == judge.name()) {
-            return Err(CliError::Usage(format!(
-                "judge `{}` is given twice: a panel's judges differ (another model, or the same one with `,temperature=T`)",
-                judge.name()
-            )));
-        }
-        judges.push(judge);
-    }
-    Ok(judges)
 }
 
 /// The judge prompts of the sessions, as `--print-prompt` shows them.

@@ -142,19 +142,17 @@ fn run(mut cli: Cli) -> Result<(), CliError> {
         None => {}
     }
     QUIET.store(cli.quiet, std::sync::atomic::Ordering::Relaxed);
-    let search_path = cli.rubric_search_path();
     if cli.list {
         return list_grades(&cli);
     }
     // Parsed flags → a checked plan → the engine's run → rendered output and an exit code.
-    let plan = plan::GradePlan::new(&cli, &search_path)?;
-    grading::run(&cli, &plan)
+    let plan = plan::GradePlan::new(&plan::GradeRequest::from_cli(&cli))?;
+    grading::run(&plan)
 }
 
-pub(crate) fn grades_path(cli: &Cli) -> PathBuf {
-    cli.grades
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(DEFAULT_GRADES))
+/// The grades file `--grades` names, or CLEO's history file.
+pub(crate) fn grades_path(grades: Option<&std::path::Path>) -> PathBuf {
+    grades.map_or_else(|| PathBuf::from(DEFAULT_GRADES), ToOwned::to_owned)
 }
 
 /// What `make` makes of each recorded grade of `--session` and of `--rubric` when given,
@@ -164,7 +162,9 @@ pub(crate) fn recorded_grades_as<T: Send>(
     make: impl Fn(serde_json::Value) -> T + Sync,
 ) -> Result<Vec<T>, CliError> {
     let wanted = grade_filter(cli.session.as_deref(), cli.rubric.as_deref());
-    grades::read_kept(&grades_path(cli), |g| wanted(&g).then(|| make(g)))
+    grades::read_kept(&grades_path(cli.grades.as_deref()), |g| {
+        wanted(&g).then(|| make(g))
+    })
 }
 
 /// Whether a recorded grade is of `session` and of `rubric` (`cleo-v1`, or `cleo-v1@1.0.0`
@@ -301,7 +301,7 @@ pub(crate) fn quiet() -> bool {
 /// What `--list` says when it lists nothing: where it looked (CLEO's history file in this
 /// folder unless `--grades` names one), and whether the file was there at all.
 fn nothing_listed(cli: &Cli) -> String {
-    let path = grades_path(cli);
+    let path = grades_path(cli.grades.as_deref());
     let filtered = match (&cli.rubric, &cli.session) {
         (None, None) => String::new(),
         _ => " that match `--rubric`/`--session`".to_owned(),

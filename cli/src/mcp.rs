@@ -11,7 +11,6 @@ mod wire;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use clap::Parser;
 use grade_engine::GradeResult;
 use rmcp::handler::server::common::schema_for_input;
 use rmcp::model::{
@@ -25,8 +24,9 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::args::{Cli, McpArgs};
+use crate::args::McpArgs;
 use crate::error::CliError;
+use crate::plan::{GradePlan, GradeRequest};
 
 /// The rubric `grade` uses when a call names none: CLEO's grader.
 const DEFAULT_RUBRIC: &str = "cleo-v1";
@@ -384,21 +384,22 @@ impl Inner {
         }
     }
 
-    /// The command line with every flag at its default, then the server's own options.
-    fn command_line(&self) -> Result<Cli, CliError> {
-        let mut cli = Cli::try_parse_from(["grade"])
-            .map_err(|e| CliError::Usage(e.to_string().trim().to_owned()))?;
-        cli.packs.search.rubric_path.clone_from(&self.search_path);
-        cli.packs.allow_plugins = self.allow_plugins;
-        cli.grades.clone_from(&self.grades);
-        Ok(cli)
+    /// The grading request of a tool call: every flag at its default, but the server's own
+    /// options.
+    fn request(&self) -> GradeRequest {
+        GradeRequest {
+            search_path: self.search_path.clone(),
+            policy: self.policy(),
+            grades: self.grades.clone(),
+            ..GradeRequest::default()
+        }
     }
 
     fn grade(&self, params: GradeParams, warnings: &mut Vec<String>) -> Result<Reply, CliError> {
-        let mut cli = self.command_line()?;
-        cli.rubric = Some(params.rubric.unwrap_or_else(|| DEFAULT_RUBRIC.to_owned()));
-        cli.source = params.source.into_iter().collect();
-        if cli.source.first().map(PathBuf::as_path) == Some(std::path::Path::new("-")) {
+        let mut ask = self.request();
+        ask.rubric = Some(params.rubric.unwrap_or_else(|| DEFAULT_RUBRIC.to_owned()));
+        ask.source = params.source.into_iter().collect();
+        if ask.source.first().map(PathBuf::as_path) == Some(std::path::Path::new("-")) {
             return Err(CliError::Usage(
                 "source `-` would be standard input, which carries this MCP connection; name a file"
                     .to_owned(),
@@ -406,7 +407,7 @@ impl Inner {
         }
         // A remote source is read with the server's own keys: a client that may name one
         // can make the server send authenticated requests, so that is the operator's choice.
-        if let Some(source) = cli.source.first().and_then(|s| s.to_str()) {
+        if let Some(source) = ask.source.first().and_then(|s| s.to_str()) {
             if crate::langfuse::fetch::Remote::parse(source).is_some() && !self.allow_remote_sources
             {
                 return Err(CliError::Usage(format!(
@@ -416,16 +417,16 @@ impl Inner {
         }
         // A read of a pipe blocks its thread until something writes, and neither a client's
         // cancellation nor the end of the connection ends it: the server would never exit.
-        if let Some(source) = cli.source.first().filter(|s| crate::input::is_pipe(s)) {
+        if let Some(source) = ask.source.first().filter(|s| crate::input::is_pipe(s)) {
             return Err(CliError::Usage(format!(
                 "source `{}` is a named pipe, which this server would wait on until something writes to it: name a file",
                 source.display()
             )));
         }
         if let Some(format) = params.source_format {
-            cli.source_format = format;
+            ask.source_format = format;
         }
-        cli.explain = params.explain.unwrap_or(false);
+        ask.explain = params.explain.unwrap_or(false);
         if let Some(reference) = params
             .reference
             .as_deref()
@@ -436,30 +437,30 @@ impl Inner {
                 reference.display()
             )));
         }
-        cli.reference = params.reference;
-        cli.judge = params.judge.into_iter().collect();
+        ask.reference = params.reference;
+        ask.judge = params.judge.into_iter().collect();
         // The judgment cache lives outside the folders this server may touch (and without a
         // judge there is no cache to pass over: the flag would be refused as doing nothing).
-        cli.no_judge_cache = !cli.judge.is_empty();
+        ask.no_judge_cache = !ask.judge.is_empty();
         if let Some(record) = params.record {
-            cli.no_record = !record;
+            ask.no_record = !record;
         }
-        cli.sessions = vec![params.session_id];
+        ask.sessions = vec![params.session_id];
 
         // The grading command's own plan and pipeline; only the reply is this tool's.
-        let plan = crate::plan::GradePlan::new(&cli, &self.search_path)?;
+        let plan = GradePlan::new(&ask)?;
         let mut warn = |w: String| warnings.push(w);
-        let graded = crate::grading::grade_named(&cli, &plan, &mut warn)?;
+        let graded = crate::grading::grade_named(&plan, &mut warn)?;
         warnings.extend(crate::skipped_warning(graded.skipped, plan.source_path()));
         let outcomes = graded.outcomes;
         // As the grade command records: CLEO sources to CLEO's history file, others only to a
         // file the server was given; `record: true` asks for the server's grades file in any case.
         let record_to = match params.record {
-            Some(true) => Some(crate::grades_path(&cli)),
+            Some(true) => Some(crate::grades_path(self.grades.as_deref())),
             _ => plan.record_to.clone(),
         };
         let recorder = match &record_to {
-            Some(path) => Some(crate::grades::Recorder::open(path, cli.grades.is_none())?),
+            Some(path) => Some(crate::grades::Recorder::open(path, plan.default_grades)?),
             None => None,
         };
         let mut results = Vec::with_capacity(1);
@@ -493,7 +494,7 @@ impl Inner {
             )));
         }
         let offset = params.offset.unwrap_or(0);
-        let path = crate::grades_path(&self.command_line()?);
+        let path = crate::grades_path(self.grades.as_deref());
         let wanted = crate::grade_filter(params.session_id.as_deref(), params.rubric.as_deref());
         // Two readings, each holding little: the line numbers of every grade that matches,
         // then only the page's grades. A whole grades file as JSON trees took 8 times its size.

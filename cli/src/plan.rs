@@ -9,7 +9,7 @@ use grade_engine::sink::RowFormat;
 use grade_engine::source::{Input, Registry};
 use grade_engine::{CompiledPack, GradeOptions, ReadOptions, SourceFormat};
 
-use crate::args::{self, Cli, GradeFormat, SourceFormatChoice};
+use crate::args::{self, Cli, ColorChoice, EmitTarget, Format, GradeFormat, PanelArg};
 use crate::error::CliError;
 use crate::{grades, input, langfuse, DEFAULT_SOURCE};
 
@@ -46,6 +46,214 @@ fn folder_of(path: &Path) -> &Path {
     }
 }
 
+/// A grading run as it is asked for, before its flags are checked against each other: the
+/// command line's grading flags ([`GradeRequest::from_cli`]), or what a `grade mcp` tool
+/// call gives over the defaults ([`GradeRequest::default`], the values of `grade` alone).
+/// Only [`GradePlan::new`] reads it: the rest of the run reads the plan.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct GradeRequest {
+    pub rubric: Option<String>,
+    /// The folders packs are looked up in, and whether their native plugins may load.
+    pub search_path: Vec<PathBuf>,
+    pub policy: grade_engine::plugin::PluginPolicy,
+    pub sessions: Vec<String>,
+    pub all: bool,
+    /// `--session`, which filters `--list` and is refused when grading.
+    pub session: Option<String>,
+    pub source: Vec<PathBuf>,
+    pub source_format: String,
+    pub skip_bad_lines: bool,
+    pub format: GradeFormat,
+    pub grades: Option<PathBuf>,
+    pub no_record: bool,
+    pub allow_empty: bool,
+    pub fail_under: Option<f64>,
+    pub output: Option<PathBuf>,
+    pub color: ColorChoice,
+    pub explain: bool,
+    pub html: Option<PathBuf>,
+    pub reference: Option<PathBuf>,
+    pub judgment: Option<PathBuf>,
+    pub judge: Vec<String>,
+    pub judge_cmd: Vec<String>,
+    /// Which of `--judge` (`false`) and `--judge-cmd` (`true`) came in which order, by
+    /// index; empty for every `--judge` first.
+    pub judge_order: Vec<(bool, usize)>,
+    pub panel: Option<PanelArg>,
+    pub judge_timeout: u64,
+    pub judge_max_output: u64,
+    pub judge_runs: u32,
+    pub judge_jobs: u32,
+    pub no_judge_cache: bool,
+    pub judge_attempts: u32,
+    pub judge_backoff_ms: u64,
+    pub agreement: Option<PathBuf>,
+    pub print_prompt: bool,
+    pub emit: Option<EmitTarget>,
+    pub push: Option<EmitTarget>,
+    pub config_ids: Option<PathBuf>,
+}
+
+impl Default for GradeRequest {
+    /// The values of `grade` alone on the command line (a test holds them to clap's).
+    fn default() -> Self {
+        GradeRequest {
+            rubric: None,
+            search_path: Vec::new(),
+            policy: args::PackLoad::default().policy(),
+            sessions: Vec::new(),
+            all: false,
+            session: None,
+            source: Vec::new(),
+            source_format: args::AUTO_FORMAT.to_owned(),
+            skip_bad_lines: false,
+            format: GradeFormat::Human,
+            grades: None,
+            no_record: false,
+            allow_empty: false,
+            fail_under: None,
+            output: None,
+            color: ColorChoice::Auto,
+            explain: false,
+            html: None,
+            reference: None,
+            judgment: None,
+            judge: Vec::new(),
+            judge_cmd: Vec::new(),
+            judge_order: Vec::new(),
+            panel: None,
+            judge_timeout: 300,
+            judge_max_output: 64,
+            judge_runs: 1,
+            judge_jobs: 1,
+            no_judge_cache: false,
+            judge_attempts: 3,
+            judge_backoff_ms: 500,
+            agreement: None,
+            print_prompt: false,
+            emit: None,
+            push: None,
+            config_ids: None,
+        }
+    }
+}
+
+impl GradeRequest {
+    /// The grading flags of the command line.
+    pub fn from_cli(cli: &Cli) -> GradeRequest {
+        GradeRequest {
+            rubric: cli.rubric.clone(),
+            search_path: cli.packs.search.rubric_path.clone(),
+            policy: cli.packs.policy(),
+            sessions: cli.sessions.clone(),
+            all: cli.all,
+            session: cli.session.clone(),
+            source: cli.source.clone(),
+            source_format: cli.source_format.clone(),
+            skip_bad_lines: cli.skip_bad_lines,
+            format: cli.format,
+            grades: cli.grades.clone(),
+            no_record: cli.no_record,
+            allow_empty: cli.allow_empty,
+            fail_under: cli.fail_under,
+            output: cli.output.clone(),
+            color: cli.color,
+            explain: cli.explain,
+            html: cli.html.clone(),
+            reference: cli.reference.clone(),
+            judgment: cli.judgment.clone(),
+            judge: cli.judge.clone(),
+            judge_cmd: cli.judge_cmd.clone(),
+            judge_order: cli.judge_order.clone(),
+            panel: cli.panel,
+            judge_timeout: cli.judge_timeout,
+            judge_max_output: cli.judge_max_output,
+            judge_runs: cli.judge_runs,
+            judge_jobs: cli.judge_jobs,
+            no_judge_cache: cli.no_judge_cache,
+            judge_attempts: cli.judge_attempts,
+            judge_backoff_ms: cli.judge_backoff_ms,
+            agreement: cli.agreement.clone(),
+            print_prompt: cli.print_prompt,
+            emit: cli.emit,
+            push: cli.push,
+            config_ids: cli.config_ids.clone(),
+        }
+    }
+
+    /// `--source-format`: a built-in format, or the name of one a plugin reads (checked once
+    /// the pack and its plugins are loaded).
+    fn source_format(&self) -> SourceFormatChoice {
+        if self.source_format == args::AUTO_FORMAT {
+            return SourceFormatChoice::Auto;
+        }
+        match Registry::builtin().get(&self.source_format) {
+            Some(format) => SourceFormatChoice::Builtin(format.clone()),
+            None => SourceFormatChoice::Plugin(self.source_format.clone()),
+        }
+    }
+}
+
+/// What `--source-format` asks for.
+enum SourceFormatChoice {
+    Auto,
+    Builtin(Arc<dyn SourceFormat>),
+    /// Not a built-in name: a format of one of the pack's plugins, or a mistake.
+    Plugin(String),
+}
+
+/// Which sessions a run grades, and whether one the source lacks is refused.
+pub(crate) struct Selection {
+    /// `--all`: every session of the source, in its order.
+    pub all: bool,
+    /// The sessions named, in the order asked (each mention graded).
+    pub named: Vec<String>,
+    /// A named session the source has no entries for is graded as empty rather than
+    /// refused: `--allow-empty`, or a `--judgment` (the grade rests on it).
+    pub allow_empty: bool,
+}
+
+/// How the judges of a run are asked: `--judgment`, `--judge`, `--judge-cmd` and their
+/// settings, as given (a judge's spec is read when it is asked, after the sessions).
+pub(crate) struct JudgePlan {
+    pub judgment: Option<PathBuf>,
+    pub judge: Vec<String>,
+    pub judge_cmd: Vec<String>,
+    pub judge_order: Vec<(bool, usize)>,
+    pub panel: Option<PanelArg>,
+    pub timeout: std::time::Duration,
+    /// The cap on what a judge command prints, in bytes.
+    pub max_output: u64,
+    pub runs: u32,
+    pub jobs: u32,
+    pub cache: bool,
+    pub attempts: u32,
+    pub backoff: std::time::Duration,
+    pub agreement: Option<PathBuf>,
+}
+
+/// Where a run's results go and in what form.
+pub(crate) struct OutputPlan {
+    pub format: GradeFormat,
+    /// `--output`: the file written instead of standard output.
+    pub to: Option<PathBuf>,
+    /// Whether human reports are coloured.
+    pub color: bool,
+    /// Whether the output keeps each rule's trace (`--explain`).
+    pub explain: bool,
+    /// `--html`: the page written once the results are out.
+    pub html: Option<PathBuf>,
+    /// `--fail-under`: the gate every result is held to.
+    pub fail_under: Option<f64>,
+    /// `--emit langfuse`: score bodies printed instead of the results.
+    pub emit: bool,
+    /// `--push langfuse`: score bodies sent to the Langfuse server of the environment.
+    pub push: bool,
+    pub config_ids: Option<PathBuf>,
+    /// `--print-prompt`: the judge's prompts printed in this format instead of grading.
+    pub print_prompt: Option<Format>,
+}
+
 /// A grading run as the command line asks for it, once its flags are known to fit together.
 pub struct GradePlan {
     pub(crate) pack: CompiledPack,
@@ -64,6 +272,12 @@ pub struct GradePlan {
     pub(crate) held_budget: usize,
     /// The row format (CSV, JUnit, Markdown) `--format` asks for, made for the pack.
     pub(crate) rows: Option<Box<dyn RowFormat>>,
+    pub(crate) selection: Selection,
+    pub(crate) judging: JudgePlan,
+    pub(crate) output: OutputPlan,
+    /// No `--grades` was given: the history is CLEO's default file (not followed through
+    /// symbolic links).
+    pub(crate) default_grades: bool,
 }
 
 impl GradePlan {
@@ -73,10 +287,10 @@ impl GradePlan {
     }
 
     /// Checks the grading flags, loads the pack and decides how the source is read.
-    pub fn new(cli: &Cli, search_path: &[PathBuf]) -> Result<GradePlan, CliError> {
-        let pack = grading_pack(cli, search_path)?;
-        let options = grade_options(cli)?;
-        let source = source_plan(cli, &pack)?;
+    pub fn new(ask: &GradeRequest) -> Result<GradePlan, CliError> {
+        let pack = grading_pack(ask)?;
+        let options = grade_options(ask)?;
+        let source = source_plan(ask, &pack)?;
         let path = &source.path;
         let format = if source.judgment_only || source.several.is_some() || path.is_dir() {
             None
@@ -88,22 +302,26 @@ impl GradePlan {
         };
         // A whole log graded by rules alone is streamed when its format streams.
         let by_rules = format.as_ref().is_some_and(|f| f.streams())
-            && cli.judge_cmd.is_empty()
-            && cli.judge.is_empty()
-            && !cli.print_prompt
-            && cli.emit.is_none()
-            && cli.push.is_none();
-        let streamable = cli.all && by_rules;
+            && ask.judge_cmd.is_empty()
+            && ask.judge.is_empty()
+            && !ask.print_prompt
+            && ask.emit.is_none()
+            && ask.push.is_none();
+        let streamable = ask.all && by_rules;
         // So are many named sessions (without judgments, which are read per session named):
         // a few are found sooner by one read that keeps them (a `tasks.db`'s index finds them
         // without a scan), many in the pipeline `--all` takes, without holding the source.
-        let stream_named = !cli.all
+        let stream_named = !ask.all
             && by_rules
-            && cli.judgment.is_none()
+            && ask.judgment.is_none()
             && source.remote.is_none()
-            && cli.sessions.len() >= STREAM_NAMED_FROM;
+            && ask.sessions.len() >= STREAM_NAMED_FROM;
         // Only a CLEO source records by default (CLEO's history file); others with `--grades`.
-        let record_to = grades::destination(cli, format.as_deref().is_some_and(grades::is_cleo));
+        let record_to = grades::destination(
+            ask.grades.as_deref(),
+            ask.no_record,
+            format.as_deref().is_some_and(grades::is_cleo),
+        );
         // `-` reads standard input for `--list --grades -`, but grades are appended to a file:
         // recording to `-` made a file of that name.
         if record_to.as_deref() == Some(Path::new("-")) {
@@ -111,16 +329,16 @@ impl GradePlan {
                 "`--grades -` would record to a file named `-`: grades are appended to a file (`--format jsonl` prints the results, `--no-record` records none)".to_owned(),
             ));
         }
-        if cli.html.as_deref() == Some(Path::new("-")) {
+        if ask.html.as_deref() == Some(Path::new("-")) {
             return Err(CliError::Usage(
                 "`--html -` would mix the page with the results on standard output: name a file for the page".to_owned(),
             ));
         }
-        let lines_only = cli.format == GradeFormat::Jsonl
+        let lines_only = ask.format == GradeFormat::Jsonl
             && record_to.is_none()
-            && cli.output.is_none()
-            && cli.fail_under.is_none()
-            && cli.html.is_none();
+            && ask.output.is_none()
+            && ask.fail_under.is_none()
+            && ask.html.is_none();
         // Results written over the source (`-o tasks.db`), or appended to it (`--grades
         // audit.jsonl`), destroy the very data they were graded from.
         let sources = source
@@ -128,9 +346,9 @@ impl GradePlan {
             .as_deref()
             .unwrap_or(std::slice::from_ref(path));
         for (flag, target) in [
-            ("--output", cli.output.as_deref()),
+            ("--output", ask.output.as_deref()),
             ("--grades", record_to.as_deref()),
-            ("--html", cli.html.as_deref()),
+            ("--html", ask.html.as_deref()),
         ] {
             if let Some(target) = target.filter(|t| sources.iter().any(|s| same_file(t, s))) {
                 return Err(CliError::Usage(format!(
@@ -142,9 +360,9 @@ impl GradePlan {
         // Files written at the end of the run, after every session was graded (and every
         // judge asked, at its cost): a folder that is not there is found out now, not then.
         for (what, target) in [
-            ("output file", cli.output.as_deref()),
-            ("agreement file", cli.agreement.as_deref()),
-            ("HTML page", cli.html.as_deref()),
+            ("output file", ask.output.as_deref()),
+            ("agreement file", ask.agreement.as_deref()),
+            ("HTML page", ask.html.as_deref()),
         ] {
             if let Some(target) = target {
                 let folder = folder_of(target);
@@ -159,7 +377,7 @@ impl GradePlan {
         }
         // The output replaces the file it is written to: over the grades file it would wipe
         // the history, and in human form leave a file that no longer lists.
-        if let (Some(output), Some(grades)) = (cli.output.as_deref(), record_to.as_deref()) {
+        if let (Some(output), Some(grades)) = (ask.output.as_deref(), record_to.as_deref()) {
             if same_file(output, grades) {
                 return Err(CliError::Usage(format!(
                     "`--output {}` is the grades file this run records to: results written there would replace its history (write them elsewhere, or give `--no-record`)",
@@ -167,14 +385,14 @@ impl GradePlan {
                 )));
             }
         }
-        if cli.print_prompt && cli.format.plain().is_none() {
+        if ask.print_prompt && ask.format.plain().is_none() {
             return Err(CliError::Usage(format!(
                 "`--print-prompt` prints prompts as `human`, `json` or `jsonl`, not `{}`",
-                cli.format.name()
+                ask.format.name()
             )));
         }
         Ok(GradePlan {
-            rows: row_format(cli.format, &pack, cli.fail_under),
+            rows: row_format(ask.format, &pack, ask.fail_under),
             pack,
             options,
             source,
@@ -183,7 +401,59 @@ impl GradePlan {
             lines_only,
             record_to,
             held_budget: crate::held::budget()?,
+            selection: Selection {
+                all: ask.all,
+                named: ask.sessions.clone(),
+                allow_empty: ask.allow_empty || ask.judgment.is_some(),
+            },
+            judging: JudgePlan::of(ask),
+            output: OutputPlan::of(ask),
+            default_grades: ask.grades.is_none(),
         })
+    }
+}
+
+impl JudgePlan {
+    fn of(ask: &GradeRequest) -> JudgePlan {
+        JudgePlan {
+            judgment: ask.judgment.clone(),
+            judge: ask.judge.clone(),
+            judge_cmd: ask.judge_cmd.clone(),
+            judge_order: ask.judge_order.clone(),
+            panel: ask.panel,
+            timeout: std::time::Duration::from_secs(ask.judge_timeout),
+            max_output: ask.judge_max_output << 20,
+            runs: ask.judge_runs,
+            jobs: ask.judge_jobs,
+            cache: !ask.no_judge_cache,
+            attempts: ask.judge_attempts,
+            backoff: std::time::Duration::from_millis(ask.judge_backoff_ms),
+            agreement: ask.agreement.clone(),
+        }
+    }
+}
+
+impl OutputPlan {
+    fn of(ask: &GradeRequest) -> OutputPlan {
+        OutputPlan {
+            format: ask.format,
+            to: ask.output.clone(),
+            // A file named by `--output` gets colour only when asked for.
+            color: match (&ask.output, ask.color) {
+                (Some(_), ColorChoice::Auto) => false,
+                (_, choice) => crate::render::use_color(choice),
+            },
+            explain: ask.explain,
+            html: ask.html.clone(),
+            fail_under: ask.fail_under,
+            emit: ask.emit == Some(EmitTarget::Langfuse),
+            push: ask.push == Some(EmitTarget::Langfuse),
+            config_ids: ask.config_ids.clone(),
+            // The plan refuses the formats only results are written in.
+            print_prompt: ask
+                .print_prompt
+                .then(|| ask.format.plain().unwrap_or(Format::Human)),
+        }
     }
 }
 
@@ -211,14 +481,14 @@ fn row_format(
 
 /// The pack to grade with, once the grading flags fit together and the pack can be graded
 /// with what they give (a judged pack needs a judgment or a judge).
-pub(crate) fn grading_pack(cli: &Cli, search_path: &[PathBuf]) -> Result<CompiledPack, CliError> {
-    let spec = grading_spec(cli)?;
-    let pack = grade_engine::load_pack_with(spec, search_path, cli.plugin_policy())?;
+fn grading_pack(ask: &GradeRequest) -> Result<CompiledPack, CliError> {
+    let spec = grading_spec(ask)?;
+    let pack = grade_engine::load_pack_with(spec, &ask.search_path, ask.policy)?;
     if pack.judge.is_some()
-        && cli.judgment.is_none()
-        && cli.judge_cmd.is_empty()
-        && cli.judge.is_empty()
-        && !cli.print_prompt
+        && ask.judgment.is_none()
+        && ask.judge_cmd.is_empty()
+        && ask.judge.is_empty()
+        && !ask.print_prompt
     {
         let judged: Vec<String> = pack
             .judged_dimensions()
@@ -233,11 +503,11 @@ pub(crate) fn grading_pack(cli: &Cli, search_path: &[PathBuf]) -> Result<Compile
     Ok(pack)
 }
 
-pub(crate) fn grade_options(cli: &Cli) -> Result<GradeOptions, CliError> {
+pub(crate) fn grade_options(ask: &GradeRequest) -> Result<GradeOptions, CliError> {
     Ok(GradeOptions {
         // The page of `--html` opens each rule's trace.
-        explain: cli.explain || cli.html.is_some(),
-        references: read_references(cli.reference.as_deref())?,
+        explain: ask.explain || ask.html.is_some(),
+        references: read_references(ask.reference.as_deref())?,
         ..GradeOptions::default()
     })
 }
@@ -270,7 +540,7 @@ pub(crate) struct SourcePlan {
     pub several: Option<Vec<PathBuf>>,
 }
 
-pub(crate) fn source_plan(cli: &Cli, pack: &CompiledPack) -> Result<SourcePlan, CliError> {
+pub(crate) fn source_plan(ask: &GradeRequest, pack: &CompiledPack) -> Result<SourcePlan, CliError> {
     // Fields no rule reads are not type-checked: an odd value there changes no grade.
     // Nor are they built: what the pack does not read, a reader may skip. Nothing else of
     // the run reads an entry's params, error or duration (metadata, which the Langfuse sink
@@ -278,11 +548,11 @@ pub(crate) fn source_plan(cli: &Cli, pack: &CompiledPack) -> Result<SourcePlan, 
     let read_options = ReadOptions {
         checked: pack.fields_read(),
         kept: pack.projection(),
-        skip_bad_lines: cli.skip_bad_lines,
+        skip_bad_lines: ask.skip_bad_lines,
     };
     // With a judgment and no source, the grade rests on the judgment alone.
-    let judgment_only = cli.judgment.is_some() && cli.source.is_empty();
-    if let Some(remote) = remote_source(cli)? {
+    let judgment_only = ask.judgment.is_some() && ask.source.is_empty();
+    if let Some(remote) = remote_source(ask)? {
         let registry = pack.grading(Registry::builtin().clone());
         let format = registry.get(langfuse::fetch::LANGFUSE_FORMAT).cloned();
         let path = PathBuf::from(remote.shown());
@@ -306,12 +576,12 @@ pub(crate) fn source_plan(cli: &Cli, pack: &CompiledPack) -> Result<SourcePlan, 
     }
     let registry = grade_engine::source::Registry::with_plugins_of(pack)
         .map_err(|e| CliError::Usage(format!("rubric `{}`: {e}", pack.id)))?;
-    let format = match cli.source_format() {
+    let format = match ask.source_format() {
         SourceFormatChoice::Builtin(format) => Some(format),
         SourceFormatChoice::Plugin(name) => Some(plugin_format(&registry, &name)?),
         SourceFormatChoice::Auto => None,
     };
-    if let Some(several) = several_sources(cli)? {
+    if let Some(several) = several_sources(ask)? {
         let path = match several.as_slice() {
             [one] => one.clone(),
             all => PathBuf::from(
@@ -333,7 +603,7 @@ pub(crate) fn source_plan(cli: &Cli, pack: &CompiledPack) -> Result<SourcePlan, 
         });
     }
     // A pipe or standard input is read whole first: the readers open a source more than once.
-    let spooled = match (cli.source.first(), judgment_only) {
+    let spooled = match (ask.source.first(), judgment_only) {
         (Some(given), false) => Some(input::source(given)?),
         _ => None,
     };
@@ -357,8 +627,8 @@ pub(crate) fn source_plan(cli: &Cli, pack: &CompiledPack) -> Result<SourcePlan, 
 /// The sources of a run that reads file by file: `--source` given more than once, a folder,
 /// or a glob pattern the shell left for `grade` to expand. `None` for one file (read as
 /// before: streamed, or from standard input).
-fn several_sources(cli: &Cli) -> Result<Option<Vec<PathBuf>>, CliError> {
-    let one_file = match cli.source.as_slice() {
+fn several_sources(ask: &GradeRequest) -> Result<Option<Vec<PathBuf>>, CliError> {
+    let one_file = match ask.source.as_slice() {
         [] => return Ok(None),
         // A name with `*` that exists is that file; one that does not is a pattern.
         [one] => !one.is_dir() && (one.exists() || !grade_engine::source::is_glob(one)),
@@ -367,7 +637,7 @@ fn several_sources(cli: &Cli) -> Result<Option<Vec<PathBuf>>, CliError> {
     if one_file {
         return Ok(None);
     }
-    for given in &cli.source {
+    for given in &ask.source {
         let text = given.to_string_lossy();
         if given.as_os_str() == "-" || langfuse::fetch::Remote::parse(&text).is_some() {
             return Err(CliError::Usage(format!(
@@ -375,15 +645,15 @@ fn several_sources(cli: &Cli) -> Result<Option<Vec<PathBuf>>, CliError> {
             )));
         }
     }
-    Ok(Some(cli.source.clone()))
+    Ok(Some(ask.source.clone()))
 }
 
 /// The rubric to grade with, once the grading flags are known to fit together.
-fn grading_spec(cli: &Cli) -> Result<&str, CliError> {
-    let Some(spec) = cli.rubric.as_deref() else {
+fn grading_spec(ask: &GradeRequest) -> Result<&str, CliError> {
+    let Some(spec) = ask.rubric.as_deref() else {
         // `grade --rubric-path DIR rubric list`: a flag before a command makes clap read the
         // command as a session to grade; say where the command goes instead.
-        if let Some(command) = cli.sessions.first().filter(|s| is_command(s)) {
+        if let Some(command) = ask.sessions.first().filter(|s| is_command(s)) {
             return Err(CliError::Usage(format!(
                 "`{command}` is a command, and a flag before it makes it read as a session to grade: write the command first (`grade {command} …` with its flags after it)"
             )));
@@ -393,34 +663,34 @@ fn grading_spec(cli: &Cli) -> Result<&str, CliError> {
                 .to_owned(),
         ));
     };
-    if cli.session.is_some() {
+    if ask.session.is_some() {
         return Err(CliError::Usage(
             "`--session` filters `--list`; to grade a session, name it as an argument".to_owned(),
         ));
     }
-    if cli.all && !cli.sessions.is_empty() {
+    if ask.all && !ask.sessions.is_empty() {
         return Err(CliError::Usage(
             "give session ids or `--all`, not both".to_owned(),
         ));
     }
-    if !cli.all && cli.sessions.is_empty() {
+    if !ask.all && ask.sessions.is_empty() {
         return Err(CliError::Usage(
             "name the sessions to grade, or pass `--all` to grade every session of the source"
                 .to_owned(),
         ));
     }
-    if cli.judgment.is_some() && (cli.all || cli.sessions.len() != 1) {
+    if ask.judgment.is_some() && (ask.all || ask.sessions.len() != 1) {
         return Err(CliError::Usage(
             "a `--judgment` judges one session: name exactly one".to_owned(),
         ));
     }
-    if cli.agreement.as_deref() == Some(Path::new("-")) {
+    if ask.agreement.as_deref() == Some(Path::new("-")) {
         // `-` is standard input or output elsewhere; here it made a file of that name.
         return Err(CliError::Usage(
             "`--agreement -` would write a file named `-`: give the report a file name (the agreement is printed on standard error anyway)".to_owned(),
         ));
     }
-    let unused = unused_flags(cli);
+    let unused = unused_flags(ask);
     if !unused.is_empty() {
         // Every flag that would do nothing at once, each on its own `error:` line.
         return Err(CliError::Usage(unused.join("\nerror: ")));
@@ -439,17 +709,17 @@ fn is_command(word: &str) -> bool {
 /// Flags the rest of the command line leaves with nothing to act on: dropped without a word,
 /// each would leave its user believing it did something (a gate that checked nothing, config
 /// ids that reached no score).
-fn unused_flags(cli: &Cli) -> Vec<String> {
+fn unused_flags(ask: &GradeRequest) -> Vec<String> {
     let mut unused = Vec::new();
-    if cli.print_prompt {
+    if ask.print_prompt {
         let given: Vec<&str> = [
-            ("`--fail-under`", cli.fail_under.is_some()),
-            ("`--emit`", cli.emit.is_some()),
-            ("`--push`", cli.push.is_some()),
-            ("`--output`", cli.output.is_some()),
-            ("`--explain`", cli.explain),
-            ("`--grades`", cli.grades.is_some()),
-            ("`--html`", cli.html.is_some()),
+            ("`--fail-under`", ask.fail_under.is_some()),
+            ("`--emit`", ask.emit.is_some()),
+            ("`--push`", ask.push.is_some()),
+            ("`--output`", ask.output.is_some()),
+            ("`--explain`", ask.explain),
+            ("`--grades`", ask.grades.is_some()),
+            ("`--html`", ask.html.is_some()),
         ]
         .into_iter()
         .filter_map(|(flag, on)| on.then_some(flag))
@@ -461,19 +731,19 @@ fn unused_flags(cli: &Cli) -> Vec<String> {
             ));
         }
     }
-    if cli.config_ids.is_some() && cli.emit.is_none() && cli.push.is_none() {
+    if ask.config_ids.is_some() && ask.emit.is_none() && ask.push.is_none() {
         unused.push(
             "`--config-ids` names the score configs of `--emit langfuse` or `--push langfuse`, and neither is given"
                 .to_owned(),
         );
     }
-    if cli.emit.is_some() && cli.explain {
+    if ask.emit.is_some() && ask.explain {
         unused.push(
             "`--emit` prints score bodies, which hold no rule traces: drop `--explain`, or write the results with `--explain --format json` in another run"
                 .to_owned(),
         );
     }
-    if cli.allow_empty && cli.all {
+    if ask.allow_empty && ask.all {
         unused.push(
             "`--allow-empty` grades a named session the source has no entries for, and `--all` names none: drop `--allow-empty`"
                 .to_owned(),
@@ -482,11 +752,11 @@ fn unused_flags(cli: &Cli) -> Vec<String> {
     // Defaults cannot be told from values given, so only a value other than the default
     // counts as given.
     let model_only = [
-        ("--no-judge-cache", cli.no_judge_cache),
-        ("--judge-attempts", cli.judge_attempts != 3),
-        ("--judge-backoff-ms", cli.judge_backoff_ms != 500),
+        ("--no-judge-cache", ask.no_judge_cache),
+        ("--judge-attempts", ask.judge_attempts != 3),
+        ("--judge-backoff-ms", ask.judge_backoff_ms != 500),
     ];
-    if !cli.judge_cmd.is_empty() && cli.judge.is_empty() {
+    if !ask.judge_cmd.is_empty() && ask.judge.is_empty() {
         for (flag, given) in model_only {
             if given {
                 unused.push(format!(
@@ -495,25 +765,25 @@ fn unused_flags(cli: &Cli) -> Vec<String> {
             }
         }
     }
-    if cli.judge_cmd.is_empty() && cli.judge_max_output != 64 {
+    if ask.judge_cmd.is_empty() && ask.judge_max_output != 64 {
         unused.push(
             "`--judge-max-output` caps what a `--judge-cmd` prints, and no judge command is run: give `--judge-cmd CMD`, or drop it (a model's answer is capped at 10 MiB)"
                 .to_owned(),
         );
     }
-    if cli.panel.is_some() && cli.judge.len() + cli.judge_cmd.len() < 2 {
+    if ask.panel.is_some() && ask.judge.len() + ask.judge_cmd.len() < 2 {
         unused.push(
             "`--panel` combines the scores of a panel of judges, and fewer than two are asked: give `--judge` or `--judge-cmd` once for each judge of the panel, or drop `--panel`"
                 .to_owned(),
         );
     }
-    let asks_a_judge = !cli.judge.is_empty() || !cli.judge_cmd.is_empty();
+    let asks_a_judge = !ask.judge.is_empty() || !ask.judge_cmd.is_empty();
     if !asks_a_judge {
         for (flag, given) in [
-            ("--judge-runs", cli.judge_runs > 1),
-            ("--judge-jobs", cli.judge_jobs > 1),
-            ("--agreement", cli.agreement.is_some()),
-            ("--judge-timeout", cli.judge_timeout != 300),
+            ("--judge-runs", ask.judge_runs > 1),
+            ("--judge-jobs", ask.judge_jobs > 1),
+            ("--agreement", ask.agreement.is_some()),
+            ("--judge-timeout", ask.judge_timeout != 300),
         ]
         .into_iter()
         .chain(model_only)
@@ -521,7 +791,7 @@ fn unused_flags(cli: &Cli) -> Vec<String> {
             if given {
                 unused.push(format!(
                     "`{flag}` is about asking a judge, and no judge is asked: give `--judge PROVIDER:MODEL` or `--judge-cmd CMD`{}",
-                    if cli.judgment.is_some() {
+                    if ask.judgment.is_some() {
                         " (a `--judgment` file is read as it is)"
                     } else {
                         ""
@@ -534,8 +804,8 @@ fn unused_flags(cli: &Cli) -> Vec<String> {
 }
 
 /// A `langfuse:session/ID` or `langfuse:trace/ID` source, read from the API.
-fn remote_source(cli: &Cli) -> Result<Option<langfuse::fetch::Remote>, CliError> {
-    let [source] = cli.source.as_slice() else {
+fn remote_source(ask: &GradeRequest) -> Result<Option<langfuse::fetch::Remote>, CliError> {
+    let [source] = ask.source.as_slice() else {
         return Ok(None);
     };
     let Some(remote) = Some(source.as_path())
@@ -545,7 +815,7 @@ fn remote_source(cli: &Cli) -> Result<Option<langfuse::fetch::Remote>, CliError>
         return Ok(None);
     };
     let remote = remote?;
-    let format = cli.source_format.as_str();
+    let format = ask.source_format.as_str();
     if format != args::AUTO_FORMAT && format != langfuse::fetch::LANGFUSE_FORMAT {
         return Err(CliError::Usage(format!(
             "source `{}` is read from Langfuse; `--source-format` can only be `langfuse` for it",
@@ -574,3 +844,6 @@ pub(crate) fn default_source() -> Result<PathBuf, CliError> {
         )))
     }
 }
+
+#[cfg(test)]
+mod tests;

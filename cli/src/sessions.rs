@@ -11,9 +11,8 @@ use grade_engine::named;
 use grade_engine::source::Input;
 use grade_engine::{Session, SessionFilter, SourceRead};
 
-use crate::args::Cli;
 use crate::error::CliError;
-use crate::plan::SourcePlan;
+use crate::plan::{Selection, SourcePlan};
 use crate::{http, langfuse};
 
 pub use grade_engine::named::missing;
@@ -30,11 +29,11 @@ pub fn not_found(missing: &[&str], source: &Path, known: Option<&[String]>) -> C
 /// The sessions the command line names (or all of them with `--all`) in the order asked,
 /// with how many malformed lines were skipped; the source's warnings go to `warn`.
 pub(crate) fn named_sessions(
-    cli: &Cli,
+    selection: &Selection,
     plan: &SourcePlan,
     warn: &mut dyn FnMut(String),
 ) -> Result<(Vec<Session>, u64), CliError> {
-    named_sessions_files(cli, plan, warn).map(|(sessions, skipped, _)| (sessions, skipped))
+    named_sessions_files(selection, plan, warn).map(|(sessions, skipped, _)| (sessions, skipped))
 }
 
 /// The file each session of a run of several sources came from, by session id (an id is in
@@ -43,14 +42,14 @@ pub(crate) type SessionFiles = HashMap<String, std::path::PathBuf>;
 
 /// [`named_sessions`], with the file each session came from when the plan reads several.
 pub(crate) fn named_sessions_files(
-    cli: &Cli,
+    selection: &Selection,
     plan: &SourcePlan,
     warn: &mut dyn FnMut(String),
 ) -> Result<(Vec<Session>, u64, SessionFiles), CliError> {
-    let filter = if cli.all {
+    let filter = if selection.all {
         SessionFilter::All
     } else {
-        SessionFilter::only(cli.sessions.iter().cloned())
+        SessionFilter::only(selection.named.iter().cloned())
     };
     let mut lost_to_unknown = 0;
     let mut skipped_lines = 0;
@@ -73,11 +72,11 @@ pub(crate) fn named_sessions_files(
         read.sessions
     };
     // Results come out in the order asked; a session without entries still gets a grade.
-    let ordered = if cli.all {
+    let ordered = if selection.all {
         sessions
     } else {
-        refuse_missing(cli, plan, named::held(&sessions), lost_to_unknown)?;
-        named::in_order_asked(sessions, &cli.sessions, lost_to_unknown)
+        refuse_missing(selection, plan, named::held(&sessions), lost_to_unknown)?;
+        named::in_order_asked(sessions, &selection.named, lost_to_unknown)
     };
     Ok((ordered, skipped_lines, files))
 }
@@ -87,15 +86,15 @@ pub(crate) fn named_sessions_files(
 /// CLEO's way. With `lost_to_unknown` lines skipped whose session could not be read, a
 /// session may be in one of them: it is graded (and marked).
 pub(crate) fn refuse_missing<'h>(
-    cli: &Cli,
+    selection: &Selection,
     plan: &SourcePlan,
     held: impl IntoIterator<Item = &'h str>,
     lost_to_unknown: u64,
 ) -> Result<(), CliError> {
-    if cli.allow_empty || plan.judgment_only || cli.judgment.is_some() || lost_to_unknown != 0 {
+    if selection.allow_empty || plan.judgment_only || lost_to_unknown != 0 {
         return Ok(());
     }
-    let missing = missing(held, &cli.sessions);
+    let missing = missing(held, &selection.named);
     if missing.is_empty() {
         return Ok(());
     }

@@ -11,6 +11,7 @@
 
 pub mod cache;
 mod cmd;
+mod judgments;
 pub mod model;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -28,6 +29,8 @@ use crate::error::CliError;
 use crate::http::Retry;
 use cache::{Cache, Cached};
 use model::{ModelJudge, Provider};
+
+pub(crate) use judgments::judgments;
 
 /// Who is asked.
 #[derive(Debug, Clone)]
