@@ -9,6 +9,7 @@ mod calibrate_html;
 mod compare;
 mod compare_html;
 mod compare_render;
+mod delivery;
 mod error;
 mod explain;
 mod grades;

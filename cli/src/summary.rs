@@ -11,15 +11,9 @@ use crate::error::CliError;
 /// How many of the most frequent flags the summary lists.
 const TOP_FLAGS: usize = 5;
 
-/// Sessions graded, their mean percentage, how many got each letter, and the flags raised
-/// most often (positions and counts in a flag are read as one: "at #N").
-pub fn summary(results: &[GradeResult], bands: &[String]) -> String {
-    let mut summary = Summary::default();
-    results.iter().for_each(|r| summary.add(r));
-    summary.render(bands)
-}
-
-/// What the summary counts, taken one result at a time, so that a streamed run keeps the
+/// The summary after `--all`: sessions graded, their mean percentage, how many got each
+/// letter, and the flags raised most often (positions and counts in a flag are read as one:
+/// "at #N"). What it counts, taken one result at a time, so that a streamed run keeps the
 /// counts rather than the results.
 #[derive(Debug)]
 pub struct Summary {
@@ -54,11 +48,6 @@ impl Default for Summary {
 }
 
 impl Summary {
-    /// Counts the next result.
-    pub fn add(&mut self, r: &GradeResult) {
-        self.count(Tally::of(r));
-    }
-
     /// Counts the next result, as [`Tally::of`] took it.
     pub fn count(&mut self, tally: Tally) {
         self.results += 1;
@@ -219,18 +208,12 @@ pub(crate) fn shape_of(flag: &str) -> String {
     out
 }
 
-/// `--fail-under`: fails when a graded session scored below `threshold` percent. A session
-/// with nothing to grade (no dimension applies) neither passes nor fails the gate.
-pub fn check_floor(results: &[GradeResult], threshold: f64) -> Result<(), CliError> {
-    let mut floor = Floor::new(threshold);
-    results.iter().for_each(|r| floor.add(r));
-    floor.check()
-}
-
 /// How many sessions to name when the gate fails.
 const SHOWN_BELOW: usize = 10;
 
-/// The `--fail-under` gate, taken one result at a time.
+/// The `--fail-under` gate, taken one result at a time: it fails when a graded session
+/// scored below `threshold` percent. A session with nothing to grade (no dimension applies)
+/// neither passes nor fails the gate.
 #[derive(Debug)]
 pub struct Floor {
     threshold: f64,
@@ -248,11 +231,6 @@ impl Floor {
             below: 0,
             shown: Vec::new(),
         }
-    }
-
-    /// Counts the next result.
-    pub fn add(&mut self, r: &GradeResult) {
-        self.count(Floor::below(self.threshold, r));
     }
 
     /// How a result that is below `threshold` is named, or `None` for one that is not:

@@ -1,13 +1,15 @@
 //! The judgments a run grades with: read from `--judgment`, or asked of the judges of
-//! `--judge` and `--judge-cmd` as the plan says (a panel's combined, with its agreement).
+//! `--judge` and `--judge-cmd` as the plan says (a panel's combined, with its agreement);
+//! and the prompts a judge reads, as `--print-prompt` shows them.
 
 use grade_engine::judgment::Judgment;
 use grade_engine::{CompiledPack, Session};
 
 use super::{cache, judge_sessions, report_agreement, Judge, Options};
+use crate::args::Format;
 use crate::error::CliError;
 use crate::plan::JudgePlan;
-use crate::{http, input};
+use crate::{http, input, write_stdout};
 
 /// One judgment per session: from `--judgment`, from `--judge-cmd`, or none.
 pub(crate) fn judgments(
@@ -124,4 +126,52 @@ fn judges_of(judging: &JudgePlan) -> Result<Vec<Judge>, CliError> {
         judges.push(judge);
     }
     Ok(judges)
+}
+
+/// The judge prompts of the sessions, as `--print-prompt` shows them.
+pub(crate) fn print_prompts(
+    pack: &CompiledPack,
+    sessions: &[Session],
+    format: Format,
+) -> Result<(), CliError> {
+    let judge = pack.judge.as_ref().ok_or_else(|| {
+        CliError::Usage(format!("rubric `{}` has no judge prompt (only packs with judged dimensions, like `langfuse-v1`, do)", pack.id))
+    })?;
+    let mut out = String::new();
+    let mut all = Vec::new();
+    for s in sessions {
+        let prompts = grade_engine::prompt::render_prompts(pack, judge, s);
+        let n = prompts.len();
+        for (i, p) in prompts.into_iter().enumerate() {
+            if format == Format::Human {
+                out.push_str(&format!(
+                    "===== session `{}`, prompt {} of {n} =====\n",
+                    s.id,
+                    i + 1
+                ));
+                out.push_str(&p);
+                if !p.ends_with('\n') {
+                    out.push('\n');
+                }
+            } else {
+                all.push(serde_json::json!({"sessionId": s.id, "chunk": i + 1, "chunks": n, "prompt": p}));
+            }
+        }
+    }
+    match format {
+        Format::Human => {}
+        Format::Json => {
+            out = format!(
+                "{}\n",
+                serde_json::to_string_pretty(&all).map_err(CliError::Json)?
+            )
+        }
+        Format::Jsonl => {
+            for p in &all {
+                out.push_str(&serde_json::to_string(p).map_err(CliError::Json)?);
+                out.push('\n');
+            }
+        }
+    }
+    write_stdout(out.as_bytes())
 }

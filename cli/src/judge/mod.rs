@@ -30,7 +30,7 @@ use crate::http::Retry;
 use cache::{Cache, Cached};
 use model::{ModelJudge, Provider};
 
-pub(crate) use judgments::judgments;
+pub(crate) use judgments::{judgments, print_prompts};
 
 /// Who is asked.
 #[derive(Debug, Clone)]
