@@ -15,7 +15,6 @@ use grade_engine::reference::References;
 use grade_engine::{CompiledPack, GradeResult, PackFiles, SessionFilter, SourceFormat};
 
 use crate::args::CompareArgs;
-use crate::compare_render::preview;
 use crate::error::CliError;
 use crate::render;
 
@@ -26,7 +25,8 @@ enum Form {
         base: String,
         cand: String,
         source: crate::input::Source,
-        filter: SessionFilter,
+        /// Every session of the source, or those named.
+        all: bool,
     },
     /// Two files of recorded results.
     Recorded { base: PathBuf, cand: PathBuf },
@@ -136,16 +136,11 @@ fn plan(args: &CompareArgs) -> Result<Form, CliError> {
                 Some(path) => path.clone(),
                 None => crate::default_source()?,
             })?;
-            let filter = if args.all {
-                SessionFilter::All
-            } else {
-                SessionFilter::only(args.inputs.iter().cloned())
-            };
             Ok(Form::Rubrics {
                 base: args.rubric[0].clone(),
                 cand: args.rubric[1].clone(),
                 source,
-                filter,
+                all: args.all,
             })
         }
         0 => {
@@ -189,10 +184,9 @@ fn source_of((pack, files): &Loaded) -> PackSource<'_> {
 fn load(spec: &str, search_path: &[PathBuf], policy: PluginPolicy) -> Result<Loaded, CliError> {
     let files = grade_engine::locate_pack(spec, search_path)?;
     let pack = grade_engine::pack::compile_pack_with(&files, policy)?;
-    if pack.judge.is_some() {
+    if let Some(why) = compare::judged_refusal(&pack) {
         return Err(usage(format!(
-            "rubric `{}` scores dimensions from a judgment; compare its recorded results instead (`grade compare BASE.jsonl CAND.jsonl`)",
-            pack.id
+            "{why} (`grade compare BASE.jsonl CAND.jsonl`)"
         )));
     }
     Ok((pack, files))
@@ -297,8 +291,8 @@ fn run_comparison(
             base,
             cand,
             source,
-            filter,
-        } => run.rubrics(&base, &cand, &source, &filter)?,
+            all,
+        } => run.rubrics(&base, &cand, &source, all)?,
         Form::Recorded { base, cand } => run.recorded(&base, &cand)?,
         Form::Arms {
             rubric,
@@ -333,13 +327,14 @@ fn run_comparison(
 }
 
 impl Run<'_> {
-    /// Two rubrics over the sessions of one source, each session graded by both in one read.
+    /// Two rubrics over the sessions of one source, each session graded by both in one read
+    /// ([`compare::TwoPacks`]).
     fn rubrics(
         &mut self,
         base: &str,
         cand: &str,
         source: &crate::input::Source,
-        filter: &SessionFilter,
+        all: bool,
     ) -> Result<Comparison, CliError> {
         // Both packs are loaded before either is refused, so that one run says what is
         // wrong with each.
@@ -354,51 +349,30 @@ impl Run<'_> {
             }
             (Err(e), _) | (_, Err(e)) => return Err(e),
         };
-        let (la, lb) = (Layout::of_pack(&a.0), Layout::of_pack(&b.0));
-        let mut graded = warned(
-            compare::grade_source(
-                &[(&a.0, &la), (&b.0, &lb)],
+        let two = compare::TwoPacks::new(source_of(&a), base, source_of(&b), cand);
+        let named = (!all).then_some(self.args.inputs.as_slice());
+        let graded = warned(
+            two.grade_source(
                 &source.path,
                 self.format.as_deref(),
-                filter,
-                None,
+                named,
                 self.args.skip_bad_lines,
                 self.references.clone(),
             )?,
             &source.path,
             self.skipped,
         );
-        if let SessionFilter::Only(_) = filter {
-            // In the order named (the filter's set has none).
-            let missing =
-                crate::sessions::missing(graded.iter().map(|g| g.id.as_str()), &self.args.inputs);
-            if !missing.is_empty() {
-                return Err(usage(grade_engine::named::no_entries_for(
-                    &missing,
-                    &source.path,
-                )));
-            }
-        }
-        let (sa, ea) = compare::sides_of(&compare::side_label(&a.0, base), &la, &mut graded, 0);
-        let (sb, eb) = compare::sides_of(&compare::side_label(&b.0, cand), &lb, &mut graded, 1);
-        for e in ea.iter().chain(&eb) {
+        let done = two
+            .compare(graded, named, &source.path, &self.options)
+            .map_err(|e| usage(e.to_string()))?;
+        for e in &done.failed {
             eprintln!(
                 "error: {}",
                 crate::render::for_stderr(&crate::error::grade_error_message(e))
             );
             self.failed += 1;
         }
-        let report = compare::compare(
-            &sa,
-            &sb,
-            &Pairing::BySessionId,
-            Some(compare::rubric_diff(source_of(&a), source_of(&b))),
-            &self.options,
-        );
-        // Freed by the pool, idle now, while the report is written: two results a
-        // session, 2% of the wall time of a million entries on the one thread left.
-        rayon::spawn(move || drop((graded, sa, sb)));
-        Ok(report)
+        Ok(done.report)
     }
 
     /// Two files of recorded results, compared by the engine ([`recorded::compare_recorded`]).
@@ -496,22 +470,8 @@ fn warn_unkeyed(name: &str, key: &str, keys: &[Option<String>]) {
 
 /// Sessions left out of the comparison, said before the report.
 fn warn_unmatched(report: &Comparison) {
-    for (side, ids) in [
-        ("only in the baseline", &report.unmatched.baseline),
-        ("only in the candidate", &report.unmatched.candidate),
-        (
-            "with nothing to grade (no dimension applies)",
-            &report.unmatched.nothing_to_grade,
-        ),
-    ] {
-        if !ids.is_empty() {
-            eprintln!(
-                "warning: {} session{} {side} ({}): listed under `unmatched`, not compared",
-                ids.len(),
-                if ids.len() == 1 { "" } else { "s" },
-                preview(ids)
-            );
-        }
+    for left in report.left_out() {
+        eprintln!("warning: {}", left.warning(render::escape_controls));
     }
 }
 
@@ -537,22 +497,24 @@ fn shared_keys_warning(arm: &str, key: &str, keys: &[Option<String>]) -> Option<
 }
 
 /// The results of a file (the last of each session), and their pack when it is at hand with
-/// the digest the results name (then its starts, clamps and rule changes are known).
+/// the digest the results name (then its starts, clamps and rule changes are known), as the
+/// engine reads them ([`recorded::read_side`]); what it warns of is printed as it is found.
 fn read_recorded(
     path: &Path,
     search_path: &[PathBuf],
     policy: PluginPolicy,
 ) -> Result<(Vec<GradeResult>, Option<Loaded>), CliError> {
-    let rubric = recorded::file_label(path);
-    // Each line read into its result as it is parsed, on every core: a tree of every line
-    // of a grades file first took 8 times its size (two files of 50,000 grades, 620 MiB).
-    let lines = crate::grades::read_json_lines_as(path, |line, value| {
-        let (bare, read) = recorded::read_result(value, &rubric);
-        (line, bare, read)
-    })?
-    .ok_or_else(|| usage(format!("results file `{}` does not exist", path.display())))?;
-    let source = path.display().to_string();
-    let read = recorded::standing(&source, lines).map_err(|e| match e {
+    let text = crate::grades::read_text(path)?
+        .ok_or_else(|| usage(format!("results file `{}` does not exist", path.display())))?;
+    let read = recorded::read_side(
+        &path.display().to_string(),
+        &text,
+        "the file",
+        search_path,
+        policy,
+        &mut |warning| eprintln!("warning: {warning}"),
+    )
+    .map_err(|e| match e {
         RecordedError::NotAResult { line, message, .. } => CliError::GradesLine {
             path: path.to_owned(),
             line,
@@ -560,9 +522,5 @@ fn read_recorded(
         },
         e => usage(e.to_string()),
     })?;
-    for warning in read.warnings(&source, &rubric, "the file") {
-        eprintln!("warning: {warning}");
-    }
-    let pack = recorded::pack_of(&read.results, search_path, policy);
-    Ok((read.results, pack))
+    Ok((read.results, read.pack))
 }

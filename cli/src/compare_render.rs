@@ -55,17 +55,8 @@ pub fn human(c: &Comparison, top: usize, color: bool) -> String {
 }
 
 /// Up to five session ids, escaped as `grade` prints them, and `…` for the rest.
-pub(crate) fn preview(ids: &[String]) -> String {
-    let shown: Vec<String> = ids
-        .iter()
-        .take(5)
-        .map(|i| format!("`{}`", render::escape_controls(i)))
-        .collect();
-    if ids.len() > 5 {
-        format!("{}, …", shown.join(", "))
-    } else {
-        shown.join(", ")
-    }
+fn preview(ids: &[String]) -> String {
+    compare::preview(ids, render::escape_controls)
 }
 
 fn num(v: f64) -> String {

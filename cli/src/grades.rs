@@ -113,7 +113,7 @@ fn line_error(e: grades_read::GradesLineError) -> CliError {
 }
 
 /// A JSON-lines file's text, or `None` when it does not exist.
-fn read_text(path: &Path) -> Result<Option<String>, CliError> {
+pub(crate) fn read_text(path: &Path) -> Result<Option<String>, CliError> {
     crate::input::read_text(path, crate::input::MAX_DOCUMENT, "grades file").map_err(|source| {
         CliError::GradesRead {
             path: path.to_owned(),

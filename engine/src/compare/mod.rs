@@ -41,8 +41,11 @@ mod json;
 mod pairing;
 pub mod recorded;
 pub mod stats;
+mod two_packs;
 
+use std::borrow::Cow;
 use std::collections::HashMap;
+use std::fmt;
 
 use indexmap::IndexMap;
 use serde::Serialize;
@@ -53,6 +56,7 @@ pub use diff::{rubric_diff, PackSource, RubricDiff, Status};
 pub use grading::{grade_source, side_label, sides_of, GradeError, GradedSession};
 pub use json::write_json;
 use pairing::{letter_order, merge_terms};
+pub use two_packs::{judged_refusal, NoEntriesFor, PacksCompared, TwoPacks};
 
 use crate::pack::Band;
 use crate::result::RubricRef;
@@ -151,6 +155,53 @@ pub struct Unmatched {
     /// Sessions with nothing to grade (no dimension applies) on either side: they have no
     /// score, and are left out of every figure.
     pub nothing_to_grade: Vec<String>,
+}
+
+/// Sessions a comparison left out of every figure ([`Comparison::left_out`]): a caller tells
+/// of them before the report, which lists them under `unmatched`, so that a mean over fewer
+/// sessions than were given is not read as a mean over all of them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LeftOut<'a> {
+    /// Why they were left out: `only in the baseline`, `only in the candidate`, `with
+    /// nothing to grade (no dimension applies)`.
+    pub why: &'static str,
+    /// Their ids, in the report's order.
+    pub sessions: &'a [String],
+}
+
+impl LeftOut<'_> {
+    /// The warning, the first sessions' ids shown by `show` ([`preview`]): the binary
+    /// escapes the control characters an id may hold before it reaches a terminal.
+    pub fn warning(&self, show: impl Fn(&str) -> Cow<'_, str>) -> String {
+        let n = self.sessions.len();
+        format!(
+            "{n} session{} {} ({}): listed under `unmatched`, not compared",
+            if n == 1 { "" } else { "s" },
+            self.why,
+            preview(self.sessions, show)
+        )
+    }
+}
+
+impl fmt::Display for LeftOut<'_> {
+    /// The warning with the ids as they are.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.warning(|id| Cow::Borrowed(id)))
+    }
+}
+
+/// Up to five session ids, each shown by `show` in backticks, and `…` for the rest.
+pub fn preview(ids: &[String], show: impl Fn(&str) -> Cow<'_, str>) -> String {
+    let shown: Vec<String> = ids
+        .iter()
+        .take(5)
+        .map(|id| format!("`{}`", show(id)))
+        .collect();
+    if ids.len() > 5 {
+        format!("{}, …", shown.join(", "))
+    } else {
+        shown.join(", ")
+    }
 }
 
 /// One side of a comparison, as reported.
@@ -460,6 +511,25 @@ impl Comparison {
         }
     }
 
+    /// The sessions left out of every figure, by why, for the warnings a caller gives
+    /// before the report ([`LeftOut::warning`]): only in one side, or with nothing to grade.
+    /// Sessions of an arm that cannot be paired are the arm's to tell of, as it is read.
+    pub fn left_out(&self) -> Vec<LeftOut<'_>> {
+        let u = &self.unmatched;
+        [
+            ("only in the baseline", &u.baseline),
+            ("only in the candidate", &u.candidate),
+            (
+                "with nothing to grade (no dimension applies)",
+                &u.nothing_to_grade,
+            ),
+        ]
+        .into_iter()
+        .filter(|(_, ids)| !ids.is_empty())
+        .map(|(why, ids)| LeftOut { why, sessions: ids })
+        .collect()
+    }
+
     /// Why there is nothing to compare, when a side has no mean: a comparison of nothing
     /// would pass every gate in silence, so a caller refuses it with this reason.
     pub fn nothing_to_compare(&self) -> Option<&'static str> {
@@ -703,6 +773,30 @@ mod tests {
         );
         assert_eq!(v.failures, ["1 session went from pass to fail at 60%"]);
         assert_eq!(c.verdict(&[FailOn::Flips]).unjudged, None);
+    }
+
+    #[test]
+    fn sessions_of_one_side_only_are_left_out_with_a_preview_of_their_ids() {
+        let base: Vec<(String, f64)> = (1..=7).map(|i| (format!("b{i}"), 50.0)).collect();
+        let base: Vec<(&str, f64)> = base.iter().map(|(id, s)| (id.as_str(), *s)).collect();
+        let c = compared(
+            &[&[("s1", 80.0), ("s2", 60.0)], &base[..]].concat(),
+            &[("s1", 70.0), ("s2", 60.0), ("c\u{1b}1", 10.0)],
+        );
+        let left = c.left_out();
+        assert_eq!(left.len(), 2);
+        assert_eq!(
+            left[0].to_string(),
+            "7 sessions only in the baseline (`b1`, `b2`, `b3`, `b4`, `b5`, …): listed under `unmatched`, not compared"
+        );
+        assert_eq!(
+            left[1].warning(|id| Cow::Owned(id.escape_default().to_string())),
+            "1 session only in the candidate (`c\\u{1b}1`): listed under `unmatched`, not compared"
+        );
+        assert_eq!(c.summary.n, 2);
+        assert!(compared(&[("s1", 80.0)], &[("s1", 80.0)])
+            .left_out()
+            .is_empty());
     }
 
     #[test]

@@ -310,6 +310,57 @@ pub fn pack_of(
         .filter(|(pack, _)| results.iter().all(|r| r.rubric.digest == pack.digest))
 }
 
+/// A side's standing results read from `text`, the JSON lines of `origin` (a file's path, or
+/// the label of a list an embedder holds), as `grade compare BASE.jsonl CAND.jsonl` reads a
+/// file: each line read as it is parsed, on every core ([`read_result`]; a tree of every line
+/// first took 8 times the file's size), the last result of each session standing
+/// ([`standing`]), and their pack when it is at hand with their digest ([`pack_of`]). Bare
+/// results are labelled after `origin`'s [`file_label`]; `warn` is told of them (`after`
+/// says what they are named after: "the file"), of sessions graded more than once, and of
+/// lines read with U+FFFD for a lone surrogate.
+pub fn read_side(
+    origin: &str,
+    text: &str,
+    after: &str,
+    search_path: &[PathBuf],
+    policy: PluginPolicy,
+    warn: &mut dyn FnMut(String),
+) -> Result<ReadSide, RecordedError> {
+    let rubric = file_label(Path::new(origin));
+    let lines = crate::sink::grades_read::read_json_lines_as(
+        Path::new(origin),
+        text,
+        |line, value| {
+            let (bare, read) = read_result(value, &rubric);
+            (line, bare, read)
+        },
+        warn,
+    )
+    .map_err(|e| RecordedError::NotAResult {
+        origin: origin.to_owned(),
+        line: e.line,
+        message: e.message,
+    })?;
+    let read = standing(origin, lines)?;
+    for warning in read.warnings(origin, &rubric, after) {
+        warn(warning);
+    }
+    let pack = pack_of(&read.results, search_path, policy);
+    Ok(ReadSide {
+        results: read.results,
+        pack,
+    })
+}
+
+/// A side of recorded results as [`read_side`] reads it.
+#[non_exhaustive]
+pub struct ReadSide {
+    /// The standing result of each session, in the order sessions first appear.
+    pub results: Vec<GradeResult>,
+    /// Their pack and its files, when at hand with their digest ([`pack_of`]).
+    pub pack: Option<(CompiledPack, PackFiles)>,
+}
+
 /// One side of a comparison of recorded results.
 pub struct RecordedSide<'a> {
     /// The side's name in the report and in messages (the binary gives the file's path).
@@ -640,6 +691,52 @@ mod tests {
         assert_eq!(warned.len(), 1);
         assert!(warned[0].starts_with("`a.jsonl` holds results without rule traces"));
         assert_eq!(report.summary.mean_delta, 0.0);
+    }
+
+    #[test]
+    fn a_side_read_from_text_warns_as_a_file_does_and_names_a_line_that_is_not_json() {
+        let text = format!("{}\n\n{}\n", bare("s1", 10.0), bare("s1", 20.0));
+        let mut warned = Vec::new();
+        let ReadSide { results, pack } = read_side(
+            "runs/base.jsonl",
+            &text,
+            "the file",
+            &[],
+            PluginPolicy::default(),
+            &mut |w| warned.push(w),
+        )
+        .unwrap();
+        assert_eq!(results.len(), 1);
+        assert_eq!(results[0].total_score.0, 20.0);
+        assert_eq!(results[0].rubric.id, "base");
+        assert!(pack.is_none());
+        assert_eq!(
+            warned,
+            [
+                "2 results in `runs/base.jsonl` name no rubric (CLEO's own grader writes them so); they are labelled `base` after the file",
+                "`runs/base.jsonl` grades 1 session more than once; the last grade of each is compared",
+            ]
+        );
+        let text = format!("{}\n{{\"sessionId\"\n", bare("s1", 10.0));
+        let Err(err) = read_side(
+            "b.jsonl",
+            &text,
+            "the file",
+            &[],
+            PluginPolicy::default(),
+            &mut |_| {},
+        ) else {
+            panic!("a line that is not JSON is refused");
+        };
+        assert!(
+            matches!(&err, RecordedError::NotAResult { origin, line: 2, .. } if origin == "b.jsonl"),
+            "{err:?}"
+        );
+        assert!(
+            err.to_string()
+                .starts_with("b.jsonl:2: not a grade result: "),
+            "{err}"
+        );
     }
 
     #[test]
