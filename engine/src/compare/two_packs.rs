@@ -144,38 +144,29 @@ mod tests {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/cleo-audit.jsonl")
     }
 
-    fn packs() -> (
-        CompiledPack,
-        crate::PackFiles,
-        CompiledPack,
-        crate::PackFiles,
-    ) {
+    /// What `with` makes of `cleo-v1` against `cleo-v2`, asked for as `cand_spec`.
+    fn with_packs<T>(cand_spec: &str, with: impl FnOnce(&TwoPacks<'_>) -> T) -> T {
         let files = |id: &str| crate::locate_pack(id, &[]).unwrap();
         let (f1, f2) = (files("cleo-v1"), files("cleo-v2"));
         let compile = |f: &crate::PackFiles| crate::pack::compile_pack(f).unwrap();
-        (compile(&f1), f1, compile(&f2), f2)
+        let (p1, p2) = (compile(&f1), compile(&f2));
+        let side = |pack, files| PackSource { pack, files };
+        with(&TwoPacks::new(
+            side(&p1, &f1),
+            "cleo-v1",
+            side(&p2, &f2),
+            cand_spec,
+        ))
     }
 
     #[test]
     fn two_packs_compare_every_session_of_the_source_with_their_differences() {
-        let (p1, f1, p2, f2) = packs();
-        let two = TwoPacks::new(
-            PackSource {
-                pack: &p1,
-                files: &f1,
-            },
-            "cleo-v1",
-            PackSource {
-                pack: &p2,
-                files: &f2,
-            },
-            "rubrics/cleo-v2",
-        );
         let source = log();
-        let read = two.grade_source(&source, None, None, false, None).unwrap();
-        let done = two
-            .compare(read.results, None, &source, &CompareOptions::default())
-            .unwrap();
+        let done = with_packs("rubrics/cleo-v2", |two| {
+            let read = two.grade_source(&source, None, None, false, None).unwrap();
+            two.compare(read.results, None, &source, &CompareOptions::default())
+                .unwrap()
+        });
         assert!(done.failed.is_empty());
         let report = done.report;
         assert_eq!(report.baseline.label, "cleo-v1");
@@ -188,36 +179,16 @@ mod tests {
 
     #[test]
     fn a_named_session_the_source_lacks_refuses_the_comparison_in_the_order_named() {
-        let (p1, f1, p2, f2) = packs();
-        let two = TwoPacks::new(
-            PackSource {
-                pack: &p1,
-                files: &f1,
-            },
-            "cleo-v1",
-            PackSource {
-                pack: &p2,
-                files: &f2,
-            },
-            "cleo-v2",
-        );
         let source = log();
-        let named = [
-            "zz".to_owned(),
-            "session-demo-good".to_owned(),
-            "aa".to_owned(),
-        ];
-        let read = two
-            .grade_source(&source, None, Some(&named), false, None)
-            .unwrap();
-        let err = two
-            .compare(
-                read.results,
-                Some(&named),
-                &source,
-                &CompareOptions::default(),
-            )
-            .unwrap_err();
+        let named = ["zz", "session-demo-good", "aa"].map(str::to_owned);
+        let err = with_packs("cleo-v2", |two| {
+            let read = two
+                .grade_source(&source, None, Some(&named), false, None)
+                .unwrap();
+            let options = CompareOptions::default();
+            two.compare(read.results, Some(&named), &source, &options)
+                .unwrap_err()
+        });
         assert_eq!(err.sessions, ["zz", "aa"]);
         assert_eq!(
             err.to_string(),
