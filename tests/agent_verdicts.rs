@@ -52,10 +52,11 @@ fn fixtures() -> Vec<String> {
 
 /// `pack` over each fixture: its exit code, then each result line with the time it was graded
 /// left out, and the first line of what it said on standard error. A file of a format the
-/// pack does not grade is counted, not listed.
+/// pack does not grade is counted, not listed; the pack's digest is said once, last.
 fn verdicts(pack: &str) -> String {
     let mut text = String::new();
     let mut refused = 0;
+    let mut digest = None;
     for file in fixtures() {
         let out = run(&[
             "--rubric",
@@ -78,6 +79,15 @@ fn verdicts(pack: &str) -> String {
                 object.remove("timestamp").is_some(),
                 "{file}: a result names when it was graded"
             );
+            // The pack's digest once, at the end: a change to a script that keeps every
+            // verdict shows as that one line.
+            let rubric = object
+                .get_mut("rubric")
+                .and_then(|r| r.as_object_mut())
+                .expect("a result names its rubric");
+            let this = rubric.remove("digest").expect("the rubric's digest");
+            assert!(digest.as_ref().is_none_or(|d| *d == this), "{file}: {this}");
+            digest = Some(this);
             text.push_str(&serde_json::to_string(&result).expect("JSON"));
             text.push('\n');
         }
@@ -87,6 +97,10 @@ fn verdicts(pack: &str) -> String {
     }
     text.push_str(&format!(
         "-- {refused} files of formats `{pack}` does not grade\n"
+    ));
+    text.push_str(&format!(
+        "-- digest {}\n",
+        digest.expect("a file graded").as_str().expect("text")
     ));
     text
 }
@@ -98,7 +112,7 @@ fn coding_agent_v1_verdicts_on_every_agent_fixture_stay_as_pinned() {
     for head in text.lines().filter(|l| l.starts_with("== ")) {
         assert!(head.ends_with("(exit 0)"), "{head}");
     }
-    assert!(text.ends_with("-- 0 files of formats `coding-agent-v1` does not grade\n"));
+    assert!(text.contains("\n-- 0 files of formats `coding-agent-v1` does not grade\n"));
     insta::assert_snapshot!("coding_agent_v1", text);
 }
 
