@@ -545,11 +545,7 @@ pub(crate) fn source_plan(ask: &GradeRequest, pack: &CompiledPack) -> Result<Sou
     // Nor are they built: what the pack does not read, a reader may skip. Nothing else of
     // the run reads an entry's params, error or duration (metadata, which the Langfuse sink
     // and evidence's places read, is always kept).
-    let read_options = ReadOptions {
-        checked: pack.fields_read(),
-        kept: pack.projection(),
-        skip_bad_lines: ask.skip_bad_lines,
-    };
+    let read_options = pack.read_options(ask.skip_bad_lines);
     // With a judgment and no source, the grade rests on the judgment alone.
     let judgment_only = ask.judgment.is_some() && ask.source.is_empty();
     if let Some(remote) = remote_source(ask)? {

@@ -8,8 +8,20 @@
 use super::template::{Segment, Template};
 use super::{CompiledPack, Condition, Metric, RuleKind, Selector};
 use crate::field::{FieldsRead, Projection};
+use crate::source::ReadOptions;
 
 impl CompiledPack {
+    /// How to read a source for this pack alone: only [`CompiledPack::fields_read`] checked,
+    /// only its [`CompiledPack::projection`] kept. The binary and the Python package read
+    /// with it, so that both build the same entries and grade them the same.
+    pub fn read_options(&self, skip_bad_lines: bool) -> ReadOptions {
+        ReadOptions {
+            checked: self.fields_read(),
+            kept: self.projection(),
+            skip_bad_lines,
+        }
+    }
+
     /// The optional fields this pack's rules, metrics, texts and judge prompt read. Scripts
     /// can read any field, and plugin functions are handed every entry's exit code, duration
     /// and error, so a pack with scripts or plugins reads them all.
