@@ -10,7 +10,7 @@ mod arrow;
 mod pyobj;
 
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TryRecvError};
 use std::sync::{Arc, Mutex};
 
 use grade_engine::plugin::PluginPolicy;
@@ -160,8 +160,9 @@ type Outcome<'py> = (String, Option<Bound<'py, PyAny>>, Option<String>);
 /// warnings, and how many malformed lines were skipped.
 type Graded<'py> = (Vec<Outcome<'py>>, Vec<String>, u64);
 
-/// [`Graded`] as the grading leaves it, before Python objects are made of it.
-type Done_ = (Vec<Done>, Vec<String>, u64);
+/// What reading a source left to say before its sessions are graded: its warnings, and how
+/// many malformed lines were skipped.
+type Read = (Vec<String>, u64);
 
 /// One session's outcome, as a grading thread leaves it.
 enum Done {
@@ -219,16 +220,6 @@ fn outcome<'py>(
     })
 }
 
-/// The outcomes of a grading as Python objects, with its warnings and skipped lines.
-fn graded(py: Python<'_>, shape: Shape, (done, warnings, skipped): Done_) -> PyResult<Graded<'_>> {
-    let mut keys = pyobj::Keys::default();
-    let outcomes = done
-        .into_iter()
-        .map(|d| outcome(py, &mut keys, shape, d))
-        .collect::<PyResult<Vec<_>>>()?;
-    Ok((outcomes, warnings, skipped))
-}
-
 impl NativePack {
     fn registry(&self) -> PyResult<Registry> {
         Registry::with_plugins_of(&self.pack)
@@ -250,11 +241,9 @@ impl NativePack {
     }
 
     fn read_options(&self, skip_bad_lines: bool) -> ReadOptions {
-        ReadOptions {
-            checked: self.pack.fields_read(),
-            skip_bad_lines,
-            ..ReadOptions::default()
-        }
+        // What the binary reads for this pack, so that entries are built (and type-checked)
+        // as it builds them: only the fields the pack reads.
+        self.pack.read_options(skip_bad_lines)
     }
 }
 
@@ -335,52 +324,34 @@ impl NativePack {
             explain,
             ..GradeOptions::default()
         };
-        let pack = &self.pack;
-        let done = py.detach(|| match sessions {
-            None => {
-                let mut done = Vec::new();
-                let delivered = registry
-                    .map_sessions_into(
-                        &path,
-                        format.as_deref(),
-                        &SessionFilter::All,
-                        &read,
-                        None,
-                        |session| {
-                            Ok::<_, std::convert::Infallible>(grade_one(pack, session, &options))
-                        },
-                        &mut |d| done.push(d),
-                    )
-                    .map_err(|e| match e {
-                        StreamError::Source(e) => source_error(&e),
-                        StreamError::Session(never) => match never {},
-                    })?;
-                let mut warnings: Vec<String> =
-                    delivered.warnings.iter().map(ToString::to_string).collect();
-                warnings.extend(grade_engine::run::skipped_warning(
-                    delivered.skipped_lines,
-                    &path,
+        let pack = Arc::clone(&self.pack);
+        let Some(asked) = sessions else {
+            let from = path.clone();
+            let rx = spawn_grading(move |tx| {
+                stream_source(&pack, &registry, &from, format, &read, &options, tx);
+            })?;
+            let (outcomes, mut warnings, skipped) =
+                collect_stream(py, rx, Shape::Dict, (Vec::new(), 0))?;
+            if outcomes.is_empty() {
+                warnings.push(format!(
+                    "{}: nothing was graded",
+                    grade_engine::run::no_sessions(&path)
                 ));
-                if done.is_empty() {
-                    warnings.push(format!(
-                        "{}: nothing was graded",
-                        grade_engine::run::no_sessions(&path)
-                    ));
-                }
-                Ok((done, warnings, delivered.skipped_lines))
             }
-            Some(asked) => grade_named(
-                pack,
+            return Ok((outcomes, warnings, skipped));
+        };
+        let (sessions, warnings) = py.detach(|| {
+            read_named(
                 &registry,
                 &path,
                 format.as_deref(),
                 &read,
-                &options,
                 &asked,
                 allow_empty,
-            ),
+            )
         })?;
-        graded(py, Shape::Dict, done)
+        let rx = spawn_grading(move |tx| send_graded(&pack, sessions, &options, tx))?;
+        collect_stream(py, rx, Shape::Dict, warnings)
     }
 
     /// Grades the entries of a CLEO audit log held in memory (one JSON object a line);
@@ -400,10 +371,10 @@ impl NativePack {
             explain,
             ..GradeOptions::default()
         };
-        let pack = &self.pack;
+        let pack = Arc::clone(&self.pack);
         // The bytes are Python's, and Python may not move them while we read: copied once.
         let data = data.to_vec();
-        let done = py.detach(|| {
+        let (sessions, warnings) = py.detach(|| {
             let input = Input::Bytes {
                 name: &name,
                 bytes: &data,
@@ -423,11 +394,12 @@ impl NativePack {
                     grade_engine::run::no_sessions(&name)
                 )));
             }
-            let done = grade_all(pack, read.sessions, &options);
-            Ok::<_, PyErr>((done, warnings, read.skipped_lines))
+            Ok::<_, PyErr>((read.sessions, (warnings, read.skipped_lines)))
         })?;
+        drop(data);
         let shape = if as_json { Shape::Json } else { Shape::Dict };
-        graded(py, shape, done)
+        let rx = spawn_grading(move |tx| send_graded(&pack, sessions, &options, tx))?;
+        collect_stream(py, rx, shape, warnings)
     }
 
     /// The sessions of a source graded one by one, as they are read: an iterator of
@@ -449,12 +421,9 @@ impl NativePack {
             ..GradeOptions::default()
         };
         let pack = Arc::clone(&self.pack);
-        // A few results ahead of the reader: memory stays bounded whatever the source's size.
-        let (tx, rx) = sync_channel::<Item>(256);
-        std::thread::Builder::new()
-            .name("grade-source".into())
-            .spawn(move || stream_source(&pack, &registry, &path, format, &read, &options, &tx))
-            .map_err(|e| GradeError::new_err(format!("cannot start grading: {e}")))?;
+        let rx = spawn_grading(move |tx| {
+            stream_source(&pack, &registry, &path, format, &read, &options, tx);
+        })?;
         Ok(SourceIter {
             rx: Mutex::new(rx),
             keys: Mutex::default(),
@@ -462,31 +431,63 @@ impl NativePack {
     }
 }
 
-/// Grades sessions already read, in parallel, in their order.
-fn grade_all(pack: &CompiledPack, sessions: Vec<Session>, options: &GradeOptions) -> Vec<Done> {
-    use rayon::prelude::*;
-    sessions
-        .into_par_iter()
-        .map(|s| grade_one(pack, s, options))
-        .collect()
+/// Starts `work` on a thread of its own, which hands outcomes over as they come, so that the
+/// calling thread makes Python objects of what is graded while the rest is graded (made
+/// after the grading, the dicts cost about a third of the binary's time again). A few
+/// results ahead of the reader: memory stays bounded whatever the source's size.
+fn spawn_grading(
+    work: impl FnOnce(&SyncSender<Item>) + Send + 'static,
+) -> PyResult<Receiver<Item>> {
+    let (tx, rx) = sync_channel::<Item>(256);
+    std::thread::Builder::new()
+        .name("grade-source".into())
+        .spawn(move || work(&tx))
+        .map_err(|e| GradeError::new_err(format!("cannot start grading: {e}")))?;
+    Ok(rx)
 }
 
-/// The sessions named, graded in the order named; a name the source does not hold is refused
-/// as the binary refuses it, unless `allow_empty`.
-#[allow(
-    clippy::too_many_arguments,
-    reason = "the keywords of `Pack.grade_source`, passed on one by one"
-)]
-fn grade_named(
+/// Sessions graded a chunk at a time: each chunk's sessions in parallel, in their order.
+const CHUNK: usize = 1024;
+
+/// Grades sessions already read and hands the outcomes over in their order, a chunk at a
+/// time, so that one chunk's results are made into Python objects while the next is graded.
+fn send_graded(
     pack: &CompiledPack,
+    sessions: Vec<Session>,
+    options: &GradeOptions,
+    tx: &SyncSender<Item>,
+) {
+    use rayon::prelude::*;
+    let mut sessions = sessions.into_iter();
+    loop {
+        let chunk: Vec<Session> = sessions.by_ref().take(CHUNK).collect();
+        if chunk.is_empty() {
+            return;
+        }
+        let done: Vec<Done> = chunk
+            .into_par_iter()
+            .map(|s| grade_one(pack, s, options))
+            .collect();
+        for d in done {
+            // The reader went away (an error making its objects): nothing more to grade.
+            if tx.send(Item::Done(d)).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// The sessions named, in the order named, with the warnings and the count of skipped
+/// lines of their reading; a name the source does not hold is refused as the binary refuses
+/// it, unless `allow_empty`.
+fn read_named(
     registry: &Registry,
     path: &Path,
     format: Option<&dyn SourceFormat>,
     read_options: &ReadOptions,
-    options: &GradeOptions,
     asked: &[String],
     allow_empty: bool,
-) -> PyResult<Done_> {
+) -> PyResult<(Vec<Session>, Read)> {
     let input = Input::File(path);
     let filter = SessionFilter::only(asked.iter().cloned());
     let read = registry
@@ -514,17 +515,15 @@ fn grade_named(
         warnings.push(named::empty_session_warning(&s.id, path));
     }
     warnings.extend(grade_engine::run::skipped_warning(read.skipped_lines, path));
-    Ok((
-        grade_all(pack, sessions, options),
-        warnings,
-        read.skipped_lines,
-    ))
+    Ok((sessions, (warnings, read.skipped_lines)))
 }
 
 /// What the grading thread of an iterator hands over.
 enum Item {
     Done(Done),
     Warning(String),
+    /// How many malformed lines were skipped: sent once, after the last result.
+    Skipped(u64),
     /// The source could not be read; nothing follows.
     SourceFailed(String),
 }
@@ -557,6 +556,7 @@ fn stream_source(
     );
     let _ = match delivered {
         Ok(delivered) => {
+            let _ = tx.send(Item::Skipped(delivered.skipped_lines));
             for w in &delivered.warnings {
                 let _ = tx.send(Item::Warning(w.to_string()));
             }
@@ -568,6 +568,76 @@ fn stream_source(
         Err(StreamError::Source(e)) => tx.send(Item::SourceFailed(source_message(&e))),
         Err(StreamError::Session(Cancelled)) => Ok(()),
     };
+}
+
+/// Python's cyclic garbage collector held off while results are made, and let run again
+/// (if it ran before) when they are made or making them failed. The results' dicts and
+/// lists hold no cycles, yet each allocation of a container counts towards a collection,
+/// and collections that walk every dict made so far took a quarter of `grade_source`'s time
+/// on 50,000 results (perf, 1M entries).
+struct GcPaused<'py> {
+    gc: Bound<'py, PyModule>,
+    was_enabled: bool,
+}
+
+impl<'py> GcPaused<'py> {
+    fn new(py: Python<'py>) -> PyResult<Self> {
+        let gc = py.import("gc")?;
+        let was_enabled = gc.call_method0("isenabled")?.is_truthy()?;
+        if was_enabled {
+            gc.call_method0("disable")?;
+        }
+        Ok(GcPaused { gc, was_enabled })
+    }
+}
+
+impl Drop for GcPaused<'_> {
+    fn drop(&mut self) {
+        if self.was_enabled {
+            // `gc.enable()` sets a flag and cannot fail but by a broken interpreter; a drop
+            // has no caller to tell, and Python prints what it raises as unraisable.
+            if let Err(err) = self.gc.call_method0("enable") {
+                err.write_unraisable(self.gc.py(), None);
+            }
+        }
+    }
+}
+
+/// The outcomes a grading thread hands over, made into Python objects as they come: what
+/// is there is taken with the GIL held, and only an empty channel is waited on without it.
+fn collect_stream<'py>(
+    py: Python<'py>,
+    rx: Receiver<Item>,
+    shape: Shape,
+    before: Read,
+) -> PyResult<Graded<'py>> {
+    let mut rx = rx;
+    let mut keys = pyobj::Keys::default();
+    let mut outcomes = Vec::new();
+    let (mut warnings, mut skipped) = before;
+    let _paused = GcPaused::new(py)?;
+    loop {
+        let item = match rx.try_recv() {
+            Ok(item) => item,
+            Err(TryRecvError::Empty) => {
+                // A receiver is not `Sync`: lent to the thread without the GIL and given back.
+                let (next, back) = py.detach(move || (rx.recv(), rx));
+                rx = back;
+                match next {
+                    Ok(item) => item,
+                    Err(_) => break,
+                }
+            }
+            Err(TryRecvError::Disconnected) => break,
+        };
+        match item {
+            Item::Done(done) => outcomes.push(outcome(py, &mut keys, shape, done)?),
+            Item::Warning(message) => warnings.push(message),
+            Item::Skipped(lines) => skipped = lines,
+            Item::SourceFailed(message) => return Err(SourceError::new_err(message)),
+        }
+    }
+    Ok((outcomes, warnings, skipped))
 }
 
 /// Results of a source as the grading thread hands them over.
@@ -590,6 +660,9 @@ impl SourceIter {
             Err(_) => None,
         });
         match item {
+            // The count is for `grade_source`: an iterator's reader has it in the warning
+            // that follows.
+            Some(Item::Skipped(_)) => self.__next__(py),
             None => Err(PyStopIteration::new_err(())),
             Some(Item::Done(Done::Result(result))) => {
                 // Not waited for: a thread that holds them may be waiting for the GIL we

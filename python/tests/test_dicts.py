@@ -246,3 +246,28 @@ def test_keys_are_shared_between_results():
     results = grade.load_pack("cleo-v1").grade_source(CORPUS)
     a, b = (list(r) for r in results[:2])
     assert all(x is y for x, y in zip(a, b))
+
+
+def test_grading_leaves_the_garbage_collector_as_it_found_it(tmp_path):
+    # The collector is held off while results are made (they hold no cycles): it must run
+    # again afterwards, after a failure too, and stay off for a caller who turned it off.
+    import gc
+
+    pack = grade.load_pack("cleo-v1")
+    assert gc.isenabled()
+    assert pack.grade_source(CORPUS)
+    assert pack.grade_source(CORPUS, sessions=[pack.grade_source(CORPUS)[0]["sessionId"]])
+    assert gc.isenabled()
+    assert pack.grade_entries(json.loads(line) for line in CORPUS.read_text().splitlines()[:50])
+    assert gc.isenabled()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"sessionId": "s", "domain": "task"\n')
+    with pytest.raises(grade.SourceError):
+        pack.grade_source(bad, source_format="cleo-jsonl")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        assert pack.grade_source(CORPUS)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
