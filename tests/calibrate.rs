@@ -228,7 +228,7 @@ fn the_gate_names_the_dimensions_below_it_and_exits_1() {
     assert_eq!(code(&out), 1, "{}", stderr(&out));
     assert_eq!(
         stderr(&out),
-        "error: calibration below the gate: `goal_achievement`: quadratic κ 0.771 is below 0.8\n"
+        "error[E202]: calibration below the gate: `goal_achievement`: quadratic κ 0.771 is below 0.8\n"
     );
     assert!(stdout(&out).contains("below the gate:"));
     let out = with(&["--min-kappa", "error_handling=0.9", "--min-alpha", "0.65"]);
@@ -298,7 +298,7 @@ fn labels_that_cannot_pair_are_counted_and_named_and_a_file_that_is_not_labels_i
     assert_eq!(code(&out), 2);
     assert!(
         stderr(&out).starts_with(&format!(
-            "error: {results}:1: not a label (`dimensions` is not a field of a label"
+            "error[E201]: {results}:1: not a label (`dimensions` is not a field of a label"
         )),
         "{}",
         stderr(&out)

@@ -315,7 +315,11 @@ fn quiet_prints_the_results_and_errors_only() {
         ],
     );
     assert_eq!(code(&out), 2);
-    assert!(stderr(&out).starts_with("error: "), "{}", stderr(&out));
+    assert!(
+        stderr(&out).starts_with("error[E102]: "),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -340,7 +344,7 @@ fn formats_only_results_are_written_in_are_refused_where_there_are_none() {
     assert_eq!(code(&out), 2);
     assert_eq!(
         stderr(&out),
-        "error: `--list` prints recorded grades as `human`, `json` or `jsonl`, not `junit`\n"
+        "error[E201]: `--list` prints recorded grades as `human`, `json` or `jsonl`, not `junit`\n"
     );
 }
 

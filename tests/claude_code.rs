@@ -575,7 +575,7 @@ fn a_cleo_pack_refuses_a_transcript_instead_of_grading_it_as_a_session_without_c
         );
         assert!(out.stdout.is_empty(), "{args:?}: nothing is graded");
         let expected = format!(
-            "error: `{source}` reads as a Claude Code transcript (`claude-code`), and rubric `cleo-v1` grades only `cleo-db` and `cleo-jsonl` sources (the built-in rubrics `claude-code-v1` and `coding-agent-v1` grade it)\n"
+            "error[E117]: `{source}` reads as a Claude Code transcript (`claude-code`), and rubric `cleo-v1` grades only `cleo-db` and `cleo-jsonl` sources (the built-in rubrics `claude-code-v1` and `coding-agent-v1` grade it)\n"
         );
         assert_eq!(text(&out.stderr), expected, "{args:?}");
     };
@@ -633,7 +633,7 @@ fn a_cleo_pack_refuses_a_transcript_instead_of_grading_it_as_a_session_without_c
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         text(&out.stderr),
-        format!("error: `{example}` reads as a CLEO audit log (`cleo-jsonl`), and rubric `claude-code-v1` grades only `claude-code` and `langfuse` sources (the built-in rubrics `cleo-v1` and `cleo-v2` grade it)\n")
+        format!("error[E117]: `{example}` reads as a CLEO audit log (`cleo-jsonl`), and rubric `claude-code-v1` grades only `claude-code` and `langfuse` sources (the built-in rubrics `cleo-v1` and `cleo-v2` grade it)\n")
     );
 }
 

@@ -1000,8 +1000,9 @@ fn recorded_results_with_no_session_in_common_say_so() {
     ]);
     assert_eq!(code(&out), 2, "{}", stderr(&out));
     assert!(
-        stderr(&out)
-            .ends_with("error: nothing to compare: the two sides have no session id in common\n"),
+        stderr(&out).ends_with(
+            "error[E201]: nothing to compare: the two sides have no session id in common\n"
+        ),
         "{}",
         stderr(&out)
     );
@@ -1076,7 +1077,7 @@ fn compare_reads_the_source_as_grading_with_each_pack_does() {
     assert_eq!(code(&out), 2);
     assert_eq!(
         stderr(&out),
-        format!("error: {bad}:3: not valid JSON: expected value (column 15) (pass `--skip-bad-lines` to skip malformed lines with a warning)\n")
+        format!("error[E104]: {bad}:3: not valid JSON: expected value (column 15) (pass `--skip-bad-lines` to skip malformed lines with a warning)\n")
     );
     let out = run(&[
         &compare[..],

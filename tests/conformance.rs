@@ -154,7 +154,7 @@ fn cleo_packs_match_cleo_grader_on_odd_sessions_and_refuse_the_ones_it_throws_on
         let errors = stderr(&out);
         let refused: Vec<&str> = errors
             .lines()
-            .filter(|l| l.ends_with("[E040]"))
+            .filter(|l| l.starts_with("error[E040]: "))
             .filter_map(|l| l.split("cannot grade session `").nth(1))
             .filter_map(|rest| rest.split('`').next())
             .collect();

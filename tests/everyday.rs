@@ -344,7 +344,7 @@ fn a_command_after_a_grading_flag_is_named_with_where_it_goes() {
         assert_eq!(
             stderr(&out),
             format!(
-                "error: `{command}` is a command, and a flag before it makes it read as a session to grade: write the command first (`grade {command} …` with its flags after it)\n"
+                "error[E201]: `{command}` is a command, and a flag before it makes it read as a session to grade: write the command first (`grade {command} …` with its flags after it)\n"
             ),
             "{args:?}"
         );
@@ -566,7 +566,7 @@ fn fail_under_exits_1_when_a_session_scores_below_it() {
     );
     assert_eq!(
         stderr(&out),
-        "error: 1 of 2 sessions scored below 50% (`--fail-under`): `session-demo-sloppy` (20%)\n"
+        "error[E202]: 1 of 2 sessions scored below 50% (`--fail-under`): `session-demo-sloppy` (20%)\n"
     );
     let out = run(&[&args[..], &["--fail-under", "20"]].concat());
     assert_eq!(code(&out), 0, "{}", stderr(&out));
@@ -598,7 +598,9 @@ fn all_over_a_source_without_sessions_says_nothing_was_graded() {
         assert_eq!(code(&out), 1, "{format}: {}", stderr(&out));
         assert_eq!(
             stderr(&out),
-            format!("error: `--fail-under` checked no session: `{source}` holds no sessions\n"),
+            format!(
+                "error[E202]: `--fail-under` checked no session: `{source}` holds no sessions\n"
+            ),
             "{format}"
         );
         let out = run(&args);
@@ -657,7 +659,7 @@ fn output_writes_the_results_to_a_file_instead_of_stdout() {
     ]);
     assert_eq!(code(&out), 2);
     assert!(
-        stderr(&out).starts_with("error: cannot write output file `"),
+        stderr(&out).starts_with("error[E201]: cannot write output file `"),
         "{}",
         stderr(&out)
     );
@@ -776,7 +778,7 @@ fn a_script_of_the_wrong_type_names_its_file_line_and_the_type_in_script_words()
     assert_eq!(code(&out), 1);
     assert_eq!(
         stderr(&out),
-        "error: rubric `wrong-type`, rule `count-failures`, session `session-demo-good`: the script failed: count.rhai:4: the script must end with a map `#{ points, evidence, flags, entries }` or `()`, not an integer\nerror: 1 of 1 session could not be graded\n"
+        "error[E042]: rubric `wrong-type`, rule `count-failures`, session `session-demo-good`: the script failed: count.rhai:4: the script must end with a map `#{ points, evidence, flags, entries }` or `()`, not an integer\nerror[E202]: 1 of 1 session could not be graded\n"
     );
     let test = run(&["rubric", "test", pack]);
     assert_eq!(
@@ -1124,9 +1126,9 @@ fn flags_that_would_do_nothing_are_refused_all_at_once() {
     ]);
     assert_eq!(
         err,
-        "error: `--config-ids` names the score configs of `--emit langfuse` or `--push langfuse`, and neither is given\n\
-         error: `--judge-runs` is about asking a judge, and no judge is asked: give `--judge PROVIDER:MODEL` or `--judge-cmd CMD`\n\
-         error: `--agreement` is about asking a judge, and no judge is asked: give `--judge PROVIDER:MODEL` or `--judge-cmd CMD`\n"
+        "error[E201]: `--config-ids` names the score configs of `--emit langfuse` or `--push langfuse`, and neither is given\n\
+         error[E201]: `--judge-runs` is about asking a judge, and no judge is asked: give `--judge PROVIDER:MODEL` or `--judge-cmd CMD`\n\
+         error[E201]: `--agreement` is about asking a judge, and no judge is asked: give `--judge PROVIDER:MODEL` or `--judge-cmd CMD`\n"
     );
     let err = refused(&["--emit", "langfuse", "--format", "json"]);
     assert!(err.contains("cannot be used with"), "{err}");

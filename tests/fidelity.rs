@@ -231,8 +231,8 @@ fn a_description_or_title_that_is_not_text_leaves_the_session_not_graded_naming_
     let log = log.display().to_string();
     for pack in ["cleo-v1", "cleo-v2"] {
         let expected = format!(
-            "error: rubric `{pack}` cannot grade session `desc`: `blank` of selector `task_added_without_description` tests text, and `params.description` of the entry at `audit.jsonl:2` is a number (`7`) [E040]\n\
-             error: rubric `{pack}` cannot grade session `title`: `normalize` of metric `duplicate_titles` reads text, and `params.title` of the entry at `audit.jsonl:3` is a number (`3`) [E040]\n"
+            "error[E040]: rubric `{pack}` cannot grade session `desc`: `blank` of selector `task_added_without_description` tests text, and `params.description` of the entry at `audit.jsonl:2` is a number (`7`)\n\
+             error[E040]: rubric `{pack}` cannot grade session `title`: `normalize` of metric `duplicate_titles` reads text, and `params.title` of the entry at `audit.jsonl:3` is a number (`3`)\n"
         );
         let named = run(&[
             "--rubric",
@@ -250,7 +250,7 @@ fn a_description_or_title_that_is_not_text_leaves_the_session_not_graded_naming_
         assert_eq!(code(&named), 1, "{pack}: {}", stderr(&named));
         assert_eq!(
             stderr(&named),
-            format!("{expected}error: 2 of 4 sessions could not be graded\n"),
+            format!("{expected}error[E202]: 2 of 4 sessions could not be graded\n"),
             "{pack}"
         );
         let graded: Vec<Value> = json_lines(&stdout(&named))
@@ -342,7 +342,7 @@ fn a_success_that_is_not_a_boolean_is_refused_where_cleo_reads_its_truthiness() 
             let column = odd.find(&field).unwrap() + field.len() + 1;
             assert_eq!(
                 stderr(&out),
-                format!("error: {log}:2: field `result.success` must be a boolean, not {kind} (column {column}) (pass `--skip-bad-lines` to skip malformed lines with a warning)\n"),
+                format!("error[E104]: {log}:2: field `result.success` must be a boolean, not {kind} (column {column}) (pass `--skip-bad-lines` to skip malformed lines with a warning)\n"),
             );
         }
     }

@@ -72,7 +72,7 @@ fn list_refuses_an_audit_log_given_as_the_grades_file() {
     assert_eq!(stdout(&out), "");
     assert_eq!(
         stderr(&out),
-        "error: examples/cleo-audit.jsonl:1: not a grade result: missing fields `totalScore`, `maxScore`\n"
+        "error[E206]: examples/cleo-audit.jsonl:1: not a grade result: missing fields `totalScore`, `maxScore`\n"
     );
 
     let dir = tempfile::tempdir().unwrap();
@@ -87,7 +87,7 @@ fn list_refuses_an_audit_log_given_as_the_grades_file() {
     assert_eq!(
         stderr(&out),
         format!(
-            "error: {}:2: not a grade result: missing field `totalScore`\n",
+            "error[E206]: {}:2: not a grade result: missing field `totalScore`\n",
             grades.display()
         )
     );
@@ -104,13 +104,16 @@ fn a_missing_judgment_config_ids_or_score_bodies_file_is_named_as_not_existing()
         &["--rubric", "langfuse-v1", "--judgment", "nope.json", "s1"],
     );
     assert_eq!(code(&out), 2);
-    assert_eq!(stderr(&out), "error: judgment `nope.json` does not exist\n");
+    assert_eq!(
+        stderr(&out),
+        "error[E201]: judgment `nope.json` does not exist\n"
+    );
 
     let out = run_in(dir.path(), &["push", "--langfuse", "nope.jsonl"]);
     assert_eq!(code(&out), 2);
     assert_eq!(
         stderr(&out),
-        "error: file of score bodies `nope.jsonl` does not exist\n"
+        "error[E201]: file of score bodies `nope.jsonl` does not exist\n"
     );
 
     // Standard input is named as a grading run names it, not by the `-` typed for it.
@@ -147,7 +150,7 @@ fn a_missing_judgment_config_ids_or_score_bodies_file_is_named_as_not_existing()
     assert_eq!(code(&out), 2);
     assert_eq!(
         stderr(&out),
-        "error: config ids file `nope.json` does not exist\n"
+        "error[E201]: config ids file `nope.json` does not exist\n"
     );
 }
 
@@ -241,7 +244,7 @@ fn output_into_the_grades_file_is_refused_before_the_history_is_touched() {
         assert_eq!(stdout(&out), "");
         assert_eq!(
             stderr(&out),
-            format!("error: `--output {output}` is the grades file this run records to: results written there would replace its history (write them elsewhere, or give `--no-record`)\n")
+            format!("error[E201]: `--output {output}` is the grades file this run records to: results written there would replace its history (write them elsewhere, or give `--no-record`)\n")
         );
         assert_eq!(
             std::fs::read_to_string(dir.path().join("G.jsonl")).unwrap(),
@@ -355,7 +358,7 @@ fn a_failing_or_empty_judge_command_is_reported_in_words() {
     assert_eq!(code(&out), 2);
     assert_eq!(
         stderr(&out),
-        "error: judge `exit 7` for session `session-demo-good`, chunk 1 of 1: it exited with code 7; it printed nothing\n"
+        "error[E210]: judge `exit 7` for session `session-demo-good`, chunk 1 of 1: it exited with code 7; it printed nothing\n"
     );
     let out = judged("echo overloaded >&2; exit 3");
     assert_eq!(code(&out), 2);
@@ -423,7 +426,7 @@ fn recording_to_grades_dash_is_refused_and_makes_no_file_named_dash() {
     assert_eq!(stdout(&out), "");
     assert_eq!(
         stderr(&out),
-        "error: `--grades -` would record to a file named `-`: grades are appended to a file (`--format jsonl` prints the results, `--no-record` records none)\n"
+        "error[E201]: `--grades -` would record to a file named `-`: grades are appended to a file (`--format jsonl` prints the results, `--no-record` records none)\n"
     );
     assert!(!dir.path().join("-").exists());
 
@@ -450,7 +453,7 @@ fn html_and_agreement_to_dash_are_refused_and_make_no_file_named_dash() {
     assert_eq!(stdout(&out), "");
     assert_eq!(
         stderr(&out),
-        "error: `--html -` would write a file named `-`: give the page a file name (the report on standard output is `--format`'s)\n"
+        "error[E201]: `--html -` would write a file named `-`: give the page a file name (the report on standard output is `--format`'s)\n"
     );
 
     let judge = repo_root().join("tests/fixtures/judge/judge.sh");
@@ -475,7 +478,7 @@ fn html_and_agreement_to_dash_are_refused_and_make_no_file_named_dash() {
     assert_eq!(stdout(&out), "");
     assert_eq!(
         stderr(&out),
-        "error: `--agreement -` would write a file named `-`: give the report a file name (the agreement is printed on standard error anyway)\n"
+        "error[E201]: `--agreement -` would write a file named `-`: give the report a file name (the agreement is printed on standard error anyway)\n"
     );
     assert!(!dir.path().join("-").exists());
 }
@@ -514,7 +517,7 @@ fn output_and_agreement_into_a_missing_folder_are_refused_before_any_judge_is_as
         assert_eq!(code(&out), 2);
         assert_eq!(
             stderr(&out),
-            format!("error: cannot write {what} `nodir/file.json`: there is no folder `nodir` to write it in\n")
+            format!("error[E201]: cannot write {what} `nodir/file.json`: there is no folder `nodir` to write it in\n")
         );
         assert!(!asked.exists(), "{flag}: the judge was asked");
     }
@@ -541,7 +544,7 @@ fn list_refuses_grading_flags_it_would_drop() {
     assert_eq!(stdout(&out), "");
     assert_eq!(
         stderr(&out),
-        "error: `--list` shows recorded grades; it takes only `--rubric`, `--session`, `--grades` and `--format`: drop `--fail-under`, `--output`, `--explain`\n"
+        "error[E201]: `--list` shows recorded grades; it takes only `--rubric`, `--session`, `--grades` and `--format`: drop `--fail-under`, `--output`, `--explain`\n"
     );
     assert!(!dir.path().join("list.txt").exists());
 
@@ -590,7 +593,7 @@ fn list_refuses_the_pack_flags_of_commands_that_load_a_pack() {
         assert_eq!(stdout(&out), "", "{flags:?}");
         assert_eq!(
             stderr(&out),
-            format!("error: `--list` shows recorded grades; it takes only `--rubric`, `--session`, `--grades` and `--format`: drop {dropped}\n"),
+            format!("error[E201]: `--list` shows recorded grades; it takes only `--rubric`, `--session`, `--grades` and `--format`: drop {dropped}\n"),
             "{flags:?}"
         );
     }
@@ -627,14 +630,14 @@ fn judge_and_allow_empty_flags_with_nothing_to_act_on_are_refused() {
     assert_eq!(stdout(&out), "");
     assert_eq!(
         stderr(&out),
-        "error: `--judge-timeout` is about asking a judge, and no judge is asked: give `--judge PROVIDER:MODEL` or `--judge-cmd CMD`\n\
-         error: `--no-judge-cache` is about asking a judge, and no judge is asked: give `--judge PROVIDER:MODEL` or `--judge-cmd CMD`\n"
+        "error[E201]: `--judge-timeout` is about asking a judge, and no judge is asked: give `--judge PROVIDER:MODEL` or `--judge-cmd CMD`\n\
+         error[E201]: `--no-judge-cache` is about asking a judge, and no judge is asked: give `--judge PROVIDER:MODEL` or `--judge-cmd CMD`\n"
     );
     let out = graded(&["--allow-empty"]);
     assert_eq!(code(&out), 2);
     assert_eq!(
         stderr(&out),
-        "error: `--allow-empty` grades a named session the source has no entries for, and `--all` names none: drop `--allow-empty`\n"
+        "error[E201]: `--allow-empty` grades a named session the source has no entries for, and `--all` names none: drop `--allow-empty`\n"
     );
 
     let out = run(&[
@@ -652,7 +655,7 @@ fn judge_and_allow_empty_flags_with_nothing_to_act_on_are_refused() {
     assert_eq!(code(&out), 2);
     assert_eq!(
         stderr(&out),
-        "error: `--judge-attempts` is about the requests of `--judge PROVIDER:MODEL`; a `--judge-cmd` is run once per chunk, and its replies are never cached\n"
+        "error[E201]: `--judge-attempts` is about the requests of `--judge PROVIDER:MODEL`; a `--judge-cmd` is run once per chunk, and its replies are never cached\n"
     );
 }
 
@@ -670,14 +673,14 @@ fn a_folder_named_as_a_rubric_that_is_no_pack_says_it_has_no_rubric_yaml() {
         assert_eq!(code(&out), 2, "{args:?}");
         assert_eq!(
             stderr(&out),
-            "error: `notapack` has no `rubric.yaml`, so it is not a rubric pack [E005]\n",
+            "error[E005]: `notapack` has no `rubric.yaml`, so it is not a rubric pack\n",
             "{args:?}"
         );
     }
     let out = run_in(dir.path(), &["rubric", "validate", "nothing-here"]);
     assert_eq!(code(&out), 2);
     assert!(
-        stderr(&out).starts_with("error: unknown rubric `nothing-here`"),
+        stderr(&out).starts_with("error[E007]: unknown rubric `nothing-here`"),
         "{}",
         stderr(&out)
     );
@@ -705,7 +708,9 @@ fn a_held_output_budget_that_is_no_number_of_bytes_is_refused() {
         assert_eq!(code(&out), 2, "{bad}: {}", stderr(&out));
         assert_eq!(
             stderr(&out),
-            format!("error: `GRADE_HELD_OUTPUT_BUDGET` must be a number of bytes, not `{bad}`\n")
+            format!(
+                "error[E201]: `GRADE_HELD_OUTPUT_BUDGET` must be a number of bytes, not `{bad}`\n"
+            )
         );
         assert!(stdout(&out).is_empty());
     }

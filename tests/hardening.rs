@@ -804,7 +804,7 @@ fn messages_name_a_piped_source_as_given_not_its_private_copy() {
     assert_eq!(code(&out), 2);
     assert!(
         stderr(&out).starts_with(&format!(
-            "error: <stdin>:{lines}: missing field `timestamp`"
+            "error[E104]: <stdin>:{lines}: missing field `timestamp`"
         )),
         "{}",
         stderr(&out)
@@ -1256,7 +1256,7 @@ fn help_that_cannot_be_written_is_an_error_not_a_success() {
         // error 28)`).
         assert_eq!(
             stderr(&out),
-            "error: cannot write to standard output: no space left on device\n",
+            "error[E215]: cannot write to standard output: no space left on device\n",
             "{flag}"
         );
     }

@@ -1349,7 +1349,7 @@ fn an_array_of_traces_is_read_and_api_responses_without_observations_are_refused
         assert_eq!(code(&out), 2);
         assert_eq!(
             stderr(&out),
-            format!("error: `{}` is not a Langfuse trace: {why}\n", file.display())
+            format!("error[E111]: `{}` is not a Langfuse trace: {why}\n", file.display())
         );
     }
 }
@@ -1710,7 +1710,7 @@ fn a_langfuse_server_that_pages_without_end_is_stopped_at_a_cap_naming_the_sessi
     assert_eq!(
         stderr(&out).trim_end(),
         format!(
-            "error: cannot read session `endless` from Langfuse at `{}`: the server sent more than 100000 bytes for it, the most one read takes (`GRADE_LANGFUSE_MAX_BYTES` sets it)",
+            "error[E213]: cannot read session `endless` from Langfuse at `{}`: the server sent more than 100000 bytes for it, the most one read takes (`GRADE_LANGFUSE_MAX_BYTES` sets it)",
             endless.url
         )
     );

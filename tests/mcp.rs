@@ -197,7 +197,7 @@ fn cli_error(dir: &Path, args: &[&str]) -> String {
     assert_eq!(code(&out), 2, "grade {args:?} should fail as a usage error");
     stderr(&out)
         .lines()
-        .find(|l| l.starts_with("error: "))
+        .find(|l| l.starts_with("error"))
         .expect("the CLI names the error")
         .to_owned()
 }
@@ -729,7 +729,7 @@ fn errors_are_tool_errors_with_the_cli_message_and_the_server_keeps_serving() {
     );
     assert!(is_error(&judged));
     assert!(
-        text(&judged).starts_with("error: rubric `langfuse-v1` scores"),
+        text(&judged).starts_with("error[E201]: rubric `langfuse-v1` scores"),
         "{judged}"
     );
 
@@ -747,7 +747,7 @@ fn errors_are_tool_errors_with_the_cli_message_and_the_server_keeps_serving() {
         let result = client.call("grade", arguments.clone());
         assert!(is_error(&result), "{arguments}");
         let message = text(&result);
-        assert!(message.starts_with("error: "), "{message}");
+        assert!(message.starts_with("error[E201]: "), "{message}");
         assert!(message.contains(says), "{arguments}: {message}");
         assert!(!message.contains('\n'), "one line: {message}");
     }
@@ -790,7 +790,7 @@ fn a_session_cleo_cannot_grade_is_a_tool_error_naming_the_entry() {
         json!({ "sessionId": "s1", "source": log, "record": false }),
     );
     assert!(is_error(&result), "{result}");
-    let message = "error: rubric `cleo-v1` cannot grade session `s1`: `blank` of selector `task_added_without_description` tests text, and `params.description` of the entry at `audit.jsonl:1` is a number (`7`) [E040]";
+    let message = "error[E040]: rubric `cleo-v1` cannot grade session `s1`: `blank` of selector `task_added_without_description` tests text, and `params.description` of the entry at `audit.jsonl:1` is a number (`7`)";
     assert_eq!(text(&result), message);
     let out = run_in(
         dir.path(),
@@ -799,7 +799,7 @@ fn a_session_cleo_cannot_grade_is_a_tool_error_naming_the_entry() {
     assert_eq!(code(&out), 1);
     assert_eq!(
         stderr(&out),
-        format!("{message}\nerror: 1 of 1 session could not be graded\n")
+        format!("{message}\nerror[E202]: 1 of 1 session could not be graded\n")
     );
     let (code, stderr) = client.close();
     assert_eq!(code, 0, "{stderr}");
@@ -842,7 +842,7 @@ fn unknown_session_id_is_answered_as_the_cli_answers_it() {
         assert!(is_error(&result), "{result}");
         let error = stderr(&out)
             .lines()
-            .find(|l| l.starts_with("error: "))
+            .find(|l| l.starts_with("error"))
             .expect("an error line")
             .to_owned();
         assert!(text(&result).ends_with(&error), "{result}");
@@ -1380,7 +1380,7 @@ fn a_source_that_is_a_named_pipe_is_a_tool_error_and_the_server_still_exits() {
     assert_eq!(
         text(&result),
         format!(
-            "error: source `{}` is a named pipe, which this server would wait on until something writes to it: name a file",
+            "error[E201]: source `{}` is a named pipe, which this server would wait on until something writes to it: name a file",
             fifo.display()
         )
     );
@@ -1431,7 +1431,7 @@ fn a_remote_source_is_refused_unless_the_server_allows_remote_sources() {
     assert!(is_error(&result), "{}", text(&result));
     assert_eq!(
         text(&result),
-        "error: source `langfuse:session/x` would be read from Langfuse with this server's keys, and the server reads only files: start it with `grade mcp --allow-remote-sources` to allow that"
+        "error[E201]: source `langfuse:session/x` would be read from Langfuse with this server's keys, and the server reads only files: start it with `grade mcp --allow-remote-sources` to allow that"
     );
     client.close();
     assert_eq!(langfuse.requests().len(), 0, "no request was sent");

@@ -240,7 +240,7 @@ fn a_malformed_line_in_the_middle_is_an_error_that_suggests_the_flag() {
         let out = grade(&path, extra);
         assert_eq!(out.code, 2);
         assert!(out.results.is_empty());
-        assert!(out.stderr.starts_with("error: "), "{}", out.stderr);
+        assert!(out.stderr.starts_with("error[E104]: "), "{}", out.stderr);
         assert!(
             out.stderr.contains("mid.jsonl:3: not valid JSON"),
             "{}",
@@ -822,7 +822,7 @@ fn a_duration_so_large_that_durations_add_up_to_infinity_is_refused_naming_the_l
     assert!(results.is_empty(), "{results:?}");
     assert!(
         err.starts_with(&format!(
-            "error: {}:1: field `result.duration` {wanted}, not 1e+308",
+            "error[E104]: {}:1: field `result.duration` {wanted}, not 1e+308",
             huge.display()
         )),
         "{err}"
@@ -937,7 +937,7 @@ fn a_details_json_that_holds_no_params_stops_only_a_pack_that_reads_params() {
         };
         assert!(
             err.starts_with(&format!(
-                "error: `{}`: audit_log row `{:032x}`: {why}",
+                "error[E107]: `{}`: audit_log row `{:032x}`: {why}",
                 odd.display(),
                 3
             )),
@@ -974,7 +974,7 @@ fn a_line_that_is_json_but_no_object_is_named_for_what_it_is() {
             assert_eq!(out.code, 2, "{bad}");
             assert_eq!(
                 out.stderr,
-                format!("error: {shown}:3: {what} (pass `--skip-bad-lines` to skip malformed lines with a warning)\n"),
+                format!("error[E104]: {shown}:3: {what} (pass `--skip-bad-lines` to skip malformed lines with a warning)\n"),
                 "{bad}"
             );
         }
@@ -1010,7 +1010,7 @@ fn json_cut_off_at_a_line_end_or_broken_deep_in_a_document_names_where() {
         assert_eq!(run.code, 2, "{}", run.stderr);
         assert_eq!(
             run.stderr,
-            format!("error: {}:3: not valid JSON: {what} (pass `--skip-bad-lines` to skip malformed lines with a warning)\n", source.display())
+            format!("error[E104]: {}:3: not valid JSON: {what} (pass `--skip-bad-lines` to skip malformed lines with a warning)\n", source.display())
         );
     }
     let document = |body: &str| format!("{{\n  \"id\": \"t1\",\n  \"observations\": [\n{body}");

@@ -323,7 +323,7 @@ fn a_panel_is_refused_when_it_would_mean_nothing() {
     };
     assert_eq!(
         refused(&["--judge-cmd", &a, "--judge-cmd", &a]),
-        format!("error: judge `{a}` is given twice: a panel's judges differ (another model, or the same one with `,temperature=T`)\n")
+        format!("error[E201]: judge `{a}` is given twice: a panel's judges differ (another model, or the same one with `,temperature=T`)\n")
     );
     assert!(refused(&["--judge-cmd", &a, "--panel", "max"]).contains(
         "`--panel` combines the scores of a panel of judges, and fewer than two are asked"

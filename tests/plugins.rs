@@ -30,7 +30,7 @@ fn target_dir() -> PathBuf {
 }
 
 /// A built plugin library, by crate name (`grade_shell_plugin`).
-fn built(name: &str) -> PathBuf {
+pub(crate) fn built(name: &str) -> PathBuf {
     let file = format!(
         "{}{name}{}",
         std::env::consts::DLL_PREFIX,
@@ -395,7 +395,7 @@ fn a_source_plugin_adds_its_format_to_detection_and_source_format() {
     assert_eq!(code(&refused), 2, "{}", stderr(&refused));
     assert_eq!(
         stderr(&refused),
-        format!("error: `{cleo_log}` reads as a CLEO audit log (`cleo-jsonl`), and rubric `aider-discipline` grades only `aider-history` sources (the built-in rubrics `cleo-v1` and `cleo-v2` grade it)\n")
+        format!("error[E117]: `{cleo_log}` reads as a CLEO audit log (`cleo-jsonl`), and rubric `aider-discipline` grades only `aider-history` sources (the built-in rubrics `cleo-v1` and `cleo-v2` grade it)\n")
     );
 }
 
@@ -445,12 +445,12 @@ fn score_configs_and_judgment_schema_load_plugins_when_allowed() {
     assert_eq!(code(&out), 2);
     assert_eq!(
         stderr(&out),
-        "error: rubric `shell-discipline` has no judged dimensions, so it takes no judgment\n"
+        "error[E201]: rubric `shell-discipline` has no judged dimensions, so it takes no judgment\n"
     );
     let out = run(&["rubric", "--allow-plugins", "score-configs", dir]);
     assert_eq!(code(&out), 2);
     assert!(
-        stderr(&out).starts_with("error: rubric `shell-discipline` is not a weighted pack;"),
+        stderr(&out).starts_with("error[E201]: rubric `shell-discipline` is not a weighted pack;"),
         "{}",
         stderr(&out)
     );
@@ -982,7 +982,7 @@ fn fails_every_session(out: &std::process::Output, expected: &str) {
     assert_eq!(stdout(out), "", "nothing graded");
     assert_eq!(
         err.lines().next(),
-        Some(format!("error: {expected}").as_str()),
+        Some(format!("error[E044]: {expected}").as_str()),
         "{err}"
     );
     assert!(err.contains("3 of 3 sessions could not be graded"), "{err}");
@@ -1141,7 +1141,7 @@ fn plugin_text_that_is_not_utf8_is_refused_naming_the_function_or_the_format() {
     assert_eq!(
         stderr(&out),
         format!(
-            "error: {}:1: format `odd-bytes` (plugin `odd`): the entry's `operation` is not UTF-8 text (the plugin ABI passes UTF-8 only)\n",
+            "error[E118]: {}:1: format `odd-bytes` (plugin `odd`): the entry's `operation` is not UTF-8 text (the plugin ABI passes UTF-8 only)\n",
             source.display()
         )
     );
@@ -1193,7 +1193,7 @@ fn a_plugin_source_duration_no_session_can_have_is_refused_when_the_pack_reads_d
         assert_eq!(
             stderr(&out),
             format!(
-                "error: {}:2: format `odd-durations` (plugin `odd`): the entry's `duration_ms` is {shown}, not a number of milliseconds from -9007199254740991 to 9007199254740991\n",
+                "error[E118]: {}:2: format `odd-durations` (plugin `odd`): the entry's `duration_ms` is {shown}, not a number of milliseconds from -9007199254740991 to 9007199254740991\n",
                 pack.path().join("durations.log").display()
             ),
             "{line}"

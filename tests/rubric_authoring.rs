@@ -257,7 +257,7 @@ fn a_pack_test_fails_when_a_session_fails_otherwise_than_expected() {
          + rubric `cleo-v1` cannot grade session `title-number`: `normalize` of metric `duplicate_titles` reads text, and `params.title` of the entry at `not-text.jsonl:6` is a number (`3`) [E040]\n\n\
          0 passed, 3 failed\n"
     );
-    assert_eq!(stderr(&out), "error: 3 pack tests failed\n");
+    assert_eq!(stderr(&out), "error[E202]: 3 pack tests failed\n");
 }
 
 #[test]

@@ -131,7 +131,7 @@ fn a_session_id_in_two_files_is_an_error_naming_both() {
     assert!(results.is_empty());
     assert_eq!(
         err.trim_end(),
-        "error: session `session-demo-sloppy` is in both `audit.jsonl` and `copy.jsonl`: a run of several sources grades each session once (give one of the files, or `--source` each separately)"
+        "error[E116]: session `session-demo-sloppy` is in both `audit.jsonl` and `copy.jsonl`: a run of several sources grades each session once (give one of the files, or `--source` each separately)"
     );
 }
 

@@ -399,6 +399,8 @@ pub enum ColorChoice {
 pub enum Command {
     /// Work with rubric packs
     Rubric(RubricArgs),
+    /// Explain an error or warning code (`E012`, `E101`, `W103`) or its name, or list every code
+    Explain(crate::explain::RubricExplainArgs),
     /// Send score bodies (from `--emit langfuse`) to a server
     Push(PushArgs),
     /// Serve grading to agents as MCP tools over stdio (`grade`, `grade_list`, `rubric_list`, `rubric_show`)
@@ -641,7 +643,7 @@ pub enum RubricCommand {
     JudgmentSchema(RubricPackArgs),
     /// Record the sha256 of each plugin library the pack declares in its `rubric.yaml` (after you built them and trust the build)
     Pin(RubricPinArgs),
-    /// Explain a diagnostic code of `validate` (`E012`, `W103`), or list every code
+    /// Explain a diagnostic code (`E012`, `W103`), or list every code: the same as `grade explain`
     Explain(crate::explain::RubricExplainArgs),
 }
 

@@ -431,10 +431,7 @@ impl<'p> Delivery<'p> {
 
 /// The message of a session that could not be graded (a runaway script), on stderr.
 fn say_failure(err: &EvalError) {
-    eprintln!(
-        "error: {}",
-        render::for_stderr(&crate::error::eval_message(err))
-    );
+    eprintln!("{}", crate::error::eval_line(err));
 }
 
 /// Copies held output to the file `to` names, or to standard output; at each of `marks` (a

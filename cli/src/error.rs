@@ -1,11 +1,16 @@
 //! The binary's errors and their exit codes.
 
+use grade_engine::pack::codes::Code;
 use grade_engine::{EvalError, PackError, SourceError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
     #[error("{0}")]
     Usage(String),
+    /// An input error that sums up problems the output already showed, each with its code
+    /// (exit 2), as a compiler's last line does.
+    #[error("{0}")]
+    Summary(String),
     /// A check failed, and the output already said how (exit 1, nothing more on stderr).
     #[error("the check failed, as the output says")]
     Reported,
@@ -85,6 +90,41 @@ impl CliError {
         matches!(self, CliError::Stdout(e) if e.kind() == std::io::ErrorKind::BrokenPipe)
     }
 
+    /// The error's diagnostic code (`grade explain CODE` says what it means), shown as
+    /// `error[CODE]: …`. `None` where nothing more is printed ([`CliError::Reported`]), and
+    /// where the problems shown carry their own (an invalid pack, [`CliError::Summary`]).
+    pub fn code(&self) -> Option<Code> {
+        use grade_engine::sink::SinkError;
+        Some(match self {
+            CliError::Reported | CliError::Summary(_) => return None,
+            CliError::Pack(e) => return e.code(),
+            CliError::Source(e) => e.code(),
+            CliError::Eval(e) => return e.code(),
+            CliError::Usage(_) => Code::Usage,
+            CliError::CheckFailed(_) => Code::CheckFailed,
+            CliError::PackTest(_) => Code::PackTest,
+            CliError::Sink(SinkError::Grades { .. }) => Code::GradesWrite,
+            CliError::Sink(SinkError::Write(_)) | CliError::Output { .. } => Code::OutputWrite,
+            CliError::Sink(SinkError::Json(_)) | CliError::Json(_) => Code::Serialise,
+            CliError::GradesRead { .. } => Code::GradesUnreadable,
+            CliError::GradesLine { .. } => Code::GradesLine,
+            CliError::Io { .. } => Code::FileAccess,
+            CliError::Judgment(_) => Code::JudgmentInvalid,
+            CliError::Reference(_) => Code::ReferenceInvalid,
+            CliError::Judge(_) => Code::JudgeFailed,
+            CliError::Push(_) => Code::PushFailed,
+            CliError::Mcp(_) => Code::Mcp,
+            CliError::Remote(_) => Code::RemoteSource,
+            CliError::Stdout(_) => Code::StdoutWrite,
+            CliError::Held { .. } => Code::Held,
+        })
+    }
+
+    /// The line that reports the error on standard error.
+    pub fn line(&self) -> String {
+        error_line(self.code(), &self.to_string())
+    }
+
     /// 1 when a check failed (an invalid pack), 2 for usage and input errors.
     pub fn exit_code(&self) -> u8 {
         match self {
@@ -94,6 +134,30 @@ impl CliError {
             _ => 2,
         }
     }
+}
+
+/// `error[CODE]: message` (`error: message` for an error without a code), as pack
+/// diagnostics show theirs, escaped for a terminal. A message that ends in its own code (the
+/// engine's words for E005 and E040 carry it, for embedders) does not repeat it.
+pub fn error_line(code: Option<Code>, message: &str) -> String {
+    let text = crate::render::for_stderr(message);
+    match code {
+        Some(code) => {
+            let id = code.info().id;
+            let text = text.strip_suffix(&format!(" [{id}]")).unwrap_or(&text);
+            // A usage error of several problems says each on a line of its own.
+            format!(
+                "error[{id}]: {}",
+                text.replace("\nerror: ", &format!("\nerror[{id}]: "))
+            )
+        }
+        None => format!("error: {text}"),
+    }
+}
+
+/// A session that could not be graded, as the line that reports it.
+pub fn eval_line(err: &EvalError) -> String {
+    error_line(err.code(), &eval_message(err))
 }
 
 /// A source error in the binary's words: the engine's message, and the flag that helps.

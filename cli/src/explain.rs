@@ -1,7 +1,8 @@
-//! `grade rubric explain CODE`: what a diagnostic code of pack validation means.
+//! `grade explain CODE` (and its first spelling, `grade rubric explain CODE`): what a
+//! diagnostic code means, of a pack, a session, a source or the command.
 
 use clap::Args;
-use grade_engine::pack::codes::{Code, ALL};
+use grade_engine::pack::codes::{Code, Scope, ALL};
 use grade_engine::pack::Severity;
 
 use crate::error::CliError;
@@ -9,7 +10,7 @@ use crate::write_stdout;
 
 #[derive(Debug, Args)]
 pub struct RubricExplainArgs {
-    /// A code (`E012`, `W103`) or its name (`unknown-selector`); without one, every code is listed
+    /// A code (`E012`, `E101`, `W103`) or its name (`unknown-selector`); without one, every code is listed
     #[arg(value_name = "CODE")]
     pub code: Option<String>,
 }
@@ -29,7 +30,7 @@ pub fn run(args: &RubricExplainArgs) -> Result<(), CliError> {
             .map(|c| format!("`{}` ({})", c.info().id, c.info().name))
             .collect();
         let hint = if close.is_empty() {
-            "`grade rubric explain` lists every code".to_owned()
+            "`grade explain` lists every code".to_owned()
         } else {
             format!("did you mean {}?", close.join(", "))
         };
@@ -40,22 +41,34 @@ pub fn run(args: &RubricExplainArgs) -> Result<(), CliError> {
     write_stdout(explain(code).as_bytes())
 }
 
-/// The text `grade rubric explain` prints for a code.
+/// The text `grade explain` prints for a code.
 pub fn explain(code: Code) -> String {
     let info = code.info();
-    let (kind, allow) = match info.severity {
-        Severity::Error if code.is_session_error() => (
+    let (kind, consequence) = match (info.severity, code.scope()) {
+        (Severity::Warning, _) => (
+            "warning",
+            "A pack that means it silences this warning with `allow: [CODE]` in `rubric.yaml`.",
+        ),
+        (Severity::Error, Scope::Pack) => (
+            "error",
+            "An error makes the pack invalid; it cannot be allowed.",
+        ),
+        (Severity::Error, Scope::Session) => (
             "error",
             "It is an error of one session, not of the pack: the pack stays valid, and the other \
 sessions of a run are graded.",
         ),
-        Severity::Error => (
+        (Severity::Error, Scope::Source) => (
             "error",
-            "An error makes the pack invalid; it cannot be allowed.",
+            "It is an error of the source: nothing is graded from it, and `grade` exits 2.",
         ),
-        Severity::Warning => (
-            "warning",
-            "A pack that means it silences this warning with `allow: [CODE]` in `rubric.yaml`.",
+        (Severity::Error, Scope::Command) if code == Code::CheckFailed => (
+            "error",
+            "It is the verdict of a check, not a broken input: `grade` exits 1.",
+        ),
+        (Severity::Error, Scope::Command) => (
+            "error",
+            "It is an error of the command: `grade` stops and exits 2.",
         ),
     };
     format!(
@@ -64,7 +77,7 @@ sessions of a run are graded.",
         info.name,
         info.summary,
         wrap(info.doc, 88),
-        wrap(&allow.replace("CODE", info.id), 88)
+        wrap(&consequence.replace("CODE", info.id), 88)
     )
 }
 

@@ -96,7 +96,7 @@ fn main() -> ExitCode {
                 // a reader that closed the pipe (`grade --help | head`) is.
                 Err(e) if code == 0 && e.kind() != std::io::ErrorKind::BrokenPipe => {
                     let err = CliError::Stdout(e);
-                    eprintln!("error: {}", render::for_stderr(&err.to_string()));
+                    eprintln!("{}", err.line());
                     ExitCode::from(err.exit_code())
                 }
                 _ => ExitCode::from(code),
@@ -108,7 +108,7 @@ fn main() -> ExitCode {
         Err(err) if err.is_closed_output() => ExitCode::SUCCESS,
         Err(err @ CliError::Reported) => ExitCode::from(err.exit_code()),
         Err(err) => {
-            eprintln!("error: {}", render::for_stderr(&err.to_string()));
+            eprintln!("{}", err.line());
             ExitCode::from(err.exit_code())
         }
     }
@@ -131,6 +131,7 @@ fn run(mut cli: Cli) -> Result<(), CliError> {
     let _ = pool.build_global();
     match &cli.command {
         Some(Command::Rubric(rubric)) => return rubric_cmd::run(&rubric.command),
+        Some(Command::Explain(args)) => return explain::run(args),
         Some(Command::Push(args)) => return langfuse::push(args),
         Some(Command::Mcp(args)) => return mcp::serve(args),
         Some(Command::Completions { shell }) => return manual::completions(*shell),

@@ -370,9 +370,10 @@ impl Inner {
                 result.structured_content = Some(reply.structured);
                 result
             }
+            // In the CLI's words, with its code: `error[E104]: …`.
             Err(err) => CallToolResult::error(vec![ContentBlock::text(format!(
-                "{warnings}error: {}",
-                crate::render::escape_controls_keep_lines(&err.to_string())
+                "{warnings}{}",
+                err.line()
             ))]),
         }
     }

@@ -398,7 +398,7 @@ fn validate(
         // human report above already shows each problem at its place, so standard error
         // sums up, as a compiler does; beside JSON it gives grading's one-line errors.
         if format == Format::Human {
-            return Err(CliError::Usage(format!(
+            return Err(CliError::Summary(format!(
                 "rubric pack `{spec}` cannot be used: a plugin it declares cannot be loaded ({} above)",
                 plural(errors, "error")
             )));

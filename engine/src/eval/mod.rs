@@ -197,13 +197,17 @@ pub enum EvalError {
 const CANNOT_PRINT: &str = "which throws on an object with a `toString` of its own";
 
 impl EvalError {
-    /// The diagnostic code of the error, for the errors that have one (`grade rubric explain
-    /// CODE` describes it).
+    /// The diagnostic code of the error (`E04x`; `grade explain CODE` describes it). An
+    /// `Option` for the errors to come, which may have none.
     pub fn code(&self) -> Option<crate::pack::codes::Code> {
-        match self {
-            EvalError::NotText { .. } => Some(crate::pack::codes::Code::NotText),
-            _ => None,
-        }
+        use crate::pack::codes::Code;
+        Some(match self {
+            EvalError::NoJudgment { .. } => Code::NoJudgment,
+            EvalError::Script { .. } => Code::ScriptFailed,
+            EvalError::NotFinite { .. } => Code::PointsOverflow,
+            EvalError::Plugin { .. } => Code::PluginFailed,
+            EvalError::NotText { .. } => Code::NotText,
+        })
     }
 }
 

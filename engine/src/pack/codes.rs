@@ -1,11 +1,13 @@
-//! The registry of diagnostic codes: every error and warning of pack validation has one,
-//! stable across releases, with a short doc (`grade rubric explain CODE` prints it).
+//! The registry of diagnostic codes: every error and warning `grade` reports has one, stable
+//! across releases, with a short doc (`grade explain CODE` prints it).
 //!
-//! Errors are `E0xx`: the pack cannot be used, or, from `E040` on, a session the pack cannot
-//! grade (the other sessions of a run still are). Warnings are `W1xx`: lints of a pack that
-//! works but is probably not what its author meant; a pack silences one with
-//! `allow: [W103]` in `rubric.yaml`. A code is never reused for another meaning; a retired
-//! code stays in the registry with its doc.
+//! The hundreds say whose problem it is ([`Scope`]). `E0xx` are the pack's: it cannot be
+//! used, or, from `E040` on, a session the pack cannot grade (the other sessions of a run
+//! still are). `E1xx` are a source's: it cannot be read ([`crate::SourceError`]). `E2xx` are
+//! the command's: its arguments, the files it reads and writes, the services it calls (the
+//! binary's errors). Warnings are `W1xx`: lints of a pack that works but is probably not what
+//! its author meant; a pack silences one with `allow: [W103]` in `rubric.yaml`. A code is
+//! never reused for another meaning; a retired code stays in the registry with its doc.
 
 use super::Severity;
 
@@ -16,6 +18,19 @@ pub enum Target {
     Key,
     /// The value: what was written for the key.
     Value,
+}
+
+/// Whose problem a code is, by its hundreds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// The `E0xx` below `E040`, and the warnings: the pack as written.
+    Pack,
+    /// From `E040` to the hundreds: one session the pack cannot grade; the other sessions are graded.
+    Session,
+    /// `E1xx`: a source that cannot be read.
+    Source,
+    /// `E2xx`: the command itself, the files it reads and writes, the services it calls.
+    Command,
 }
 
 /// What the registry says about a code.
@@ -98,6 +113,25 @@ number.";
         "`rubric.yaml` is empty"
         "`rubric.yaml` holds nothing but blank lines or comments. A pack needs at least `id`, \
 `version`, `name` and `dimensions`; `grade rubric new NAME` scaffolds one that validates.";
+
+    UnknownRubric "E007" "unknown-rubric" Error Value
+        "`--rubric` names no shipped pack, no pack of the search path and no folder"
+        "`--rubric` takes the id of a shipped pack (`grade rubric list` lists them with the packs \
+of `--rubric-path` and `GRADE_RUBRIC_PATH`) or the path of a pack folder. The message lists the \
+shipped ids; a path is taken as one only when the folder exists.";
+
+    PackUnreadable "E008" "pack-unreadable" Error Value
+        "a file of the pack cannot be read"
+        "`rubric.yaml`, a script, a prompt template or a plugin's library could not be read: \
+the message gives the file and what the system said (permission denied, not a file). A pack \
+is read whole before anything is graded.";
+
+    PackFileRefused "E009" "pack-file-refused" Error Value
+        "a file of the pack leads out of its folder, or is too large to be one"
+        "A pack reads only its own files: a link that leads out of the pack folder is refused, \
+so a pack copied from elsewhere cannot read files beside it. A pack file larger than 16 MiB is \
+refused too: no rubric, script or template is that large, and reading it whole would cost the \
+memory of a run.";
 
     EmptyId "E010" "empty-id" Error Value
         "an id or version is empty"
@@ -237,7 +271,7 @@ reference names a declared plugin and one of its functions of the right kind.";
     AllowCode "E034" "allow-code" Error Value
         "`allow` names an unknown code or an error"
         "`allow: [W103]` silences warnings by code; an error cannot be silenced, and an unknown \
-code is refused so a typo does not silence nothing. `grade rubric explain CODE` describes a code.";
+code is refused so a typo does not silence nothing. `grade explain CODE` describes a code.";
 
     SourceFormat "E035" "source-format" Error Value
         "`sources` names a format no reader has, or no format"
@@ -279,6 +313,240 @@ selector reaches it (`all` stops at its first false, `any` at its first true); a
 written in place under `entry`, `followed_by` or `preceded_by` counts only at the entries that \
 condition looks at, and a metric reads only the entries of its `of`. To grade such sessions, fix the log, or test the type first: \
 `all: [{ field: params.description, type: string }, { field: params.description, blank: true }]`.";
+
+    NoJudgment "E041" "no-judgment" Error Value
+        "a session of a pack with judged dimensions, and no judgment for it"
+        "A judged dimension takes its score from a judge. Give the run one: `--judgment FILE` \
+(the scores, as JSON), `--judge PROVIDER:MODEL` (a model asked per session) or \
+`--judge-cmd CMD` (a command that gets the prompt on stdin and prints the scores). \
+`grade rubric judgment-schema ID` prints the shape a judgment has.";
+
+    ScriptFailed "E042" "script-failed" Error Value
+        "a session on which a rule's script failed"
+        "The pack's Rhai script threw an error, met a value of a type it did not expect, or ran \
+past the pack's bounds (`limits: { script_seconds }`, its operations and memory) on this \
+session. The message names the rule and what Rhai said; the session gets no grade rather than \
+a score the rule never gave. Fix the script (`grade rubric test` runs it on fixtures), or fix \
+the log.";
+
+    PointsOverflow "E043" "points-overflow" Error Value
+        "a session whose points add up to a number no grade can hold"
+        "The rules of a dimension gave points that add up to infinity or not a number, which no \
+result can record: clamped to the cap, the grade would say nothing true. It comes from scaled \
+points, a metric's value times a `times` so large that the product overflows. Lower `times`.";
+
+    PluginFailed "E044" "plugin-failed" Error Value
+        "a session on which a plugin's function failed"
+        "A native rule or metric of a plugin returned an error or panicked on this session. The \
+message names the function and what it said; the session gets no grade, and the other sessions \
+of the run are graded. The plugin's author can say what the message means.";
+
+    SourceUnreadable "E101" "source-unreadable" Error Value
+        "a source file that cannot be read"
+        "The file given to `--source` (or found in its folder or glob) does not exist or cannot \
+be read: the message gives what the system said. A CLEO project's default source is \
+`.cleo/tasks.db`, relative to the folder `grade` runs in.";
+
+    UnknownFormat "E102" "unknown-format" Error Value
+        "a source no reader recognises"
+        "Without `--source-format`, `grade` tells a source's format from its content. No reader \
+recognised this one: the message lists the formats tried and why the likeliest refused it. \
+Give `--source-format FORMAT` to read it as one format and see that reader's complaint, and \
+see docs/sources.md for what each format looks like.";
+
+    BadLine "E103" "bad-line" Error Value
+        "a line of a source that its format cannot read"
+        "A line of a JSON or JSON-lines source is not what its format writes: not JSON, a value \
+of the wrong type, a record missing what the format needs. The place is the file and its line. \
+A malformed line of a CLEO audit log is E104, which `--skip-bad-lines` skips.";
+
+    MalformedLine "E104" "malformed-line" Error Value
+        "a malformed line of a CLEO audit log"
+        "A line of a JSONL audit log is not an audit entry (not JSON, or without the fields an \
+entry has). By default the first one stops the run, since a session that lost an entry is \
+graded wrong; `--skip-bad-lines` skips each with a warning naming it, and results say how many \
+lines their session lost.";
+
+    NotCleoDb "E105" "not-cleo-db" Error Value
+        "a database that is not a CLEO `tasks.db`"
+        "The file is not an SQLite database, or one without CLEO's `audit_log` table. CLEO keeps \
+its database at `.cleo/tasks.db`; a JSON-lines export of the audit log is read as `cleo-jsonl`.";
+
+    OldCleoDb "E106" "old-cleo-db" Error Value
+        "a `tasks.db` written by a CLEO too old to record sessions"
+        "The `audit_log` table lacks the dispatch columns (`session_id`, `domain`, `operation`…) \
+that the 2026-02-27 migration of CLEO added: the database records no sessions to grade. Run a \
+newer CLEO on the project, which migrates it.";
+
+    BadRow "E107" "bad-row" Error Value
+        "a row of `audit_log` that is not an audit entry"
+        "A row of the CLEO database has a value no CLEO writes there (a column of the wrong type, \
+`params` that are not a JSON object). The message names the row by its id.";
+
+    Sqlite "E108" "sqlite" Error Value
+        "SQLite could not query the database"
+        "SQLite refused a query on the CLEO database: a damaged file (`disk image is malformed`), \
+a file that shrank while it was read, or a database of a newer SQLite. The message gives \
+SQLite's words; `sqlite3 FILE 'PRAGMA integrity_check'` tells whether the file is damaged.";
+
+    Locked "E109" "locked" Error Value
+        "a database another process is writing"
+        "Another process (CLEO itself) holds a write lock on the database. `grade` only reads, \
+and reading during a write could see half of it: run again when the write has finished.";
+
+    HotJournal "E110" "hot-journal" Error Value
+        "a database with the journal of a write that did not finish"
+        "A rollback journal (`tasks.db-journal`) beside the database holds a write that did not \
+finish (CLEO was killed). Reading the database as it is would read half a write, and rolling \
+the write back would change a file `grade` was asked only to read: open it once with `sqlite3` \
+(or let CLEO run), which rolls it back, then grade again.";
+
+    NotLangfuse "E111" "not-langfuse" Error Value
+        "a file read as a Langfuse trace that is not one"
+        "A Langfuse trace file is the JSON the Langfuse API returns for a trace (an object with \
+`id` and `observations`), or an array or `{\"data\": [...]}` of them. The message says what \
+the file holds instead.";
+
+    FolderNotClaudeCode "E112" "folder-not-claude-code" Error Value
+        "a folder given as a source of a format that reads files"
+        "A folder is read as a Claude Code project folder, or, without `--source-format`, as \
+every file in it of a format `grade` reads. With `--source-format` of another format, give a \
+file, or a glob (`'logs/*.jsonl'`).";
+
+    SourceInvalid "E113" "source-invalid" Error Value
+        "a source its format cannot read as a whole"
+        "The file is of a format `grade` reads (an ATIF trajectory, an inspect_ai log, an \
+OpenTelemetry export…), and its content breaks that format: the message says what is wrong. \
+docs/sources.md names the code that defines each format.";
+
+    EmptyFolder "E114" "empty-folder" Error Value
+        "a Claude Code project folder without transcripts"
+        "A Claude Code project folder (`~/.claude/projects/NAME`) holds one `*.jsonl` transcript \
+a session; this one holds none. Check the folder's name, or give a transcript file.";
+
+    NoSourceFiles "E115" "no-source-files" Error Value
+        "a folder or glob that finds no source file"
+        "A folder or a glob given to `--source` is read as every file in it of a format the run \
+reads (the message lists the names looked for). It found none: check the pattern (quote it, \
+`--source 'logs/*.jsonl'`, so the shell does not expand it) or the folder.";
+
+    DuplicateSession "E116" "duplicate-session" Error Value
+        "one session id in two files of one run"
+        "A run of several sources grades each session once, by its id. Two files hold a \
+session of the same id: which to grade cannot be told, and grading both would record two \
+grades for one id. Give one of the files, or run `grade` on each.";
+
+    FormatNotGraded "E117" "format-not-graded" Error Value
+        "a source of a format the pack does not grade"
+        "The pack lists the formats it grades under `sources:` in `rubric.yaml`, and the source \
+is of another: its rules look for entries such a source never has, and would grade it wrong. \
+The message names the built-in packs that grade the format; use one of them.";
+
+    PluginSource "E118" "plugin-source" Error Value
+        "a plugin's source format could not read the file"
+        "A plugin of the pack reads this format, and it refused the file: the message gives the \
+plugin, the place and what it said. The plugin's author can say what the message means.";
+
+    Usage "E201" "usage" Error Value
+        "flags, arguments or values that do not fit together"
+        "The command line asks for something `grade` cannot do as given: a flag that needs \
+another, two that exclude each other, a value out of its range, a session id without a source. \
+The message says which; `grade --help` (or `grade COMMAND --help`) lists the flags.";
+
+    CheckFailed "E202" "check-failed" Error Value
+        "a check the command was asked to make failed"
+        "The command ran, and what it was asked to check did not hold: a session could not be \
+graded, a score is under `--fail-under`, a pack's tests failed or covered too little. The \
+output above says what failed; the command exits 1, as a failed check does, not 2.";
+
+    PackTest "E203" "pack-test" Error Value
+        "a pack's tests that cannot be run"
+        "`grade rubric test` runs a pack's fixtures (`tests/NAME.jsonl` beside \
+`tests/NAME.expected.jsonl`). A file of the tests could not be read, a judgments file is not \
+an object of judgments, or a session of a fixture has no judgment: the message says which.";
+
+    GradesWrite "E204" "grades-write" Error Value
+        "the grades file cannot be written"
+        "Results are appended to the grades file (`.cleo/metrics/GRADES.jsonl` for a CLEO source, \
+or `--grades FILE`) once they are out. It could not be opened or written: the message gives \
+the file and what the system said. `--no-record` grades without recording.";
+
+    GradesUnreadable "E205" "grades-unreadable" Error Value
+        "a grades file or results file that cannot be read"
+        "`grade --list`, `compare`, `report` and `calibrate` read recorded results. The file \
+does not exist or cannot be read: the message gives what the system said.";
+
+    GradesLine "E206" "grades-line" Error Value
+        "a line of a grades file that is not a result"
+        "A line of a grades or results file is not a grade result as `grade` writes it (not \
+JSON, or without `sessionId`, `rubric` and scores). The place is the file and its line.";
+
+    FileAccess "E207" "file-access" Error Value
+        "a file or folder the command needs cannot be read or written"
+        "A file the command reads (labels, a pack folder to create, a judgment) or writes (an \
+HTML page, a new pack) could not be used: the message gives the path and what the system said.";
+
+    JudgmentInvalid "E208" "judgment-invalid" Error Value
+        "a judgment that does not fit the pack's judged dimensions"
+        "A judgment (from `--judgment FILE`, a judge or a `--judge-cmd`) is a JSON object with a \
+score for each judged dimension of the pack, or an array of them, one per chunk. It is not \
+JSON, not of that shape, or a score is out of its dimension's range: the message lists every \
+problem. `grade rubric judgment-schema ID` prints the schema.";
+
+    ReferenceInvalid "E209" "reference-invalid" Error Value
+        "a reference file that cannot be read or used"
+        "`--reference FILE` is JSON lines, one \
+`{\"sessionId\": …, \"toolCalls\": [{\"name\": …, \"args\": {…}}]}` (or OpenAI-style \
+`messages`) a session, for the pack's trajectory metrics. The file cannot be read, is too \
+large, or lines of it are not references: the message lists them.";
+
+    JudgeFailed "E210" "judge-failed" Error Value
+        "a judge that could not give a judgment"
+        "A `--judge` model or a `--judge-cmd` command was asked for a judgment and did not give \
+one: the request failed after its attempts, the command exited with an error or ran past \
+`--judge-timeout`, or its reply was not a judgment. The message says which, with what the \
+judge said.";
+
+    PushFailed "E211" "push-failed" Error Value
+        "scores that could not be sent to Langfuse"
+        "`grade push` (or `--push langfuse`) sends score bodies to the Langfuse API at \
+`LANGFUSE_BASE_URL` with `LANGFUSE_PUBLIC_KEY` and `LANGFUSE_SECRET_KEY`. A setting is \
+missing, the server could not be reached, or it refused scores: the message says which.";
+
+    Mcp "E212" "mcp" Error Value
+        "the MCP server could not start or lost its client"
+        "`grade mcp` serves tools over standard input and output. It could not start, or the \
+connection to its client broke (the client closed the pipe mid-message, or wrote what is not \
+JSON-RPC).";
+
+    RemoteSource "E213" "remote-source" Error Value
+        "a source read from the Langfuse API that could not be read"
+        "`--source langfuse:session/ID` or `langfuse:trace/ID` reads traces from the Langfuse \
+API at `LANGFUSE_BASE_URL` with `LANGFUSE_PUBLIC_KEY` and `LANGFUSE_SECRET_KEY`. A setting is \
+missing, the server could not be reached, or it answered with an error: the message says which.";
+
+    OutputWrite "E214" "output-write" Error Value
+        "an output file that cannot be written"
+        "The file of `--output`, `--html` or another output flag could not be created or \
+written (a folder that does not exist, no permission, a full disk). Nothing is recorded in the \
+grades file for results nobody could read.";
+
+    StdoutWrite "E215" "stdout-write" Error Value
+        "standard output that cannot be written"
+        "Writing the results to standard output failed (a full disk behind a redirection). A \
+reader that closes the pipe (`grade … | head`) is not an error: the run ends quietly. Nothing \
+is recorded for results nobody could read.";
+
+    Held "E216" "held-results" Error Value
+        "results that could not be held in a temporary file"
+        "A run that writes its results only once the source has been read whole keeps them in a \
+temporary file meanwhile. It could not be created or written in the temporary folder: set \
+`TMPDIR` to a folder with room.";
+
+    Serialise "E217" "serialise" Error Value
+        "a result that cannot be written as JSON"
+        "JSON output failed to serialise a value. No result of `grade` has a value JSON cannot \
+hold, so this is a bug of `grade`: please report it with the command that raised it.";
 
     WeightsSum "W101" "weights-sum" Warning Value
         "the weights of a weighted pack do not sum to 1"
@@ -327,10 +595,21 @@ entry to).";
 }
 
 impl Code {
+    /// Whose problem the code is, from its id's hundreds.
+    pub fn scope(self) -> Scope {
+        let id = self.info().id;
+        match (id.as_bytes().first(), id.get(1..)) {
+            (Some(b'E'), Some(n)) if n >= "200" => Scope::Command,
+            (Some(b'E'), Some(n)) if n >= "100" => Scope::Source,
+            (Some(b'E'), Some(n)) if n >= "040" => Scope::Session,
+            _ => Scope::Pack,
+        }
+    }
+
     /// Whether the code is of a session the pack cannot grade (a valid pack, and the other
     /// sessions graded), not of the pack.
     pub fn is_session_error(self) -> bool {
-        matches!(self, Code::NotText)
+        self.scope() == Scope::Session
     }
 
     /// The code with this id (`E012`, case-insensitive) or name (`unknown-selector`).
@@ -344,9 +623,16 @@ impl Code {
 
     /// Codes whose id or name is close to `text`, the closest first: for an unknown code.
     pub fn close_to(text: &str) -> Vec<Code> {
+        Code::close_to_where(text, |_| true)
+    }
+
+    /// Codes `keep` keeps whose id or name is close to `text`, the closest first (the
+    /// warnings, for `allow`).
+    pub fn close_to_where(text: &str, keep: impl Fn(Code) -> bool) -> Vec<Code> {
         let text = text.trim().to_ascii_lowercase();
         let mut scored: Vec<(usize, Code)> = ALL
             .iter()
+            .filter(|&&c| keep(c))
             .map(|&c| {
                 let info = c.info();
                 let d =
@@ -403,6 +689,11 @@ mod tests {
                 info.id
             );
             assert!(info.doc.len() > 40, "{} needs a doc", info.id);
+            assert!(
+                info.severity == Severity::Error || code.scope() == Scope::Pack,
+                "{}: only a pack has warnings",
+                info.id
+            );
         }
         let mut sorted: Vec<&str> = ALL.iter().map(|c| c.info().id).collect();
         sorted.sort_unstable();
@@ -433,7 +724,10 @@ mod tests {
             let bytes = text.as_bytes();
             for (i, window) in bytes.windows(4).enumerate() {
                 let boundary = |at: usize| bytes.get(at).is_none_or(|b| !b.is_ascii_alphanumeric());
-                if (window.starts_with(b"E0") || window.starts_with(b"W1"))
+                if (window.starts_with(b"E0")
+                    || window.starts_with(b"E1")
+                    || window.starts_with(b"E2")
+                    || window.starts_with(b"W1"))
                     && window[1..].iter().all(u8::is_ascii_digit)
                     && (i == 0 || boundary(i - 1))
                     && boundary(i + 4)

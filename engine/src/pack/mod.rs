@@ -171,7 +171,7 @@ pub enum Severity {
 pub struct Problem {
     /// Whether the problem makes the pack unusable.
     pub severity: Severity,
-    /// The diagnostic code (`E012`, `W103`): `grade rubric explain CODE` says what it means.
+    /// The diagnostic code (`E012`, `W103`): `grade explain CODE` says what it means.
     pub code: codes::Code,
     /// The file, as a path a user can open.
     pub file: String,
@@ -290,6 +290,22 @@ pub enum PackError {
         /// The problems, each naming the declaring line.
         problems: Vec<Problem>,
     },
+}
+
+impl PackError {
+    /// The error's diagnostic code (`grade explain CODE` says what it means); `None` for an
+    /// invalid pack, whose problems each carry their own.
+    pub fn code(&self) -> Option<codes::Code> {
+        match self {
+            PackError::Unknown { .. } => Some(codes::Code::UnknownRubric),
+            PackError::NoManifest { .. } => Some(codes::Code::NoManifest),
+            PackError::Io { .. } => Some(codes::Code::PackUnreadable),
+            PackError::OutsidePack { .. } | PackError::TooLarge { .. } => {
+                Some(codes::Code::PackFileRefused)
+            }
+            PackError::Invalid { .. } | PackError::Plugin { .. } => None,
+        }
+    }
 }
 
 /// A pack ready to grade: references resolved, templates parsed, scripts compiled.

@@ -216,7 +216,7 @@ fn error_shape_problem(object: &serde_json::Map<String, Value>, error: &Value) -
     }
     match error.get("code").and_then(Value::as_str) {
         Some(code) if !is_session_error_code(code) => Some(format!(
-            "`error.code` `{code}` is not the code of an error a session can have (`grade rubric explain` lists the codes)"
+            "`error.code` `{code}` is not the code of an error a session can have (`grade explain` lists the codes)"
         )),
         None if !error.contains_key("message") => {
             Some("`error` must have a `message`, a `code` or both".to_owned())
@@ -458,11 +458,11 @@ mod error_lines {
             ),
             (
                 r#"{"sessionId":"a","error":{"code":"e040"}}"#,
-                Some("`error.code` `e040` is not the code of an error a session can have (`grade rubric explain` lists the codes)"),
+                Some("`error.code` `e040` is not the code of an error a session can have (`grade explain` lists the codes)"),
             ),
             (
                 r#"{"sessionId":"a","error":{"code":"E012"}}"#,
-                Some("`error.code` `E012` is not the code of an error a session can have (`grade rubric explain` lists the codes)"),
+                Some("`error.code` `E012` is not the code of an error a session can have (`grade explain` lists the codes)"),
             ),
             (
                 r#"{"sessionId":"a","flags":[],"error":{"code":"E040"}}"#,

@@ -322,13 +322,13 @@ impl Compiler<'_> {
                     ),
                 ),
                 None => {
-                    let close: Vec<String> = Code::close_to(text)
-                        .iter()
-                        .filter(|c| c.info().severity == Severity::Warning)
-                        .map(|c| format!("`{}` ({})", c.info().id, c.info().name))
-                        .collect();
+                    let close: Vec<String> =
+                        Code::close_to_where(text, |c| c.info().severity == Severity::Warning)
+                            .iter()
+                            .map(|c| format!("`{}` ({})", c.info().id, c.info().name))
+                            .collect();
                     let hint = if close.is_empty() {
-                        "`grade rubric explain` lists the codes".to_owned()
+                        "`grade explain` lists the codes".to_owned()
                     } else {
                         format!("did you mean {}?", close.join(", "))
                     };
@@ -673,12 +673,12 @@ mod tests {
                 (
                     Code::AllowCode,
                     "allow[1]".to_owned(),
-                    "unknown code `W130`: did you mean `W101` (weights-sum), `W102` (for-each-never-fires), `W103` (no-outcome), `W104` (unreachable-case)?".to_owned()
+                    "unknown code `W130`: did you mean `W101` (weights-sum), `W102` (for-each-never-fires), `W103` (no-outcome), `W104` (unreachable-case), `W105` (case-never-applies)?".to_owned()
                 ),
                 (
                     Code::AllowCode,
                     "allow[2]".to_owned(),
-                    "unknown code `nonsense`: `grade rubric explain` lists the codes".to_owned()
+                    "unknown code `nonsense`: `grade explain` lists the codes".to_owned()
                 ),
             ]
         );
