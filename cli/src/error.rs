@@ -98,7 +98,7 @@ impl CliError {
         Some(match self {
             CliError::Reported | CliError::Summary(_) => return None,
             CliError::Pack(e) => return e.code(),
-            CliError::Source(e) => e.code(),
+            CliError::Source(e) => source_code(e),
             CliError::Eval(e) => return e.code(),
             CliError::Usage(_) => Code::Usage,
             CliError::CheckFailed(_) => Code::CheckFailed,
@@ -158,6 +158,31 @@ pub fn error_line(code: Option<Code>, message: &str) -> String {
 /// A session that could not be graded, as the line that reports it.
 pub fn eval_line(err: &EvalError) -> String {
     error_line(err.code(), &eval_message(err))
+}
+
+/// The code of a source error (`E1xx`). The binary maps it here: the registry lives in the
+/// engine's `pack`, a layer above `source`, which may not import it.
+pub fn source_code(err: &SourceError) -> Code {
+    match err {
+        SourceError::Io { .. } => Code::SourceUnreadable,
+        SourceError::UnknownFormat { .. } => Code::UnknownFormat,
+        SourceError::BadLine { .. } => Code::BadLine,
+        SourceError::MalformedLine { .. } => Code::MalformedLine,
+        SourceError::NotCleoDb { .. } => Code::NotCleoDb,
+        SourceError::MissingDispatchColumns { .. } => Code::OldCleoDb,
+        SourceError::BadRow { .. } => Code::BadRow,
+        SourceError::Sqlite { .. } => Code::Sqlite,
+        SourceError::Locked { .. } => Code::Locked,
+        SourceError::HotJournal { .. } => Code::HotJournal,
+        SourceError::NotLangfuse { .. } => Code::NotLangfuse,
+        SourceError::FolderNotClaudeCode { .. } => Code::FolderNotClaudeCode,
+        SourceError::Format { .. } => Code::SourceInvalid,
+        SourceError::EmptyFolder { .. } => Code::EmptyFolder,
+        SourceError::NoSourceFiles { .. } => Code::NoSourceFiles,
+        SourceError::DuplicateSession { .. } => Code::DuplicateSession,
+        SourceError::NotGraded(_) => Code::FormatNotGraded,
+        SourceError::Plugin { .. } => Code::PluginSource,
+    }
 }
 
 /// A source error in the binary's words: the engine's message, and the flag that helps.

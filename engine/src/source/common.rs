@@ -194,31 +194,6 @@ pub enum SourceError {
 }
 
 impl SourceError {
-    /// The error's diagnostic code (`E1xx`; `grade explain CODE` says what it means).
-    pub fn code(&self) -> crate::pack::codes::Code {
-        use crate::pack::codes::Code;
-        match self {
-            SourceError::Io { .. } => Code::SourceUnreadable,
-            SourceError::UnknownFormat { .. } => Code::UnknownFormat,
-            SourceError::BadLine { .. } => Code::BadLine,
-            SourceError::MalformedLine { .. } => Code::MalformedLine,
-            SourceError::NotCleoDb { .. } => Code::NotCleoDb,
-            SourceError::MissingDispatchColumns { .. } => Code::OldCleoDb,
-            SourceError::BadRow { .. } => Code::BadRow,
-            SourceError::Sqlite { .. } => Code::Sqlite,
-            SourceError::Locked { .. } => Code::Locked,
-            SourceError::HotJournal { .. } => Code::HotJournal,
-            SourceError::NotLangfuse { .. } => Code::NotLangfuse,
-            SourceError::FolderNotClaudeCode { .. } => Code::FolderNotClaudeCode,
-            SourceError::Format { .. } => Code::SourceInvalid,
-            SourceError::EmptyFolder { .. } => Code::EmptyFolder,
-            SourceError::NoSourceFiles { .. } => Code::NoSourceFiles,
-            SourceError::DuplicateSession { .. } => Code::DuplicateSession,
-            SourceError::NotGraded(_) => Code::FormatNotGraded,
-            SourceError::Plugin { .. } => Code::PluginSource,
-        }
-    }
-
     /// The same error naming `path` instead of the file it was found in (a temporary copy).
     pub(crate) fn at_path(mut self, name: &Path) -> SourceError {
         match &mut self {
