@@ -546,7 +546,7 @@ def compare(
             specs.append(os.fspath(side))
     if isinstance(sessions, str):
         sessions = [sessions]
-    text, warned, errors = _native.compare_packs(
+    text, warned, errors, nothing = _native.compare_packs(
         packs[0]._native,
         specs[0],
         packs[1]._native,
@@ -559,6 +559,9 @@ def compare(
         int(seed),
     )
     _warn(warned)
+    if nothing is not None:
+        # Said last, as the command says it after the grades it could not make.
+        raise GradeError("\n".join([*errors, nothing]))
     report = json.loads(text)
     if errors:
         n = len(errors)

@@ -736,8 +736,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 /// Two packs over the sessions of one source, as `grade compare --rubric BASE --rubric
-/// CAND --source PATH --format json` compares them: the report as JSON text, the source's
-/// warnings, and the grades that could not be made.
+/// CAND --source PATH --format json` compares them, through the engine's
+/// `compare::TwoPacks` as the binary does: the report as JSON text, the warnings (the
+/// source's, then the sessions left out), the grades that could not be made, and why there
+/// is nothing to compare (then the text is empty).
 #[pyfunction]
 #[pyo3(signature = (base, base_spec, candidate, candidate_spec, source, sessions, source_format, skip_bad_lines, pass_at, seed))]
 #[allow(
@@ -756,15 +758,12 @@ fn compare_packs(
     skip_bad_lines: bool,
     pass_at: Option<f64>,
     seed: u64,
-) -> PyResult<(String, Vec<String>, Vec<String>)> {
-    use grade_engine::compare::{self, CompareOptions, Layout, PackSource, Pairing};
+) -> PyResult<Compared> {
+    use grade_engine::compare::{self, CompareOptions, PackSource, TwoPacks};
     exists(&source)?;
     for pack in [&base.pack, &candidate.pack] {
-        if pack.judge.is_some() {
-            return Err(GradeError::new_err(format!(
-                "rubric `{}` scores dimensions from a judgment; compare its recorded results instead",
-                pack.id
-            )));
+        if let Some(why) = compare::judged_refusal(pack) {
+            return Err(GradeError::new_err(why));
         }
     }
     let format = match source_format.as_deref() {
@@ -775,62 +774,69 @@ fn compare_packs(
                 .map_err(SourceError::new_err)?,
         ),
     };
-    let filter = match &sessions {
-        Some(ids) => SessionFilter::only(ids.iter().cloned()),
-        None => SessionFilter::All,
-    };
     let options = CompareOptions {
         pass_at,
         seed,
         resamples: compare::DEFAULT_RESAMPLES,
     };
-    let (a, b) = (&*base.pack, &*candidate.pack);
     py.detach(|| {
-        let (la, lb) = (Layout::of_pack(a), Layout::of_pack(b));
-        let read = compare::grade_source(
-            &[(a, &la), (b, &lb)],
-            &source,
-            format.as_deref(),
-            &filter,
-            None,
-            skip_bad_lines,
-            None,
-        )
-        .map_err(|e| source_error(&e))?;
+        let two = TwoPacks::new(
+            PackSource {
+                pack: &base.pack,
+                files: &base.files,
+            },
+            base_spec,
+            PackSource {
+                pack: &candidate.pack,
+                files: &candidate.files,
+            },
+            candidate_spec,
+        );
+        let read = two
+            .grade_source(
+                &source,
+                format.as_deref(),
+                sessions.as_deref(),
+                skip_bad_lines,
+                None,
+            )
+            .map_err(|e| source_error(&e))?;
         let mut warnings: Vec<String> = read.warnings.iter().map(ToString::to_string).collect();
         warnings.extend(grade_engine::run::skipped_warning(
             read.skipped_lines,
             &source,
         ));
-        let mut graded = read.results;
-        if let Some(asked) = &sessions {
-            let missing = named::missing(graded.iter().map(|g| g.id.as_str()), asked);
-            if !missing.is_empty() {
-                return Err(SourceError::new_err(named::no_entries_for(
-                    &missing, &source,
-                )));
-            }
-        }
-        let (sa, ea) = compare::sides_of(&compare::side_label(a, base_spec), &la, &mut graded, 0);
-        let (sb, eb) =
-            compare::sides_of(&compare::side_label(b, candidate_spec), &lb, &mut graded, 1);
-        let errors: Vec<String> = ea.iter().chain(&eb).map(ToString::to_string).collect();
-        let diff = compare::rubric_diff(
-            PackSource {
-                pack: a,
-                files: &base.files,
-            },
-            PackSource {
-                pack: b,
-                files: &candidate.files,
-            },
-        );
-        let mut report = compare::compare(&sa, &sb, &Pairing::BySessionId, Some(diff), &options);
-        if let Some(why) = report.nothing_to_compare() {
-            return Err(GradeError::new_err(format!("nothing to compare: {why}")));
-        }
-        Ok((report_json(&mut report)?, warnings, errors))
+        let done = two
+            .compare(read.results, sessions.as_deref(), &source, &options)
+            .map_err(|e| SourceError::new_err(e.to_string()))?;
+        let errors: Vec<String> = done.failed.iter().map(ToString::to_string).collect();
+        let mut report = done.report;
+        let (text, warnings, nothing) = reported(&mut report, warnings)?;
+        Ok((text, warnings, errors, nothing))
     })
+}
+
+/// A comparison as the module hands it over: the report as JSON text (empty when there is
+/// nothing to compare), the warnings, the grades that could not be made, and why there is
+/// nothing to compare.
+type Compared = (String, Vec<String>, Vec<String>, Option<String>);
+
+/// The report of a comparison with the warnings the binary gives before it: `warnings`,
+/// then the sessions it left out; when there is nothing to compare, why instead of the
+/// report, which the caller raises once it has warned (what the sides hold is why).
+fn reported(
+    report: &mut grade_engine::compare::Comparison,
+    mut warnings: Vec<String>,
+) -> PyResult<(String, Vec<String>, Option<String>)> {
+    warnings.extend(report.left_out().iter().map(ToString::to_string));
+    if let Some(why) = report.nothing_to_compare() {
+        return Ok((
+            String::new(),
+            warnings,
+            Some(format!("nothing to compare: {why}")),
+        ));
+    }
+    Ok((report_json(report)?, warnings, None))
 }
 
 /// How the warnings of a comparison of recorded results name the module's keywords.
@@ -840,41 +846,11 @@ const RECORDED_HINTS: grade_engine::compare::recorded::Hints =
         traces: "grade them with `explain=True`",
     };
 
-/// A pack and the files it was compiled from.
-type Loaded = (CompiledPack, PackFiles);
-
-/// The standing results of one side of a comparison of recorded results, read from the JSON
-/// lines `text` (a result a line, as `grade.compare` writes a list) as the binary reads a
-/// results file, with what it warns of, and their pack when it is at hand with their digest.
-fn recorded_side(
-    label: &str,
-    text: &str,
-    search_path: &[PathBuf],
-    policy: PluginPolicy,
-    warnings: &mut Vec<String>,
-) -> PyResult<(Vec<GradeResult>, Option<Loaded>)> {
-    use grade_engine::compare::recorded;
-    // Named as the binary names a file's bare results: `runs/base.jsonl` → `base`.
-    let rubric = recorded::file_label(Path::new(label));
-    let lines = grade_engine::result::map_json_lines(
-        text,
-        |line, value, _| {
-            let (bare, read) = recorded::read_result(value, &rubric);
-            Ok::<_, String>(Some((line, bare, read)))
-        },
-        |line, e| format!("{label}:{line}: not a grade result: {e}"),
-    )
-    .map_err(SourceError::new_err)?;
-    let read = recorded::standing(label, lines).map_err(|e| SourceError::new_err(e.to_string()))?;
-    warnings.extend(read.warnings(label, &rubric, "the side's label"));
-    let pack = recorded::pack_of(&read.results, search_path, policy);
-    Ok((read.results, pack))
-}
-
 /// Two lists of recorded results, as `grade compare BASE.jsonl CAND.jsonl --format json`
 /// compares two files of them: each side its label (where the binary names the file by its
-/// path) and its results, a result a line of JSON. The report as JSON text, the warnings,
-/// and why there is nothing to compare (then the text is empty).
+/// path) and its results, a result a line of JSON, read by the engine's
+/// `compare::recorded::read_side` as the binary reads a file. The report as JSON text, the
+/// warnings, and why there is nothing to compare (then the text is empty).
 #[pyfunction]
 #[pyo3(signature = (sides, pass_at, seed, rubric_path, allow_plugins))]
 fn compare_results(
@@ -894,15 +870,21 @@ fn compare_results(
     let policy = policy(allow_plugins);
     py.detach(|| {
         let mut warnings = Vec::new();
+        let read = |label: &str, text: &str, warnings: &mut Vec<String>| {
+            recorded::read_side(
+                label,
+                text,
+                "the side's label",
+                &rubric_path,
+                policy,
+                &mut |warning| warnings.push(warning),
+            )
+            .map(|read| (read.results, read.pack))
+            .map_err(|e| SourceError::new_err(e.to_string()))
+        };
         let ((base_label, base), (candidate_label, candidate)) = &sides;
-        let (ra, pa) = recorded_side(base_label, base, &rubric_path, policy, &mut warnings)?;
-        let (rb, pb) = recorded_side(
-            candidate_label,
-            candidate,
-            &rubric_path,
-            policy,
-            &mut warnings,
-        )?;
+        let (ra, pa) = read(base_label, base, &mut warnings)?;
+        let (rb, pb) = read(candidate_label, candidate, &mut warnings)?;
         let mut report = recorded::compare_recorded(
             recorded::RecordedSide::new(base_label.as_str(), ra, pa.as_ref()),
             recorded::RecordedSide::new(candidate_label.as_str(), rb, pb.as_ref()),
@@ -911,15 +893,7 @@ fn compare_results(
             &mut |warning| warnings.push(warning),
         )
         .map_err(|e| SourceError::new_err(e.to_string()))?;
-        // Refused by the caller once it has warned: what the sides hold is why.
-        if let Some(why) = report.nothing_to_compare() {
-            return Ok((
-                String::new(),
-                warnings,
-                Some(format!("nothing to compare: {why}")),
-            ));
-        }
-        Ok((report_json(&mut report)?, warnings, None))
+        reported(&mut report, warnings)
     })
 }
 

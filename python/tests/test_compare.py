@@ -39,8 +39,10 @@ def test_a_named_session_the_source_lacks_is_refused():
 
 
 def test_grades_that_could_not_be_made_raise_with_the_report():
-    with pytest.raises(grade.GradeError, match="1 grade could not be made$") as err:
-        grade.compare("cleo-v1", str(RUNAWAY), EXAMPLE)
+    # The session the candidate could not grade is left out, and said so as the command says it.
+    with pytest.warns(grade.GradeWarning, match=r"^1 session only in the baseline \(`session-demo-sloppy`\)"):
+        with pytest.raises(grade.GradeError, match="1 grade could not be made$") as err:
+            grade.compare("cleo-v1", str(RUNAWAY), EXAMPLE)
     assert "too many operations" in str(err.value)
     assert err.value.report["summary"]["n"] == 1
 
@@ -140,3 +142,73 @@ def test_a_pack_and_a_list_or_a_list_with_a_source_are_refused():
         grade.compare("cleo-v1", "cleo-v2")
     with pytest.raises(TypeError, match="`labels` is two strings"):
         grade.compare(results, results, labels="ab")
+
+
+def cli_warnings(err):
+    """The warnings the command printed on stderr, without their `warning: `."""
+    return [line[len("warning: "):] for line in err.splitlines() if line.startswith("warning: ")]
+
+
+def as_the_command_words_it(message):
+    """A warning of the module with the command's words for a way out: the module names its
+    keywords where the command names its flags, and a side's label where it names a file."""
+    for ours, theirs in [
+        ("after the side's label", "after the file"),
+        ("grade them with `explain=True`", "write results with `grade … --all --explain --format jsonl -o FILE`"),
+        ("`pass_at=`", "`--pass-at`"),
+    ]:
+        message = message.replace(ours, theirs)
+    return message
+
+
+def test_sessions_of_one_side_only_are_warned_of_in_the_binarys_words(tmp_path):
+    results = read_jsonl(FIXTURES / "conformance" / "cleo-v1.expected.jsonl")[:8]
+    a = write_jsonl(tmp_path / "a.jsonl", results[:6])
+    b = write_jsonl(tmp_path / "b.jsonl", results[1:8])
+    code, out, err = run_cli("compare", a, b, "--pass-at", "60", "--format", "json")
+    assert code == 0, err
+    with pytest.warns(grade.GradeWarning) as warned:
+        ours = grade.compare(results[:6], results[1:8], labels=(a, b), pass_at=60)
+    assert ours == json.loads(out)
+    said = [str(w.message) for w in warned]
+    first, second = results[0]["sessionId"], results[6]["sessionId"]
+    left_out = [
+        f"1 session only in the baseline (`{first}`): listed under `unmatched`, not compared",
+        f"2 sessions only in the candidate (`{second}`, `{results[7]['sessionId']}`): "
+        "listed under `unmatched`, not compared",
+    ]
+    assert said[-2:] == left_out
+    # Every warning the command gives, in its order.
+    assert [as_the_command_words_it(m) for m in said] == cli_warnings(err)
+    assert ours["unmatched"]["baseline"] == [first]
+
+
+def test_nothing_to_compare_is_raised_after_the_warnings_of_what_was_left_out(tmp_path):
+    results = read_jsonl(FIXTURES / "conformance" / "cleo-v1.expected.jsonl")[:4]
+    a = write_jsonl(tmp_path / "a.jsonl", results[:2])
+    b = write_jsonl(tmp_path / "b.jsonl", results[2:])
+    code, _, err = run_cli("compare", a, b, "--pass-at", "60", "--format", "json")
+    assert code == 2
+    with pytest.warns(grade.GradeWarning) as warned:
+        with pytest.raises(grade.GradeError) as raised:
+            grade.compare(results[:2], results[2:], labels=(a, b), pass_at=60)
+    said = [str(w.message) for w in warned]
+    assert err.splitlines()[-1] == f"error: {raised.value}"
+    assert [as_the_command_words_it(m) for m in said] == cli_warnings(err)
+    assert any(m.startswith("2 sessions only in the baseline") for m in said), said
+
+
+def test_two_packs_warn_of_what_the_source_read_skipped_as_the_binary_does(tmp_path):
+    lines = EXAMPLE.read_text().splitlines()
+    source = tmp_path / "audit.jsonl"
+    source.write_text("\n".join([lines[0], "{not json", *lines[1:]]) + "\n")
+    code, out, err = run_cli(
+        "compare", "--rubric", "cleo-v1", "--rubric", "cleo-v2", "--source", source,
+        "--all", "--skip-bad-lines", "--format", "json",
+    )
+    assert code == 0, err
+    with pytest.warns(grade.GradeWarning) as warned:
+        ours = grade.compare("cleo-v1", "cleo-v2", source, skip_bad_lines=True)
+    assert ours == json.loads(out)
+    # The command says how many lines it skipped after its report; the module as it reads.
+    assert sorted(str(w.message) for w in warned) == sorted(cli_warnings(err))
