@@ -299,7 +299,16 @@ pub(crate) fn read_of(mut sessions: Vec<Session>, file: FileRead) -> SourceRead 
 /// The non-blank lines of a JSONL text, each parsed (U+FFFD for a lone surrogate), or why
 /// it is not JSON: 1-based line numbers.
 pub(crate) fn json_lines(text: &[u8]) -> impl Iterator<Item = (u64, Result<Value, String>)> + '_ {
-    text.split(|b| *b == b'\n')
+    // The pieces `text.split(|b| *b == b'\n')` gives, found with memchr: the closure looked at
+    // one byte at a time, 8% of the Codex reader's instructions (callgrind, 200 rollouts).
+    let mut start = 0;
+    memchr::memchr_iter(b'\n', text)
+        .chain(std::iter::once(text.len()))
+        .map(move |end| {
+            let line = &text[start..end];
+            start = end + 1;
+            line
+        })
         .enumerate()
         .filter(|(_, line)| !line.iter().all(u8::is_ascii_whitespace))
         .map(|(i, line)| {
@@ -348,5 +357,41 @@ pub(crate) fn file_stem(path: &Path) -> String {
     match name.split_once('.') {
         Some((stem, _)) if !stem.is_empty() => stem.to_owned(),
         _ => name,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The lines found with memchr are the pieces of a split at `\n`, numbered alike: a blank
+    /// line skipped, a last line with no newline read, `\r` left to the JSON reader.
+    #[test]
+    fn json_lines_numbers_the_lines_a_split_at_newlines_gives() {
+        let text = b"\n{\"a\": 1}\n  \n[1]\r\n{\"b\": \"x\ny\"}\n{\"c\": 2}";
+        let got: Vec<(u64, String)> = json_lines(text)
+            .map(|(n, v)| (n, v.map_or_else(|e| e, |v| v.to_string())))
+            .collect();
+        let want: Vec<(u64, String)> = text
+            .split(|b| *b == b'\n')
+            .enumerate()
+            .filter(|(_, l)| !l.iter().all(u8::is_ascii_whitespace))
+            .map(|(i, l)| {
+                let v = serde_json::from_slice::<Value>(l);
+                (
+                    i as u64 + 1,
+                    v.map_or_else(|_| "err".into(), |v| v.to_string()),
+                )
+            })
+            .collect();
+        assert_eq!(got.len(), want.len());
+        for ((n, g), (m, w)) in got.iter().zip(&want) {
+            assert_eq!(n, m);
+            if w != "err" {
+                assert_eq!(g, w);
+            }
+        }
+        assert_eq!(got.last().map(|(n, _)| *n), Some(7));
+        assert_eq!(json_lines(b"").count(), 0);
     }
 }
