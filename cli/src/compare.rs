@@ -3,40 +3,16 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use grade_engine::compare::recorded::{self, RecordedError, RecordedSide};
-use grade_engine::compare::{
-    self, CompareOptions, Comparison, FailOn, Layout, PackSource, Pairing,
-};
+use grade_engine::compare::{self, Comparison, FailOn, Layout, PackSource, Pairing};
 use grade_engine::pack::Field;
 use grade_engine::plugin::PluginPolicy;
-use grade_engine::reference::References;
-use grade_engine::{CompiledPack, GradeResult, PackFiles, SessionFilter, SourceFormat};
+use grade_engine::{CompiledPack, GradeResult, PackFiles, SessionFilter};
 
-use crate::args::CompareArgs;
 use crate::error::CliError;
+use crate::plan::{ComparePlan, Form};
 use crate::render;
-
-/// What the flags ask for, checked.
-enum Form {
-    /// Two rubrics, one source: each session graded by both in one read.
-    Rubrics {
-        base: String,
-        cand: String,
-        source: crate::input::Source,
-        /// Every session of the source, or those named.
-        all: bool,
-    },
-    /// Two files of recorded results.
-    Recorded { base: PathBuf, cand: PathBuf },
-    /// One rubric, two sources.
-    Arms {
-        rubric: String,
-        arms: [(String, crate::input::Source); 2],
-        pair_by: Option<String>,
-    },
-}
 
 /// The sessions of a read, its warnings printed as grading prints them: what the read
 /// skipped or guessed is no less true of a comparison. How many lines it skipped is kept in
@@ -57,123 +33,6 @@ fn usage(message: impl Into<String>) -> CliError {
     CliError::Usage(message.into())
 }
 
-fn plan(args: &CompareArgs) -> Result<Form, CliError> {
-    if !args.arms.is_empty() {
-        if args.rubric.len() != 1 {
-            return Err(usage(
-                "arms are graded by one rubric: give `--rubric ID|PATH` once with `--arm NAME=SOURCE` twice",
-            ));
-        }
-        if args.arms.len() != 2 {
-            return Err(usage(format!(
-                "give exactly two arms (`--arm NAME=SOURCE` twice), not {}",
-                args.arms.len()
-            )));
-        }
-        if args.source.is_some() || args.all || !args.inputs.is_empty() {
-            return Err(usage(
-                "with `--arm`, each arm names its source and all its sessions are compared: drop `--source`, `--all` and session ids",
-            ));
-        }
-        let mut arms = Vec::new();
-        for arm in &args.arms {
-            let Some((name, source)) = arm
-                .split_once('=')
-                .filter(|(n, s)| !n.is_empty() && !s.is_empty())
-            else {
-                return Err(usage(format!("`--arm {arm}` is not `NAME=SOURCE`")));
-            };
-            let path = PathBuf::from(source);
-            if source != "-" && !path.exists() {
-                return Err(usage(format!(
-                    "source `{source}` of arm `{name}` does not exist"
-                )));
-            }
-            arms.push((name.to_owned(), path));
-        }
-        if arms[0].0 == arms[1].0 {
-            return Err(usage(format!("both arms are named `{}`", arms[0].0)));
-        }
-        if arms.iter().all(|(_, path)| path.as_os_str() == "-") {
-            return Err(usage(
-                "both arms read standard input (`-`), which can be read once: save one to a file",
-            ));
-        }
-        // A pipe or standard input is read whole first, as `grade --source` reads it.
-        let mut read = Vec::new();
-        for (name, path) in arms {
-            read.push((name, crate::input::source(&path)?));
-        }
-        if let Some(field) = &args.pair_by {
-            Field::parse(field).map_err(|e| usage(format!("`--pair-by`: {e}")))?;
-        }
-        let arms = read
-            .try_into()
-            .map_err(|_| usage("give exactly two arms"))?;
-        return Ok(Form::Arms {
-            rubric: args.rubric[0].clone(),
-            arms,
-            pair_by: args.pair_by.clone(),
-        });
-    }
-    if args.pair_by.is_some() {
-        return Err(usage(
-            "`--pair-by` pairs the sessions of two arms (`--arm NAME=SOURCE`); rubric versions and recorded results pair by session id",
-        ));
-    }
-    match args.rubric.len() {
-        2 => {
-            if args.all && !args.inputs.is_empty() {
-                return Err(usage("give session ids or `--all`, not both"));
-            }
-            if !args.all && args.inputs.is_empty() {
-                return Err(usage(
-                    "name the sessions to compare, or pass `--all` to compare every session of the source",
-                ));
-            }
-            // A pipe or standard input is read whole first, as `grade --source` reads it.
-            let source = crate::input::source(&match &args.source {
-                Some(path) => path.clone(),
-                None => crate::default_source()?,
-            })?;
-            Ok(Form::Rubrics {
-                base: args.rubric[0].clone(),
-                cand: args.rubric[1].clone(),
-                source,
-                all: args.all,
-            })
-        }
-        0 => {
-            if args.inputs.len() != 2 || args.all || args.source.is_some() {
-                return Err(usage(
-                    "compare two rubrics (`--rubric BASE --rubric CAND --source FILE --all`), two files of recorded results (`BASE.jsonl CAND.jsonl`), or two arms (`--rubric R --arm A=SOURCE --arm B=SOURCE`)",
-                ));
-            }
-            Ok(Form::Recorded {
-                base: PathBuf::from(&args.inputs[0]),
-                cand: PathBuf::from(&args.inputs[1]),
-            })
-        }
-        1 => Err(usage(
-            "one rubric compares two arms (`--arm NAME=SOURCE` twice); to compare rubric versions give `--rubric` twice",
-        )),
-        n => Err(usage(format!("give `--rubric` at most twice, not {n} times"))),
-    }
-}
-
-fn fail_rules(args: &CompareArgs) -> Result<Vec<FailOn>, CliError> {
-    args.fail_on
-        .iter()
-        .map(|rule| {
-            FailOn::parse(rule).ok_or_else(|| {
-                usage(format!(
-                    "`--fail-on {rule}`: expected `regression`, `flips` or `drop=X` with X a number of points ≥ 0"
-                ))
-            })
-        })
-        .collect()
-}
-
 /// A pack and the files it was compiled from.
 type Loaded = (CompiledPack, PackFiles);
 
@@ -192,121 +51,53 @@ fn load(spec: &str, search_path: &[PathBuf], policy: PluginPolicy) -> Result<Loa
     Ok((pack, files))
 }
 
-/// Refuses an `--html` page that would be written over a file the comparison reads: the page
-/// is written after the inputs are read, so the run would end by destroying its own input.
-fn html_clear_of_inputs(form: &Form, html: Option<&Path>) -> Result<(), CliError> {
-    let Some(html) = html else {
-        return Ok(());
-    };
-    // `-` is standard input or output elsewhere; here it made a file of that name.
-    if html.as_os_str() == "-" {
-        return Err(usage(
-            "`--html -` would write a file named `-`: give the page a file name (the report on standard output is `--format`'s)",
-        ));
-    }
-    let inputs: Vec<&Path> = match form {
-        Form::Rubrics { source, .. } => vec![&source.path],
-        Form::Recorded { base, cand } => vec![base, cand],
-        Form::Arms { arms, .. } => arms.iter().map(|(_, s)| s.path.as_path()).collect(),
-    };
-    match inputs
-        .into_iter()
-        .find(|input| crate::plan::same_file(input, html))
-    {
-        Some(input) => Err(usage(format!(
-            "`--html {}` would be written over `{}`, which the comparison reads: choose another file",
-            html.display(),
-            input.display()
-        ))),
-        None => Ok(()),
-    }
-}
-
-/// Compares as the flags ask, then says how many lines each source read lost, as grading
-/// ends: after the report, whether the comparison passed, failed or found nothing to compare.
-pub fn run(
-    args: &CompareArgs,
-    search_path: &[PathBuf],
-    policy: PluginPolicy,
-) -> Result<(), CliError> {
+/// Compares as planned, then says how many lines each source read lost, as grading ends:
+/// after the report, whether the comparison passed, failed or found nothing to compare.
+pub fn run(plan: ComparePlan) -> Result<(), CliError> {
     let mut skipped = Vec::new();
-    let outcome = run_comparison(args, search_path, policy, &mut skipped);
+    let outcome = run_comparison(plan, &mut skipped);
     for (lines, source) in &skipped {
         crate::report_skipped(*lines, source);
     }
     outcome
 }
 
-/// What every form of comparison shares: the flags' settings, and what the run has found so
+/// What every form of comparison shares: the plan's settings, and what the run has found so
 /// far (lines a source read skipped, grades that could not be made).
 struct Run<'a> {
-    args: &'a CompareArgs,
-    search_path: &'a [PathBuf],
-    policy: PluginPolicy,
-    format: Option<Arc<dyn SourceFormat>>,
-    references: Option<Arc<References>>,
-    options: CompareOptions,
+    plan: &'a ComparePlan,
     skipped: &'a mut Vec<(u64, PathBuf)>,
     failed: usize,
 }
 
-fn run_comparison(
-    args: &CompareArgs,
-    search_path: &[PathBuf],
-    policy: PluginPolicy,
-    skipped: &mut Vec<(u64, PathBuf)>,
-) -> Result<(), CliError> {
-    let form = plan(args)?;
-    html_clear_of_inputs(&form, args.html.as_deref())?;
-    let format = if args.source_format == crate::args::AUTO_FORMAT {
-        None
-    } else {
-        match grade_engine::source::Registry::builtin().get(&args.source_format) {
-            Some(f) => Some(f.clone()),
-            None => {
-                return Err(usage(format!(
-                    "`--source-format {}`: compare reads the built-in formats only",
-                    args.source_format
-                )))
-            }
-        }
-    };
-    let rules = fail_rules(args)?;
+fn run_comparison(plan: ComparePlan, skipped: &mut Vec<(u64, PathBuf)>) -> Result<(), CliError> {
     let mut run = Run {
-        args,
-        search_path,
-        policy,
-        format,
-        references: crate::plan::read_references(args.reference.as_deref())?,
-        options: CompareOptions {
-            pass_at: args.pass_at,
-            seed: args.seed,
-            resamples: compare::DEFAULT_RESAMPLES,
-        },
+        plan: &plan,
         skipped,
         failed: 0,
     };
-    let mut report = match form {
+    let rules = &plan.rules;
+    let mut report = match &plan.form {
         Form::Rubrics {
             base,
             cand,
             source,
             all,
-        } => run.rubrics(&base, &cand, &source, all)?,
-        Form::Recorded { base, cand } => run.recorded(&base, &cand)?,
+        } => run.rubrics(base, cand, source, *all)?,
+        Form::Recorded { base, cand } => run.recorded(base, cand)?,
         Form::Arms {
             rubric,
             arms,
             pair_by,
-        } => run.arms(&rubric, &arms, pair_by.as_deref(), &rules)?,
+        } => run.arms(rubric, arms, pair_by.as_deref(), rules)?,
     };
     warn_unmatched(&report);
     // A comparison of nothing has no mean change: every gate would pass on it in silence.
     if let Some(why) = report.nothing_to_compare() {
         return Err(CliError::Usage(format!("nothing to compare: {why}")));
     }
-    crate::compare_render::deliver(args, &mut report)?;
-    let verdict = report.verdict(&rules);
+    crate::compare_render::deliver(&plan.output, &mut report)?;
+    let verdict = report.verdict(rules);
     if let Some(why) = &verdict.unjudged {
         eprintln!("warning: {why}");
     }
@@ -339,8 +130,8 @@ impl Run<'_> {
         // Both packs are loaded before either is refused, so that one run says what is
         // wrong with each.
         let (a, b) = match (
-            load(base, self.search_path, self.policy),
-            load(cand, self.search_path, self.policy),
+            load(base, &self.plan.search_path, self.plan.policy),
+            load(cand, &self.plan.search_path, self.plan.policy),
         ) {
             (Ok(a), Ok(b)) => (a, b),
             (Err(ea), Err(eb)) => {
@@ -350,20 +141,20 @@ impl Run<'_> {
             (Err(e), _) | (_, Err(e)) => return Err(e),
         };
         let two = compare::TwoPacks::new(source_of(&a), base, source_of(&b), cand);
-        let named = (!all).then_some(self.args.inputs.as_slice());
+        let named = (!all).then_some(self.plan.named.as_slice());
         let graded = warned(
             two.grade_source(
                 &source.path,
-                self.format.as_deref(),
+                self.plan.format.as_deref(),
                 named,
-                self.args.skip_bad_lines,
-                self.references.clone(),
+                self.plan.skip_bad_lines,
+                self.plan.references.clone(),
             )?,
             &source.path,
             self.skipped,
         );
         let done = two
-            .compare(graded, named, &source.path, &self.options)
+            .compare(graded, named, &source.path, &self.plan.options)
             .map_err(|e| usage(e.to_string()))?;
         for e in &done.failed {
             eprintln!(
@@ -377,12 +168,12 @@ impl Run<'_> {
 
     /// Two files of recorded results, compared by the engine ([`recorded::compare_recorded`]).
     fn recorded(&mut self, base: &Path, cand: &Path) -> Result<Comparison, CliError> {
-        let (ra, pa) = read_recorded(base, self.search_path, self.policy)?;
-        let (rb, pb) = read_recorded(cand, self.search_path, self.policy)?;
+        let (ra, pa) = read_recorded(base, &self.plan.search_path, self.plan.policy)?;
+        let (rb, pb) = read_recorded(cand, &self.plan.search_path, self.plan.policy)?;
         recorded::compare_recorded(
             RecordedSide::new(base.display().to_string(), ra, pa.as_ref()),
             RecordedSide::new(cand.display().to_string(), rb, pb.as_ref()),
-            &self.options,
+            &self.plan.options,
             recorded::Hints::BINARY,
             &mut |warning| eprintln!("warning: {warning}"),
         )
@@ -398,7 +189,7 @@ impl Run<'_> {
         pair_by: Option<&str>,
         rules: &[FailOn],
     ) -> Result<Comparison, CliError> {
-        let p = load(rubric, self.search_path, self.policy)?;
+        let p = load(rubric, &self.plan.search_path, self.plan.policy)?;
         let layout = Layout::of_pack(&p.0);
         let field = pair_by
             .map(Field::parse)
@@ -410,11 +201,11 @@ impl Run<'_> {
                 compare::grade_source(
                     &[(&p.0, &layout)],
                     &source.path,
-                    self.format.as_deref(),
+                    self.plan.format.as_deref(),
                     &SessionFilter::All,
                     field.as_ref(),
-                    self.args.skip_bad_lines,
-                    self.references.clone(),
+                    self.plan.skip_bad_lines,
+                    self.plan.references.clone(),
                 )?,
                 &source.path,
                 self.skipped,
@@ -446,7 +237,7 @@ impl Run<'_> {
             &sides[1],
             &pairing,
             None,
-            &self.options,
+            &self.plan.options,
         ))
     }
 }

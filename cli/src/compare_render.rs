@@ -7,23 +7,24 @@ use std::io::Write as _;
 
 use grade_engine::compare::{self, Comparison, Status};
 
-use crate::args::CompareArgs;
+use crate::args::CompareFormat;
 use crate::error::CliError;
-use crate::render::{self, use_color, Paint};
+use crate::plan::CompareOutput;
+use crate::render::{self, Paint};
 
 /// Writes the `--html` page, then the report on standard output.
-pub fn deliver(args: &CompareArgs, report: &mut Comparison) -> Result<(), CliError> {
-    if let Some(path) = &args.html {
+pub fn deliver(output: &CompareOutput, report: &mut Comparison) -> Result<(), CliError> {
+    if let Some(path) = &output.html {
         let page = crate::compare_html::page(report).map_err(CliError::Json)?;
         std::fs::write(path, page).map_err(|source| CliError::Output {
             path: path.clone(),
             source,
         })?;
     }
-    match args.format {
+    match output.format {
         // Written as it is serialised: with every session listed (`--all` over a large log)
         // the report runs to megabytes, which a whole string would build, regrow and copy.
-        crate::args::CompareFormat::Json => {
+        CompareFormat::Json => {
             let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
             let written = match compare::write_json(&mut out, report) {
                 Ok(()) => out.write_all(b"\n").and_then(|()| out.flush()),
@@ -32,8 +33,8 @@ pub fn deliver(args: &CompareArgs, report: &mut Comparison) -> Result<(), CliErr
             };
             crate::stdout_written(written)
         }
-        crate::args::CompareFormat::Human => {
-            crate::write_stdout(human(report, args.top, use_color(args.color)).as_bytes())
+        CompareFormat::Human => {
+            crate::write_stdout(human(report, output.top, output.color).as_bytes())
         }
     }
 }

@@ -285,28 +285,21 @@ impl<'p> Delivery<'p> {
 
     /// Takes the next result as rendered for this run.
     pub(crate) fn take(&mut self, rendered: Rendered) {
-        let Rendered {
-            output,
-            record,
-            summary,
-            counted,
-            below,
-            page,
-        } = rendered;
-        if let (Some(builder), Some(result)) = (&mut self.page, page) {
+        let output = rendered.output;
+        if let (Some(builder), Some(result)) = (&mut self.page, rendered.page) {
             builder.add(&result);
         }
-        if let (Some(summary), Some(tally)) = (&mut self.summary, summary) {
+        if let (Some(summary), Some(tally)) = (&mut self.summary, rendered.summary) {
             summary.count(tally);
         }
-        if let (Some(tally), Some(counted)) = (&mut self.tally, counted) {
+        if let (Some(tally), Some(counted)) = (&mut self.tally, rendered.counted) {
             tally.count(counted);
         }
         if let Some(floor) = &mut self.floor {
-            floor.count(below);
+            floor.count(rendered.below);
         }
         if let Some(recorder) = &mut self.record {
-            match &record {
+            match &rendered.record {
                 Some(RecordLine::Output) => recorder.accept_line(&output),
                 Some(RecordLine::Own(line)) => recorder.accept_line(line),
                 None => {}

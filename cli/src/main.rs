@@ -138,9 +138,7 @@ fn run(mut cli: Cli) -> Result<(), CliError> {
         Some(Command::Man { command }) => return manual::man(command),
         Some(Command::Calibrate(args)) => return calibrate::run(args),
         Some(Command::Report(args)) => return report::run(args),
-        Some(Command::Compare(args)) => {
-            return compare::run(args, &args.packs.search.rubric_path, args.packs.policy())
-        }
+        Some(Command::Compare(args)) => return compare::run(plan::ComparePlan::new(args)?),
         None => {}
     }
     QUIET.store(cli.quiet, std::sync::atomic::Ordering::Relaxed);

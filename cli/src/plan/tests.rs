@@ -201,3 +201,80 @@ fn a_request_built_without_a_command_line_plans_as_grade_does() {
     assert!(plan.judging.judge.is_empty() && plan.judging.cache);
     assert_eq!(plan.record_to, None);
 }
+
+/// The plan of `grade compare ARGS…`, given as one line split at spaces (`{log}` for the
+/// conformance log).
+fn compare_plan(line: &str) -> Result<super::ComparePlan, CliError> {
+    let line = line.replace("{log}", &audit_log());
+    let words = ["grade", "compare"]
+        .into_iter()
+        .chain(line.split_whitespace());
+    match Cli::try_parse_from(words).map(|cli| cli.command) {
+        Ok(Some(crate::args::Command::Compare(args))) => super::ComparePlan::new(&args),
+        Ok(_) => panic!("`{line}` is not a comparison"),
+        Err(e) => panic!("`{line}` parses: {e}"),
+    }
+}
+
+fn compare_refusal(line: &str) -> String {
+    match compare_plan(line) {
+        Err(CliError::Usage(message)) => message,
+        Err(other) => panic!("`{line}`: not a usage error: {other}"),
+        Ok(_) => panic!("`{line}` was planned"),
+    }
+}
+
+#[test]
+fn compare_flags_become_the_comparisons_form_and_settings() {
+    let plan = compare_plan(
+        "--rubric cleo-v1 --rubric cleo-v2 --source {log} --all --fail-on regression --fail-on drop=2 --top 3 --color never --format json --seed 7",
+    )
+    .expect("plans");
+    match &plan.form {
+        super::Form::Rubrics {
+            base, cand, all, ..
+        } => {
+            assert_eq!((base.as_str(), cand.as_str()), ("cleo-v1", "cleo-v2"));
+            assert!(*all);
+        }
+        _ => panic!("not two rubrics"),
+    }
+    assert_eq!(plan.rules.len(), 2);
+    assert_eq!(plan.options.seed, 7);
+    assert_eq!(plan.output.top, 3);
+    assert!(!plan.output.color);
+    assert_eq!(plan.output.format, crate::args::CompareFormat::Json);
+    let plan = compare_plan("base.jsonl cand.jsonl").expect("plans");
+    assert!(
+        matches!(&plan.form, super::Form::Recorded { base, cand } if base == Path::new("base.jsonl") && cand == Path::new("cand.jsonl"))
+    );
+}
+
+#[test]
+fn compare_flags_that_do_not_fit_together_are_refused_in_order() {
+    assert_eq!(
+        compare_refusal("--rubric cleo-v1 --rubric cleo-v2 --source {log} --all s1"),
+        "give session ids or `--all`, not both"
+    );
+    assert_eq!(
+        compare_refusal("--rubric cleo-v1 base.jsonl cand.jsonl"),
+        "one rubric compares two arms (`--arm NAME=SOURCE` twice); to compare rubric versions give `--rubric` twice"
+    );
+    assert_eq!(
+        compare_refusal("base.jsonl cand.jsonl --pair-by metadata.task"),
+        "`--pair-by` pairs the sessions of two arms (`--arm NAME=SOURCE`); rubric versions and recorded results pair by session id"
+    );
+    // The form is checked before the page, the page before the rules.
+    assert_eq!(
+        compare_refusal("base.jsonl cand.jsonl --html - --fail-on nonsense"),
+        "`--html -` would write a file named `-`: give the page a file name (the report on standard output is `--format`'s)"
+    );
+    assert_eq!(
+        compare_refusal("base.jsonl cand.jsonl --fail-on nonsense"),
+        "`--fail-on nonsense`: expected `regression`, `flips` or `drop=X` with X a number of points ≥ 0"
+    );
+    assert_eq!(
+        compare_refusal("base.jsonl cand.jsonl --html base.jsonl"),
+        "`--html base.jsonl` would be written over `base.jsonl`, which the comparison reads: choose another file"
+    );
+}
