@@ -4,6 +4,7 @@ or `cargo build`; `GRADE_BIN` names another)."""
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -38,11 +39,17 @@ def cli_json(*args, cwd=None):
     return json.loads(out)
 
 
+def uncoded(stderr):
+    """What the binary wrote to stderr, each `error[E104]: ` said `error: `: the module's
+    exceptions carry the message, and the code is the binary's label of it."""
+    return re.sub(r"(?m)^error\[[EW][0-9]{3}\]: ", "error: ", stderr)
+
+
 def cli_error(*args, cwd=None):
-    """The first error `grade ARGS…` prints (without `error: `), which must fail."""
+    """The first error `grade ARGS…` prints (without `error[CODE]: `), which must fail."""
     code, _, err = run_cli(*args, "--format", "json", "--no-record", cwd=cwd)
     assert code != 0, err
-    lines = [l for l in err.splitlines() if l.startswith("error: ")]
+    lines = [l for l in uncoded(err).splitlines() if l.startswith("error: ")]
     assert lines, err
     return lines[0][len("error: "):]
 
