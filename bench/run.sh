@@ -24,7 +24,9 @@
 #                           checkout (github.com/kryptobaseddev/cleo; a bare clone does). Needs
 #                           node (20+) and npm, which installs esbuild once into the data folder
 #   ONLY=worst bench/run.sh only case (g), the worst-case interleaving (with CLEO's grader when
-#                           CLEO is set); needs python3 and GNU time
+#                           CLEO is set), as JSONL and as a tasks.db; needs python3, GNU time, sqlite3
+#   ONLY=named bench/run.sh only case (n), 50,000 named sessions of the 1M log against --all;
+#                           ONLY=worst,named runs both
 #
 # Needs hyperfine, sqlite3, python3 and GNU time (/usr/bin/time). Times are wall-clock means
 # of hyperfine runs (input files warm in the page cache); peak memory is GNU time's maximum
@@ -37,9 +39,15 @@ runs=${RUNS:-5}
 mkdir -p "$data"
 
 only=${ONLY:-}
-if [[ -n $only && $only != agents && $only != worst ]]; then echo "bench/run.sh: ONLY=$only: the cases run alone are \`agents\` and \`worst\`" >&2; exit 2; fi
+for o in ${only//,/ }; do
+  case $o in agents | worst | named) ;; *) echo "bench/run.sh: ONLY=$only: the cases run alone are \`agents\`, \`worst\` and \`named\`" >&2; exit 2 ;; esac
+done
+if [[ ,$only, == *,agents,* && $only != agents ]]; then echo "bench/run.sh: ONLY=agents runs alone" >&2; exit 2; fi
+# wants CASE: the run includes CASE (every case when ONLY is not set)
+wants() { [[ -z $only || ",$only," == *",$1,"* ]]; }
 needs=(python3 /usr/bin/time taskset)
 if [[ -z $only ]]; then needs+=(hyperfine sqlite3); fi
+if [[ -n $only ]] && wants worst; then needs+=(sqlite3); fi
 if [[ -n ${CLEO:-} ]]; then needs+=(node npm git); fi
 for tool in "${needs[@]}"; do
   command -v "$tool" >/dev/null || { echo "bench/run.sh needs $tool (apt-get install hyperfine sqlite3 time util-linux)" >&2; exit 2; }
@@ -99,7 +107,8 @@ stream_only=$root/target/$profile/examples/stream_only
 
 # name sessions entries
 sizes=("10k 500 10000" "100k 5000 100000" "1m 50000 1000000")
-if [[ $only == worst ]]; then sizes=(); fi
+if [[ -n $only ]]; then sizes=(); fi
+if [[ -n $only ]] && wants named; then sizes=("1m 50000 1000000"); fi
 for s in "${sizes[@]}"; do
   read -r name sessions entries <<<"$s"
   if [[ -n ${REGEN:-} || ! -f $data/$name.db || ! -f $data/$name.jsonl ]]; then
@@ -109,14 +118,14 @@ for s in "${sizes[@]}"; do
   fi
 done
 # The worst case for streaming: every session spans the whole log (uniformly random interleaving).
-if [[ -n ${REGEN:-} || ! -f $data/spread-1m.jsonl ]]; then
+if wants worst && [[ -n ${REGEN:-} || ! -f $data/spread-1m.jsonl || ! -f $data/spread-1m.db ]]; then
   echo "== generate spread-1m: 1000000 entries in 50000 sessions, every one spanning the log" >&2
-  "$gen" --sessions 50000 --entries 1000000 --seed 1 --layout spread --jsonl "$data/spread-1m.jsonl"
+  "$gen" --sessions 50000 --entries 1000000 --seed 1 --layout spread --jsonl "$data/spread-1m.jsonl" --db "$data/spread-1m.db"
 fi
 # Millions of sessions of one entry each: what a session costs beyond its entries.
 one_entry=(1m)
 if [[ -z ${SKIP_5M:-} ]]; then one_entry+=(5m); fi
-if [[ $only == worst ]]; then one_entry=(); fi
+if [[ -n $only ]]; then one_entry=(); fi
 for name in "${one_entry[@]}"; do
   n=$(( ${name%m} * 1000000 ))
   if [[ -n ${REGEN:-} || ! -f $data/one-$name.jsonl ]]; then
@@ -211,11 +220,30 @@ print(f"{len(node) - len(differ)} of {len(node)} sessions graded alike{first}")
 EOF
 }
 
-if [[ $only == worst ]]; then
-  echo "== (g) worst-case interleaving: every session open from start to end (1M entries)" >&2
-  alternate g "$(all cleo-v1 "$data/spread-1m.jsonl")"
-  peak g_grade "$(all cleo-v1 "$data/spread-1m.jsonl")"
-  if [[ -n ${CLEO:-} ]]; then cleo_node_case; fi
+# (g) as a tasks.db: the worst case's rows in the order they were written, alternated with
+# sqlite3's scan of the same database (issue 47's bar).
+worst_db_case() {
+  alternate g_db "$(all cleo-v1 "$data/spread-1m.db")" "sqlite3 $data/spread-1m.db 'select * from audit_log'"
+}
+# (n) every session of the 1M log named on the command line (from a script file: 50,000 names
+# are 1.1 MB, more than one `sh -c` argument may hold), alternated with --all.
+named_case() {
+  echo "== (n) 50,000 named sessions of the 1M log against --all" >&2
+  { printf '%s --rubric cleo-v1 --source %s --format jsonl --no-record' "$grade" "$big_jsonl"
+    printf ' %s' $(cat "$data/1m.sessions"); echo; } > "$results/named.sh"
+  alternate n "sh $results/named.sh" "$(all cleo-v1 "$big_jsonl")"
+  peak n_named "sh $results/named.sh"
+}
+
+if [[ -n $only ]]; then
+  if wants worst; then
+    echo "== (g) worst-case interleaving: every session open from start to end (1M entries)" >&2
+    alternate g "$(all cleo-v1 "$data/spread-1m.jsonl")"
+    peak g_grade "$(all cleo-v1 "$data/spread-1m.jsonl")"
+    worst_db_case
+    if [[ -n ${CLEO:-} ]]; then cleo_node_case; fi
+  fi
+  if wants named; then named_case; fi
   python3 bench/worst_table.py "$results"
   exit 0
 fi
@@ -277,7 +305,9 @@ echo "== (g) worst-case interleaving: every session open from start to end (1M e
 # Alternated with sqlite3 on the bench database, to show the load the figure was taken under.
 alternate g "$(all cleo-v1 "$data/spread-1m.jsonl")" "sqlite3 $big_db 'select * from audit_log'"
 peak g_grade "$(all cleo-v1 "$data/spread-1m.jsonl")"
+worst_db_case
 if [[ -n ${CLEO:-} ]]; then cleo_node_case; fi
+named_case
 
 echo "== (h) sessions of one entry: what a session costs beyond its entries" >&2
 for name in "${one_entry[@]}"; do
