@@ -1063,6 +1063,34 @@ fn a_line_that_is_not_json_is_answered_with_a_parse_error_and_a_null_id() {
 }
 
 #[test]
+fn an_answer_that_cannot_be_written_ends_the_server_with_exit_2() {
+    // stdout on a full disk: the answer to `not json` cannot be written, and the server must
+    // not end with 0 as if the client had it (a broken pipe, the client gone, still ends 0).
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        return;
+    };
+    let out = grade_bin()
+        .arg("mcp")
+        .stdin(Stdio::piped())
+        .stdout(full)
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            if let Some(mut stdin) = child.stdin.take() {
+                stdin.write_all(b"not json\n")?;
+            }
+            child.wait_with_output()
+        })
+        .expect("grade mcp runs");
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("cannot write to standard output"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
 fn a_batch_is_refused_with_an_error_for_each_request_it_holds() {
     let mut client = Client::start(&repo_root(), &[]);
     let answer = client.answer_to(

@@ -72,10 +72,13 @@ pub fn serve(args: &McpArgs) -> Result<(), CliError> {
             Err(e) => Err(CliError::Mcp(e.to_string())),
         };
         // The transport is gone, so the writer writes what is queued and ends.
-        let written = writer
-            .await
-            .map_err(|e| CliError::Mcp(format!("the writer failed: {e}")));
-        served.and(written)
+        let written = match writer.await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(CliError::Stdout(e)),
+            Err(e) => Err(CliError::Mcp(format!("the writer failed: {e}"))),
+        };
+        // A failed write says more than what the server made of its closed connection.
+        written.and(served)
     });
     if closed.is_set() {
         // Stdout is closed: the connection is over, whatever stdin does. A read of stdin

@@ -115,24 +115,31 @@ impl Closed {
 }
 
 /// Writes each queued line to `out` and flushes it; stops at the first failure, which it
-/// records in `closed`. Ends when every sender is gone and the queue is written.
+/// records in `closed`. Ends when every sender is gone and the queue is written. A broken
+/// pipe is the client going away, the end of a connection like a closed stdin; any other
+/// failure (a full disk behind a redirected stdout) is returned, so that the server does not
+/// end as if all it answered had been written.
 pub async fn write_lines<W: AsyncWrite + Unpin>(
     mut out: W,
     mut lines: mpsc::UnboundedReceiver<Vec<u8>>,
     closed: Arc<Closed>,
     backlog: Arc<Backlog>,
-) {
+) -> std::io::Result<()> {
     while let Some(line) = lines.recv().await {
         let written = match out.write_all(&line).await {
             Ok(()) => out.flush().await,
             Err(e) => Err(e),
         };
-        if written.is_err() {
+        if let Err(e) = written {
             closed.set();
-            return;
+            return match e.kind() {
+                std::io::ErrorKind::BrokenPipe => Ok(()),
+                _ => Err(e),
+            };
         }
         backlog.sub(line.len());
     }
+    Ok(())
 }
 
 /// The server's side of the connection: messages in from `read`, lines out to the writer task.
