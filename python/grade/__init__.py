@@ -104,18 +104,11 @@ def _warn(messages: Iterable[str]) -> None:
 def _results(graded: Any) -> List[dict]:
     """The results of a grading, its warnings issued; :class:`GradeError` when sessions
     could not be graded, carrying the others' results."""
-    outcomes, warned, _skipped = graded
+    # Each result the dict `json.loads` makes of its JSON text, made in Rust.
+    results, failed, total, warned, _skipped = graded
     _warn(warned)
-    results = []
-    failed = []
-    for session, result, error in outcomes:
-        if error is None:
-            # The dict `json.loads` makes of the result's JSON text, made in Rust.
-            results.append(result)
-        else:
-            failed.append((session, error))
     if failed:
-        raise _grade_error(failed, len(outcomes), results)
+        raise _grade_error(failed, total, results)
     return results
 
 
@@ -277,15 +270,16 @@ class Pack:
             raise ValueError(f"errors must be 'raise' or 'row', not {errors!r}")
         import pyarrow as pa
 
-        outcomes, warned, _skipped = self._native.grade_jsonl(
-            ENTRIES_NAME, _entries_jsonl(table), False, explain, as_json=True
+        # The columns filled in Rust, not read again from each result's JSON text.
+        columns, warned = self._native.grade_jsonl_table(
+            ENTRIES_NAME, _entries_jsonl(table), False, explain
         )
         _warn(warned)
         if errors == "raise":
-            failed = [(s, e) for s, _, e in outcomes if e is not None]
+            failed = [(s, e) for s, e in zip(columns["ids"], columns["error"]) if e is not None]
             if failed:
-                raise _grade_error(failed, len(outcomes), [])
-        return _results_table(pa, self.dimensions, outcomes)
+                raise _grade_error(failed, len(columns["ids"]), [])
+        return _results_table(pa, self.dimensions, columns)
 
     def arrow_schema(self) -> Any:
         """The schema of :meth:`grade_arrow`'s table for this pack."""
@@ -321,28 +315,21 @@ def _schema(pa: Any, dimensions: Sequence[str]) -> Any:
     return pa.schema(fields)
 
 
-def _results_table(pa: Any, dimensions: Sequence[str], outcomes: Sequence[tuple]) -> Any:
+def _results_table(pa: Any, dimensions: Sequence[str], columns: Mapping[str, Any]) -> Any:
+    """:meth:`Pack.grade_arrow`'s table of the columns ``grade_jsonl_table`` fills."""
     schema = _schema(pa, dimensions)
-    columns: dict = {f.name: [] for f in schema}
-    for session, text, error in outcomes:
-        columns["sessionId"].append(session)
-        columns["result"].append(text)
-        columns["error"].append(error)
-        if text is None:
-            for name in ("totalScore", "maxScore", "percent", "grade", "flags", *dimensions):
-                columns[name].append(None)
-            continue
-        r = json.loads(text)
-        columns["totalScore"].append(float(r["totalScore"]))
-        columns["maxScore"].append(float(r["maxScore"]))
-        columns["percent"].append(float(r["percent"]))
-        columns["grade"].append(r.get("grade"))
-        columns["flags"].append(list(r["flags"]))
-        dims = r.get("dimensions", {})
-        for d in dimensions:
-            score = dims.get(d, {}).get("score")
-            columns[d].append(None if score is None else float(score))
-    return pa.table(columns, schema=schema)
+    by_name = {
+        "sessionId": columns["ids"],
+        "totalScore": columns["total"],
+        "maxScore": columns["max"],
+        "percent": columns["percent"],
+        "grade": columns["grade"],
+        **dict(zip(dimensions, columns["scores"])),
+        "flags": columns["flags"],
+        "result": columns["json"],
+        "error": columns["error"],
+    }
+    return pa.table({f.name: by_name[f.name] for f in schema}, schema=schema)
 
 
 # Entries in memory, as the lines of a CLEO audit log.
@@ -357,8 +344,9 @@ def _not_json(value: Any) -> Any:
     raise TypeError(f"a value of type `{type(value).__name__}` is not JSON")
 
 
-def _entries_jsonl(entries: Any) -> bytes:
-    """The entries as the bytes of a JSONL audit log, one entry a line."""
+def _entries_jsonl(entries: Any) -> Any:
+    """The entries as the bytes of a JSONL audit log, one entry a line: ``bytes``, or the
+    lines of a table held in Rust (``bytes()`` of them gives theirs)."""
     if isinstance(entries, (str, bytes, os.PathLike)):
         raise TypeError(
             "grade_entries takes entries (dicts, a pyarrow Table, a pandas DataFrame); "
@@ -368,7 +356,7 @@ def _entries_jsonl(entries: Any) -> bytes:
     if table is not None:
         # Written in Rust through Arrow's C stream interface, the same bytes as below;
         # `None` for a type only this module writes (or refuses, with its message).
-        lines = _native.arrow_jsonl(table) if hasattr(table, "__arrow_c_stream__") else None
+        lines = _native.arrow_lines(table) if hasattr(table, "__arrow_c_stream__") else None
         if lines is not None:
             return lines
     return _rows_jsonl(_arrow_rows(table) if table is not None else entries)

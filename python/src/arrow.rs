@@ -15,6 +15,7 @@
 //! refuses the table with its message.
 
 use std::collections::HashSet;
+use std::sync::Mutex;
 
 use arrow_array::cast::AsArray;
 use arrow_array::ffi_stream::{ArrowArrayStreamReader, FFI_ArrowArrayStream};
@@ -36,6 +37,54 @@ pub(crate) fn arrow_jsonl<'py>(
     py: Python<'py>,
     table: &Bound<'py, PyAny>,
 ) -> PyResult<Option<Bound<'py, PyBytes>>> {
+    Ok(jsonl(py, table)?.map(|lines| PyBytes::new(py, &lines)))
+}
+
+/// `arrow_jsonl`'s lines kept in Rust, for `grade_jsonl`: a table of a million entries is
+/// hundreds of megabytes of lines, which copied into a `bytes` and back out of it cost two
+/// copies, with the GIL held.
+#[pyfunction]
+pub(crate) fn arrow_lines(py: Python<'_>, table: &Bound<'_, PyAny>) -> PyResult<Option<Lines>> {
+    Ok(jsonl(py, table)?.map(|lines| Lines {
+        lines: Mutex::new(Some(lines)),
+    }))
+}
+
+/// The JSONL lines of a table's entries, held for the one grading that reads them.
+#[pyclass(frozen, module = "grade._native")]
+pub(crate) struct Lines {
+    lines: Mutex<Option<Vec<u8>>>,
+}
+
+#[pymethods]
+impl Lines {
+    /// The lines as `bytes` (while not yet graded).
+    fn __bytes__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let lines = self.lines.lock().unwrap_or_else(|e| e.into_inner());
+        match lines.as_deref() {
+            Some(lines) => Ok(PyBytes::new(py, lines)),
+            None => Err(graded_already()),
+        }
+    }
+}
+
+fn graded_already() -> PyErr {
+    PyValueError::new_err("these lines were graded already")
+}
+
+impl Lines {
+    /// The bytes of `data`, a `bytes` (copied: Python may move it while it is read) or
+    /// `Lines` (taken).
+    pub(crate) fn take(data: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+        if let Ok(lines) = data.cast::<Lines>() {
+            let mut lines = lines.get().lines.lock().unwrap_or_else(|e| e.into_inner());
+            return lines.take().ok_or_else(graded_already);
+        }
+        Ok(data.extract::<&[u8]>()?.to_vec())
+    }
+}
+
+fn jsonl(py: Python<'_>, table: &Bound<'_, PyAny>) -> PyResult<Option<Vec<u8>>> {
     let capsule = table.call_method0("__arrow_c_stream__")?;
     let capsule = capsule.cast::<PyCapsule>()?;
     let pointer = capsule.pointer_checked(Some(c"arrow_array_stream"))?;
@@ -79,8 +128,7 @@ pub(crate) fn arrow_jsonl<'py>(
             .collect::<Result<Vec<_>, arrow_schema::ArrowError>>()?;
         Ok(written.concat())
     });
-    let lines = lines.map_err(arrow_error)?;
-    Ok(Some(PyBytes::new(py, &lines)))
+    lines.map(Some).map_err(arrow_error)
 }
 
 /// Rows a core writes at a time: large enough that joining the pieces costs nothing.

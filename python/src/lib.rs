@@ -22,6 +22,7 @@ use grade_engine::{
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyStopIteration};
 use pyo3::prelude::*;
+use pyo3::types::PyList;
 
 /// Scripts are bounded by what they allocate, counted per thread by the global allocator,
 /// as in the `grade` binary, over the binary's allocator, jemalloc, for the binary's reasons
@@ -151,23 +152,130 @@ fn pack_from_files(
     .map_err(pack_error)
 }
 
-/// One session as Python gets it: its id, and its result (the dict `json.loads` makes of
-/// what `grade --format json` prints for it, or that JSON text) or why it could not be
-/// graded.
-type Outcome<'py> = (String, Option<Bound<'py, PyAny>>, Option<String>);
+/// What `grade_arrow`'s table holds of one result, taken from it on the grading thread.
+struct Row {
+    /// The result as `grade --format json` prints it.
+    json: String,
+    total: Option<f64>,
+    max: Option<f64>,
+    percent: Option<f64>,
+    grade: Option<String>,
+    /// Each of the pack's dimensions' score, in the pack's order.
+    scores: Vec<Option<f64>>,
+    flags: Vec<String>,
+}
 
-/// What grading a source gives back: each session's outcome in order, the source's
-/// warnings, and how many malformed lines were skipped.
-type Graded<'py> = (Vec<Outcome<'py>>, Vec<String>, u64);
+/// A score as `float()` of what `json.loads` reads of it: serde_json writes `null` for one
+/// that is not finite.
+fn finite(score: f64) -> Option<f64> {
+    score.is_finite().then_some(score)
+}
+
+impl Row {
+    fn of(pack: &CompiledPack, result: &GradeResult) -> Result<Row, String> {
+        Ok(Row {
+            json: result_json(result)?,
+            total: finite(result.total_score.0),
+            max: finite(result.max_score.0),
+            percent: result.percent.and_then(|p| finite(p.0)),
+            grade: result.grade.clone(),
+            scores: pack
+                .dimensions
+                .iter()
+                .map(|d| result.dimensions.get(&d.id).and_then(|s| finite(s.score.0)))
+                .collect(),
+            flags: result.flags.clone(),
+        })
+    }
+}
+
+/// The columns of `grade_arrow`'s table, as Python lists, a row a session: see
+/// `grade_jsonl_table`.
+#[derive(Default, IntoPyObject)]
+struct Columns {
+    ids: Vec<String>,
+    total: Vec<Option<f64>>,
+    max: Vec<Option<f64>>,
+    percent: Vec<Option<f64>>,
+    grade: Vec<Option<String>>,
+    scores: Vec<Vec<Option<f64>>>,
+    flags: Vec<Option<Vec<String>>>,
+    json: Vec<Option<String>>,
+    error: Vec<Option<String>>,
+}
+
+impl Columns {
+    fn push(&mut self, done: Done) -> PyResult<()> {
+        let (id, row, error) = match done {
+            Done::Result(id, Made::Row(row)) => (id, Some(*row), None),
+            Done::Result(_, Made::Unserialisable(why)) => return Err(GradeError::new_err(why)),
+            Done::Result(_, Made::Plan(_)) => {
+                return Err(GradeError::new_err(
+                    "a result was made for the wrong caller",
+                ))
+            }
+            Done::Failed(id, message) => (id, None, Some(message)),
+        };
+        self.ids.push(id);
+        self.error.push(error);
+        match row {
+            Some(row) => {
+                self.total.push(row.total);
+                self.max.push(row.max);
+                self.percent.push(row.percent);
+                self.grade.push(row.grade);
+                for (column, score) in self.scores.iter_mut().zip(row.scores) {
+                    column.push(score);
+                }
+                self.flags.push(Some(row.flags));
+                self.json.push(Some(row.json));
+            }
+            None => {
+                self.total.push(None);
+                self.max.push(None);
+                self.percent.push(None);
+                self.grade.push(None);
+                for column in &mut self.scores {
+                    column.push(None);
+                }
+                self.flags.push(None);
+                self.json.push(None);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What grading a source gives back: the results' dicts in order, the sessions that could
+/// not be graded with why, how many sessions there were, the source's warnings, and how many
+/// malformed lines were skipped.
+type Graded<'py> = (
+    Bound<'py, PyList>,
+    Vec<(String, String)>,
+    usize,
+    Vec<String>,
+    u64,
+);
 
 /// What reading a source left to say before its sessions are graded: its warnings, and how
 /// many malformed lines were skipped.
 type Read = (Vec<String>, u64);
 
-/// One session's outcome, as a grading thread leaves it.
+/// One session's outcome, as a grading thread leaves it: its result made ready for Python
+/// there, so that the thread holding the GIL only makes objects.
 enum Done {
-    Result(Box<GradeResult>),
+    Result(String, Made),
     Failed(String, String),
+}
+
+/// A result made ready on a grading thread.
+enum Made {
+    /// The dict `json.loads` makes of its JSON text, laid out (`pyobj`).
+    Plan(pyobj::Plan),
+    /// What `grade_arrow`'s table holds of it.
+    Row(Box<Row>),
+    /// It could not be serialised (our own type: never seen, but said if it happens).
+    Unserialisable(String),
 }
 
 /// A result as JSON text; serialising our own type cannot fail but says so if it does.
@@ -182,10 +290,22 @@ fn result_json(result: &GradeResult) -> Result<String, String> {
     String::from_utf8(line).map_err(|e| format!("cannot serialise a result: {e}"))
 }
 
-fn grade_one(pack: &CompiledPack, session: Session, options: &GradeOptions) -> Done {
+fn grade_one(pack: &CompiledPack, session: Session, options: &GradeOptions, shape: Shape) -> Done {
     let id = session.id.clone();
     match pack.grade_owned(session, None, options) {
-        Ok(result) => Done::Result(Box::new(result)),
+        Ok(result) => {
+            let made = match shape {
+                Shape::Dict => match pyobj::plan(&result) {
+                    Ok(plan) => Made::Plan(plan),
+                    Err(e) => Made::Unserialisable(format!("cannot serialise a result: {e}")),
+                },
+                Shape::Row => match Row::of(pack, &result) {
+                    Ok(row) => Made::Row(Box::new(row)),
+                    Err(e) => Made::Unserialisable(e),
+                },
+            };
+            Done::Result(result.session_id, made)
+        }
         Err(err) => Done::Failed(id, err.to_string()),
     }
 }
@@ -195,29 +315,19 @@ fn grade_one(pack: &CompiledPack, session: Session, options: &GradeOptions) -> D
 enum Shape {
     /// The dict `json.loads` makes of its JSON text, made in Rust (`pyobj`).
     Dict,
-    /// Its JSON text, as `grade --format json` prints it.
-    Json,
+    /// What `grade_arrow`'s table holds of it.
+    Row,
 }
 
-fn outcome<'py>(
-    py: Python<'py>,
-    keys: &mut pyobj::Keys,
-    shape: Shape,
-    done: Done,
-) -> PyResult<Outcome<'py>> {
-    Ok(match done {
-        Done::Result(result) => {
-            let made = match shape {
-                Shape::Dict => pyobj::to_py(py, keys, &*result)?,
-                Shape::Json => result_json(&result)
-                    .map_err(GradeError::new_err)?
-                    .into_pyobject(py)?
-                    .into_any(),
-            };
-            (result.session_id, Some(made), None)
-        }
-        Done::Failed(id, message) => (id, None, Some(message)),
-    })
+/// A result made into its Python object.
+fn make<'py>(py: Python<'py>, keys: &mut pyobj::Keys, made: Made) -> PyResult<Bound<'py, PyAny>> {
+    match made {
+        Made::Plan(plan) => pyobj::build(py, keys, &plan),
+        Made::Row(_) => Err(GradeError::new_err(
+            "a result was made for the wrong caller",
+        )),
+        Made::Unserialisable(why) => Err(GradeError::new_err(why)),
+    }
 }
 
 impl NativePack {
@@ -238,6 +348,56 @@ impl NativePack {
                 .map(Some)
                 .map_err(SourceError::new_err),
         }
+    }
+
+    /// Reads the lines of `data` and grades their sessions on a thread of their own: the
+    /// source's warnings first, then the outcomes in the sessions' order.
+    fn grade_lines(
+        &self,
+        data: &Bound<'_, PyAny>,
+        name: PathBuf,
+        skip_bad_lines: bool,
+        explain: bool,
+        shape: Shape,
+    ) -> PyResult<Receiver<Item>> {
+        let read_options = self.read_options(skip_bad_lines);
+        let options = GradeOptions {
+            explain,
+            ..GradeOptions::default()
+        };
+        let pack = Arc::clone(&self.pack);
+        let data = arrow::Lines::take(data)?;
+        spawn_grading(move |tx| {
+            let input = Input::Bytes {
+                name: &name,
+                bytes: &data,
+            };
+            let registry = pack.grading(Registry::builtin().clone());
+            let read =
+                match registry.read(&input, Some(&CleoJsonl), &SessionFilter::All, &read_options) {
+                    Ok(read) => read,
+                    Err(e) => {
+                        let _ = tx.send(Item::SourceFailed(source_message(&e)));
+                        return;
+                    }
+                };
+            drop(data);
+            if read.sessions.is_empty() {
+                let _ = tx.send(Item::SourceFailed(format!(
+                    "{}: nothing was graded",
+                    grade_engine::run::no_sessions(&name)
+                )));
+                return;
+            }
+            for w in &read.warnings {
+                let _ = tx.send(Item::Warning(w.to_string()));
+            }
+            if let Some(w) = grade_engine::run::skipped_warning(read.skipped_lines, &name) {
+                let _ = tx.send(Item::Warning(w));
+            }
+            let _ = tx.send(Item::Skipped(read.skipped_lines));
+            send_graded(&pack, read.sessions, &options, shape, tx);
+        })
     }
 
     fn read_options(&self, skip_bad_lines: bool) -> ReadOptions {
@@ -328,17 +488,16 @@ impl NativePack {
         let Some(asked) = sessions else {
             let from = path.clone();
             let rx = spawn_grading(move |tx| {
-                stream_source(&pack, &registry, &from, format, &read, &options, tx);
+                stream_source(&pack, &registry, &from, format, &read, &options, BATCH, tx);
             })?;
-            let (outcomes, mut warnings, skipped) =
-                collect_stream(py, rx, Shape::Dict, (Vec::new(), 0))?;
-            if outcomes.is_empty() {
-                warnings.push(format!(
+            let mut graded = collect_dicts(py, rx, (Vec::new(), 0))?;
+            if graded.2 == 0 {
+                graded.3.push(format!(
                     "{}: nothing was graded",
                     grade_engine::run::no_sessions(&path)
                 ));
             }
-            return Ok((outcomes, warnings, skipped));
+            return Ok(graded);
         };
         let (sessions, warnings) = py.detach(|| {
             read_named(
@@ -350,56 +509,47 @@ impl NativePack {
                 allow_empty,
             )
         })?;
-        let rx = spawn_grading(move |tx| send_graded(&pack, sessions, &options, tx))?;
-        collect_stream(py, rx, Shape::Dict, warnings)
+        let rx = spawn_grading(move |tx| send_graded(&pack, sessions, &options, Shape::Dict, tx))?;
+        collect_dicts(py, rx, warnings)
     }
 
-    /// Grades the entries of a CLEO audit log held in memory (one JSON object a line);
-    /// `name` is how messages name it. Each result is a dict, or its JSON text with `as_json`.
-    #[pyo3(signature = (name, data, skip_bad_lines, explain, as_json=false))]
+    /// Grades the entries of a CLEO audit log held in memory (one JSON object a line, as
+    /// `bytes` or as `arrow_jsonl` wrote them); `name` is how messages name it.
+    #[pyo3(signature = (name, data, skip_bad_lines, explain))]
     fn grade_jsonl<'py>(
         &self,
         py: Python<'py>,
         name: PathBuf,
-        data: &[u8],
+        data: &Bound<'py, PyAny>,
         skip_bad_lines: bool,
         explain: bool,
-        as_json: bool,
     ) -> PyResult<Graded<'py>> {
-        let read_options = self.read_options(skip_bad_lines);
-        let options = GradeOptions {
-            explain,
-            ..GradeOptions::default()
+        let rx = self.grade_lines(data, name, skip_bad_lines, explain, Shape::Dict)?;
+        collect_dicts(py, rx, (Vec::new(), 0))
+    }
+
+    /// `grade_jsonl` into the columns of `grade_arrow`'s table, filled here rather than
+    /// from each result's JSON text read again in Python: the sessions' ids, `totalScore`,
+    /// `maxScore`, `percent`, `grade`, each dimension's scores (in the pack's order),
+    /// `flags`, the results' JSON text and why a session could not be graded; then the
+    /// warnings.
+    #[pyo3(signature = (name, data, skip_bad_lines, explain))]
+    fn grade_jsonl_table(
+        &self,
+        py: Python<'_>,
+        name: PathBuf,
+        data: &Bound<'_, PyAny>,
+        skip_bad_lines: bool,
+        explain: bool,
+    ) -> PyResult<(Columns, Vec<String>)> {
+        let rx = self.grade_lines(data, name, skip_bad_lines, explain, Shape::Row)?;
+        let mut columns = Columns {
+            scores: vec![Vec::new(); self.pack.dimensions.len()],
+            ..Columns::default()
         };
-        let pack = Arc::clone(&self.pack);
-        // The bytes are Python's, and Python may not move them while we read: copied once.
-        let data = data.to_vec();
-        let (sessions, warnings) = py.detach(|| {
-            let input = Input::Bytes {
-                name: &name,
-                bytes: &data,
-            };
-            let registry = pack.grading(Registry::builtin().clone());
-            let read = registry
-                .read(&input, Some(&CleoJsonl), &SessionFilter::All, &read_options)
-                .map_err(|e| source_error(&e))?;
-            let mut warnings: Vec<String> = read.warnings.iter().map(ToString::to_string).collect();
-            warnings.extend(grade_engine::run::skipped_warning(
-                read.skipped_lines,
-                &name,
-            ));
-            if read.sessions.is_empty() {
-                return Err(SourceError::new_err(format!(
-                    "{}: nothing was graded",
-                    grade_engine::run::no_sessions(&name)
-                )));
-            }
-            Ok::<_, PyErr>((read.sessions, (warnings, read.skipped_lines)))
-        })?;
-        drop(data);
-        let shape = if as_json { Shape::Json } else { Shape::Dict };
-        let rx = spawn_grading(move |tx| send_graded(&pack, sessions, &options, tx))?;
-        collect_stream(py, rx, shape, warnings)
+        let (warnings, _skipped) =
+            collect_stream(py, rx, (Vec::new(), 0), |done| columns.push(done))?;
+        Ok((columns, warnings))
     }
 
     /// The sessions of a source graded one by one, as they are read: an iterator of
@@ -421,11 +571,13 @@ impl NativePack {
             ..GradeOptions::default()
         };
         let pack = Arc::clone(&self.pack);
+        // One result at a time: each is the iterator's as soon as it is graded.
         let rx = spawn_grading(move |tx| {
-            stream_source(&pack, &registry, &path, format, &read, &options, tx);
+            stream_source(&pack, &registry, &path, format, &read, &options, 1, tx);
         })?;
         Ok(SourceIter {
             rx: Mutex::new(rx),
+            ready: Mutex::default(),
             keys: Mutex::default(),
         })
     }
@@ -434,17 +586,21 @@ impl NativePack {
 /// Starts `work` on a thread of its own, which hands outcomes over as they come, so that the
 /// calling thread makes Python objects of what is graded while the rest is graded (made
 /// after the grading, the dicts cost about a third of the binary's time again). A few
-/// results ahead of the reader: memory stays bounded whatever the source's size.
+/// batches ahead of the reader: memory stays bounded whatever the source's size.
 fn spawn_grading(
     work: impl FnOnce(&SyncSender<Item>) + Send + 'static,
 ) -> PyResult<Receiver<Item>> {
-    let (tx, rx) = sync_channel::<Item>(256);
+    let (tx, rx) = sync_channel::<Item>(16);
     std::thread::Builder::new()
         .name("grade-source".into())
         .spawn(move || work(&tx))
         .map_err(|e| GradeError::new_err(format!("cannot start grading: {e}")))?;
     Ok(rx)
 }
+
+/// Outcomes handed over together: one message, and at most one wake-up of the thread that
+/// makes their objects, for this many results rather than for each.
+const BATCH: usize = 64;
 
 /// Sessions graded a chunk at a time: each chunk's sessions in parallel, in their order.
 const CHUNK: usize = 1024;
@@ -455,6 +611,7 @@ fn send_graded(
     pack: &CompiledPack,
     sessions: Vec<Session>,
     options: &GradeOptions,
+    shape: Shape,
     tx: &SyncSender<Item>,
 ) {
     use rayon::prelude::*;
@@ -464,15 +621,17 @@ fn send_graded(
         if chunk.is_empty() {
             return;
         }
-        let done: Vec<Done> = chunk
+        let mut done: Vec<Done> = chunk
             .into_par_iter()
-            .map(|s| grade_one(pack, s, options))
+            .map(|s| grade_one(pack, s, options, shape))
             .collect();
-        for d in done {
+        while !done.is_empty() {
+            let rest = done.split_off(BATCH.min(done.len()));
             // The reader went away (an error making its objects): nothing more to grade.
-            if tx.send(Item::Done(d)).is_err() {
+            if tx.send(Item::Done(done)).is_err() {
                 return;
             }
+            done = rest;
         }
     }
 }
@@ -518,11 +677,12 @@ fn read_named(
     Ok((sessions, (warnings, read.skipped_lines)))
 }
 
-/// What the grading thread of an iterator hands over.
+/// What a grading thread hands over.
 enum Item {
-    Done(Done),
+    /// Outcomes, in the sessions' order.
+    Done(Vec<Done>),
     Warning(String),
-    /// How many malformed lines were skipped: sent once, after the last result.
+    /// How many malformed lines were skipped: sent once.
     Skipped(u64),
     /// The source could not be read; nothing follows.
     SourceFailed(String),
@@ -531,6 +691,12 @@ enum Item {
 /// The reader went away: grading stops.
 struct Cancelled;
 
+/// Grades the sessions of a file as they are read, and hands their outcomes over in their
+/// order, `batch` at a time (the last ones when the read ends).
+#[allow(
+    clippy::too_many_arguments,
+    reason = "what a streamed grading takes, each its own choice of the caller"
+)]
 fn stream_source(
     pack: &CompiledPack,
     registry: &Registry,
@@ -538,22 +704,31 @@ fn stream_source(
     format: Option<Arc<dyn SourceFormat>>,
     read: &ReadOptions,
     options: &GradeOptions,
+    batch: usize,
     tx: &SyncSender<Item>,
 ) {
     let mut gone = false;
+    let mut pending = Vec::with_capacity(batch);
     let delivered = registry.map_sessions_into(
         path,
         format.as_deref(),
         &SessionFilter::All,
         read,
         None,
-        |session| Ok::<_, Cancelled>(grade_one(pack, session, options)),
+        |session| Ok::<_, Cancelled>(grade_one(pack, session, options, Shape::Dict)),
         &mut |done| {
-            if !gone && tx.send(Item::Done(done)).is_err() {
-                gone = true;
+            pending.push(done);
+            if pending.len() >= batch {
+                let full = std::mem::replace(&mut pending, Vec::with_capacity(batch));
+                if !gone && tx.send(Item::Done(full)).is_err() {
+                    gone = true;
+                }
             }
         },
     );
+    if !pending.is_empty() && !gone {
+        let _ = tx.send(Item::Done(pending));
+    }
     let _ = match delivered {
         Ok(delivered) => {
             let _ = tx.send(Item::Skipped(delivered.skipped_lines));
@@ -603,19 +778,17 @@ impl Drop for GcPaused<'_> {
     }
 }
 
-/// The outcomes a grading thread hands over, made into Python objects as they come: what
-/// is there is taken with the GIL held, and only an empty channel is waited on without it.
-fn collect_stream<'py>(
-    py: Python<'py>,
+/// What a grading thread hands over, each outcome given to `take` as it comes: what is
+/// there is taken with the GIL held, and only an empty channel is waited on without it.
+/// Returns the warnings (`before`'s first) and the count of skipped lines.
+fn collect_stream(
+    py: Python<'_>,
     rx: Receiver<Item>,
-    shape: Shape,
     before: Read,
-) -> PyResult<Graded<'py>> {
+    mut take: impl FnMut(Done) -> PyResult<()>,
+) -> PyResult<Read> {
     let mut rx = rx;
-    let mut keys = pyobj::Keys::default();
-    let mut outcomes = Vec::new();
     let (mut warnings, mut skipped) = before;
-    let _paused = GcPaused::new(py)?;
     loop {
         let item = match rx.try_recv() {
             Ok(item) => item,
@@ -631,19 +804,42 @@ fn collect_stream<'py>(
             Err(TryRecvError::Disconnected) => break,
         };
         match item {
-            Item::Done(done) => outcomes.push(outcome(py, &mut keys, shape, done)?),
+            Item::Done(batch) => {
+                for done in batch {
+                    take(done)?;
+                }
+            }
             Item::Warning(message) => warnings.push(message),
             Item::Skipped(lines) => skipped = lines,
             Item::SourceFailed(message) => return Err(SourceError::new_err(message)),
         }
     }
-    Ok((outcomes, warnings, skipped))
+    Ok((warnings, skipped))
+}
+
+/// The outcomes a grading thread hands over, the results made into dicts as they come.
+fn collect_dicts<'py>(py: Python<'py>, rx: Receiver<Item>, before: Read) -> PyResult<Graded<'py>> {
+    let mut keys = pyobj::Keys::default();
+    let mut results = Vec::new();
+    let mut failed = Vec::new();
+    let _paused = GcPaused::new(py)?;
+    let (warnings, skipped) = collect_stream(py, rx, before, |done| {
+        match done {
+            Done::Result(_, result) => results.push(make(py, &mut keys, result)?),
+            Done::Failed(id, message) => failed.push((id, message)),
+        }
+        Ok(())
+    })?;
+    let total = results.len() + failed.len();
+    Ok((PyList::new(py, results)?, failed, total, warnings, skipped))
 }
 
 /// Results of a source as the grading thread hands them over.
 #[pyclass(module = "grade._native")]
 struct SourceIter {
     rx: Mutex<Receiver<Item>>,
+    /// Outcomes handed over and not yet asked for.
+    ready: Mutex<std::collections::VecDeque<Done>>,
     /// The keys the results' dicts share.
     keys: Mutex<pyobj::Keys>,
 }
@@ -655,32 +851,59 @@ impl SourceIter {
     }
 
     fn __next__(&self, py: Python<'_>) -> PyResult<(&'static str, Py<PyAny>)> {
-        let item = py.detach(|| match self.rx.lock() {
-            Ok(rx) => rx.recv().ok(),
-            Err(_) => None,
-        });
-        match item {
-            // The count is for `grade_source`: an iterator's reader has it in the warning
-            // that follows.
-            Some(Item::Skipped(_)) => self.__next__(py),
-            None => Err(PyStopIteration::new_err(())),
-            Some(Item::Done(Done::Result(result))) => {
+        loop {
+            // Held only to take or add outcomes, never while Python runs.
+            let ready = self
+                .ready
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .pop_front();
+            if let Some(done) = ready {
+                return self.outcome(py, done);
+            }
+            let item = py.detach(|| match self.rx.lock() {
+                Ok(rx) => rx.recv().ok(),
+                Err(_) => None,
+            });
+            match item {
+                // The count is for `grade_source`: an iterator's reader has it in the
+                // warning that follows.
+                Some(Item::Skipped(_)) => continue,
+                None => return Err(PyStopIteration::new_err(())),
+                Some(Item::Done(batch)) => {
+                    let mut batch = batch.into_iter();
+                    let Some(first) = batch.next() else { continue };
+                    self.ready
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .extend(batch);
+                    return self.outcome(py, first);
+                }
+                Some(Item::Warning(message)) => {
+                    return Ok(("warning", message.into_pyobject(py)?.into_any().unbind()))
+                }
+                Some(Item::SourceFailed(message)) => return Err(SourceError::new_err(message)),
+            }
+        }
+    }
+}
+
+impl SourceIter {
+    fn outcome(&self, py: Python<'_>, done: Done) -> PyResult<(&'static str, Py<PyAny>)> {
+        match done {
+            Done::Result(_, result) => {
                 // Not waited for: a thread that holds them may be waiting for the GIL we
                 // hold (a finalizer run while the dict was made); fresh keys serve then.
                 let made = match self.keys.try_lock() {
-                    Ok(mut keys) => pyobj::to_py(py, &mut keys, &*result)?,
-                    Err(_) => pyobj::to_py(py, &mut pyobj::Keys::default(), &*result)?,
+                    Ok(mut keys) => make(py, &mut keys, result)?,
+                    Err(_) => make(py, &mut pyobj::Keys::default(), result)?,
                 };
                 Ok(("result", made.unbind()))
             }
-            Some(Item::Done(Done::Failed(id, message))) => Ok((
+            Done::Failed(id, message) => Ok((
                 "failed",
                 (id, message).into_pyobject(py)?.into_any().unbind(),
             )),
-            Some(Item::Warning(message)) => {
-                Ok(("warning", message.into_pyobject(py)?.into_any().unbind()))
-            }
-            Some(Item::SourceFailed(message)) => Err(SourceError::new_err(message)),
         }
     }
 }
@@ -699,7 +922,8 @@ fn could_not_grade(failed: usize, total: usize) -> String {
 fn _result_forms<'py>(py: Python<'py>, text: &str) -> PyResult<(Bound<'py, PyAny>, String)> {
     let result: GradeResult =
         serde_json::from_str(text).map_err(|e| SourceError::new_err(e.to_string()))?;
-    let dict = pyobj::to_py(py, &mut pyobj::Keys::default(), &result)?;
+    let plan = pyobj::plan(&result).map_err(GradeError::new_err)?;
+    let dict = pyobj::build(py, &mut pyobj::Keys::default(), &plan)?;
     Ok((dict, result_json(&result).map_err(GradeError::new_err)?))
 }
 
@@ -732,6 +956,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compare_packs, m)?)?;
     m.add_function(wrap_pyfunction!(compare_results, m)?)?;
     m.add_function(wrap_pyfunction!(arrow::arrow_jsonl, m)?)?;
+    m.add_function(wrap_pyfunction!(arrow::arrow_lines, m)?)?;
+    m.add_class::<arrow::Lines>()?;
     Ok(())
 }
 

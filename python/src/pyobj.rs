@@ -1,60 +1,129 @@
 //! A result as the Python value `json.loads` makes of its JSON text, built straight from the
-//! Rust value through serde: parsing the text again in Python was half of what the module
-//! cost over the binary on the 1M-entry bench log.
+//! Rust value: parsing the text again in Python was half of what the module cost over the
+//! binary on the 1M-entry bench log.
+//!
+//! In two steps, so that the one thread that holds the GIL does as little as it can. On the
+//! grading threads, without Python, [`plan`] walks the value through serde into a [`Plan`]:
+//! its values in order, flat, each already typed as Python will hold it, its keys numbered in
+//! one table for the process. On the thread that holds the GIL, [`build`] only makes the
+//! objects the plan lists. Walking the value with serde while making its objects (hashing
+//! each key to find its interned string, typing each number) took that thread half again
+//! the grading's time.
 //!
 //! The value is the one `json.loads` gives for what `serde_json::to_writer` writes, as the
 //! binary prints it: objects are dicts in the order written, arrays lists, a number an `int`
 //! when serde_json writes it without a fraction or exponent (every integer type, and
 //! [`grade_engine::Score`] when it is whole), a `float` otherwise, with the value the text
 //! parses to (an `f32` is written in its shortest digits, which are read as an `f64`), and a
-//! float that is not finite is `None`, as serde_json writes `null`. Keys are interned once a
-//! conversion ([`Keys`]): every result's dict shares them, as `json.loads` would not, which
-//! only saves memory.
+//! float that is not finite is `None`, as serde_json writes `null`. Keys are interned: every
+//! result's dict shares them, as `json.loads` would not, which only saves memory.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt::Display;
+use std::sync::{Arc, LazyLock, RwLock};
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyString};
 use pyo3::IntoPyObjectExt;
+use rustc_hash::FxBuildHasher;
 use serde::ser::{self, Serialize};
 
-/// The keys met so far, made once each and interned. Bounded: a value with many distinct keys
-/// (a map keyed by something of each session) makes its own strings past the bound.
-#[derive(Default)]
-pub struct Keys {
-    made: HashMap<String, Py<PyString>>,
+/// One value of a plan. A list or a dict is followed by its items (a dict's as key, value),
+/// each with what it holds.
+#[derive(Clone, Copy, Debug)]
+enum Node {
+    Null,
+    Bool(bool),
+    Int(i64),
+    /// An integer past `i64`: `wide[n]`.
+    Wide(u32),
+    Float(f64),
+    /// `text[start..start + len]`.
+    Str(u32, u32),
+    /// Key `n` of the process's table.
+    Key(u32),
+    List(u32),
+    Dict(u32),
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Wide {
+    Signed(i128),
+    Unsigned(u128),
+}
+
+/// A value laid out for [`build`]: made without Python, on any thread.
+#[derive(Debug, Default)]
+pub struct Plan {
+    nodes: Vec<Node>,
+    /// Every string of the value but the keys, one after the other.
+    text: String,
+    wide: Vec<Wide>,
+}
+
+/// The keys met by any plan of the process, numbered in the order met: each thread that
+/// plans looks a key up in its own copy of the numbers first, so that threads do not wait
+/// on each other for the keys they have seen. Bounded: a value with many distinct keys (a
+/// map keyed by something of each session) writes its keys as text past the bound.
+struct KeyTable {
+    numbers: HashMap<Box<str>, u32, FxBuildHasher>,
+    names: Vec<Arc<str>>,
 }
 
 /// More distinct keys than any pack's results have (their fields and dimension ids).
 const MAX_KEYS: usize = 4096;
 
-impl Keys {
-    fn get<'py>(&mut self, py: Python<'py>, key: &str) -> Bound<'py, PyString> {
-        if let Some(made) = self.made.get(key) {
-            return made.bind(py).clone();
-        }
-        let made = PyString::intern(py, key);
-        if self.made.len() < MAX_KEYS {
-            self.made.insert(key.to_owned(), made.clone().unbind());
-        }
-        made
+static KEYS: LazyLock<RwLock<KeyTable>> = LazyLock::new(|| {
+    RwLock::new(KeyTable {
+        numbers: HashMap::default(),
+        names: Vec::new(),
+    })
+});
+
+thread_local! {
+    static SEEN: RefCell<HashMap<Box<str>, u32, FxBuildHasher>> = RefCell::default();
+}
+
+/// The number of `key` in the process's table; `None` once the table is full.
+fn key_number(key: &str) -> Option<u32> {
+    if let Some(n) = SEEN.with(|seen| seen.borrow().get(key).copied()) {
+        return Some(n);
     }
+    let n = {
+        let mut table = KEYS.write().unwrap_or_else(|e| e.into_inner());
+        match table.numbers.get(key) {
+            Some(&n) => n,
+            None if table.names.len() < MAX_KEYS => {
+                let n = u32::try_from(table.names.len()).ok()?;
+                table.names.push(Arc::from(key));
+                table.numbers.insert(Box::from(key), n);
+                n
+            }
+            None => return None,
+        }
+    };
+    SEEN.with(|seen| seen.borrow_mut().insert(Box::from(key), n));
+    Some(n)
 }
 
-/// `value` as the Python value `json.loads` makes of `serde_json::to_string(value)`.
-pub fn to_py<'py, T: Serialize + ?Sized>(
-    py: Python<'py>,
-    keys: &mut Keys,
-    value: &T,
-) -> PyResult<Bound<'py, PyAny>> {
-    value.serialize(ToPy { py, keys }).map_err(|e| e.0)
+fn key_name(n: u32) -> Option<Arc<str>> {
+    let table = KEYS.read().unwrap_or_else(|e| e.into_inner());
+    table.names.get(n as usize).cloned()
 }
 
-/// Why a value could not be made: a Python error, or what serde_json would refuse.
+/// `value` laid out as the Python value `json.loads` makes of
+/// `serde_json::to_string(value)`.
+pub fn plan<T: Serialize + ?Sized>(value: &T) -> Result<Plan, String> {
+    let mut plan = Plan::default();
+    value.serialize(&mut plan).map_err(|e| e.0)?;
+    Ok(plan)
+}
+
+/// Why a value could not be laid out: what serde_json would refuse.
 #[derive(Debug)]
-pub struct Error(PyErr);
+pub struct Error(String);
 
 impl Display for Error {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -66,117 +135,181 @@ impl std::error::Error for Error {}
 
 impl ser::Error for Error {
     fn custom<T: Display>(msg: T) -> Self {
-        Error(PyValueError::new_err(msg.to_string()))
+        Error(msg.to_string())
     }
 }
 
-impl From<PyErr> for Error {
-    fn from(e: PyErr) -> Self {
-        Error(e)
+type Done = Result<(), Error>;
+
+impl Plan {
+    fn text(&mut self, v: &str) -> Result<Node, Error> {
+        let start = u32::try_from(self.text.len()).map_err(|_| too_large())?;
+        let len = u32::try_from(v.len()).map_err(|_| too_large())?;
+        start.checked_add(len).ok_or_else(too_large)?;
+        self.text.push_str(v);
+        Ok(Node::Str(start, len))
+    }
+
+    fn string(&mut self, v: &str) -> Done {
+        let node = self.text(v)?;
+        self.nodes.push(node);
+        Ok(())
+    }
+
+    fn key(&mut self, key: &str) -> Done {
+        match key_number(key) {
+            Some(n) => self.nodes.push(Node::Key(n)),
+            None => self.string(key)?,
+        }
+        Ok(())
+    }
+
+    fn int(&mut self, v: i128) -> Done {
+        let node = match i64::try_from(v) {
+            Ok(v) => Node::Int(v),
+            Err(_) => self.wide(Wide::Signed(v))?,
+        };
+        self.nodes.push(node);
+        Ok(())
+    }
+
+    fn wide(&mut self, v: Wide) -> Result<Node, Error> {
+        let n = u32::try_from(self.wide.len()).map_err(|_| too_large())?;
+        self.wide.push(v);
+        Ok(Node::Wide(n))
+    }
+
+    fn float(&mut self, v: f64) -> Done {
+        // `null` when it is not finite, as serde_json writes it.
+        self.nodes.push(if v.is_finite() {
+            Node::Float(v)
+        } else {
+            Node::Null
+        });
+        Ok(())
+    }
+
+    /// Opens a list or dict whose length is counted as its items come: where its node is.
+    fn open(&mut self, node: Node) -> Open {
+        self.nodes.push(node);
+        Open {
+            at: self.nodes.len() - 1,
+            items: 0,
+        }
+    }
+
+    fn close(&mut self, open: &Open) -> Done {
+        let items = u32::try_from(open.items).map_err(|_| too_large())?;
+        match self.nodes.get_mut(open.at) {
+            Some(Node::List(n) | Node::Dict(n)) => *n = items,
+            _ => return Err(ser::Error::custom("a plan's container was lost")),
+        }
+        Ok(())
     }
 }
 
-struct ToPy<'k, 'py> {
-    py: Python<'py>,
-    keys: &'k mut Keys,
+fn too_large() -> Error {
+    ser::Error::custom("a result too large to make into Python objects")
 }
 
-type Made<'py> = Result<Bound<'py, PyAny>, Error>;
-
-fn int<'py, I: IntoPyObject<'py>>(py: Python<'py>, v: I) -> Made<'py> {
-    v.into_bound_py_any(py).map_err(Error)
+struct Open {
+    at: usize,
+    items: usize,
 }
 
-/// A float as `json.loads` reads serde_json's text of it: `null` when it is not finite.
-fn float(py: Python<'_>, v: f64) -> Made<'_> {
-    Ok(if v.is_finite() {
-        PyFloat::new(py, v).into_any()
-    } else {
-        py.None().into_bound(py)
-    })
-}
-
-impl<'k, 'py> ser::Serializer for ToPy<'k, 'py> {
-    type Ok = Bound<'py, PyAny>;
+impl<'a> ser::Serializer for &'a mut Plan {
+    type Ok = ();
     type Error = Error;
-    type SerializeSeq = Seq<'k, 'py>;
-    type SerializeTuple = Seq<'k, 'py>;
-    type SerializeTupleStruct = Seq<'k, 'py>;
-    type SerializeTupleVariant = Variant<'py, Seq<'k, 'py>>;
-    type SerializeMap = Map<'k, 'py>;
-    type SerializeStruct = Map<'k, 'py>;
-    type SerializeStructVariant = Variant<'py, Map<'k, 'py>>;
+    type SerializeSeq = Compound<'a>;
+    type SerializeTuple = Compound<'a>;
+    type SerializeTupleStruct = Compound<'a>;
+    type SerializeTupleVariant = Compound<'a>;
+    type SerializeMap = Compound<'a>;
+    type SerializeStruct = Compound<'a>;
+    type SerializeStructVariant = Compound<'a>;
 
-    fn serialize_bool(self, v: bool) -> Made<'py> {
-        Ok(PyBool::new(self.py, v).to_owned().into_any())
+    fn serialize_bool(self, v: bool) -> Done {
+        self.nodes.push(Node::Bool(v));
+        Ok(())
     }
-    fn serialize_i8(self, v: i8) -> Made<'py> {
-        int(self.py, v)
+    fn serialize_i8(self, v: i8) -> Done {
+        self.int(v.into())
     }
-    fn serialize_i16(self, v: i16) -> Made<'py> {
-        int(self.py, v)
+    fn serialize_i16(self, v: i16) -> Done {
+        self.int(v.into())
     }
-    fn serialize_i32(self, v: i32) -> Made<'py> {
-        int(self.py, v)
+    fn serialize_i32(self, v: i32) -> Done {
+        self.int(v.into())
     }
-    fn serialize_i64(self, v: i64) -> Made<'py> {
-        int(self.py, v)
+    fn serialize_i64(self, v: i64) -> Done {
+        self.nodes.push(Node::Int(v));
+        Ok(())
     }
-    fn serialize_i128(self, v: i128) -> Made<'py> {
-        int(self.py, v)
+    fn serialize_i128(self, v: i128) -> Done {
+        self.int(v)
     }
-    fn serialize_u8(self, v: u8) -> Made<'py> {
-        int(self.py, v)
+    fn serialize_u8(self, v: u8) -> Done {
+        self.int(v.into())
     }
-    fn serialize_u16(self, v: u16) -> Made<'py> {
-        int(self.py, v)
+    fn serialize_u16(self, v: u16) -> Done {
+        self.int(v.into())
     }
-    fn serialize_u32(self, v: u32) -> Made<'py> {
-        int(self.py, v)
+    fn serialize_u32(self, v: u32) -> Done {
+        self.int(v.into())
     }
-    fn serialize_u64(self, v: u64) -> Made<'py> {
-        int(self.py, v)
+    fn serialize_u64(self, v: u64) -> Done {
+        self.int(v.into())
     }
-    fn serialize_u128(self, v: u128) -> Made<'py> {
-        int(self.py, v)
+    fn serialize_u128(self, v: u128) -> Done {
+        match i128::try_from(v) {
+            Ok(v) => self.int(v),
+            Err(_) => {
+                let node = self.wide(Wide::Unsigned(v))?;
+                self.nodes.push(node);
+                Ok(())
+            }
+        }
     }
-    fn serialize_f32(self, v: f32) -> Made<'py> {
+    fn serialize_f32(self, v: f32) -> Done {
         // serde_json writes an f32's shortest digits, and `json.loads` reads them as a double:
         // `0.1f32` is `0.1`, not the double `0.1f32` is (0.10000000149011612).
         if !v.is_finite() {
-            return float(self.py, f64::from(v));
+            return self.float(f64::from(v));
         }
         let digits = serde_json::to_string(&v).map_err(<Error as ser::Error>::custom)?;
-        float(
-            self.py,
-            digits
-                .parse::<f64>()
-                .map_err(<Error as ser::Error>::custom)?,
-        )
+        let v = digits
+            .parse::<f64>()
+            .map_err(<Error as ser::Error>::custom)?;
+        self.float(v)
     }
-    fn serialize_f64(self, v: f64) -> Made<'py> {
-        float(self.py, v)
+    fn serialize_f64(self, v: f64) -> Done {
+        self.float(v)
     }
-    fn serialize_char(self, v: char) -> Made<'py> {
-        self.serialize_str(v.encode_utf8(&mut [0; 4]))
+    fn serialize_char(self, v: char) -> Done {
+        self.string(v.encode_utf8(&mut [0; 4]))
     }
-    fn serialize_str(self, v: &str) -> Made<'py> {
-        Ok(PyString::new(self.py, v).into_any())
+    fn serialize_str(self, v: &str) -> Done {
+        self.string(v)
     }
-    fn serialize_bytes(self, v: &[u8]) -> Made<'py> {
+    fn serialize_bytes(self, v: &[u8]) -> Done {
         // serde_json writes bytes as an array of numbers.
-        Ok(PyList::new(self.py, v)?.into_any())
+        let len = u32::try_from(v.len()).map_err(|_| too_large())?;
+        self.nodes.push(Node::List(len));
+        self.nodes
+            .extend(v.iter().map(|b| Node::Int(i64::from(*b))));
+        Ok(())
     }
-    fn serialize_none(self) -> Made<'py> {
-        Ok(self.py.None().into_bound(self.py))
+    fn serialize_none(self) -> Done {
+        self.nodes.push(Node::Null);
+        Ok(())
     }
-    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Made<'py> {
+    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Done {
         value.serialize(self)
     }
-    fn serialize_unit(self) -> Made<'py> {
+    fn serialize_unit(self) -> Done {
         self.serialize_none()
     }
-    fn serialize_unit_struct(self, _name: &'static str) -> Made<'py> {
+    fn serialize_unit_struct(self, _name: &'static str) -> Done {
         self.serialize_none()
     }
     fn serialize_unit_variant(
@@ -184,14 +317,14 @@ impl<'k, 'py> ser::Serializer for ToPy<'k, 'py> {
         _name: &'static str,
         _index: u32,
         variant: &'static str,
-    ) -> Made<'py> {
-        self.serialize_str(variant)
+    ) -> Done {
+        self.string(variant)
     }
     fn serialize_newtype_struct<T: Serialize + ?Sized>(
         self,
         _name: &'static str,
         value: &T,
-    ) -> Made<'py> {
+    ) -> Done {
         value.serialize(self)
     }
     fn serialize_newtype_variant<T: Serialize + ?Sized>(
@@ -200,31 +333,23 @@ impl<'k, 'py> ser::Serializer for ToPy<'k, 'py> {
         _index: u32,
         variant: &'static str,
         value: &T,
-    ) -> Made<'py> {
-        let dict = PyDict::new(self.py);
-        let key = self.keys.get(self.py, variant);
-        let value = value.serialize(ToPy {
-            py: self.py,
-            keys: self.keys,
-        })?;
-        dict.set_item(key, value)?;
-        Ok(dict.into_any())
+    ) -> Done {
+        self.nodes.push(Node::Dict(1));
+        self.key(variant)?;
+        value.serialize(self)
     }
-    fn serialize_seq(self, len: Option<usize>) -> Result<Seq<'k, 'py>, Error> {
-        Ok(Seq {
-            py: self.py,
-            keys: self.keys,
-            items: Vec::with_capacity(len.unwrap_or(0)),
-        })
+    fn serialize_seq(self, _len: Option<usize>) -> Result<Compound<'a>, Error> {
+        let open = self.open(Node::List(0));
+        Ok(Compound { plan: self, open })
     }
-    fn serialize_tuple(self, len: usize) -> Result<Seq<'k, 'py>, Error> {
+    fn serialize_tuple(self, len: usize) -> Result<Compound<'a>, Error> {
         self.serialize_seq(Some(len))
     }
     fn serialize_tuple_struct(
         self,
         _name: &'static str,
         len: usize,
-    ) -> Result<Seq<'k, 'py>, Error> {
+    ) -> Result<Compound<'a>, Error> {
         self.serialize_seq(Some(len))
     }
     fn serialize_tuple_variant(
@@ -232,23 +357,19 @@ impl<'k, 'py> ser::Serializer for ToPy<'k, 'py> {
         _name: &'static str,
         _index: u32,
         variant: &'static str,
-        len: usize,
-    ) -> Result<Variant<'py, Seq<'k, 'py>>, Error> {
-        let key = self.keys.get(self.py, variant);
-        Ok(Variant {
-            key,
-            inner: self.serialize_seq(Some(len))?,
-        })
+        _len: usize,
+    ) -> Result<Compound<'a>, Error> {
+        // `{"Variant": [...]}`, as serde_json writes it.
+        self.nodes.push(Node::Dict(1));
+        self.key(variant)?;
+        let open = self.open(Node::List(0));
+        Ok(Compound { plan: self, open })
     }
-    fn serialize_map(self, _len: Option<usize>) -> Result<Map<'k, 'py>, Error> {
-        Ok(Map {
-            dict: PyDict::new(self.py),
-            py: self.py,
-            keys: self.keys,
-            key: None,
-        })
+    fn serialize_map(self, _len: Option<usize>) -> Result<Compound<'a>, Error> {
+        let open = self.open(Node::Dict(0));
+        Ok(Compound { plan: self, open })
     }
-    fn serialize_struct(self, _name: &'static str, len: usize) -> Result<Map<'k, 'py>, Error> {
+    fn serialize_struct(self, _name: &'static str, len: usize) -> Result<Compound<'a>, Error> {
         self.serialize_map(Some(len))
     }
     fn serialize_struct_variant(
@@ -256,169 +377,217 @@ impl<'k, 'py> ser::Serializer for ToPy<'k, 'py> {
         _name: &'static str,
         _index: u32,
         variant: &'static str,
-        len: usize,
-    ) -> Result<Variant<'py, Map<'k, 'py>>, Error> {
-        let key = self.keys.get(self.py, variant);
-        Ok(Variant {
-            key,
-            inner: self.serialize_map(Some(len))?,
-        })
+        _len: usize,
+    ) -> Result<Compound<'a>, Error> {
+        // `{"Variant": {...}}`, as serde_json writes it.
+        self.nodes.push(Node::Dict(1));
+        self.key(variant)?;
+        let open = self.open(Node::Dict(0));
+        Ok(Compound { plan: self, open })
     }
 }
 
-pub struct Seq<'k, 'py> {
+/// A list or dict being laid out (as an enum variant's value, the dict around it is laid out
+/// whole already).
+pub struct Compound<'a> {
+    plan: &'a mut Plan,
+    open: Open,
+}
+
+impl Compound<'_> {
+    fn item<T: Serialize + ?Sized>(&mut self, value: &T) -> Done {
+        value.serialize(&mut *self.plan)?;
+        self.open.items += 1;
+        Ok(())
+    }
+
+    fn field<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> Done {
+        self.plan.key(key)?;
+        self.item(value)
+    }
+
+    fn end(self) -> Done {
+        self.plan.close(&self.open)
+    }
+}
+
+impl ser::SerializeSeq for Compound<'_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Done {
+        self.item(value)
+    }
+    fn end(self) -> Done {
+        Compound::end(self)
+    }
+}
+
+impl ser::SerializeTuple for Compound<'_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Done {
+        self.item(value)
+    }
+    fn end(self) -> Done {
+        Compound::end(self)
+    }
+}
+
+impl ser::SerializeTupleStruct for Compound<'_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Done {
+        self.item(value)
+    }
+    fn end(self) -> Done {
+        Compound::end(self)
+    }
+}
+
+impl ser::SerializeTupleVariant for Compound<'_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Done {
+        self.item(value)
+    }
+    fn end(self) -> Done {
+        Compound::end(self)
+    }
+}
+
+impl ser::SerializeMap for Compound<'_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Done {
+        let text = key.serialize(KeyText)?;
+        self.plan.key(&text)
+    }
+    fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Done {
+        self.item(value)
+    }
+    fn end(self) -> Done {
+        Compound::end(self)
+    }
+}
+
+impl ser::SerializeStruct for Compound<'_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, name: &'static str, value: &T) -> Done {
+        self.field(name, value)
+    }
+    fn end(self) -> Done {
+        Compound::end(self)
+    }
+}
+
+impl ser::SerializeStructVariant for Compound<'_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, name: &'static str, value: &T) -> Done {
+        self.field(name, value)
+    }
+    fn end(self) -> Done {
+        Compound::end(self)
+    }
+}
+
+/// The keys' strings made so far by one thread that holds the GIL, by their numbers in the
+/// process's table: each is made (and interned) once a call, however many results share it.
+#[derive(Default)]
+pub struct Keys {
+    made: Vec<Option<Py<PyString>>>,
+}
+
+impl Keys {
+    fn get<'py>(&mut self, py: Python<'py>, n: u32) -> PyResult<Bound<'py, PyString>> {
+        let at = n as usize;
+        if let Some(Some(made)) = self.made.get(at) {
+            return Ok(made.bind(py).clone());
+        }
+        let name = key_name(n).ok_or_else(lost)?;
+        let made = PyString::intern(py, &name);
+        if self.made.len() <= at {
+            self.made.resize_with(at + 1, || None);
+        }
+        self.made[at] = Some(made.clone().unbind());
+        Ok(made)
+    }
+}
+
+fn lost() -> PyErr {
+    PyValueError::new_err("a result's plan is malformed")
+}
+
+/// The Python value `plan` lays out.
+pub fn build<'py>(py: Python<'py>, keys: &mut Keys, plan: &Plan) -> PyResult<Bound<'py, PyAny>> {
+    let mut builder = Builder {
+        py,
+        keys,
+        plan,
+        at: 0,
+        items: Vec::new(),
+    };
+    builder.value()
+}
+
+struct Builder<'k, 'p, 'py> {
     py: Python<'py>,
     keys: &'k mut Keys,
+    plan: &'p Plan,
+    /// The next node.
+    at: usize,
+    /// The items of the lists being made, innermost last.
     items: Vec<Bound<'py, PyAny>>,
 }
 
-impl Seq<'_, '_> {
-    fn push<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
-        let item = value.serialize(ToPy {
-            py: self.py,
-            keys: self.keys,
-        })?;
-        self.items.push(item);
-        Ok(())
+impl<'py> Builder<'_, '_, 'py> {
+    fn next(&mut self) -> PyResult<Node> {
+        let node = self.plan.nodes.get(self.at).copied().ok_or_else(lost)?;
+        self.at += 1;
+        Ok(node)
     }
-}
 
-impl<'py> Seq<'_, 'py> {
-    fn list(self) -> Made<'py> {
-        Ok(PyList::new(self.py, self.items)?.into_any())
+    fn text(&self, start: u32, len: u32) -> PyResult<&str> {
+        let (start, len) = (start as usize, len as usize);
+        self.plan.text.get(start..start + len).ok_or_else(lost)
     }
-}
 
-impl<'py> ser::SerializeSeq for Seq<'_, 'py> {
-    type Ok = Bound<'py, PyAny>;
-    type Error = Error;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
-        self.push(value)
-    }
-    fn end(self) -> Made<'py> {
-        self.list()
-    }
-}
-
-impl<'py> ser::SerializeTuple for Seq<'_, 'py> {
-    type Ok = Bound<'py, PyAny>;
-    type Error = Error;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
-        self.push(value)
-    }
-    fn end(self) -> Made<'py> {
-        self.list()
-    }
-}
-
-impl<'py> ser::SerializeTupleStruct for Seq<'_, 'py> {
-    type Ok = Bound<'py, PyAny>;
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
-        self.push(value)
-    }
-    fn end(self) -> Made<'py> {
-        self.list()
-    }
-}
-
-pub struct Map<'k, 'py> {
-    dict: Bound<'py, PyDict>,
-    py: Python<'py>,
-    keys: &'k mut Keys,
-    /// The key of a map's entry whose value is next.
-    key: Option<Bound<'py, PyString>>,
-}
-
-impl<'py> Map<'_, 'py> {
-    fn field<T: Serialize + ?Sized>(
-        &mut self,
-        key: Bound<'py, PyString>,
-        value: &T,
-    ) -> Result<(), Error> {
-        let value = value.serialize(ToPy {
-            py: self.py,
-            keys: self.keys,
-        })?;
-        self.dict.set_item(key, value)?;
-        Ok(())
-    }
-}
-
-impl<'py> ser::SerializeMap for Map<'_, 'py> {
-    type Ok = Bound<'py, PyAny>;
-    type Error = Error;
-    fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), Error> {
-        let text = key.serialize(KeyText)?;
-        self.key = Some(self.keys.get(self.py, &text));
-        Ok(())
-    }
-    fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
-        match self.key.take() {
-            Some(key) => self.field(key, value),
-            None => Err(ser::Error::custom("a map's value came before its key")),
-        }
-    }
-    fn end(self) -> Made<'py> {
-        Ok(self.dict.into_any())
-    }
-}
-
-impl<'py> ser::SerializeStruct for Map<'_, 'py> {
-    type Ok = Bound<'py, PyAny>;
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        name: &'static str,
-        value: &T,
-    ) -> Result<(), Error> {
-        let key = self.keys.get(self.py, name);
-        self.field(key, value)
-    }
-    fn end(self) -> Made<'py> {
-        Ok(self.dict.into_any())
-    }
-}
-
-/// An enum's variant holding fields or elements: `{"Variant": …}`, as serde_json writes it.
-pub struct Variant<'py, S> {
-    key: Bound<'py, PyString>,
-    inner: S,
-}
-
-impl<'py, S> Variant<'py, S> {
-    fn wrap(key: Bound<'py, PyString>, value: Bound<'py, PyAny>) -> Made<'py> {
-        let dict = PyDict::new(key.py());
-        dict.set_item(key, value)?;
-        Ok(dict.into_any())
-    }
-}
-
-impl<'py> ser::SerializeTupleVariant for Variant<'py, Seq<'_, 'py>> {
-    type Ok = Bound<'py, PyAny>;
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
-        self.inner.push(value)
-    }
-    fn end(self) -> Made<'py> {
-        let list = self.inner.list()?;
-        Self::wrap(self.key, list)
-    }
-}
-
-impl<'py> ser::SerializeStructVariant for Variant<'py, Map<'_, 'py>> {
-    type Ok = Bound<'py, PyAny>;
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        name: &'static str,
-        value: &T,
-    ) -> Result<(), Error> {
-        ser::SerializeStruct::serialize_field(&mut self.inner, name, value)
-    }
-    fn end(self) -> Made<'py> {
-        let dict = self.inner.dict.into_any();
-        Self::wrap(self.key, dict)
+    fn value(&mut self) -> PyResult<Bound<'py, PyAny>> {
+        let py = self.py;
+        Ok(match self.next()? {
+            Node::Null => py.None().into_bound(py),
+            Node::Bool(v) => PyBool::new(py, v).to_owned().into_any(),
+            Node::Int(v) => v.into_bound_py_any(py)?,
+            Node::Wide(n) => match self.plan.wide.get(n as usize).ok_or_else(lost)? {
+                Wide::Signed(v) => v.into_bound_py_any(py)?,
+                Wide::Unsigned(v) => v.into_bound_py_any(py)?,
+            },
+            Node::Float(v) => PyFloat::new(py, v).into_any(),
+            Node::Str(start, len) => PyString::new(py, self.text(start, len)?).into_any(),
+            Node::Key(n) => self.keys.get(py, n)?.into_any(),
+            Node::List(n) => {
+                let from = self.items.len();
+                for _ in 0..n {
+                    let item = self.value()?;
+                    self.items.push(item);
+                }
+                PyList::new(py, self.items.drain(from..))?.into_any()
+            }
+            Node::Dict(n) => {
+                let dict = PyDict::new(py);
+                for _ in 0..n {
+                    let key = match self.next()? {
+                        Node::Key(n) => self.keys.get(py, n)?,
+                        Node::Str(start, len) => PyString::new(py, self.text(start, len)?),
+                        _ => return Err(lost()),
+                    };
+                    let value = self.value()?;
+                    dict.set_item(key, value)?;
+                }
+                dict.into_any()
+            }
+        })
     }
 }
 

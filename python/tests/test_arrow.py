@@ -173,7 +173,7 @@ def test_a_timestamp_column_is_still_refused_with_the_modules_message(v1):
 
 def test_a_table_grades_as_its_file_through_the_rust_lines(v1):
     table = pa.Table.from_pylist(read_jsonl(CORPUS))
-    assert grade._entries_jsonl(table) == python_lines(table)
+    assert bytes(grade._entries_jsonl(table)) == python_lines(table)
     assert [r["totalScore"] for r in v1.grade_entries(table)] == [
         r["totalScore"] for r in v1.grade_source(CORPUS)
     ]
