@@ -271,3 +271,27 @@ def test_grading_leaves_the_garbage_collector_as_it_found_it(tmp_path):
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_results_are_made_old_without_thawing_what_the_caller_froze():
+    # Results move to the collector's oldest generation when made (a collection of the young
+    # one would only find that they all live), with `gc.freeze()` and `gc.unfreeze()`: never
+    # when the caller has frozen objects, which `unfreeze` would thaw.
+    import gc
+
+    pack = grade.load_pack("cleo-v1")
+    assert gc.get_freeze_count() == 0
+    results = pack.grade_source(CORPUS)
+    assert gc.get_freeze_count() == 0
+    assert gc.isenabled()
+    assert gc.get_count()[0] < 1000, "the young generation still holds the results"
+    assert all(gc.is_tracked(r) for r in results)
+    frozen = [[] for _ in range(10)]
+    gc.freeze()
+    try:
+        held = gc.get_freeze_count()
+        assert pack.grade_source(CORPUS)
+        assert gc.get_freeze_count() == held
+    finally:
+        gc.unfreeze()
+    del frozen
