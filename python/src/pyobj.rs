@@ -411,49 +411,28 @@ impl Compound<'_> {
     }
 }
 
-impl ser::SerializeSeq for Compound<'_> {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Done {
-        self.item(value)
-    }
-    fn end(self) -> Done {
-        Compound::end(self)
-    }
+/// A list's items, or a tuple's: each in turn.
+macro_rules! items {
+    ($($kind:ident :: $method:ident),*) => {$(
+        impl ser::$kind for Compound<'_> {
+            type Ok = ();
+            type Error = Error;
+            fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Done {
+                self.item(value)
+            }
+            fn end(self) -> Done {
+                Compound::end(self)
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeTuple for Compound<'_> {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Done {
-        self.item(value)
-    }
-    fn end(self) -> Done {
-        Compound::end(self)
-    }
-}
-
-impl ser::SerializeTupleStruct for Compound<'_> {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Done {
-        self.item(value)
-    }
-    fn end(self) -> Done {
-        Compound::end(self)
-    }
-}
-
-impl ser::SerializeTupleVariant for Compound<'_> {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Done {
-        self.item(value)
-    }
-    fn end(self) -> Done {
-        Compound::end(self)
-    }
-}
+items!(
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field
+);
 
 impl ser::SerializeMap for Compound<'_> {
     type Ok = ();
@@ -470,27 +449,27 @@ impl ser::SerializeMap for Compound<'_> {
     }
 }
 
-impl ser::SerializeStruct for Compound<'_> {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, name: &'static str, value: &T) -> Done {
-        self.field(name, value)
-    }
-    fn end(self) -> Done {
-        Compound::end(self)
-    }
+/// A struct's fields, or a struct variant's: each under its name.
+macro_rules! fields {
+    ($($kind:ident),*) => {$(
+        impl ser::$kind for Compound<'_> {
+            type Ok = ();
+            type Error = Error;
+            fn serialize_field<T: Serialize + ?Sized>(
+                &mut self,
+                name: &'static str,
+                value: &T,
+            ) -> Done {
+                self.field(name, value)
+            }
+            fn end(self) -> Done {
+                Compound::end(self)
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeStructVariant for Compound<'_> {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, name: &'static str, value: &T) -> Done {
-        self.field(name, value)
-    }
-    fn end(self) -> Done {
-        Compound::end(self)
-    }
-}
+fields!(SerializeStruct, SerializeStructVariant);
 
 /// The keys' strings made so far by one thread that holds the GIL, by their numbers in the
 /// process's table: each is made (and interned) once a call, however many results share it.
