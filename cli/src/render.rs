@@ -68,6 +68,39 @@ pub(crate) fn not_applicable(r: &GradeResult) -> usize {
 pub fn report(r: &GradeResult, pack: &CompiledPack, color: bool) -> String {
     let p = Paint(color);
     let mut out = String::new();
+    head(&mut out, r, &p);
+    let width = pack
+        .dimensions
+        .iter()
+        .map(|d| d.name.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(12);
+    for (id, dim) in &r.dimensions {
+        dimension(
+            &mut out,
+            r,
+            pack,
+            (id, dim),
+            width + if color { 8 } else { 0 },
+            &p,
+        );
+    }
+    // Flags shown under their dimension are not repeated; those of no dimension (a session
+    // with no entries) are the session's own.
+    let own: Vec<&String> = r.flags_of_no_dimension().collect();
+    if !own.is_empty() {
+        let _ = writeln!(out, "\n  {}", p.bold(&format!("Flags ({})", own.len())));
+        for f in own {
+            let _ = writeln!(out, "    {} {}", p.red("!"), escape_controls(f));
+        }
+    }
+    out
+}
+
+/// A report's first lines: the session's score (or that it had nothing to grade), the
+/// rubric, where the session came from, the panel that judged it, the lines skipped.
+fn head(out: &mut String, r: &GradeResult, p: &Paint) {
     let letter = r
         .grade
         .as_deref()
@@ -142,168 +175,177 @@ pub fn report(r: &GradeResult, pack: &CompiledPack, color: bool) -> String {
             ))
         );
     }
-    let width = pack
+}
+
+/// A dimension's part of a report: its score, evidence and flags, a judge's rationale and
+/// the panel's scores; with `--explain`, the rules that scored it.
+fn dimension(
+    out: &mut String,
+    r: &GradeResult,
+    pack: &CompiledPack,
+    (id, dim): (&String, &grade_engine::result::DimensionScore),
+    width: usize,
+    p: &Paint,
+) {
+    let name = pack
         .dimensions
         .iter()
-        .map(|d| d.name.chars().count())
-        .max()
-        .unwrap_or(0)
-        .max(12);
-    for (id, dim) in &r.dimensions {
-        let name = pack
-            .dimensions
-            .iter()
-            .find(|d| &d.id == id)
-            .map_or(id.as_str(), |d| d.name.as_str());
-        let score = format!("{:>3}/{}", dim.score.to_string(), dim.max);
-        let score = if dim.not_applicable {
-            p.dim(&format!("{:>w$}", "n/a", w = 4 + dim.max.to_string().len()))
-        } else if dim.score.0 >= dim.max.0 {
-            p.green(&score)
-        } else if dim.score.0 <= 0.0 {
-            p.red(&score)
-        } else {
-            p.yellow(&score)
-        };
-        let mut extra = String::new();
-        if let Some(label) = &dim.label {
-            let _ = write!(extra, "  {}", escape_controls(label));
-        }
-        if let Some(weight) = dim.weight {
-            let _ = write!(
-                extra,
-                "  {}",
-                p.dim(&format!(
-                    "× weight {}",
-                    grade_engine::entry::js_number(weight)
-                ))
-            );
-        }
-        let _ = writeln!(
-            out,
-            "\n  {:<width$}  {score}{extra}",
-            p.bold(&escape_controls(name)),
-            width = width + if color { 8 } else { 0 }
-        );
-        for e in &dim.evidence {
-            let _ = writeln!(out, "    • {}", escape_controls(e));
-        }
-        // The reasons a dimension lost points, under it (issue 48, friction 5); with
-        // `--explain` each shows under the rule that raised it instead.
-        if r.explain.is_none() {
-            for f in r.flags_of(id) {
-                let _ = writeln!(out, "    {} {}", p.red("!"), escape_controls(f));
-            }
-        }
-        if let Some(rationale) = dim.rationale.as_deref().filter(|r| !r.is_empty()) {
-            let _ = writeln!(
-                out,
-                "    {} {}",
-                p.dim("rationale:"),
-                escape_controls(rationale)
-            );
-        }
-        if !dim.panel.is_empty() {
-            // Each judge's own score, so a split panel shows as one.
-            let scores: Vec<String> = dim
-                .panel
-                .iter()
-                .map(|m| {
-                    format!(
-                        "{} {}",
-                        escape_controls(&m.judge),
-                        crate::calibrate::shown_score(pack, id, m.score.0)
-                    )
-                })
-                .collect();
-            let spread = dim
-                .spread
-                .filter(|s| s.min != s.max)
-                .map(|s| {
-                    let shown =
-                        |v: f64| grade_engine::entry::js_number((v * 1000.0).round() / 1000.0);
-                    format!(
-                        "  {}",
-                        p.dim(&format!("(spread {} to {})", shown(s.min), shown(s.max)))
-                    )
-                })
-                .unwrap_or_default();
-            let _ = writeln!(
-                out,
-                "    {} {}{spread}",
-                p.dim("panel:"),
-                scores.join(" · ")
-            );
-        }
-        let rules_scored = pack
-            .dimensions
-            .iter()
-            .find(|d| &d.id == id)
-            .filter(|d| !d.kind.is_judged() && !dim.not_applicable);
-        if let (Some(d), true) = (rules_scored, r.explain.is_some()) {
-            let _ = writeln!(
-                out,
-                "    {} {:<28} {:>4}",
-                p.dim("from"),
-                "start",
-                grade_engine::entry::js_number(d.start)
-            );
-        }
-        if let Some(traces) = r.explain.as_ref().and_then(|x| x.get(id)) {
-            // Rules that neither scored nor said anything would only hide the ones that did.
-            for t in traces
-                .iter()
-                .filter(|t| t.points.0 != 0.0 || !t.evidence.is_empty() || !t.flags.is_empty())
-            {
-                let places = t
-                    .entries
-                    .iter()
-                    .take(8)
-                    .map(|e| {
-                        let place = e.place.as_deref().map_or_else(
-                            || format!("#{}", e.position),
-                            |p| escape_controls(p).into_owned(),
-                        );
-                        format!(
-                            "{place} {} {}",
-                            escape_controls(&e.operation),
-                            escape_controls(&e.timestamp)
-                        )
-                    })
-                    .collect::<Vec<_>>();
-                let more = t.entries.len().saturating_sub(places.len());
-                let mut line = format!(
-                    "    {} {:<28} {:>4}",
-                    p.dim("rule"),
-                    escape_controls(&t.rule),
-                    signed(t.points)
-                );
-                if !places.is_empty() {
-                    let _ = write!(line, "  {}", p.dim(&places.join(", ")));
-                    if more > 0 {
-                        let _ = write!(line, "{}", p.dim(&format!(" and {more} more")));
-                    }
-                }
-                let _ = writeln!(out, "{line}");
-                for f in &t.flags {
-                    let _ = writeln!(out, "      {} {}", p.red("!"), p.dim(&escape_controls(f)));
-                }
-                for tr in &t.trajectories {
-                    trajectory_lines(&mut out, tr, &p);
-                }
-            }
-        }
+        .find(|d| &d.id == id)
+        .map_or(id.as_str(), |d| d.name.as_str());
+    let score = format!("{:>3}/{}", dim.score.to_string(), dim.max);
+    let score = if dim.not_applicable {
+        p.dim(&format!("{:>w$}", "n/a", w = 4 + dim.max.to_string().len()))
+    } else if dim.score.0 >= dim.max.0 {
+        p.green(&score)
+    } else if dim.score.0 <= 0.0 {
+        p.red(&score)
+    } else {
+        p.yellow(&score)
+    };
+    let mut extra = String::new();
+    if let Some(label) = &dim.label {
+        let _ = write!(extra, "  {}", escape_controls(label));
     }
-    // Flags shown under their dimension are not repeated; those of no dimension (a session
-    // with no entries) are the session's own.
-    let own: Vec<&String> = r.flags_of_no_dimension().collect();
-    if !own.is_empty() {
-        let _ = writeln!(out, "\n  {}", p.bold(&format!("Flags ({})", own.len())));
-        for f in own {
+    if let Some(weight) = dim.weight {
+        let _ = write!(
+            extra,
+            "  {}",
+            p.dim(&format!(
+                "× weight {}",
+                grade_engine::entry::js_number(weight)
+            ))
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\n  {:<width$}  {score}{extra}",
+        p.bold(&escape_controls(name)),
+        width = width
+    );
+    for e in &dim.evidence {
+        let _ = writeln!(out, "    • {}", escape_controls(e));
+    }
+    // The reasons a dimension lost points, under it (issue 48, friction 5); with
+    // `--explain` each shows under the rule that raised it instead.
+    if r.explain.is_none() {
+        for f in r.flags_of(id) {
             let _ = writeln!(out, "    {} {}", p.red("!"), escape_controls(f));
         }
     }
-    out
+    if let Some(rationale) = dim.rationale.as_deref().filter(|r| !r.is_empty()) {
+        let _ = writeln!(
+            out,
+            "    {} {}",
+            p.dim("rationale:"),
+            escape_controls(rationale)
+        );
+    }
+    panel_line(out, pack, id, dim, p);
+    let rules_scored = pack
+        .dimensions
+        .iter()
+        .find(|d| &d.id == id)
+        .filter(|d| !d.kind.is_judged() && !dim.not_applicable);
+    if let (Some(d), true) = (rules_scored, r.explain.is_some()) {
+        let _ = writeln!(
+            out,
+            "    {} {:<28} {:>4}",
+            p.dim("from"),
+            "start",
+            grade_engine::entry::js_number(d.start)
+        );
+    }
+    if let Some(traces) = r.explain.as_ref().and_then(|x| x.get(id)) {
+        rule_traces(out, traces, p);
+    }
+}
+
+/// Each judge's own score of a dimension judged by a panel, so a split panel shows as one.
+fn panel_line(
+    out: &mut String,
+    pack: &CompiledPack,
+    id: &str,
+    dim: &grade_engine::result::DimensionScore,
+    p: &Paint,
+) {
+    if dim.panel.is_empty() {
+        return;
+    }
+    // Each judge's own score, so a split panel shows as one.
+    let scores: Vec<String> = dim
+        .panel
+        .iter()
+        .map(|m| {
+            format!(
+                "{} {}",
+                escape_controls(&m.judge),
+                crate::calibrate::shown_score(pack, id, m.score.0)
+            )
+        })
+        .collect();
+    let spread = dim
+        .spread
+        .filter(|s| s.min != s.max)
+        .map(|s| {
+            let shown = |v: f64| grade_engine::entry::js_number((v * 1000.0).round() / 1000.0);
+            format!(
+                "  {}",
+                p.dim(&format!("(spread {} to {})", shown(s.min), shown(s.max)))
+            )
+        })
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "    {} {}{spread}",
+        p.dim("panel:"),
+        scores.join(" · ")
+    );
+}
+
+/// The rules that scored a dimension (`--explain`), each with the entries it read.
+fn rule_traces(out: &mut String, traces: &[grade_engine::result::RuleTrace], p: &Paint) {
+    // Rules that neither scored nor said anything would only hide the ones that did.
+    for t in traces
+        .iter()
+        .filter(|t| t.points.0 != 0.0 || !t.evidence.is_empty() || !t.flags.is_empty())
+    {
+        let places = t
+            .entries
+            .iter()
+            .take(8)
+            .map(|e| {
+                let place = e.place.as_deref().map_or_else(
+                    || format!("#{}", e.position),
+                    |p| escape_controls(p).into_owned(),
+                );
+                format!(
+                    "{place} {} {}",
+                    escape_controls(&e.operation),
+                    escape_controls(&e.timestamp)
+                )
+            })
+            .collect::<Vec<_>>();
+        let more = t.entries.len().saturating_sub(places.len());
+        let mut line = format!(
+            "    {} {:<28} {:>4}",
+            p.dim("rule"),
+            escape_controls(&t.rule),
+            signed(t.points)
+        );
+        if !places.is_empty() {
+            let _ = write!(line, "  {}", p.dim(&places.join(", ")));
+            if more > 0 {
+                let _ = write!(line, "{}", p.dim(&format!(" and {more} more")));
+            }
+        }
+        let _ = writeln!(out, "{line}");
+        for f in &t.flags {
+            let _ = writeln!(out, "      {} {}", p.red("!"), p.dim(&escape_controls(f)));
+        }
+        for tr in &t.trajectories {
+            trajectory_lines(out, tr, p);
+        }
+    }
 }
 
 /// What a trajectory metric paired, under the rule that reads it: each agent call (by its
