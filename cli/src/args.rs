@@ -1,7 +1,7 @@
 //! The command line, exactly as scripts call it:
 //!
 //! ```text
-//! grade --rubric ID|PATH [--source FILE] [--format human|json|jsonl|csv|junit|markdown] [-q] [--grades FILE] [--no-record] SESSION...
+//! grade --rubric ID|PATH [--source FILE] [--format human|json|jsonl|ROWS] [-q] [--grades FILE] [--no-record] SESSION...
 //! grade --rubric ID|PATH --source FILE|DIR [--source-format FORMAT] --all [--format ...]
 //! grade --list [--rubric ID] [--session ID] [--grades FILE] [--format human|json]
 //! grade completions bash|zsh|fish|powershell|elvish
@@ -9,10 +9,17 @@
 //! grade rubric list|show ...
 //! grade mcp [--rubric-path DIR] [--grades FILE]
 //! ```
+//!
+//! `ROWS` is any row format of the engine's registry (`grade_engine::sink::ROW_FORMATS`).
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use grade_engine::sink::{RowFormatKind, ROW_FORMATS};
+
+mod rubric;
+
+pub use rubric::{RubricArgs, RubricCommand, RubricNewArgs, RubricTestArgs};
 
 /// How a user of the binary allows native plugins, as refusals say it.
 pub const ALLOW_PLUGINS_HINT: &str = "`--allow-plugins` (or `GRADE_ALLOW_PLUGINS=1`)";
@@ -316,8 +323,10 @@ pub enum Format {
     Jsonl,
 }
 
-/// What a grading run prints (`grade --format`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+/// What a grading run prints (`grade --format`): a form of its own, or one of the engine's
+/// row formats ([`grade_engine::sink::ROW_FORMATS`], whose names and help the command line
+/// takes, so that a new row format is not named here).
+#[derive(Debug, Clone, Copy)]
 pub enum GradeFormat {
     /// A report per session, and a summary after `--all`
     Human,
@@ -325,12 +334,41 @@ pub enum GradeFormat {
     Json,
     /// One JSON line per session
     Jsonl,
-    /// A row per session and a column per dimension (RFC 4180)
-    Csv,
-    /// JUnit XML: a test case per session, failed below `--fail-under` or the pack's pass mark
-    Junit,
-    /// A Markdown summary and table, for `$GITHUB_STEP_SUMMARY`
-    Markdown,
+    /// A row per session between a head and a tail (CSV, JUnit XML, Markdown…)
+    Rows(&'static RowFormatKind),
+}
+
+/// Formats are told apart by name: a row format's name is its identity in the registry.
+impl PartialEq for GradeFormat {
+    fn eq(&self, other: &Self) -> bool {
+        self.name() == other.name()
+    }
+}
+
+impl Eq for GradeFormat {}
+
+/// Every `--format` value, in the order the help lists them.
+static GRADE_FORMATS: std::sync::LazyLock<Vec<GradeFormat>> = std::sync::LazyLock::new(|| {
+    [GradeFormat::Human, GradeFormat::Json, GradeFormat::Jsonl]
+        .into_iter()
+        .chain(ROW_FORMATS.iter().map(GradeFormat::Rows))
+        .collect()
+});
+
+impl ValueEnum for GradeFormat {
+    fn value_variants<'a>() -> &'a [Self] {
+        &GRADE_FORMATS
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        let (name, help) = match self {
+            GradeFormat::Human => ("human", "A report per session, and a summary after `--all`"),
+            GradeFormat::Json => ("json", "One JSON document: the result, or an array of them"),
+            GradeFormat::Jsonl => ("jsonl", "One JSON line per session"),
+            GradeFormat::Rows(kind) => (kind.name, kind.help),
+        };
+        Some(clap::builder::PossibleValue::new(name).help(help))
+    }
 }
 
 impl GradeFormat {
@@ -341,14 +379,18 @@ impl GradeFormat {
             GradeFormat::Human => Some(Format::Human),
             GradeFormat::Json => Some(Format::Json),
             GradeFormat::Jsonl => Some(Format::Jsonl),
-            GradeFormat::Csv | GradeFormat::Junit | GradeFormat::Markdown => None,
+            GradeFormat::Rows(_) => None,
         }
     }
 
     /// Its name on the command line.
-    pub fn name(self) -> String {
-        self.to_possible_value()
-            .map_or_else(String::new, |v| v.get_name().to_owned())
+    pub fn name(self) -> &'static str {
+        match self {
+            GradeFormat::Human => "human",
+            GradeFormat::Json => "json",
+            GradeFormat::Jsonl => "jsonl",
+            GradeFormat::Rows(kind) => kind.name,
+        }
     }
 }
 
@@ -557,115 +599,6 @@ pub struct PushArgs {
     pub timeout: u64,
 }
 
-/// `grade rubric`: the pack flags may come before the subcommand's name, as they did while
-/// they were global; `Cli::parse_args` hands them to the subcommand.
-#[derive(Debug, Args)]
-#[command(subcommand_required = true, arg_required_else_help = true)]
-pub struct RubricArgs {
-    #[command(flatten)]
-    pub packs: PackLoad,
-
-    #[command(subcommand)]
-    pub command: RubricCommand,
-}
-
-impl RubricArgs {
-    /// Gives the subcommand the pack flags given before its name, as clap gave global flags:
-    /// a value on the command line beats one from the environment, and the subcommand's own
-    /// beats the group's. A subcommand that loads no pack (or no plugin) refuses the flag
-    /// it would ignore.
-    fn settle(
-        &mut self,
-        name: &str,
-        group: &clap::ArgMatches,
-        leaf: &clap::ArgMatches,
-    ) -> Result<(), String> {
-        let given = |m: &clap::ArgMatches, id: &str| {
-            m.value_source(id) == Some(clap::parser::ValueSource::CommandLine)
-        };
-        let path_given = given(group, RUBRIC_PATH_ID);
-        let allow_given = given(group, ALLOW_PLUGINS_ID);
-        let (search, allow) = match &mut self.command {
-            RubricCommand::List(RubricListArgs { packs, .. })
-            | RubricCommand::Show(RubricShowArgs { packs, .. })
-            | RubricCommand::ScoreConfigs(RubricShowArgs { packs, .. })
-            | RubricCommand::Validate(RubricValidateArgs { packs, .. })
-            | RubricCommand::Test(RubricTestArgs { packs, .. })
-            | RubricCommand::JudgmentSchema(RubricPackArgs { packs, .. })
-            | RubricCommand::New(RubricNewArgs { packs, .. }) => {
-                (Some(&mut packs.search), Some(&mut packs.allow_plugins))
-            }
-            RubricCommand::Pin(RubricPinArgs { search, .. }) => (Some(search), None),
-            RubricCommand::Explain(_) => (None, None),
-        };
-        match search {
-            Some(search) if path_given && !given(leaf, RUBRIC_PATH_ID) => {
-                search
-                    .rubric_path
-                    .clone_from(&self.packs.search.rubric_path);
-            }
-            Some(_) => {}
-            None if path_given => {
-                return Err(format!(
-                    "`--rubric-path` is not taken by `grade rubric {name}`, which finds no pack"
-                ))
-            }
-            None => {}
-        }
-        match allow {
-            Some(allow) => *allow |= self.packs.allow_plugins,
-            None if allow_given => {
-                return Err(format!(
-                    "`--allow-plugins` is not taken by `grade rubric {name}`, which loads no plugin"
-                ))
-            }
-            None => {}
-        }
-        Ok(())
-    }
-}
-
-#[derive(Debug, Subcommand)]
-pub enum RubricCommand {
-    /// List the shipped packs and those in `--rubric-path` folders
-    List(RubricListArgs),
-    /// Show a pack's dimensions, points and rules in words
-    Show(RubricShowArgs),
-    /// Check a pack and report every problem at once
-    Validate(RubricValidateArgs),
-    /// Run a pack's own test fixtures and compare with their expectations
-    Test(RubricTestArgs),
-    /// Scaffold a new pack folder that validates and passes its own test
-    New(RubricNewArgs),
-    /// Print the Langfuse score-config bodies of a weighted pack (`POST /api/public/score-configs`)
-    ScoreConfigs(RubricShowArgs),
-    /// Print the JSON Schema a judgment for a pack must satisfy
-    JudgmentSchema(RubricPackArgs),
-    /// Record the sha256 of each plugin library the pack declares in its `rubric.yaml` (after you built them and trust the build)
-    Pin(RubricPinArgs),
-    /// Explain a diagnostic code (`E012`, `W103`), or list every code: the same as `grade explain`
-    Explain(crate::explain::RubricExplainArgs),
-}
-
-#[derive(Debug, Args)]
-pub struct RubricTestArgs {
-    /// A pack id or folder
-    #[arg(value_name = "ID|PATH", default_value = ".")]
-    pub pack: String,
-    /// Write the expectations from the current results instead of comparing
-    #[arg(long)]
-    pub update: bool,
-    /// Print, for each rule, in how many fixture sessions it awarded, deducted or flagged
-    #[arg(long)]
-    pub coverage: bool,
-    /// Fail when fewer than this percentage of rules ever fire
-    #[arg(long, value_name = "PERCENT", value_parser = percent)]
-    pub min_coverage: Option<f64>,
-    #[command(flatten)]
-    pub packs: PackLoad,
-}
-
-/// A percentage from 0 to 100: `NaN` would pass every comparison, so it is refused.
 /// A `--judge-cmd`: `sh -c ''` runs nothing and answers nothing, which would surface as a
 /// judge whose reply is not JSON rather than as the empty (often unset) variable it was.
 fn command_line(text: &str) -> Result<String, String> {
@@ -675,6 +608,7 @@ fn command_line(text: &str) -> Result<String, String> {
     Ok(text.to_owned())
 }
 
+/// A percentage from 0 to 100: `NaN` would pass every comparison, so it is refused.
 fn percent(text: &str) -> Result<f64, String> {
     let value: f64 = text
         .trim()
@@ -684,63 +618,6 @@ fn percent(text: &str) -> Result<f64, String> {
         return Err(format!("`{text}` is not a percentage from 0 to 100"));
     }
     Ok(value)
-}
-
-#[derive(Debug, Args)]
-pub struct RubricNewArgs {
-    /// Name of the new pack; also its folder and id
-    #[arg(value_name = "NAME")]
-    pub name: String,
-    /// Start from an existing pack (id or folder) instead of the template
-    #[arg(long, value_name = "ID|PATH")]
-    pub from: Option<String>,
-    /// Folder to create the pack in
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    pub dir: PathBuf,
-    // A copy of a pack with plugins loads them to write its tests' expectations.
-    #[command(flatten)]
-    pub packs: PackLoad,
-}
-
-#[derive(Debug, Args)]
-pub struct RubricListArgs {
-    /// Output format
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    pub format: Format,
-    #[command(flatten)]
-    pub packs: PackLoad,
-}
-
-/// A command that prints one thing in one form: it takes no `--format` it would ignore.
-#[derive(Debug, Args)]
-pub struct RubricPackArgs {
-    /// A pack id or folder
-    #[arg(value_name = "ID|PATH")]
-    pub pack: String,
-    #[command(flatten)]
-    pub packs: PackLoad,
-}
-
-/// `grade rubric pin` finds the pack but loads none of its plugins: it hashes them.
-#[derive(Debug, Args)]
-pub struct RubricPinArgs {
-    /// A pack id or folder
-    #[arg(value_name = "ID|PATH")]
-    pub pack: String,
-    #[command(flatten)]
-    pub search: PackSearch,
-}
-
-#[derive(Debug, Args)]
-pub struct RubricShowArgs {
-    /// A pack id or folder
-    #[arg(value_name = "ID|PATH")]
-    pub pack: String,
-    /// Output format
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    pub format: Format,
-    #[command(flatten)]
-    pub packs: PackLoad,
 }
 
 pub const COMPARE_EXAMPLES: &str = "Examples:\n  grade compare --rubric cleo-v1 --rubric cleo-v2 --source audit.jsonl --all\n  grade compare before.jsonl after.jsonl --format json\n  grade compare --rubric cleo-v2 --arm old=old.jsonl --arm new=new.jsonl --pair-by metadata.taskId\n  grade compare --rubric cleo-v1 --rubric ./my-pack --source tasks.db --all --html report.html --fail-on regression";
@@ -803,16 +680,4 @@ pub struct CompareArgs {
 pub enum CompareFormat {
     Human,
     Json,
-}
-
-#[derive(Debug, Args)]
-pub struct RubricValidateArgs {
-    /// A pack id or folder
-    #[arg(value_name = "ID|PATH", default_value = ".")]
-    pub pack: String,
-    /// Output format
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    pub format: Format,
-    #[command(flatten)]
-    pub packs: PackLoad,
 }

@@ -43,7 +43,7 @@ impl Shape {
             GradeFormat::Human => Shape::Human,
             GradeFormat::Json => Shape::Document,
             GradeFormat::Jsonl => Shape::Lines,
-            GradeFormat::Csv | GradeFormat::Junit | GradeFormat::Markdown => Shape::Rows,
+            GradeFormat::Rows(_) => Shape::Rows,
         }
     }
 }

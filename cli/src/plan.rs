@@ -173,69 +173,16 @@ impl GradePlan {
             ask.no_record,
             format.as_deref().is_some_and(grades::is_cleo),
         );
-        // `-` reads standard input for `--list --grades -`, but grades are appended to a file:
-        // recording to `-` made a file of that name.
-        if record_to.as_deref() == Some(Path::new("-")) {
-            return Err(CliError::Usage(
-                "`--grades -` would record to a file named `-`: grades are appended to a file (`--format jsonl` prints the results, `--no-record` records none)".to_owned(),
-            ));
-        }
-        if ask.html.as_deref() == Some(Path::new("-")) {
-            return Err(CliError::Usage(
-                "`--html -` would mix the page with the results on standard output: name a file for the page".to_owned(),
-            ));
-        }
+        let sources = source
+            .several
+            .as_deref()
+            .unwrap_or(std::slice::from_ref(path));
+        check_targets(ask, sources, record_to.as_deref())?;
         let lines_only = ask.format == GradeFormat::Jsonl
             && record_to.is_none()
             && ask.output.is_none()
             && ask.fail_under.is_none()
             && ask.html.is_none();
-        // Results written over the source (`-o tasks.db`), or appended to it (`--grades
-        // audit.jsonl`), destroy the very data they were graded from.
-        let sources = source
-            .several
-            .as_deref()
-            .unwrap_or(std::slice::from_ref(path));
-        for (flag, target) in [
-            ("--output", ask.output.as_deref()),
-            ("--grades", record_to.as_deref()),
-            ("--html", ask.html.as_deref()),
-        ] {
-            if let Some(target) = target.filter(|t| sources.iter().any(|s| same_file(t, s))) {
-                return Err(CliError::Usage(format!(
-                    "`{flag} {}` is the source being graded: results written there would destroy it",
-                    target.display()
-                )));
-            }
-        }
-        // Files written at the end of the run, after every session was graded (and every
-        // judge asked, at its cost): a folder that is not there is found out now, not then.
-        for (what, target) in [
-            ("output file", ask.output.as_deref()),
-            ("agreement file", ask.agreement.as_deref()),
-            ("HTML page", ask.html.as_deref()),
-        ] {
-            if let Some(target) = target {
-                let folder = folder_of(target);
-                if !folder.is_dir() {
-                    return Err(CliError::Usage(format!(
-                        "cannot write {what} `{}`: there is no folder `{}` to write it in",
-                        target.display(),
-                        folder.display()
-                    )));
-                }
-            }
-        }
-        // The output replaces the file it is written to: over the grades file it would wipe
-        // the history, and in human form leave a file that no longer lists.
-        if let (Some(output), Some(grades)) = (ask.output.as_deref(), record_to.as_deref()) {
-            if same_file(output, grades) {
-                return Err(CliError::Usage(format!(
-                    "`--output {}` is the grades file this run records to: results written there would replace its history (write them elsewhere, or give `--no-record`)",
-                    output.display()
-                )));
-            }
-        }
         if ask.print_prompt && ask.format.plain().is_none() {
             return Err(CliError::Usage(format!(
                 "`--print-prompt` prints prompts as `human`, `json` or `jsonl`, not `{}`",
@@ -308,24 +255,85 @@ impl OutputPlan {
     }
 }
 
+/// Checks where a run writes (`--output`, the grades file, `--html`, `--agreement`) before
+/// anything is graded: not standard input's `-` where a file is meant, not a source being
+/// graded, not a folder that is not there, not the output over the grades file.
+fn check_targets(
+    ask: &GradeRequest,
+    sources: &[PathBuf],
+    record_to: Option<&Path>,
+) -> Result<(), CliError> {
+    // `-` reads standard input for `--list --grades -`, but grades are appended to a file:
+    // recording to `-` made a file of that name.
+    if record_to == Some(Path::new("-")) {
+        return Err(CliError::Usage(
+            "`--grades -` would record to a file named `-`: grades are appended to a file (`--format jsonl` prints the results, `--no-record` records none)".to_owned(),
+        ));
+    }
+    if ask.html.as_deref() == Some(Path::new("-")) {
+        return Err(CliError::Usage(
+            "`--html -` would mix the page with the results on standard output: name a file for the page".to_owned(),
+        ));
+    }
+    // Results written over the source (`-o tasks.db`), or appended to it (`--grades
+    // audit.jsonl`), destroy the very data they were graded from.
+    for (flag, target) in [
+        ("--output", ask.output.as_deref()),
+        ("--grades", record_to),
+        ("--html", ask.html.as_deref()),
+    ] {
+        if let Some(target) = target.filter(|t| sources.iter().any(|s| same_file(t, s))) {
+            return Err(CliError::Usage(format!(
+                "`{flag} {}` is the source being graded: results written there would destroy it",
+                target.display()
+            )));
+        }
+    }
+    // Files written at the end of the run, after every session was graded (and every
+    // judge asked, at its cost): a folder that is not there is found out now, not then.
+    for (what, target) in [
+        ("output file", ask.output.as_deref()),
+        ("agreement file", ask.agreement.as_deref()),
+        ("HTML page", ask.html.as_deref()),
+    ] {
+        if let Some(target) = target {
+            let folder = folder_of(target);
+            if !folder.is_dir() {
+                return Err(CliError::Usage(format!(
+                    "cannot write {what} `{}`: there is no folder `{}` to write it in",
+                    target.display(),
+                    folder.display()
+                )));
+            }
+        }
+    }
+    // The output replaces the file it is written to: over the grades file it would wipe
+    // the history, and in human form leave a file that no longer lists.
+    if let (Some(output), Some(grades)) = (ask.output.as_deref(), record_to) {
+        if same_file(output, grades) {
+            return Err(CliError::Usage(format!(
+                "`--output {}` is the grades file this run records to: results written there would replace its history (write them elsewhere, or give `--no-record`)",
+                output.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// From how many named sessions they are read streamed (`GradePlan::stream_named`).
 const STREAM_NAMED_FROM: usize = 100;
 
 /// The row format `format` names, made for `pack`: a session passes at `--fail-under` when
 /// it is given, else at the pack's pass mark (the lowest band needing half the points, C = 60
-/// for CLEO). `None` for the formats that are not written a row per result. A new row format
-/// is a file of the engine's `sink` and a line here.
+/// for CLEO). `None` for the formats that are not written a row per result.
 fn row_format(
     format: GradeFormat,
     pack: &CompiledPack,
     fail_under: Option<f64>,
 ) -> Option<Box<dyn RowFormat>> {
-    use grade_engine::sink::{Csv, JUnit, Markdown};
     let pass_at = fail_under.unwrap_or_else(|| grade_engine::compare::default_pass_at(&pack.bands));
     match format {
-        GradeFormat::Csv => Some(Box::new(Csv::new(pack, pass_at))),
-        GradeFormat::Junit => Some(Box::new(JUnit::new(pack, pass_at))),
-        GradeFormat::Markdown => Some(Box::new(Markdown::new(pack, pass_at))),
+        GradeFormat::Rows(kind) => Some((kind.make)(pack, pass_at)),
         GradeFormat::Human | GradeFormat::Json | GradeFormat::Jsonl => None,
     }
 }

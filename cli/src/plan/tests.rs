@@ -278,3 +278,36 @@ fn compare_flags_that_do_not_fit_together_are_refused_in_order() {
         "`--html base.jsonl` would be written over `base.jsonl`, which the comparison reads: choose another file"
     );
 }
+
+#[test]
+fn every_row_format_of_the_engine_is_a_format_value() {
+    // `--format` takes its row formats from the engine's registry: a new one needs no line
+    // in the binary, and none may take a name of the binary's own forms.
+    let kinds = grade_engine::sink::ROW_FORMATS;
+    assert!(!kinds.is_empty());
+    for kind in kinds {
+        assert!(
+            !["human", "json", "jsonl"].contains(&kind.name),
+            "`{}` is a form of the binary's own",
+            kind.name
+        );
+        let plan = plan(&format!(
+            "--rubric cleo-v1 --source {{log}} --all --no-record --format {}",
+            kind.name
+        ));
+        assert_eq!(plan.output.format, GradeFormat::Rows(kind));
+        assert_eq!(plan.output.format.name(), kind.name);
+        let rows = plan.rows.as_ref().expect("a row format plans its rows");
+        assert!(!plan.lines_only);
+        // Made at the pack's pass mark (C = 60 for CLEO), as the registry's maker says.
+        assert_eq!(rows.pass_at(), 60.0, "{}", kind.name);
+    }
+    let mut names: Vec<&str> = kinds.iter().map(|k| k.name).collect();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(
+        names.len(),
+        kinds.len(),
+        "a row format's name is taken twice"
+    );
+}

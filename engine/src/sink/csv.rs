@@ -3,7 +3,7 @@
 //! is quoted, its quotes doubled; lines end with CRLF). Values are the data's, unchanged: a
 //! spreadsheet that reads a cell starting with `=` as a formula is the reader's to guard.
 
-use super::rows::{passes, Columns, RowFormat, Tally};
+use super::rows::{passes, Columns, RowFormat, RowFormatKind, Tally};
 use crate::pack::CompiledPack;
 use crate::GradeResult;
 
@@ -23,6 +23,13 @@ const FIXED: [&str; 12] = [
     "entryCount",
     "skippedLines",
 ];
+
+/// `--format csv`: Csv rows, made for a pack.
+pub(super) const FORMAT: RowFormatKind = RowFormatKind {
+    name: "csv",
+    help: "A row per session and a column per dimension (RFC 4180)",
+    make: |pack, pass_at| Box::new(Csv::new(pack, pass_at)),
+};
 
 /// CSV rows of a pack's results.
 #[derive(Debug, Clone)]

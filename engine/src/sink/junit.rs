@@ -4,9 +4,16 @@
 //! characters XML 1.0 cannot hold at all (most control characters) are written as visible
 //! escapes (`\u{1b}`), so the file always parses.
 
-use super::rows::{is_hidden, passes, push_visible, Columns, RowFormat, Tally};
+use super::rows::{is_hidden, passes, push_visible, Columns, RowFormat, RowFormatKind, Tally};
 use crate::pack::CompiledPack;
 use crate::GradeResult;
+
+/// `--format junit`: JUnit rows, made for a pack.
+pub(super) const FORMAT: RowFormatKind = RowFormatKind {
+    name: "junit",
+    help: "JUnit XML: a test case per session, failed below `--fail-under` or the pack's pass mark",
+    make: |pack, pass_at| Box::new(JUnit::new(pack, pass_at)),
+};
 
 /// JUnit XML of a pack's results.
 #[derive(Debug, Clone)]

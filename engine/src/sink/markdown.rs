@@ -4,9 +4,16 @@
 //! (Markdown's punctuation, HTML's `<`, line breaks), so a session id cannot break the table
 //! or inject markup.
 
-use super::rows::{is_hidden, passes, push_visible, Columns, RowFormat, Tally};
+use super::rows::{is_hidden, passes, push_visible, Columns, RowFormat, RowFormatKind, Tally};
 use crate::pack::CompiledPack;
 use crate::GradeResult;
+
+/// `--format markdown`: Markdown rows, made for a pack.
+pub(super) const FORMAT: RowFormatKind = RowFormatKind {
+    name: "markdown",
+    help: "A Markdown summary and table, for `$GITHUB_STEP_SUMMARY`",
+    make: |pack, pass_at| Box::new(Markdown::new(pack, pass_at)),
+};
 
 /// A Markdown summary of a pack's results.
 #[derive(Debug, Clone)]

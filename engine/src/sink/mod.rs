@@ -27,7 +27,11 @@ pub use json::{document_element, JsonDocument, JsonLines};
 pub use junit::JUnit;
 pub use markdown::Markdown;
 pub use mend::not_a_grade;
-pub use rows::{passes, Counted, RowFormat, Rows, Tally};
+pub use rows::{passes, Counted, RowFormat, RowFormatKind, Rows, Tally};
+
+/// The row formats, in the order `grade --format` lists them. A new one is its file in this
+/// folder and its line here: the command line takes its name and help from this list.
+pub const ROW_FORMATS: &[RowFormatKind] = &[csv::FORMAT, junit::FORMAT, markdown::FORMAT];
 
 /// What appending to a grades file holding `bytes` does before it appends: `Ok(n)` cuts the
 /// last `n` bytes (a torn grade line; 0 for none), `Err(line)` refuses the file, whose line

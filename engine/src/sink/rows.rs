@@ -24,6 +24,18 @@ pub trait RowFormat: Send + Sync + std::fmt::Debug {
     fn tail(&self, tally: &Tally, out: &mut Vec<u8>);
 }
 
+/// A row format as `grade --format` names it: its name, its help and how it is made, said
+/// once beside the format itself. The formats there are: [`ROW_FORMATS`](super::ROW_FORMATS).
+#[derive(Debug, Clone, Copy)]
+pub struct RowFormatKind {
+    /// Its name on the command line (`--format NAME`).
+    pub name: &'static str,
+    /// What it writes, in a phrase (the command line's help).
+    pub help: &'static str,
+    /// Makes it for `pack`'s results; a session passes at `pass_at` percent.
+    pub make: fn(pack: &CompiledPack, pass_at: f64) -> Box<dyn RowFormat>,
+}
+
 /// A borrowed format is one: a run's `Box<dyn RowFormat>` lends itself to each [`Rows`].
 impl<F: RowFormat + ?Sized> RowFormat for &F {
     fn pass_at(&self) -> f64 {
