@@ -270,3 +270,19 @@ pub fn open_in_chromium(page: &Path, hash: &str) -> (String, Vec<String>) {
         .collect();
     (stdout(&out), console)
 }
+
+/// `text` with the lists the source registry makes put as `[TRIED FORMATS]` (what detection
+/// tried: every built-in format's noun, in detection order) and `[FORMAT NAMES]` (every
+/// built-in name in backticks): a snapshot of a message naming every format is the same
+/// when a format is added, and the registry stays the one place the formats are listed.
+pub fn registry_lists(text: &str) -> String {
+    let registry = grade_engine::source::Registry::builtin();
+    let nouns: Vec<&str> = registry.formats().map(|f| f.noun()).collect();
+    let tried = match nouns.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => nouns.concat(),
+    };
+    let names: Vec<String> = registry.names().map(|n| format!("`{n}`")).collect();
+    text.replace(&format!("(tried {tried})"), "(tried [TRIED FORMATS])")
+        .replace(&names.join(", "), "[FORMAT NAMES]")
+}

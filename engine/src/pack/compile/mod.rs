@@ -711,7 +711,14 @@ mod tests {
                 (
                     Code::SourceFormat,
                     "sources[3]".to_owned(),
-                    "unknown source format `events`: the formats are `cleo-db`, `cleo-jsonl`, `claude-code`, `langfuse`, `inspect-ai`, `atif`, `otel`, `codex`, `gemini-cli`, `openhands`, `swe-agent`".to_owned()
+                    format!(
+                        "unknown source format `events`: the formats are {}",
+                        crate::source::Registry::builtin()
+                            .names()
+                            .map(|name| format!("`{name}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
                 ),
             ]
         );

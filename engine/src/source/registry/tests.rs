@@ -87,7 +87,18 @@ fn a_format_registered_at_run_time_is_detected_and_read_from_bytes() {
     );
     // The builtin registry does not know it, and says what it tried.
     let err = Registry::builtin().detect(&input).unwrap_err().to_string();
-    assert!(err.contains("(tried a CLEO database, a CLEO audit log, a Claude Code transcript, a Langfuse trace, an inspect_ai eval log, an ATIF trajectory, an OpenTelemetry trace, a Codex CLI rollout, a Gemini CLI chat recording, an OpenHands event stream and a SWE-agent trajectory)"), "{err}");
+    // The list is the registry's own (every format's noun, in detection order), so a new
+    // format changes no test: checked here for its shape, built from the formats.
+    let tried = Registry::builtin().tried();
+    assert!(err.contains(&format!("(tried {tried})")), "{err}");
+    let nouns: Vec<&str> = Registry::builtin().formats().map(|f| f.noun()).collect();
+    if let Some((last, rest)) = nouns.split_last() {
+        assert_eq!(tried, format!("{} and {last}", rest.join(", ")));
+    }
+    assert!(
+        tried.starts_with("a CLEO database, a CLEO audit log, "),
+        "{tried}"
+    );
     let err = registry
         .detect(&Input::Bytes {
             name: Path::new("-"),
@@ -268,4 +279,95 @@ fn packs_graded_together_must_each_grade_the_format() {
         );
     let cleo_only = cleo.grading(Registry::builtin().clone());
     assert!(cleo_only.refusal(format, Path::new("a.jsonl")).is_none());
+}
+
+/// What `docs/sources.md` (its `--source-format` line and a section per format) and the
+/// `sources` description of `schemas/rubric.schema.json` lack of `registry`'s formats.
+fn unlisted(registry: &Registry, sources_md: &str, schema_sources: &str) -> Vec<String> {
+    let names: Vec<&str> = registry.names().collect();
+    let mut missing = Vec::new();
+    let flag = format!("`--source-format auto|{}`", names.join("|"));
+    if !sources_md.contains(&flag) {
+        missing.push(format!("docs/sources.md's line {flag}"));
+    }
+    for name in &names {
+        let heading = format!("(`{name}`)");
+        if !sources_md
+            .lines()
+            .any(|l| l.starts_with("## ") && l.contains(&heading))
+        {
+            missing.push(format!("docs/sources.md's section `## … {heading}`"));
+        }
+    }
+    let listed: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    if !schema_sources.contains(&listed.join(", ")) {
+        missing.push(format!("the schema's `sources` list {}", listed.join(", ")));
+    }
+    missing
+}
+
+/// The repository's `docs/sources.md` and the `sources` description of its pack schema.
+fn listed_docs() -> (String, String) {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let sources = std::fs::read_to_string(repo.join("docs/sources.md")).unwrap();
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(repo.join("schemas/rubric.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let described = schema["properties"]["sources"]["description"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    (sources, described)
+}
+
+/// The names and sections a reader finds in `docs/sources.md` and the schema of
+/// `rubric.yaml` are the registry's: a format added to it without them fails here, not in a
+/// reader's hands.
+#[test]
+fn the_docs_and_the_pack_schema_list_every_format_of_the_registry() {
+    let (sources, described) = listed_docs();
+    let missing = unlisted(Registry::builtin(), &sources, &described);
+    assert!(missing.is_empty(), "not listed: {missing:#?}");
+}
+
+/// What adding a format asks, shown with the toy format: its file (here, `Toy` above), its
+/// line in the registry (here, registered after the built-in ones, where `Registry::default`
+/// would put it), a fixture, and a docs row. Every message and list that names the formats
+/// then names it with no other change; only the docs ask for their row.
+#[test]
+fn a_new_format_needs_its_file_its_registry_line_a_fixture_and_a_docs_row() {
+    let mut registry = Registry::builtin().clone();
+    registry.register(Arc::new(Toy)).unwrap();
+    // The fixture.
+    let fixture = Input::Bytes {
+        name: Path::new("toy.log"),
+        bytes: b"#toy\ns1\tfind\n",
+    };
+    assert_eq!(registry.detect(&fixture).unwrap().name(), "toy");
+    assert!(registry.get("toy").is_some() && registry.names().any(|n| n == "toy"));
+    assert!(
+        registry.tried().ends_with(" and a toy log"),
+        "{}",
+        registry.tried()
+    );
+    let last = Registry::builtin().names().last().unwrap();
+    let unknown = registry.format_named("toys").unwrap_err();
+    assert!(
+        unknown.ends_with(&format!(", `{last}`, `toy`)")),
+        "{unknown}"
+    );
+    // The docs as they are lack its row, and say exactly which.
+    let (sources, described) = listed_docs();
+    let missing = unlisted(&registry, &sources, &described);
+    assert_eq!(missing.len(), 3, "{missing:#?}");
+    assert!(missing.iter().all(|m| m.contains("toy")), "{missing:#?}");
+    // With its row (the name in the line and the schema's list, a section), nothing lacks.
+    let sources =
+        sources.replace(&format!("|{last}`"), &format!("|{last}|toy`")) + "\n## Toy logs (`toy`)\n";
+    let described = described.replace(&format!("`{last}`"), &format!("`{last}`, `toy`"));
+    assert_eq!(
+        unlisted(&registry, &sources, &described),
+        Vec::<String>::new()
+    );
 }
