@@ -63,10 +63,16 @@ impl SourceFormat for Toy {
     }
 }
 
-#[test]
-fn a_format_registered_at_run_time_is_detected_and_read_from_bytes() {
+/// The built-in formats and the toy, registered after them.
+fn with_toy() -> Registry {
     let mut registry = Registry::builtin().clone();
     registry.register(Arc::new(Toy)).unwrap();
+    registry
+}
+
+#[test]
+fn a_format_registered_at_run_time_is_detected_and_read_from_bytes() {
+    let mut registry = with_toy();
     let input = Input::Bytes {
         name: Path::new("-"),
         bytes: b"#toy\ns1\tfind\ns2\tshow\ns1\tadd\n",
@@ -337,8 +343,7 @@ fn the_docs_and_the_pack_schema_list_every_format_of_the_registry() {
 /// then names it with no other change; only the docs ask for their row.
 #[test]
 fn a_new_format_needs_its_file_its_registry_line_a_fixture_and_a_docs_row() {
-    let mut registry = Registry::builtin().clone();
-    registry.register(Arc::new(Toy)).unwrap();
+    let registry = with_toy();
     // The fixture.
     let fixture = Input::Bytes {
         name: Path::new("toy.log"),
