@@ -9,7 +9,8 @@
 //! `cargo semver-checks` are not installed there. The listing is a line per declaration,
 //! not a resolved API: a public item of a private module is counted only where a `pub use`
 //! names it, and a signature is shown up to its first line. That is enough to see the
-//! facade move in a diff; semver checking proper is left to those tools.
+//! facade move in a diff; semver checking proper is left to those tools. Test code
+//! (`#[cfg(test)]` items) is left out, and a `pub use` over several lines is one line.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -37,13 +38,38 @@ fn module_file(file: &Path, name: &str) -> Option<PathBuf> {
     .find(|p| p.is_file())
 }
 
-/// The non-test text of a source file: up to its first `#[cfg(test)]`.
+/// The non-test text of a source file: each `#[cfg(test)]` item left out (a `mod x;` line, or
+/// an item to the end of its braces), and a `pub use` that spans lines joined into one.
 fn code_of(file: &Path) -> String {
-    let mut text = std::fs::read_to_string(file).unwrap();
-    if let Some(at) = text.find("#[cfg(test)]") {
-        text.truncate(at);
+    let text = std::fs::read_to_string(file).unwrap();
+    let mut out = String::new();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        if line.trim() == "#[cfg(test)]" {
+            let mut depth: i64 = 0;
+            for item in lines.by_ref() {
+                depth += item.matches('{').count() as i64 - item.matches('}').count() as i64;
+                let end = item.trim_end();
+                if depth <= 0 && (end.ends_with(';') || end.ends_with('}')) {
+                    break;
+                }
+            }
+            continue;
+        }
+        out.push_str(line);
+        if line.trim_start().starts_with("pub use ") && !line.contains(';') {
+            for more in lines.by_ref() {
+                out.push(' ');
+                out.push_str(more.trim());
+                if more.contains(';') {
+                    break;
+                }
+            }
+            out = out.replace("{ ", "{").replace(", }", "}");
+        }
+        out.push('\n');
     }
-    text
+    out
 }
 
 /// The public declarations of the module in `file` (its path `module`), and of its public
