@@ -94,18 +94,17 @@ impl CliError {
     /// `error[CODE]: …`. `None` where nothing more is printed ([`CliError::Reported`]), and
     /// where the problems shown carry their own (an invalid pack, [`CliError::Summary`]).
     pub fn code(&self) -> Option<Code> {
-        use grade_engine::sink::SinkError;
         Some(match self {
             CliError::Reported | CliError::Summary(_) => return None,
             CliError::Pack(e) => return e.code(),
-            CliError::Source(e) => source_code(e),
+            CliError::Source(e) => Code::of_source_error(e),
             CliError::Eval(e) => return e.code(),
             CliError::Usage(_) => Code::Usage,
             CliError::CheckFailed(_) => Code::CheckFailed,
             CliError::PackTest(_) => Code::PackTest,
-            CliError::Sink(SinkError::Grades { .. }) => Code::GradesWrite,
-            CliError::Sink(SinkError::Write(_)) | CliError::Output { .. } => Code::OutputWrite,
-            CliError::Sink(SinkError::Json(_)) | CliError::Json(_) => Code::Serialise,
+            CliError::Sink(e) => e.code(),
+            CliError::Output { .. } => Code::OutputWrite,
+            CliError::Json(_) => Code::Serialise,
             CliError::GradesRead { .. } => Code::GradesUnreadable,
             CliError::GradesLine { .. } => Code::GradesLine,
             CliError::Io { .. } => Code::FileAccess,
@@ -158,31 +157,6 @@ pub fn error_line(code: Option<Code>, message: &str) -> String {
 /// A session that could not be graded, as the line that reports it.
 pub fn eval_line(err: &EvalError) -> String {
     error_line(err.code(), &eval_message(err))
-}
-
-/// The code of a source error (`E1xx`). The binary maps it here: the registry lives in the
-/// engine's `pack`, a layer above `source`, which may not import it.
-pub fn source_code(err: &SourceError) -> Code {
-    match err {
-        SourceError::Io { .. } => Code::SourceUnreadable,
-        SourceError::UnknownFormat { .. } => Code::UnknownFormat,
-        SourceError::BadLine { .. } => Code::BadLine,
-        SourceError::MalformedLine { .. } => Code::MalformedLine,
-        SourceError::NotCleoDb { .. } => Code::NotCleoDb,
-        SourceError::MissingDispatchColumns { .. } => Code::OldCleoDb,
-        SourceError::BadRow { .. } => Code::BadRow,
-        SourceError::Sqlite { .. } => Code::Sqlite,
-        SourceError::Locked { .. } => Code::Locked,
-        SourceError::HotJournal { .. } => Code::HotJournal,
-        SourceError::NotLangfuse { .. } => Code::NotLangfuse,
-        SourceError::FolderNotClaudeCode { .. } => Code::FolderNotClaudeCode,
-        SourceError::Format { .. } => Code::SourceInvalid,
-        SourceError::EmptyFolder { .. } => Code::EmptyFolder,
-        SourceError::NoSourceFiles { .. } => Code::NoSourceFiles,
-        SourceError::DuplicateSession { .. } => Code::DuplicateSession,
-        SourceError::NotGraded(_) => Code::FormatNotGraded,
-        SourceError::Plugin { .. } => Code::PluginSource,
-    }
 }
 
 /// A source error in the binary's words: the engine's message, and the flag that helps.

@@ -294,6 +294,7 @@ pub fn combine_runs(mut runs: Vec<Judgment>, pack: &CompiledPack) -> Judgment {
 
 /// Why a judgment cannot be used.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum JudgmentError {
     /// The judgment is not JSON.
     #[error("{origin}: the judgment is not JSON ({message}); it starts with `{start}`")]
@@ -374,7 +375,7 @@ pub fn judgment_schema(pack: &CompiledPack) -> Value {
 }
 
 /// Whole numbers as JSON integers, so `enum: [0, 1, 2, 3]` reads as written.
-pub fn json_number(v: f64) -> Value {
+pub(crate) fn json_number(v: f64) -> Value {
     if v.fract() == 0.0 && v.abs() < 9.0e15 {
         Value::from(v as i64)
     } else {
@@ -478,6 +479,7 @@ fn broken_json(text: &str) -> Option<ReplyError> {
 
 /// Why a judge's reply holds no judgment to read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ReplyError {
     /// The reply holds no JSON.
     #[error("the reply is not JSON and holds no JSON object")]

@@ -23,7 +23,11 @@
 //! - the modules [`compare`] (two packs or two arms over the same sessions, or two sets of
 //!   recorded results: [`compare::recorded`]), [`judgment`]
 //!   and [`prompt`] (judged dimensions), [`plugin`] (native code a pack loads) and
-//!   [`result`] (the parts of a result).
+//!   [`result`] (the parts of a result);
+//! - the modules the `grade` binary and the Python module build on: [`source`] (every
+//!   format), [`pack`] (with [`pack::codes`], the diagnostic codes), [`entry`], [`run`]
+//!   (a source graded in parallel), [`sink`] (outputs), [`pack_test`], [`calibrate`] and
+//!   [`agreement`], [`reference`](mod@reference), [`time`] and [`file`](mod@file).
 //!
 //! # Embedding
 //!
@@ -43,7 +47,9 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-// The public API is the facade below; everything else is `pub(crate)`.
+// The public API is the facade below: the root's items and re-exports, and the `pub mod`s
+// the docs above list; within those, what only the engine uses is `pub(crate)`, as is every
+// other module. `engine/tests/public-api.txt` lists it, so a change to it shows in review.
 #![warn(missing_docs)]
 
 pub mod agreement;

@@ -104,7 +104,7 @@ pub fn not_found_lines(
 }
 
 /// The error of a comparison over named sessions that the source does not all hold.
-pub fn no_entries_for(missing: &[&str], source: &Path) -> String {
+pub(crate) fn no_entries_for(missing: &[&str], source: &Path) -> String {
     let named: Vec<String> = missing.iter().map(|id| format!("`{id}`")).collect();
     format!(
         "no entries for session{} {} in `{}`",

@@ -28,7 +28,7 @@ const MAX_TEXT: usize = 400;
 const CHARS_PER_TOKEN: usize = 4;
 
 /// A rough count of the tokens of `text`, for chunking a session to a judge's budget.
-pub fn estimate_tokens(text: &str) -> u64 {
+pub(crate) fn estimate_tokens(text: &str) -> u64 {
     (text.chars().count().div_ceil(CHARS_PER_TOKEN)) as u64
 }
 

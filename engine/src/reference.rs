@@ -49,6 +49,7 @@ pub const MAX_REFERENCE_FILE: u64 = 256 << 20;
 
 /// Why a reference file could not be used.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ReferenceError {
     /// The file could not be read.
     #[error("cannot read reference file `{}`: {source}", path.display())]

@@ -273,7 +273,7 @@ impl GradeResult {
     }
 
     /// How many of the result's dimensions applied to the session, of how many.
-    pub fn dimensions_applied(&self) -> (usize, usize) {
+    pub(crate) fn dimensions_applied(&self) -> (usize, usize) {
         let all = self.dimensions.len();
         let skipped = self
             .dimensions
@@ -519,7 +519,7 @@ pub fn percent_of(total: f64, max: f64) -> f64 {
 /// The JSON values of JSON-lines text (expectations) with their 1-based line numbers; blank
 /// lines are skipped, and the first line that is not JSON, or holds a lone UTF-16 surrogate,
 /// is the error, with its number.
-pub fn parse_json_lines(
+pub(crate) fn parse_json_lines(
     text: &str,
 ) -> Result<Vec<(usize, serde_json::Value)>, (usize, serde_json::Error)> {
     map_json_lines(
@@ -589,7 +589,7 @@ where
 
 /// One line of JSON as [`map_json_lines`] reads it: its value, and whether it held a lone
 /// UTF-16 surrogate, read as U+FFFD.
-pub fn read_json_line(line: &str) -> Result<(serde_json::Value, bool), serde_json::Error> {
+pub(crate) fn read_json_line(line: &str) -> Result<(serde_json::Value, bool), serde_json::Error> {
     crate::json::from_slice_lenient(line.as_bytes())
 }
 

@@ -1,7 +1,7 @@
 //! Calibration: how far a judge's scores agree with people's, per judged dimension.
 //!
 //! A judge's results (its score, rationale and evidence per dimension per session) meet
-//! human labels ([`labels`]): every label of a session is paired with the judge's score
+//! human labels ([`parse_labels`]): every label of a session is paired with the judge's score
 //! of that session, so three annotators make three pairs. On those pairs, a categorical
 //! dimension gets Cohen's κ unweighted and quadratic-weighted, the confusion matrix and the
 //! exact and within-one agreement; a numeric one Pearson's r and Spearman's ρ; both the
@@ -15,8 +15,8 @@
 //! the pack does not have, scores outside a dimension's categories or range, and a second
 //! label of one annotator for one session and dimension (the first is kept).
 
-pub mod labels;
-pub mod stats;
+pub(crate) mod labels;
+pub(crate) mod stats;
 
 use indexmap::{IndexMap, IndexSet};
 use serde::Serialize;
@@ -25,7 +25,8 @@ use serde_json::Value;
 use crate::agreement::Metric;
 use crate::pack::{CompiledPack, DimensionKind};
 pub use labels::{parse_labels, Label, LabelScore, LabelsError};
-use stats::{Interval, Undefined, Weights};
+pub use stats::Interval;
+use stats::{Undefined, Weights};
 
 /// What a judge said about one dimension of one session.
 #[derive(Debug, Clone, PartialEq)]

@@ -14,6 +14,7 @@ use crate::source::{self, SessionFilter, SourceError, SourceFormat};
 
 /// Why a session has no grade from one of the packs.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum GradeError {
     /// The pack could not grade the session.
     #[error(transparent)]

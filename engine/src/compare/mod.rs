@@ -40,7 +40,7 @@ mod grading;
 mod json;
 mod pairing;
 pub mod recorded;
-pub mod stats;
+pub(crate) mod stats;
 mod two_packs;
 
 use std::borrow::Cow;

@@ -66,7 +66,7 @@ pub enum RecordedError {
 
 /// The fields a result cannot be compared without that `value` lacks, all of them at once
 /// (serde names only the first).
-pub fn missing_fields(value: &serde_json::Value) -> Option<String> {
+pub(crate) fn missing_fields(value: &serde_json::Value) -> Option<String> {
     let obj = value.as_object()?;
     let missing: Vec<String> = NEEDED
         .into_iter()

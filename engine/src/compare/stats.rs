@@ -445,6 +445,9 @@ pub fn mean(values: &[f64]) -> f64 {
 }
 
 #[cfg(test)]
+mod scipy_reference;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

@@ -91,7 +91,7 @@ impl Params {
     }
 
     /// The params as a JSON object.
-    pub fn to_map(&self) -> Map<String, Value> {
+    pub(crate) fn to_map(&self) -> Map<String, Value> {
         self.iter()
             .map(|(k, v)| (k.to_owned(), v.clone()))
             .collect()
@@ -330,7 +330,7 @@ impl<'de> Deserialize<'de> for MetaValue {
 
 impl Metadata {
     /// Metadata with only a source.
-    pub fn with_source(source: &str) -> Self {
+    pub(crate) fn with_source(source: &str) -> Self {
         Metadata {
             task_id: None,
             user_id: None,
@@ -516,7 +516,7 @@ pub(crate) fn lowercase_first(message: &str) -> String {
 
 /// Rounds half away from zero on the exact binary value, as JavaScript's `toFixed(0)`
 /// does for non-negative numbers (Rust's `{:.0}` rounds half to even).
-pub fn round_half_up(x: f64) -> f64 {
+pub(crate) fn round_half_up(x: f64) -> f64 {
     let floor = x.floor();
     if x - floor >= 0.5 {
         floor + 1.0
@@ -650,21 +650,21 @@ impl SourceFile {
 /// Where an entry is in its source, as its source says: the file and line (a transcript, a
 /// CLEO audit log), the row id (`tasks.db`), and a transcript tool call's `tool_use` id.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SourcePlace {
+pub(crate) struct SourcePlace {
     /// The file, as the reader named it.
-    pub file: Option<String>,
+    pub(crate) file: Option<String>,
     /// The 1-based line in `file`.
-    pub line: Option<u64>,
+    pub(crate) line: Option<u64>,
     /// The row id in `file` (a database).
-    pub row_id: Option<u64>,
+    pub(crate) row_id: Option<u64>,
     /// A transcript tool call's `tool_use` id.
-    pub tool_use_id: Option<String>,
+    pub(crate) tool_use_id: Option<String>,
 }
 
 impl Entry {
     /// Where the entry is in its source, from its [`Origin`] or, for a transcript, its
     /// metadata (`file`, `line`, `toolUseId`).
-    pub fn source_place(&self) -> SourcePlace {
+    pub(crate) fn source_place(&self) -> SourcePlace {
         let meta = |key: &str| self.metadata.get(key).map(MetaRef::to_json);
         let text = |key: &str| meta(key).and_then(|v| v.as_str().map(str::to_owned));
         let mut place = SourcePlace {

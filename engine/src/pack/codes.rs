@@ -608,8 +608,34 @@ impl Code {
 
     /// Whether the code is of a session the pack cannot grade (a valid pack, and the other
     /// sessions graded), not of the pack.
-    pub fn is_session_error(self) -> bool {
+    pub(crate) fn is_session_error(self) -> bool {
         self.scope() == Scope::Session
+    }
+
+    /// The code of a source error (`E1xx`), as `error[CODE]: …` shows it. It is kept here,
+    /// not in `source`: the registry of codes is a layer above the sources.
+    pub fn of_source_error(err: &crate::source::SourceError) -> Code {
+        use crate::source::SourceError;
+        match err {
+            SourceError::Io { .. } => Code::SourceUnreadable,
+            SourceError::UnknownFormat { .. } => Code::UnknownFormat,
+            SourceError::BadLine { .. } => Code::BadLine,
+            SourceError::MalformedLine { .. } => Code::MalformedLine,
+            SourceError::NotCleoDb { .. } => Code::NotCleoDb,
+            SourceError::MissingDispatchColumns { .. } => Code::OldCleoDb,
+            SourceError::BadRow { .. } => Code::BadRow,
+            SourceError::Sqlite { .. } => Code::Sqlite,
+            SourceError::Locked { .. } => Code::Locked,
+            SourceError::HotJournal { .. } => Code::HotJournal,
+            SourceError::NotLangfuse { .. } => Code::NotLangfuse,
+            SourceError::FolderNotClaudeCode { .. } => Code::FolderNotClaudeCode,
+            SourceError::Format { .. } => Code::SourceInvalid,
+            SourceError::EmptyFolder { .. } => Code::EmptyFolder,
+            SourceError::NoSourceFiles { .. } => Code::NoSourceFiles,
+            SourceError::DuplicateSession { .. } => Code::DuplicateSession,
+            SourceError::NotGraded(_) => Code::FormatNotGraded,
+            SourceError::Plugin { .. } => Code::PluginSource,
+        }
     }
 
     /// The code with this id (`E012`, case-insensitive) or name (`unknown-selector`).
@@ -628,7 +654,7 @@ impl Code {
 
     /// Codes `keep` keeps whose id or name is close to `text`, the closest first (the
     /// warnings, for `allow`).
-    pub fn close_to_where(text: &str, keep: impl Fn(Code) -> bool) -> Vec<Code> {
+    pub(crate) fn close_to_where(text: &str, keep: impl Fn(Code) -> bool) -> Vec<Code> {
         let text = text.trim().to_ascii_lowercase();
         let mut scored: Vec<(usize, Code)> = ALL
             .iter()

@@ -40,7 +40,9 @@ pub use locate::{snippet, Place};
 pub struct PackFiles {
     /// Where the files came from.
     pub origin: PackOrigin,
-    /// File name (relative to the pack folder) → content: see [`is_pack_file`].
+    /// File name (relative to the pack folder) → content. The manifest, Rhai scripts and
+    /// judge prompt templates make up the pack's behaviour and digest; READMEs and test
+    /// fixtures do not.
     pub files: BTreeMap<String, String>,
 }
 
@@ -64,7 +66,7 @@ impl std::fmt::Display for PackOrigin {
 
 /// The files that make up a pack's behaviour (and its digest): the manifest, Rhai scripts
 /// and judge prompt templates. READMEs and test fixtures are not among them.
-pub fn is_pack_file(name: &str) -> bool {
+pub(crate) fn is_pack_file(name: &str) -> bool {
     name == "rubric.yaml" || name.ends_with(".rhai") || name.ends_with(".prompt.md")
 }
 
@@ -233,10 +235,11 @@ impl Problem {
 }
 
 /// The largest pack file read: packs are text a person writes.
-pub const MAX_PACK_FILE: u64 = 16 << 20;
+pub(crate) const MAX_PACK_FILE: u64 = 16 << 20;
 
 /// Why a pack could not be found, read or compiled.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum PackError {
     /// No pack has this id, and it is not a folder.
     #[error("unknown rubric `{spec}` (shipped: {shipped}; or give the path of a pack folder)")]
@@ -269,7 +272,7 @@ pub enum PackError {
         /// Where it leads.
         target: PathBuf,
     },
-    /// A pack file is larger than [`MAX_PACK_FILE`].
+    /// A pack file is larger than 16 MiB: packs are text a person writes.
     #[error("`{}` is larger than {} MiB, too large for a pack file", path.display(), MAX_PACK_FILE >> 20)]
     TooLarge {
         /// The file.
@@ -472,21 +475,21 @@ impl Vocabulary {
         (sorted(&self.domains), sorted(&self.operations))
     }
 
-    pub fn domains(&mut self, names: &[String]) -> Names {
+    pub(crate) fn domains(&mut self, names: &[String]) -> Names {
         Names {
             names: names.to_vec(),
             ids: Self::intern(&mut self.domains, names),
         }
     }
 
-    pub fn operations(&mut self, names: &[String]) -> Names {
+    pub(crate) fn operations(&mut self, names: &[String]) -> Names {
         Names {
             names: names.to_vec(),
             ids: Self::intern(&mut self.operations, names),
         }
     }
 
-    pub fn exit_codes(&mut self, codes: &[i64]) -> Codes {
+    pub(crate) fn exit_codes(&mut self, codes: &[i64]) -> Codes {
         Codes {
             codes: codes.to_vec(),
             ids: Self::intern(&mut self.exit_codes, codes),
@@ -507,7 +510,7 @@ impl Vocabulary {
     }
 
     /// How many domains, operations and exit codes the selectors mention.
-    pub fn sizes(&self) -> (usize, usize, usize) {
+    pub(crate) fn sizes(&self) -> (usize, usize, usize) {
         (
             self.domains.len(),
             self.operations.len(),
@@ -515,7 +518,7 @@ impl Vocabulary {
         )
     }
 
-    pub fn keys(&self, e: &crate::entry::Entry) -> EntryKeys {
+    pub(crate) fn keys(&self, e: &crate::entry::Entry) -> EntryKeys {
         fn id<
             K: Eq + std::hash::Hash + std::borrow::Borrow<Q>,
             Q: Eq + std::hash::Hash + ?Sized,
@@ -710,7 +713,7 @@ impl CompiledPack {
     }
 
     /// The source formats the pack's plugins read, in declaration order.
-    pub fn plugin_sources(&self) -> Vec<crate::native::PluginSource> {
+    pub(crate) fn plugin_sources(&self) -> Vec<crate::native::PluginSource> {
         self.plugins
             .iter()
             .flat_map(|p| {
@@ -759,11 +762,6 @@ impl CompiledPack {
                 }
             }
         }
-    }
-
-    /// Whether a dimension may be marked not applicable.
-    pub fn may_not_apply(&self, dimension: &Dimension) -> bool {
-        dimension.applies.is_some()
     }
 
     /// The dimensions a judge scores.

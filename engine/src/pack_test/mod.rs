@@ -26,9 +26,9 @@ use crate::{
 /// What an expectation file's name adds to its fixture's stem.
 pub const EXPECTED_SUFFIX: &str = ".expected.jsonl";
 /// What a judgments file's name adds to its fixture's stem.
-pub const JUDGMENTS_SUFFIX: &str = ".judgments.json";
+pub(crate) const JUDGMENTS_SUFFIX: &str = ".judgments.json";
 /// What a reference trajectories file's name adds to its fixture's stem.
-pub const REFERENCE_SUFFIX: &str = ".reference.jsonl";
+pub(crate) const REFERENCE_SUFFIX: &str = ".reference.jsonl";
 
 /// One fixture of a pack.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,6 +49,7 @@ pub struct Fixture {
 
 /// Why a pack's tests could not be run (a failing test is not an error: see [`TestRun`]).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum TestError {
     /// A file or folder of the tests could not be read or written.
     #[error("cannot access `{}`: {source}", path.display())]

@@ -192,7 +192,7 @@ pub enum Attached<'a> {
 /// adding new ones, and nothing else does. Langfuse upserts a score by id, moving it to the
 /// trace the body names: an id of session, rubric and name alone made the scores of a
 /// session's second trace take over those of its first.
-pub fn score_id(target: Attached<'_>, session: &str, digest: &str, name: &str) -> String {
+pub(crate) fn score_id(target: Attached<'_>, session: &str, digest: &str, name: &str) -> String {
     let (kind, target) = match target {
         Attached::Trace(id) => ("trace", id),
         Attached::Session(id) => ("session", id),

@@ -52,6 +52,7 @@ use crate::GradeResult;
 
 /// Why a sink could not take or write results.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SinkError {
     /// The grades file could not be opened or appended to; it is left as it was when it can be.
     #[error("cannot write grades file `{}`: {source}", path.display())]
@@ -68,6 +69,18 @@ pub enum SinkError {
     /// The sink's writer failed.
     #[error("cannot write results: {0}")]
     Write(#[source] std::io::Error),
+}
+
+impl SinkError {
+    /// The error's diagnostic code, as `error[CODE]: …` shows it.
+    pub fn code(&self) -> crate::pack::codes::Code {
+        use crate::pack::codes::Code;
+        match self {
+            SinkError::Grades { .. } => Code::GradesWrite,
+            SinkError::Json(_) => Code::Serialise,
+            SinkError::Write(_) => Code::OutputWrite,
+        }
+    }
 }
 
 /// A destination of results.

@@ -35,6 +35,7 @@ impl SessionFilter {
 
 /// Why a source could not be read. Every variant names the file, and the line or row.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SourceError {
     /// The file could not be read.
     #[error("cannot read `{path}`: {source}")]
