@@ -63,98 +63,6 @@ fn read_streamed(path: &Path) -> Result<Vec<Session>, SourceError> {
     drain(open(path)?)
 }
 
-#[test]
-fn split_range_covers_every_rowid_once_without_overflow() {
-    for (min, max, parts) in [
-        (1, 10, 3),
-        (5, 5, 4),
-        (1, 1_000_000_000_000, 2),
-        (1, i64::MAX, 2),
-        (i64::MIN, i64::MAX, 3),
-        (i64::MAX, i64::MAX, 1),
-        (i64::MAX - 2, i64::MAX, 7),
-    ] {
-        let ranges = split_range(min, max, parts);
-        assert!(!ranges.is_empty() && ranges.len() <= parts);
-        assert_eq!(ranges[0].0, min);
-        assert_eq!(ranges[ranges.len() - 1].1, max);
-        for pair in ranges.windows(2) {
-            assert!(pair[0].0 <= pair[0].1);
-            assert_eq!(pair[0].1.checked_add(1), Some(pair[1].0), "{ranges:?}");
-        }
-    }
-    assert!(split_range(2, 1, 4).is_empty());
-}
-
-#[test]
-fn chunks_hold_the_rows_counted_whatever_their_rowids() {
-    let mut chunker = Chunker::new(2);
-    for rowid in [1, 1_000_000_000_000, i64::MAX - 1, i64::MAX, -5] {
-        chunker.push(rowid);
-    }
-    let chunk = |first, last, rows| Chunk { first, last, rows };
-    assert_eq!(
-        chunker.finish(),
-        [
-            chunk(1, 1_000_000_000_000, 2),
-            chunk(i64::MAX - 1, i64::MAX, 2),
-            chunk(-5, -5, 1)
-        ]
-    );
-    assert!(Chunker::new(0).finish().is_empty());
-}
-
-/// `--all` once stepped through every rowid between the least and the greatest, so a
-/// gap hung it and rowids near `i64::MAX` overflowed into a false "changed while read".
-#[test]
-fn a_rowid_gap_or_a_rowid_at_i64_max_streams_as_the_whole_read() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = database(
-        dir.path(),
-        &[
-            (i64::MIN, "a"),
-            (1, "s"),
-            (1_000_000_000_000, "a"),
-            (i64::MAX - 1, "s"),
-            (i64::MAX, "b"),
-        ],
-    );
-    let whole = read_whole(&path, &SessionFilter::All).unwrap();
-    assert_eq!(whole.len(), 3);
-    assert_eq!(read_streamed(&path).unwrap(), whole);
-}
-
-#[test]
-fn streamed_batches_read_every_row_of_a_database_larger_than_a_batch() {
-    let dir = tempfile::tempdir().unwrap();
-    // Rowids spread out, sessions interleaved, more rows than a batch holds.
-    let ids: Vec<String> = (0..97).map(|k| format!("session-{k}")).collect();
-    let rows: Vec<(i64, &str)> = (0..(BATCH_ROWS as i64 + 5_000))
-        .map(|n| (n * 1_000_003 - 7, ids[(n % 97) as usize].as_str()))
-        .collect();
-    let path = database(dir.path(), &rows);
-    let whole = read_whole(&path, &SessionFilter::All).unwrap();
-    assert_eq!(whole.len(), 97);
-    assert_eq!(read_streamed(&path).unwrap(), whole);
-}
-
-/// A row removed between the passes once left its session graded short, in silence.
-#[test]
-fn a_row_removed_or_added_between_the_passes_is_a_change() {
-    for change in [
-        "DELETE FROM audit_log WHERE rowid = 3",
-        "INSERT INTO audit_log (rowid, id, timestamp, action, task_id, session_id) \
-         SELECT 4, 'new', timestamp, action, task_id, session_id FROM audit_log WHERE rowid = 5",
-    ] {
-        let dir = tempfile::tempdir().unwrap();
-        let path = database(dir.path(), &[(1, "a"), (3, "b"), (5, "a"), (7, "c")]);
-        let stream = open(&path).unwrap();
-        execute(&path, change);
-        let err = drain(stream).unwrap_err().to_string();
-        assert!(err.contains("changed while it was read"), "{change}: {err}");
-    }
-}
-
 /// One `?` per named session once failed past SQLite's 32,766 parameters.
 #[test]
 fn more_named_sessions_than_sqlite_takes_parameters_are_read() {
@@ -857,3 +765,5 @@ fn columns_of_fields_a_projection_leaves_out_are_not_asked_of_sqlite() {
     );
     assert_eq!(none.split(", ").count(), ENTRY_COLUMNS.len(), "{none}");
 }
+
+mod streaming;
