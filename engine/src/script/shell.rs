@@ -209,6 +209,8 @@ mod tests {
                 "(\\*\\*\\* (Update File|Add File|Move to|Delete File): ?)?[ a./é\r]{0,6}", 0..6),
         ) {
             let mut engine = Engine::new();
+            // A debug build's default nesting limits are lower than the host's.
+            engine.set_max_expr_depths(64, 32);
             register(&mut engine);
             let ast = engine.compile(RHAI_FOLD).unwrap();
             let cwd_value = cwd.clone().map_or(Dynamic::UNIT, Dynamic::from);
