@@ -11,7 +11,7 @@ use grade_engine::sink::langfuse::{LangfuseScores, ScoreBody};
 use grade_engine::{EvalError, GradeResult, Session, SessionFilter, SourceFormat};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::delivery::{json_line, Delivered, Delivery, FailureNotes, Rendered};
+use crate::delivery::{json_line, Delivered, Delivery, FailureNotes, Rendered, Renders};
 use crate::error::CliError;
 use crate::plan::GradePlan;
 use crate::{http, judge, langfuse, render, summary};
@@ -42,19 +42,28 @@ pub fn run(plan: &GradePlan) -> Result<(), CliError> {
 /// scores to Langfuse (`--push`). Also the number of malformed lines skipped.
 fn whole(plan: &GradePlan) -> Result<(Delivered, u64), CliError> {
     let mut warn = |warning: String| crate::warn(&warning);
+    let mut delivery = Delivery::new(plan, FailureNotes::AtOnce);
+    let renders = delivery.renders();
     let streamed = match &plan.stream_named {
-        Some(format) => stream_named(plan, format.as_ref(), &mut warn)?,
+        Some(format) => stream_named(plan, format.as_ref(), &renders, &mut warn)?,
         None => None,
     };
-    let (outcomes, sessions, skipped) = match streamed {
-        // Only `--emit` and `--push` read the sessions again, and they are not streamed.
-        Some((outcomes, skipped)) => (outcomes, Vec::new(), skipped),
-        None => {
-            let graded = grade_named(plan, &mut warn)?;
-            (graded.outcomes, graded.sessions, graded.skipped)
+    // Only `--emit` and `--push` read the sessions again, and they are not streamed.
+    if let Some((ready, skipped)) = streamed {
+        let mut rendered = Vec::with_capacity(ready.len());
+        for r in ready {
+            match r {
+                Ready::Rendered(r) => rendered.push(r),
+                Ready::Failed(err) => delivery.failed(err),
+            }
         }
-    };
-    let mut delivery = Delivery::new(plan, FailureNotes::AtOnce);
+        for r in rendered {
+            delivery.take(r);
+        }
+        return Ok((delivery.finish()?, skipped));
+    }
+    let graded = grade_named(plan, &mut warn)?;
+    let (outcomes, sessions, skipped) = (graded.outcomes, graded.sessions, graded.skipped);
     // A rule that failed on one session (a runaway script) is reported, and the others
     // keep their grade.
     let mut results = Vec::with_capacity(outcomes.len());
@@ -69,7 +78,6 @@ fn whole(plan: &GradePlan) -> Result<(Delivered, u64), CliError> {
     } else {
         Vec::new()
     };
-    let renders = delivery.renders();
     for result in results {
         delivery.take(renders.render(result)?);
     }
@@ -134,11 +142,27 @@ pub fn grade_named(
     })
 }
 
-/// What a session read by [`stream_named`] left: its outcome (taken by its first mention),
-/// the session again when it is named more than once (each mention is graded, as the whole
-/// read grades each), and whether it has entries.
+/// A session's outcome made ready for delivery: rendered (on the thread that graded it, as
+/// `--all` renders), or the failure of its rules.
+enum Ready {
+    Rendered(Rendered),
+    Failed(Box<EvalError>),
+}
+
+impl Ready {
+    fn of(renders: &Renders<'_>, outcome: Outcome) -> Result<Ready, CliError> {
+        match outcome {
+            Ok(result) => renders.render(result).map(Ready::Rendered),
+            Err(err) => Ok(Ready::Failed(Box::new(err))),
+        }
+    }
+}
+
+/// What a session read by [`stream_named`] left: its outcome ready for delivery (taken by
+/// its first mention), the session again when it is named more than once (each mention is
+/// graded, as the whole read grades each), and whether it has entries.
 struct NamedGraded {
-    outcome: Option<Outcome>,
+    ready: Option<Result<Ready, CliError>>,
     again: Option<Session>,
     empty: bool,
     held: bool,
@@ -146,14 +170,17 @@ struct NamedGraded {
 
 /// The sessions the command line names, read as `--all` reads a source (streamed, the
 /// first pass finding which lines are theirs, graded in parallel the moment each is read
-/// whole) and put in the order asked: the outcomes [`grade_named`] gives, without reading
-/// the whole source into memory first. `None` when lines were skipped: which sessions they
-/// were may be unknown, and only the whole read counts those (it is then done instead).
+/// whole, and rendered there) and put in the order asked: the outcomes [`grade_named`]
+/// gives, ready for delivery, without reading the whole source into memory first nor
+/// rendering 50,000 results on one thread after it. `None` when lines were skipped: which
+/// sessions they were may be unknown, and only the whole read counts those (it is then done
+/// instead).
 fn stream_named(
     plan: &GradePlan,
     format: &dyn SourceFormat,
+    renders: &Renders<'_>,
     warn: &mut dyn FnMut(String),
-) -> Result<Option<(Vec<Outcome>, u64)>, CliError> {
+) -> Result<Option<(Vec<Ready>, u64)>, CliError> {
     let mut mentions: HashMap<&str, usize> = HashMap::new();
     for id in &plan.selection.named {
         *mentions.entry(id).or_default() += 1;
@@ -172,14 +199,14 @@ fn stream_named(
                 empty: session.entries.is_empty(),
                 held: !session.entries.is_empty() || session.skipped_lines > 0,
                 again,
-                outcome: None,
+                ready: None,
             };
             let id = session.id.clone();
             let outcome = pack.grade_owned(session, None, options);
             (
                 id,
                 NamedGraded {
-                    outcome: Some(outcome),
+                    ready: Some(Ready::of(renders, outcome)),
                     ..graded
                 },
             )
@@ -211,19 +238,19 @@ fn stream_named(
                 &plan.source.path,
             ));
         }
-        let outcome = match slot {
-            Some(g) => match (g.outcome.take(), &g.again) {
-                (Some(outcome), _) => outcome,
+        let ready = match slot {
+            Some(g) => match (g.ready.take(), &g.again) {
+                (Some(ready), _) => ready?,
                 (None, again) => {
                     let session = again
                         .as_ref()
                         .map_or_else(|| empty_session(id), Clone::clone);
-                    pack.grade_owned(session, None, options)
+                    Ready::of(renders, pack.grade_owned(session, None, options))?
                 }
             },
-            None => pack.grade_owned(empty_session(id), None, options),
+            None => Ready::of(renders, pack.grade_owned(empty_session(id), None, options))?,
         };
-        outcomes.push(outcome);
+        outcomes.push(ready);
     }
     Ok(Some((outcomes, 0)))
 }
