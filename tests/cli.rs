@@ -319,6 +319,59 @@ fn many_named_sessions_grade_as_all_does_in_the_order_asked() {
     assert!(stdout(&refused).is_empty());
 }
 
+/// 100 or more named sessions are rendered on the threads that grade them, fewer after the
+/// whole read: the same sessions must print the same either way. Asked in two halves (each
+/// under the streamed path's 100), the reports (with `--explain`) and the JSON lines are
+/// those of one run asking all of them, the blank lines between reports and the time each
+/// was graded aside.
+#[test]
+fn many_named_sessions_render_in_every_format_as_few_named_sessions_do() {
+    let log = fixture("conformance/audit.jsonl");
+    let log = log.to_str().unwrap();
+    let asked: Vec<String> = std::fs::read_to_string(fixture("conformance/sessions.txt"))
+        .unwrap()
+        .lines()
+        .take(120)
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(asked.len(), 120);
+    let grade = |format: &str, names: &[String]| {
+        let mut args = vec!["--rubric", "cleo-v1", "--source", log, "--no-record"];
+        args.extend(["--allow-empty", "--explain", "--format", format]);
+        args.extend(names.iter().map(String::as_str));
+        let out = run(&args);
+        assert_eq!(code(&out), 0, "{format}: {}", stderr(&out));
+        out
+    };
+    // The time each result was graded, and the blank lines that part one report from the next.
+    let kept = |format: &str, text: &str| -> Vec<String> {
+        if format == "jsonl" {
+            return json_lines(text)
+                .into_iter()
+                .map(|mut r| {
+                    r["timestamp"] = Value::Null;
+                    r.to_string()
+                })
+                .collect();
+        }
+        text.lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| l.split(" · graded ").next().unwrap_or(l).to_owned())
+            .collect()
+    };
+    for format in ["human", "jsonl"] {
+        let whole = stdout(&grade(format, &asked));
+        let (first, second) = asked.split_at(60);
+        let mut halves = stdout(&grade(format, first));
+        halves.push_str(&stdout(&grade(format, second)));
+        let (whole, halves) = (kept(format, &whole), kept(format, &halves));
+        assert_eq!(whole.len(), halves.len(), "{format}");
+        for (w, h) in whole.iter().zip(&halves) {
+            assert_eq!(w, h, "{format}");
+        }
+    }
+}
+
 #[test]
 fn a_session_without_entries_gets_the_zero_result_and_a_warning_with_allow_empty() {
     let out = run(&[
