@@ -325,7 +325,7 @@ fn many_named_sessions_grade_as_all_does_in_the_order_asked() {
 /// those of one run asking all of them, the blank lines between reports and the time each
 /// was graded aside.
 #[test]
-fn many_named_sessions_render_in_every_format_as_few_named_sessions_do() {
+fn many_named_sessions_render_as_few_named_sessions_do() {
     let log = fixture("conformance/audit.jsonl");
     let log = log.to_str().unwrap();
     let asked: Vec<String> = std::fs::read_to_string(fixture("conformance/sessions.txt"))
