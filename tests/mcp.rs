@@ -1044,22 +1044,27 @@ fn a_line_that_is_not_json_is_answered_with_a_parse_error_and_a_null_id() {
     client.close();
 
     // Answered even when the client closes stdin right after: what is queued is written.
-    let out = grade_bin()
+    let out = mcp_once(b"not json\n", Stdio::piped());
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let answer: Value = serde_json::from_str(stdout(&out).trim()).expect("one JSON line");
+    assert_eq!(error_of(&answer, Value::Null).0, -32700);
+}
+
+/// Runs `grade mcp` with `input` on stdin, closed right after, and its stdout to `stdout`.
+fn mcp_once(input: &[u8], stdout: Stdio) -> std::process::Output {
+    grade_bin()
         .arg("mcp")
         .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
+        .stdout(stdout)
         .stderr(Stdio::piped())
         .spawn()
         .and_then(|mut child| {
             if let Some(mut stdin) = child.stdin.take() {
-                stdin.write_all(b"not json\n")?;
+                stdin.write_all(input)?;
             }
             child.wait_with_output()
         })
-        .expect("grade mcp runs");
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    let answer: Value = serde_json::from_str(stdout(&out).trim()).expect("one JSON line");
-    assert_eq!(error_of(&answer, Value::Null).0, -32700);
+        .expect("grade mcp runs")
 }
 
 #[test]
@@ -1069,19 +1074,7 @@ fn an_answer_that_cannot_be_written_ends_the_server_with_exit_2() {
     let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
         return;
     };
-    let out = grade_bin()
-        .arg("mcp")
-        .stdin(Stdio::piped())
-        .stdout(full)
-        .stderr(Stdio::piped())
-        .spawn()
-        .and_then(|mut child| {
-            if let Some(mut stdin) = child.stdin.take() {
-                stdin.write_all(b"not json\n")?;
-            }
-            child.wait_with_output()
-        })
-        .expect("grade mcp runs");
+    let out = mcp_once(b"not json\n", full.into());
     assert_eq!(code(&out), 2, "{}", stderr(&out));
     assert!(
         stderr(&out).contains("cannot write to standard output"),
